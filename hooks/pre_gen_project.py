@@ -1,0 +1,68 @@
+"""Check every answer before any file is written; report all problems at once."""
+
+import json
+import keyword
+import re
+import sys
+
+# Answers arrive as JSON so quotes, backslashes and newlines stay data, never code.
+ANSWERS = json.loads(
+    r"""
+{{ cookiecutter | tojson }}
+""".strip()
+)
+
+BACKBONES = ("efficientnetv2-b0", "efficientnetv2-s", "resnet50v2", "convnext-tiny", "small-cnn")
+METRICS = ("macro_f1", "accuracy")
+# Imports the generated project needs; a package named like one of them would shadow it.
+SHADOWED = {"tensorflow", "keras", "numpy", "jax", "sklearn", "pandas", "tests"}
+
+
+def as_int(value):
+    """An int from an int or a string of digits; None for anything else (bool, float, text)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]+\s*", value):
+        return int(value)
+    return None
+
+
+def problems(answers):
+    """Yield (answer, value, why, example) for each answer that cannot make a working project."""
+    name = answers["project_name"]
+    if not name.strip() or any(ord(c) < 32 for c in name):
+        yield "project_name", name, "must be one line of text", "Flower Classification"
+    project = answers["project"]
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", project) or ".." in project:
+        why = "must be a folder name: letters, digits, '.', '_', '-' (no '/', spaces or '..')"
+        yield "project", project, why, "flower-classification"
+    package = answers["package"]
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", package):
+        why = "must be a lowercase Python identifier (letters, digits, '_'; no leading digit)"
+        yield "package", package, why, "flower_classification"
+    elif keyword.iskeyword(package) or package in sys.stdlib_module_names or package in SHADOWED:
+        why = "is a Python keyword or the name of a module the project imports"
+        yield "package", package, why, "flower_classification"
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", answers["competition"]):
+        why = "must be a Kaggle slug: lowercase letters and digits joined by single '-'"
+        yield "competition", answers["competition"], why, "tpu-getting-started"
+    size = as_int(answers["image_size"])
+    if size is None or not 32 <= size <= 1024:
+        yield "image_size", answers["image_size"], "must be a whole number from 32 to 1024", "512"
+    classes = as_int(answers["num_classes"])
+    if classes is None or classes < 2:
+        yield "num_classes", answers["num_classes"], "must be a whole number of at least 2", "104"
+    if answers["backbone"] not in BACKBONES:
+        yield "backbone", answers["backbone"], "must be one of " + ", ".join(BACKBONES), "small-cnn"
+    if answers["metric"] not in METRICS:
+        yield "metric", answers["metric"], "must be one of " + ", ".join(METRICS), "macro_f1"
+
+
+found = list(problems(ANSWERS))
+for answer, value, why, example in found:
+    print(f"ERROR: answer {answer}={value!r} {why}; for example {answer}={example}", file=sys.stderr)
+if found:
+    print(f"{len(found)} answer(s) need fixing; nothing was generated.", file=sys.stderr)
+    sys.exit(1)

@@ -1,0 +1,161 @@
+"""Every knob of the project, in one dataclass.
+
+In a notebook: `cfg = Config(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`.
+Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from pathlib import Path
+
+# Kaggle mounts competition data here; a module constant so tests can point it elsewhere.
+KAGGLE_INPUT = Path("/kaggle/input")
+# The competition this project was made for; see --competition to point it at another.
+COMPETITION = {{ cookiecutter.competition | tojson }}
+BACKBONES = ("efficientnetv2-b0", "efficientnetv2-s", "resnet50v2", "convnext-tiny", "small-cnn")
+METRICS = ("macro_f1", "accuracy")
+
+
+class UserError(Exception):
+    """A problem the user can fix (a flag, a file, a feature key); printed without a traceback."""
+
+
+def knob(default, help):
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+@dataclasses.dataclass
+class Config:
+    # The competition and its files. Patterns are relative to data_dir unless absolute or gs://.
+    competition: str = knob(COMPETITION, "Kaggle competition slug")
+    data_dir: str = knob("", "data folder or gs:// bucket; empty: $DATA_DIR, Kaggle's input, data/")
+    train_files: str = knob({{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }}, "training TFRecords")
+    valid_files: str = knob({{ (cookiecutter.__records_prefix ~ "val/*.tfrec") | tojson }}, "validation TFRecords, or none")
+    test_files: str = knob({{ (cookiecutter.__records_prefix ~ "test/*.tfrec") | tojson }}, "test TFRecords")
+    sample_submission: str = knob("sample_submission.csv", "the competition's sample; empty: none")
+    # What the records hold.
+    image_key: str = knob("image", "feature holding JPEG bytes")
+    label_key: str = knob("class", "feature holding the int64 class")
+    id_key: str = knob("id", "feature holding the string id")
+    id_column: str = knob("id", "submission column for ids")
+    label_column: str = knob("label", "submission column for predicted classes")
+    # The model.
+    image_size: int = knob({{ cookiecutter.image_size }}, "square size images are resized to")
+    num_classes: int = knob({{ cookiecutter.num_classes }}, "number of classes")
+    backbone: str = knob({{ cookiecutter.backbone | tojson }}, "one of " + ", ".join(BACKBONES))
+    weights: str = knob({{ '"none"' if cookiecutter.backbone == "small-cnn" else '"imagenet"' }}, "imagenet, none, or a local .h5 file")
+    dropout: float = knob(0.2, "dropout before the classifier")
+    # Training.
+    batch_size: int = knob(16, "images per replica per step")
+    epochs: int = knob(12, "training epochs")
+    steps_per_epoch: int = knob(0, "steps per epoch; 0: one pass over the training records")
+    learning_rate: float = knob({{ "1e-3" if cookiecutter.backbone == "small-cnn" else "1e-4" }}, "peak learning rate for one replica; scaled by replicas")
+    warmup_epochs: float = knob(1.0, "epochs of linear warm-up before the cosine decay")
+    flip: bool = knob(True, "random horizontal flips while training")
+    crop_area: float = knob(0.75, "smallest area kept by random crops; 1.0: no crops")
+    shuffle_buffer: int = knob(2048, "records shuffled together while training")
+    metric: str = knob({{ cookiecutter.metric | tojson }}, "competition metric: " + ", ".join(METRICS))
+    output_dir: str = knob("output", "where checkpoints, history and submission.csv go")
+    seed: int = knob(42, "random seed")
+
+    def __post_init__(self):
+        checks = [
+            ("image_size", 32 <= self.image_size <= 1024, "a whole number from 32 to 1024"),
+            ("num_classes", self.num_classes >= 2, "at least 2"),
+            ("batch_size", self.batch_size >= 1, "at least 1"),
+            ("epochs", self.epochs >= 1, "at least 1"),
+            ("steps_per_epoch", self.steps_per_epoch >= 0, "0 or more"),
+            ("learning_rate", self.learning_rate > 0, "above 0"),
+            ("warmup_epochs", 0 <= self.warmup_epochs < self.epochs, "from 0 to below --epochs"),
+            ("crop_area", 0 < self.crop_area <= 1, "above 0 and at most 1"),
+            ("dropout", 0 <= self.dropout < 1, "from 0 to below 1"),
+            ("backbone", self.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
+            ("metric", self.metric in METRICS, "one of " + ", ".join(METRICS)),
+        ]
+        wrong = [
+            f"{flag(name)}={getattr(self, name)!r} must be {want}"
+            for name, ok, want in checks
+            if not ok
+        ]
+        if wrong:
+            raise UserError("; ".join(wrong))
+
+
+# Named sets of overrides; explicit flags still win. `demo` trains on `demo-data`'s output.
+PRESETS = {
+    "demo": {
+        "data_dir": "data/demo",
+        "train_files": "train/*.tfrec",
+        "valid_files": "val/*.tfrec",
+        "test_files": "test/*.tfrec",
+        "image_size": 32,
+        "num_classes": 10,
+        "backbone": "small-cnn",
+        "weights": "none",
+        "batch_size": 32,
+        "epochs": 15,
+        "learning_rate": 3e-3,
+        "flip": False,  # a flipped 2 is not a 2
+        "crop_area": 0.8,
+        "output_dir": "output/demo",
+    },
+}
+
+
+def flag(name):
+    return "--" + name.replace("_", "-")
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per field; flags left out keep the preset's or the field's default."""
+    parser.add_argument(
+        "--preset", choices=sorted(PRESETS), help="start from a named set of values"
+    )
+    for field in dataclasses.fields(Config):
+        kind = {"int": int, "float": float, "str": str, "bool": bool}[field.type]
+        default = f" (default: {field.default})"
+        if kind is bool:
+            action = argparse.BooleanOptionalAction
+            parser.add_argument(
+                flag(field.name),
+                action=action,
+                default=argparse.SUPPRESS,
+                help=field.metadata["help"] + default,
+            )
+        else:
+            parser.add_argument(
+                flag(field.name),
+                type=kind,
+                default=argparse.SUPPRESS,
+                metavar=field.name.upper(),
+                help=field.metadata["help"] + default,
+            )
+
+
+def from_flags(args: argparse.Namespace) -> Config:
+    names = {field.name for field in dataclasses.fields(Config)}
+    given = {name: value for name, value in vars(args).items() if name in names}
+    preset = PRESETS[args.preset] if getattr(args, "preset", None) else {}
+    return Config(**{**preset, **given})
+
+
+def resolve_data_dir(cfg: Config) -> tuple[str, str]:
+    """The data folder and where it came from: the field, $DATA_DIR, Kaggle's input, else data/."""
+    if cfg.data_dir:
+        return cfg.data_dir, "--data-dir"
+    if os.environ.get("DATA_DIR"):
+        return os.environ["DATA_DIR"], "$DATA_DIR"
+    kaggle = KAGGLE_INPUT / cfg.competition
+    if kaggle.is_dir():
+        return str(kaggle), "Kaggle input"
+    return "data", "default"
+
+
+def data_path(cfg: Config, pattern: str) -> str:
+    """A file pattern under the data folder; absolute paths and gs:// URLs stand as they are."""
+    if pattern.startswith("/") or "://" in pattern:
+        return pattern
+    return os.path.join(resolve_data_dir(cfg)[0], pattern)

@@ -1,0 +1,79 @@
+"""Check the accelerator, the data and the weights before spending hours of quota."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from . import accelerator, dataset, model, records
+from .config import Config, UserError, data_path, resolve_data_dir
+
+
+def describe_spec(spec) -> str:
+    return ", ".join(
+        f"{name} {part.dtype.name} {tuple(part.shape)}"
+        for name, part in zip(("image", "label"), spec, strict=True)
+    )
+
+
+def doctor(cfg: Config) -> list[str]:
+    """Print what a run would use; return the problems that would stop it (none: ready)."""
+    found = accelerator.detect()
+    print(accelerator.describe(found))
+    global_batch = cfg.batch_size * found.replicas
+    print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {found.replicas})")
+    folder, source = resolve_data_dir(cfg)
+    print(f"data dir: {folder} (from {source})")
+    problems = []
+    image = {cfg.image_key: ("bytes", "--image-key")}
+    splits = [
+        (
+            "train",
+            cfg.train_files,
+            "--train-files",
+            {**image, cfg.label_key: ("int64", "--label-key")},
+        ),
+        (
+            "valid",
+            cfg.valid_files,
+            "--valid-files",
+            {**image, cfg.label_key: ("int64", "--label-key")},
+        ),
+        ("test", cfg.test_files, "--test-files", {**image, cfg.id_key: ("bytes", "--id-key")}),
+    ]
+    train_files = []
+    for split, pattern, flag, wanted in splits:
+        if not pattern:
+            print(f"{split}: none ({flag} is empty)")
+            continue
+        try:
+            files = records.find(data_path(cfg, pattern), flag)
+            records.check(files[0], wanted)
+            print(
+                f"{split}: {len(files)} files, {records.count(files)} records ({data_path(cfg, pattern)})"
+            )
+            train_files = files if split == "train" else train_files
+        except UserError as error:
+            problems.append(str(error))
+            print(f"{split}: PROBLEM: {error}")
+    if cfg.sample_submission:
+        path = data_path(cfg, cfg.sample_submission)
+        print(
+            f"sample submission: {path}"
+            + ("" if tf.io.gfile.exists(path) else " (missing: rows will be sorted by id)")
+        )
+    if train_files:
+        spec = dataset.for_training(train_files, cfg, global_batch).element_spec
+        print(f"train batch: {describe_spec(spec)}")
+        if not all(part.shape.is_fully_defined() for part in spec):
+            problems.append(
+                f"the train batch has an unknown dimension ({describe_spec(spec)}); XLA needs static shapes"
+            )
+    try:
+        print(f"weights: {cfg.weights} for {cfg.backbone}")
+        model.backbone_weights(cfg)
+    except UserError as error:
+        problems.append(str(error))
+    print("problems: none, ready to train" if not problems else f"problems: {len(problems)}")
+    for problem in problems:
+        print(f"  - {problem}")
+    return problems

@@ -1,0 +1,26 @@
+"""Files written whole or not at all: a crash mid-write keeps the previous version."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def written_whole(path: Path | str):
+    """Yield a temporary path beside `path`; it replaces `path` only if the block finishes."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(".tmp-" + path.name)  # same suffix: Keras checks it
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def write_json(path: Path | str, value) -> None:
+    with written_whole(path) as temporary:
+        temporary.write_text(json.dumps(value, indent=2) + "\n")

@@ -1,0 +1,100 @@
+"""The classifier: a keras.applications backbone and a small head.
+
+The model takes uint8 images in 0..255; its first layer casts and scales them as the
+backbone expects, so the input pipeline stays the same for every backbone.
+"""
+
+from __future__ import annotations
+
+import os
+
+import keras
+from keras import layers
+
+from .config import Config, UserError
+
+
+def small_cnn(include_top, weights, input_shape):
+    """A few conv blocks: no pretrained weights, trains in seconds on a CPU (demos, tests)."""
+    inputs = keras.Input(input_shape)
+    x = inputs
+    for filters in (32, 64, 128):
+        x = layers.Conv2D(filters, 3, padding="same", use_bias=False)(x)
+        x = layers.BatchNormalization(momentum=0.9)(x)  # few steps per epoch
+        x = layers.Activation("relu")(x)
+        x = layers.MaxPooling2D()(x)
+    return keras.Model(inputs, x, name="small_cnn")
+
+
+# Backbone, and the (scale, offset) that maps 0..255 to its input range; EfficientNetV2
+# and ConvNeXt normalise inside the model, so they take 0..255 as it is.
+BACKBONES = {
+    "efficientnetv2-b0": (keras.applications.EfficientNetV2B0, (1.0, 0.0)),
+    "efficientnetv2-s": (keras.applications.EfficientNetV2S, (1.0, 0.0)),
+    "resnet50v2": (keras.applications.ResNet50V2, (1 / 127.5, -1.0)),
+    "convnext-tiny": (keras.applications.ConvNeXtTiny, (1.0, 0.0)),
+    "small-cnn": (small_cnn, (1 / 255, 0.0)),
+}
+
+
+def backbone_weights(cfg: Config):
+    """The `weights` argument for keras.applications, after checking it can work."""
+    if cfg.weights == "none":
+        return None
+    if cfg.weights == "imagenet":
+        if cfg.backbone == "small-cnn":
+            raise UserError("--backbone small-cnn has no ImageNet weights; use --weights none")
+        return "imagenet"
+    if not os.path.isfile(cfg.weights):
+        raise UserError(
+            f"--weights {cfg.weights!r} is neither imagenet, none, nor an existing file; "
+            "attach the .h5 file (for example as a Kaggle dataset) and give its path"
+        )
+    return cfg.weights
+
+
+def build(cfg: Config) -> keras.Model:
+    """The classifier; call inside the accelerator's strategy scope."""
+    make_backbone, (scale, offset) = BACKBONES[cfg.backbone]
+    shape = (cfg.image_size, cfg.image_size, 3)
+    weights = backbone_weights(cfg)
+    try:
+        backbone = make_backbone(include_top=False, weights=weights, input_shape=shape)
+    except Exception as error:  # a failed download (offline) or a file for another model
+        raise UserError(
+            f"could not load --weights {cfg.weights} for --backbone {cfg.backbone}: {error}. "
+            "Offline (most code competitions)? Attach the weights file as a Kaggle dataset and "
+            "pass --weights /kaggle/input/<dataset>/<file>.h5, or train from scratch with --weights none"
+        ) from error
+    inputs = keras.Input(shape, dtype="uint8", name="image")
+    x = layers.Rescaling(scale, offset, name="to_backbone_range")(inputs)  # also casts to float
+    x = backbone(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    x = layers.Dropout(cfg.dropout)(x)
+    # float32 probabilities even under mixed precision: softmax in bfloat16 loses the tail.
+    outputs = layers.Dense(cfg.num_classes, activation="softmax", dtype="float32", name="classes")(
+        x
+    )
+    return keras.Model(inputs, outputs, name=f"{cfg.backbone.replace('-', '_')}_classifier")
+
+
+def learning_rate_schedule(cfg: Config, replicas: int, steps_per_epoch: int):
+    """Linear warm-up to the peak (scaled by replicas, as the global batch is), then cosine decay."""
+    peak = cfg.learning_rate * replicas
+    warmup = int(cfg.warmup_epochs * steps_per_epoch)
+    total = cfg.epochs * steps_per_epoch
+    return keras.optimizers.schedules.CosineDecay(
+        initial_learning_rate=peak / 10 if warmup else peak,
+        decay_steps=max(1, total - warmup),
+        alpha=0.01,
+        warmup_target=peak if warmup else None,
+        warmup_steps=warmup,
+    )
+
+
+def compile_for_training(model: keras.Model, cfg: Config, replicas: int, steps_per_epoch: int):
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate_schedule(cfg, replicas, steps_per_epoch)),
+        loss="sparse_categorical_crossentropy",
+        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+    )

@@ -1,0 +1,92 @@
+"""TFRecord files: find them, count them, check their features, write them.
+
+Works on local folders, Kaggle's /kaggle/input and gs:// buckets alike through tf.io.gfile.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import tensorflow as tf
+
+from .config import UserError
+
+# Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
+COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
+# What the pipeline parses each feature as.
+KINDS = {"bytes": "bytes_list", "int64": "int64_list", "float": "float_list"}
+
+
+def find(pattern: str, flag: str) -> list[str]:
+    """Every file matching the pattern, sorted; an error naming the flag when there is none."""
+    files = sorted(tf.io.gfile.glob(pattern))
+    if not files:
+        raise UserError(
+            f"no files match {pattern!r} ({flag}); check --data-dir and {flag}, "
+            "or run `doctor` to see what was looked for"
+        )
+    return files
+
+
+def count(files: list[str]) -> int:
+    """Records in the files: from Kaggle-style names when every file has one, else by reading."""
+    counts = [COUNT_IN_NAME.search(os.path.basename(name)) for name in files]
+    if all(counts):
+        return sum(int(match.group(1)) for match in counts)
+    return sum(1 for _ in tf.data.TFRecordDataset(files))
+
+
+def features_of(path: str) -> dict[str, str]:
+    """Feature names and kinds ("bytes", "int64", "float") of the file's first record."""
+    for raw in tf.data.TFRecordDataset(path).take(1):
+        example = tf.train.Example.FromString(raw.numpy())
+        return {
+            name: next((kind for kind, field in KINDS.items() if feature.HasField(field)), "empty")
+            for name, feature in example.features.feature.items()
+        }
+    raise UserError(f"{path} holds no records; remove it or point the file flag elsewhere")
+
+
+def check(path: str, wanted: dict[str, tuple[str, str]]) -> None:
+    """Fail before training when the first record lacks a wanted feature or has another kind.
+
+    `wanted` maps a feature name to its kind and the flag that names it.
+    """
+    found = features_of(path)
+    for name, (kind, flag) in wanted.items():
+        if name not in found:
+            raise UserError(
+                f"{path}: no feature {name!r} ({flag}); the records hold "
+                f"{', '.join(f'{key} ({value})' for key, value in sorted(found.items()))}; "
+                f"set {flag} to one of them"
+            )
+        if found[name] != kind:
+            raise UserError(
+                f"{path}: feature {name!r} ({flag}) is {found[name]}, the pipeline needs {kind}; "
+                f"set {flag} to a {kind} feature"
+            )
+
+
+def feature(value) -> tf.train.Feature:
+    if isinstance(value, bytes):
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+    if isinstance(value, str):
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(value)]))
+
+
+def write_shards(folder: str, examples: list[dict], shards: int, size: int) -> list[str]:
+    """Write examples (feature name to bytes, str or int) into Kaggle-style named shards."""
+    tf.io.gfile.makedirs(folder)
+    paths = []
+    for index in range(shards):
+        part = examples[index::shards]
+        path = os.path.join(folder, f"{index:02d}-{size}x{size}-{len(part)}.tfrec")
+        with tf.io.TFRecordWriter(path) as writer:
+            for example in part:
+                features = {name: feature(value) for name, value in example.items()}
+                message = tf.train.Example(features=tf.train.Features(feature=features))
+                writer.write(message.SerializeToString())
+        paths.append(path)
+    return paths

@@ -1,0 +1,38 @@
+"""The competition metric, on labels or on a submission file against the true labels."""
+
+from __future__ import annotations
+
+import csv
+
+from sklearn.metrics import accuracy_score, f1_score
+
+from .config import UserError
+
+
+def score(truth, predicted, metric: str) -> float:
+    if metric == "macro_f1":
+        return float(f1_score(truth, predicted, average="macro"))
+    return float(accuracy_score(truth, predicted))
+
+
+def read_labels(path: str, id_column: str, label_column: str) -> dict[str, str]:
+    try:
+        with open(path, newline="") as file:
+            return {row[id_column]: row[label_column] for row in csv.DictReader(file)}
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist") from None
+    except KeyError as error:
+        raise UserError(
+            f"{path} has no column {error}; check --id-column and --label-column"
+        ) from None
+
+
+def score_files(submission: str, solution: str, id_column: str, label_column: str) -> dict:
+    """Accuracy and macro F1 of a submission, joined to the solution by id."""
+    predicted = read_labels(submission, id_column, label_column)
+    truth = read_labels(solution, id_column, label_column)
+    if set(predicted) != set(truth):
+        raise UserError(f"{submission} and {solution} hold different ids")
+    keys = sorted(truth)
+    labels = [truth[key] for key in keys], [predicted[key] for key in keys]
+    return {metric: score(*labels, metric) for metric in ("accuracy", "macro_f1")}
