@@ -62,7 +62,9 @@ def problems(answers):
 
 found = list(problems(ANSWERS))
 for answer, value, why, example in found:
-    print(f"ERROR: answer {answer}={value!r} {why}; for example {answer}={example}", file=sys.stderr)
+    print(
+        f"ERROR: answer {answer}={value!r} {why}; for example {answer}={example}", file=sys.stderr
+    )
 if found:
     print(f"{len(found)} answer(s) need fixing; nothing was generated.", file=sys.stderr)
     sys.exit(1)

@@ -66,13 +66,17 @@ def run(args: argparse.Namespace) -> int:
     elif args.command == "score":
         from pathlib import Path
 
-        from .scoring import score_files
+        from .scoring import check_rows_match, score_files
 
         submission = str(Path(cfg.output_dir) / "submission.csv")
         solution = args.solution or config.data_path(cfg, "solution.csv")
         scores = score_files(submission, solution, cfg.id_column, cfg.label_column)
-        print(f"submission: {submission}")
+        sample = config.data_path(cfg, cfg.sample_submission) if cfg.sample_submission else ""
+        if sample and Path(sample).is_file():
+            count = check_rows_match(submission, sample, cfg.id_column)
+            print(f"rows: {count}, ids match {sample} row for row")
         print(f"macro_f1: {scores['macro_f1']:.4f}")
+        print(f"submission: {Path(submission).resolve()}")
         print(f"accuracy: {scores['accuracy']:.4f}")
     return 0
 

@@ -69,7 +69,7 @@ class Config:
             ("epochs", self.epochs >= 1, "at least 1"),
             ("steps_per_epoch", self.steps_per_epoch >= 0, "0 or more"),
             ("learning_rate", self.learning_rate > 0, "above 0"),
-            ("warmup_epochs", 0 <= self.warmup_epochs < self.epochs, "from 0 to below --epochs"),
+            ("warmup_epochs", self.warmup_epochs >= 0, "0 or more"),
             ("crop_area", 0 < self.crop_area <= 1, "above 0 and at most 1"),
             ("dropout", 0 <= self.dropout < 1, "from 0 to below 1"),
             ("backbone", self.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),

@@ -81,8 +81,8 @@ def build(cfg: Config) -> keras.Model:
 def learning_rate_schedule(cfg: Config, replicas: int, steps_per_epoch: int):
     """Linear warm-up to the peak (scaled by replicas, as the global batch is), then cosine decay."""
     peak = cfg.learning_rate * replicas
-    warmup = int(cfg.warmup_epochs * steps_per_epoch)
     total = cfg.epochs * steps_per_epoch
+    warmup = min(int(cfg.warmup_epochs * steps_per_epoch), total)  # a short run may be all warm-up
     return keras.optimizers.schedules.CosineDecay(
         initial_learning_rate=peak / 10 if warmup else peak,
         decay_steps=max(1, total - warmup),

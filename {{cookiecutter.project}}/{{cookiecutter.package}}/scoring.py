@@ -27,6 +27,27 @@ def read_labels(path: str, id_column: str, label_column: str) -> dict[str, str]:
         ) from None
 
 
+def ids_in_order(path: str, id_column: str) -> list[str]:
+    try:
+        with open(path, newline="") as file:
+            return [row[id_column] for row in csv.DictReader(file)]
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist") from None
+
+
+def check_rows_match(submission: str, sample: str, id_column: str) -> int:
+    """The number of rows, after checking the submission's ids follow the sample row for row."""
+    ours, theirs = ids_in_order(submission, id_column), ids_in_order(sample, id_column)
+    if ours != theirs:
+        pairs = enumerate(zip(ours, theirs, strict=False))
+        first = next((i for i, (a, b) in pairs if a != b), min(len(ours), len(theirs)))
+        raise UserError(
+            f"{submission} ({len(ours)} rows) does not follow {sample} ({len(theirs)} rows) "
+            f"row for row (first difference at row {first}); write it again with `predict`"
+        )
+    return len(ours)
+
+
 def score_files(submission: str, solution: str, id_column: str, label_column: str) -> dict:
     """Accuracy and macro F1 of a submission, joined to the solution by id."""
     predicted = read_labels(submission, id_column, label_column)

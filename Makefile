@@ -1,0 +1,34 @@
+# `make help` lists the targets. Everything runs in .venv, made on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+BUILD ?= build
+
+.DEFAULT_GOAL := help
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+$(BIN)/.installed: requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(BIN)/.installed ## create .venv with the template's and a rendered project's requirements
+
+demo: venv ## render the defaults into build/demo, then build, train, predict and score the digits demo
+	rm -rf $(BUILD)/demo
+	$(BIN)/cookiecutter --no-input --default-config --output-dir $(BUILD)/demo .
+	$(MAKE) -C $(BUILD)/demo/* demo PYTHON=$(abspath $(BIN)/python)
+
+test: venv ## run the template's tests: rendering, answers, lint, and the rendered project's tests
+	$(BIN)/python -m pytest
+
+lint: venv ## ruff on the template's own code
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+clean: ## remove build/ and .venv/
+	rm -rf $(BUILD) $(VENV)
+
+.PHONY: help venv demo test lint clean

@@ -1,0 +1,70 @@
+"""Bake the template through cookiecutter's API, as `cookiecutter` itself does, into tmp_path."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cookiecutter.main import cookiecutter
+
+TEMPLATE = Path(__file__).resolve().parents[1]
+COOKIECUTTER_JSON = json.loads((TEMPLATE / "cookiecutter.json").read_text())
+ANSWERS = [key for key in COOKIECUTTER_JSON if not key.startswith("_")]
+CHOICES = {key: value for key, value in COOKIECUTTER_JSON.items() if isinstance(value, list)}
+
+
+@dataclasses.dataclass
+class Baked:
+    path: Path
+
+    @property
+    def package(self) -> Path:
+        return next(p for p in self.path.iterdir() if (p / "__main__.py").is_file())
+
+    def files(self) -> set[str]:
+        return {p.relative_to(self.path).as_posix() for p in self.path.rglob("*") if p.is_file()}
+
+    def read(self, name: str) -> str:
+        return (self.path / name).read_text()
+
+    def run(self, *command: str, timeout: int = 600) -> subprocess.CompletedProcess:
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONDONTWRITEBYTECODE": "1"}
+        return subprocess.run(
+            command,
+            cwd=self.path,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
+
+
+def bake(output_dir: Path, **answers) -> Baked:
+    """Render with these answers over the defaults; a misspelt answer fails instead of being ignored."""
+    unknown = sorted(set(answers) - set(ANSWERS))
+    if unknown:
+        raise KeyError(f"{unknown} are not template answers; they are {ANSWERS}")
+    path = cookiecutter(
+        str(TEMPLATE),
+        no_input=True,
+        extra_context=answers,
+        output_dir=str(output_dir),
+        default_config=True,
+    )
+    return Baked(Path(path))
+
+
+@pytest.fixture
+def baker(tmp_path):
+    return lambda **answers: bake(tmp_path, **answers)
+
+
+@pytest.fixture
+def python() -> str:
+    return sys.executable

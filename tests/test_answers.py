@@ -1,0 +1,62 @@
+"""Bad answers stop rendering with a message that names them, and leave nothing on disk."""
+
+import pytest
+from conftest import bake
+from cookiecutter.exceptions import FailedHookException
+
+BAD_ANSWERS = [
+    pytest.param("project_name", "", id="empty-name"),
+    pytest.param("project_name", "two\nlines", id="name-with-newline"),
+    pytest.param("project", "my flowers", id="project-with-space"),
+    pytest.param("project", "../escape", id="project-outside-output"),
+    pytest.param("project", "-flowers", id="project-leading-dash"),
+    pytest.param("package", "Flowers", id="package-uppercase"),
+    pytest.param("package", "1flowers", id="package-leading-digit"),
+    pytest.param("package", "flower-classification", id="package-with-dash"),
+    pytest.param("package", "class", id="package-keyword"),
+    pytest.param("package", "json", id="package-shadows-stdlib"),
+    pytest.param("package", "keras", id="package-shadows-keras"),
+    pytest.param("package", 'x"""; import sys; sys.exit(0) #', id="package-injection"),
+    pytest.param("competition", "Flower Classification", id="competition-not-slug"),
+    pytest.param("competition", "tpu--getting-started", id="competition-double-dash"),
+    pytest.param("image_size", "16", id="image-size-small"),
+    pytest.param("image_size", "2048", id="image-size-large"),
+    pytest.param("image_size", "512.0", id="image-size-float"),
+    pytest.param("image_size", "big", id="image-size-text"),
+    pytest.param("num_classes", "1", id="one-class"),
+    pytest.param("num_classes", "-5", id="negative-classes"),
+]
+
+
+@pytest.mark.parametrize("answer, value", BAD_ANSWERS)
+def test_a_bad_answer_is_named_and_nothing_is_left(tmp_path, capfd, answer, value):
+    output = tmp_path / "output"
+    output.mkdir()
+    with pytest.raises(FailedHookException):
+        bake(output, **{answer: value})
+    err = capfd.readouterr().err
+    assert f"ERROR: answer {answer}={value!r}" in err
+    assert "for example" in err and "nothing was generated" in err
+    assert list(output.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["output"]
+
+
+def test_all_bad_answers_are_reported_at_once(tmp_path, capfd):
+    with pytest.raises(FailedHookException):
+        bake(tmp_path, package="Flowers", image_size="8", num_classes="0")
+    err = capfd.readouterr().err
+    for answer in ("package", "image_size", "num_classes"):
+        assert f"answer {answer}=" in err
+    assert "3 answer(s) need fixing" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_choice_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match="vgg16 provided for choice variable backbone"):
+        bake(tmp_path, backbone="vgg16")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_misspelt_answer_is_refused_by_the_test_helper(tmp_path):
+    with pytest.raises(KeyError, match="'imagesize'"):
+        bake(tmp_path, imagesize="224")

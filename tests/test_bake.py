@@ -1,0 +1,127 @@
+"""What a rendered project holds, for every choice the template offers."""
+
+import ast
+import json
+import re
+import tomllib
+
+import pytest
+from conftest import CHOICES
+
+PACKAGE_FILES = [
+    "__init__.py",
+    "__main__.py",
+    "accelerator.py",
+    "config.py",
+    "dataset.py",
+    "demo.py",
+    "doctor.py",
+    "files.py",
+    "model.py",
+    "predict.py",
+    "records.py",
+    "scoring.py",
+    "submission.py",
+    "train.py",
+]
+TEST_FILES = [
+    "conftest.py",
+    "test_config.py",
+    "test_data.py",
+    "test_model.py",
+    "test_scoring.py",
+    "test_submission.py",
+    "test_train.py",
+]
+TOP_FILES = [".gitignore", "Makefile", "README.md", "pyproject.toml", "requirements.txt"]
+
+COMBINATIONS = [
+    pytest.param({}, id="defaults"),
+    *[pytest.param({"backbone": name}, id=name) for name in CHOICES["backbone"]],
+    pytest.param({"metric": "accuracy"}, id="accuracy"),
+    pytest.param(
+        {"competition": "plant-pathology-2021-fgvc8", "image_size": "224", "num_classes": "6"},
+        id="other-competition",
+    ),
+    pytest.param({"project_name": 'Bob\'s "100" \\ Flowers\\n'}, id="quotes-in-name"),
+]
+# Jinja left behind: a variable, a tag or a comment.
+UNRENDERED = re.compile(r"\{\{\s*cookiecutter\.|\{%|\{#")
+
+
+def test_combinations_cover_every_choice():
+    covered = {(key, params.values[0].get(key)) for params in COMBINATIONS for key in CHOICES}
+    for key, choices in CHOICES.items():
+        assert {(key, choice) for choice in choices[1:]} <= covered, key
+
+
+def test_defaults_render_exactly_these_files(baker):
+    baked = baker()
+    assert baked.path.name == "flower-classification"
+    expected = {*TOP_FILES}
+    expected |= {f"flower_classification/{name}" for name in PACKAGE_FILES}
+    expected |= {f"tests/{name}" for name in TEST_FILES}
+    assert baked.files() == expected
+
+
+@pytest.mark.parametrize("answers", COMBINATIONS)
+def test_every_combination_renders_clean_parseable_python(baker, answers):
+    baked = baker(**answers)
+    for name in baked.files():
+        text = baked.read(name)
+        assert not UNRENDERED.search(text), f"unrendered Jinja in {name}"
+        if name.endswith(".py"):
+            ast.parse(text, filename=name)
+    pyproject = tomllib.loads(baked.read("pyproject.toml"))
+    assert pyproject["project"]["name"] == baked.path.name
+
+
+@pytest.mark.parametrize("answers", COMBINATIONS)
+def test_config_defaults_are_the_answers(baker, python, answers):
+    """The rendered Config starts from the answers: backbone, metric, size, classes, files."""
+    baked = baker(**answers)
+    script = (
+        f"from {baked.package.name}.config import Config; import json, dataclasses; "
+        "print(json.dumps(dataclasses.asdict(Config())))"
+    )
+    result = baked.run(python, "-c", script)
+    assert result.returncode == 0, result.stderr
+    cfg = json.loads(result.stdout)
+    assert cfg["backbone"] == answers.get("backbone", "efficientnetv2-b0")
+    assert cfg["metric"] == answers.get("metric", "macro_f1")
+    assert cfg["image_size"] == int(answers.get("image_size", 512))
+    assert cfg["num_classes"] == int(answers.get("num_classes", 104))
+    assert cfg["weights"] == ("none" if cfg["backbone"] == "small-cnn" else "imagenet")
+    competition = answers.get("competition", "tpu-getting-started")
+    assert cfg["competition"] == competition
+    if competition == "tpu-getting-started":  # Kaggle's flowers data has one folder per size
+        assert cfg["train_files"] == "tfrecords-jpeg-512x512/train/*.tfrec"
+    else:
+        assert cfg["train_files"] == "train/*.tfrec"
+
+
+def test_the_flowers_folder_follows_the_image_size(baker, python):
+    baked = baker(image_size="331")
+    assert '"tfrecords-jpeg-331x331/val/*.tfrec"' in baked.read("flower_classification/config.py")
+
+
+def test_a_project_name_with_quotes_and_backslashes_stays_text(baker):
+    """Ensure quotes, backslashes and escapes in project_name reach the README as typed."""
+    name = 'Bob\'s "100" \\ Flowers\\n'
+    baked = baker(project_name=name)
+    assert baked.path.name == "bob-s-100-flowers-n"
+    assert baked.read("README.md").startswith(f"# {name}\n")
+
+
+def test_the_readme_tree_lists_every_package_module(baker):
+    baked = baker()
+    readme = baked.read("README.md")
+    for name in PACKAGE_FILES[1:]:
+        assert re.search(rf"{re.escape(name)}\s+<- ", readme), name
+
+
+def test_next_steps_are_printed_after_rendering(baker, capfd):
+    baker(competition="cassava-leaf-disease-classification")
+    out = capfd.readouterr().out
+    assert "cd flower-classification" in out and "make demo" in out
+    assert "/kaggle/input/cassava-leaf-disease-classification" in out

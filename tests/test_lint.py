@@ -1,0 +1,44 @@
+"""ruff passes on the template's own code and on rendered projects, as users will run it."""
+
+import shutil
+import subprocess
+
+import pytest
+from conftest import TEMPLATE
+
+RUFF = shutil.which("ruff")
+
+
+def ruff(*args, cwd):
+    return subprocess.run([RUFF, *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize(
+    "command", [["check", "."], ["format", "--check", "."]], ids=["check", "format"]
+)
+def test_template_code_passes_ruff(command):
+    result = ruff(*command, "--no-cache", cwd=TEMPLATE)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        pytest.param({}, id="defaults"),
+        pytest.param(
+            {
+                "competition": "jigsaw-multilingual-toxic-comment-classification",
+                "image_size": "1024",
+            },
+            id="long-slug",
+        ),
+        pytest.param({"backbone": "small-cnn", "num_classes": "100000"}, id="small-cnn"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["check", "."], ["format", "--check", "."]], ids=["check", "format"]
+)
+def test_rendered_project_passes_ruff(baker, answers, command):
+    baked = baker(**answers)
+    result = ruff(*command, "--no-cache", cwd=baked.path)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,38 @@
+"""The rendered project works for real: its own tests, then the demo end to end."""
+
+import csv
+import re
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def test_rendered_project_passes_its_own_tests(baker, python):
+    """Defaults, as a competitor gets them; includes a tiny CPU training pass and a submission."""
+    baked = baker()
+    result = baked.run(python, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    summary = result.stdout.strip().splitlines()[-1]
+    assert re.search(r"\d+ passed", summary) and "skipped" not in summary, summary
+    for test in (
+        "test_train.py::test_train_then_predict_writes_a_submission_matching_the_sample",
+        "test_train.py::test_doctor_reports_replicas_batch_records_and_spec",
+    ):
+        assert f"PASSED tests/{test}" in result.stdout, test
+
+
+def test_demo_writes_a_submission_matching_the_sample_and_scores_well(baker, python):
+    baked = baker()
+    result = baked.run("make", "demo", f"PYTHON={python}")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    lines = result.stdout.strip().splitlines()
+    assert lines[-2] == f"submission: {baked.path / 'output/demo/submission.csv'}"
+    accuracy = float(lines[-1].removeprefix("accuracy: "))
+    assert accuracy >= 0.90, result.stdout[-3000:]
+
+    def ids(name):
+        with open(baked.path / name, newline="") as file:
+            return [row["id"] for row in csv.DictReader(file)]
+
+    assert ids("output/demo/submission.csv") == ids("data/demo/sample_submission.csv")

@@ -1,0 +1,68 @@
+"""Config fields, flags, presets and where the data is looked for."""
+
+import dataclasses
+
+import pytest
+
+from {{ cookiecutter.package }} import config
+from {{ cookiecutter.package }}.__main__ import main, parser
+from {{ cookiecutter.package }}.config import PRESETS, Config, UserError
+
+
+def test_every_field_is_a_flag_of_its_type():
+    """Each config field can be set from the command line and keeps its type."""
+    fields = dataclasses.fields(Config)
+    values = {"int": "7", "float": "0.5", "str": "x"}
+    argv = ["train"]
+    for field in fields:
+        argv += (
+            [config.flag(field.name)]
+            if field.type == "bool"
+            else [config.flag(field.name), values[field.type]]
+        )
+    args = parser().parse_args(argv)
+    for field in fields:
+        parsed = getattr(args, field.name)
+        assert type(parsed).__name__ == field.type, field.name
+
+
+def test_flags_override_the_preset_and_the_rest_keep_defaults():
+    args = parser().parse_args(["train", "--preset", "demo", "--epochs", "2", "--no-flip"])
+    cfg = config.from_flags(args)
+    assert cfg.epochs == 2 and cfg.flip is False
+    assert cfg.backbone == PRESETS["demo"]["backbone"]
+    assert cfg.seed == Config().seed
+
+
+def test_data_dir_comes_from_flag_then_env_then_kaggle_then_data(tmp_path, monkeypatch):
+    """Resolution order: --data-dir, $DATA_DIR, /kaggle/input/<competition>, data/."""
+    monkeypatch.setattr(config, "KAGGLE_INPUT", tmp_path)
+    monkeypatch.delenv("DATA_DIR", raising=False)
+    cfg = Config(competition="some-competition")
+    assert config.resolve_data_dir(cfg) == ("data", "default")
+    (tmp_path / "some-competition").mkdir()
+    assert config.resolve_data_dir(cfg) == (str(tmp_path / "some-competition"), "Kaggle input")
+    monkeypatch.setenv("DATA_DIR", "/elsewhere")
+    assert config.resolve_data_dir(cfg) == ("/elsewhere", "$DATA_DIR")
+    flagged = dataclasses.replace(cfg, data_dir="gs://bucket/flowers")
+    assert config.resolve_data_dir(flagged) == ("gs://bucket/flowers", "--data-dir")
+    assert config.data_path(flagged, "train/*.tfrec") == "gs://bucket/flowers/train/*.tfrec"
+    assert config.data_path(flagged, "/abs/*.tfrec") == "/abs/*.tfrec"
+
+
+def test_every_bad_value_is_named_by_its_flag():
+    with pytest.raises(UserError) as caught:
+        Config(image_size=8, num_classes=1, backbone="vgg")
+    message = str(caught.value)
+    assert (
+        "--image-size=8" in message
+        and "--num-classes=1" in message
+        and "--backbone='vgg'" in message
+    )
+
+
+def test_cli_reports_a_bad_flag_in_one_line_and_exits_2(capsys):
+    assert main(["train", "--image-size", "8"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --image-size=8 must be a whole number from 32 to 1024")
+    assert "Traceback" not in err

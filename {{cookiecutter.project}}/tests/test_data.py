@@ -1,0 +1,69 @@
+"""TFRecords in, static-shape batches out; test ids complete; clear errors for wrong files."""
+
+import dataclasses
+
+import pytest
+import tensorflow as tf
+
+from {{ cookiecutter.package }} import dataset, records
+from {{ cookiecutter.package }}.config import UserError, data_path
+from {{ cookiecutter.package }}.submission import read_sample
+
+
+def files(cfg, pattern):
+    return records.find(data_path(cfg, pattern), "--flag")
+
+
+def test_training_batches_have_static_shapes_and_varied_labels(demo_cfg):
+    batches = dataset.for_training(files(demo_cfg, demo_cfg.train_files), demo_cfg, 16)
+    image_spec, label_spec = batches.element_spec
+    assert image_spec.shape == (16, 32, 32, 3) and image_spec.dtype == tf.uint8
+    assert label_spec.shape == (16,) and label_spec.dtype == tf.int32
+    images, labels = next(iter(batches))
+    assert len(set(labels.numpy().tolist())) > 3  # shuffled across classes and shards
+    assert 0 < images.numpy().mean() < 255
+
+
+def test_images_are_resized_to_the_configured_size(demo_cfg):
+    cfg = dataclasses.replace(demo_cfg, image_size=48)
+    batches = dataset.for_inference(files(cfg, cfg.test_files), cfg, 8, labeled=False)
+    assert batches.element_spec[0].shape[1:] == (48, 48, 3)
+    assert next(iter(batches))[0].shape == (8, 48, 48, 3)
+
+
+def test_inference_yields_every_test_id_once_in_the_same_order_twice(demo_cfg, demo_dir):
+    test_files = files(demo_cfg, demo_cfg.test_files)
+    batches = dataset.for_inference(test_files, demo_cfg, 32, labeled=False)
+    first = [key.decode() for _, ids in batches for key in ids.numpy()]
+    second = [key.decode() for _, ids in batches for key in ids.numpy()]
+    _, sample = read_sample(
+        (demo_dir / "sample_submission.csv").read_text(), "sample", "id", "label"
+    )
+    assert first == second
+    assert sorted(first) == sorted(sample) and len(first) == len(set(first))
+
+
+def test_record_count_from_kaggle_names_matches_the_records(demo_cfg):
+    train_files = files(demo_cfg, demo_cfg.train_files)
+    assert all(records.COUNT_IN_NAME.search(name) for name in train_files)
+    assert records.count(train_files) == sum(1 for _ in tf.data.TFRecordDataset(train_files))
+
+
+def test_a_missing_feature_is_named_with_its_file_and_flag(tmp_path):
+    shard = records.write_shards(str(tmp_path), [{"image": b"jpeg", "label": 3}], 1, 8)[0]
+    with pytest.raises(UserError) as caught:
+        records.check(shard, {"class": ("int64", "--label-key")})
+    message = str(caught.value)
+    assert shard in message and "'class'" in message and "--label-key" in message
+    assert "label (int64)" in message  # what the records do hold
+
+
+def test_a_feature_of_the_wrong_kind_is_named(tmp_path):
+    shard = records.write_shards(str(tmp_path), [{"image": b"jpeg", "class": "three"}], 1, 8)[0]
+    with pytest.raises(UserError, match="'class' .*is bytes, the pipeline needs int64"):
+        records.check(shard, {"class": ("int64", "--label-key")})
+
+
+def test_no_matching_files_names_the_pattern_and_flag(tmp_path):
+    with pytest.raises(UserError, match=r"no files match .*nothing/\*\.tfrec.* \(--test-files\)"):
+        records.find(str(tmp_path / "nothing/*.tfrec"), "--test-files")

@@ -1,0 +1,35 @@
+"""The metric matches its definition on a case worked by hand."""
+
+import pytest
+
+from {{ cookiecutter.package }}.config import UserError
+from {{ cookiecutter.package }}.scoring import check_rows_match, score, score_files
+
+
+def test_macro_f1_and_accuracy_on_a_worked_case():
+    truth, predicted = [0, 0, 1, 1], [0, 1, 1, 1]
+    assert score(truth, predicted, "accuracy") == 0.75
+    # class 0: precision 1, recall 1/2, F1 2/3; class 1: precision 2/3, recall 1, F1 4/5
+    assert score(truth, predicted, "macro_f1") == pytest.approx((2 / 3 + 4 / 5) / 2)
+
+
+def test_files_are_joined_by_id_not_by_row(tmp_path):
+    (tmp_path / "sub.csv").write_text("id,label\nb,1\na,0\n")
+    (tmp_path / "sol.csv").write_text("id,label\na,0\nb,1\n")
+    scores = score_files(str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "id", "label")
+    assert scores == {"accuracy": 1.0, "macro_f1": 1.0}
+
+
+def test_a_missing_solution_is_named(tmp_path):
+    (tmp_path / "sub.csv").write_text("id,label\na,0\n")
+    with pytest.raises(UserError, match="nope.csv does not exist"):
+        score_files(str(tmp_path / "sub.csv"), str(tmp_path / "nope.csv"), "id", "label")
+
+
+def test_a_submission_in_another_row_order_is_caught(tmp_path):
+    (tmp_path / "sample.csv").write_text("id,label\na,0\nb,0\n")
+    (tmp_path / "sub.csv").write_text("id,label\na,1\nb,0\n")
+    assert check_rows_match(str(tmp_path / "sub.csv"), str(tmp_path / "sample.csv"), "id") == 2
+    (tmp_path / "sub.csv").write_text("id,label\nb,0\na,1\n")
+    with pytest.raises(UserError, match="does not follow .*sample.csv .*first difference at row 0"):
+        check_rows_match(str(tmp_path / "sub.csv"), str(tmp_path / "sample.csv"), "id")
