@@ -1,16 +1,15 @@
 """ruff passes on the template's own code and on rendered projects, as users will run it."""
 
-import shutil
 import subprocess
+import sys
 
 import pytest
 from conftest import TEMPLATE
 
-RUFF = shutil.which("ruff")
-
 
 def ruff(*args, cwd):
-    return subprocess.run([RUFF, *args], cwd=cwd, capture_output=True, text=True, check=False)
+    command = [sys.executable, "-m", "ruff", *args]  # the venv's ruff, whatever PATH holds
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
 
 
 @pytest.mark.parametrize(
