@@ -55,18 +55,24 @@ def test_combinations_cover_every_choice():
         assert {(key, choice) for choice in choices[1:]} <= covered, key
 
 
+def expected_files(package: str) -> set[str]:
+    return {
+        *TOP_FILES,
+        *(f"{package}/{name}" for name in PACKAGE_FILES),
+        *(f"tests/{name}" for name in TEST_FILES),
+    }
+
+
 def test_defaults_render_exactly_these_files(baker):
     baked = baker()
     assert baked.path.name == "flower-classification"
-    expected = {*TOP_FILES}
-    expected |= {f"flower_classification/{name}" for name in PACKAGE_FILES}
-    expected |= {f"tests/{name}" for name in TEST_FILES}
-    assert baked.files() == expected
+    assert baked.files() == expected_files("flower_classification")
 
 
 @pytest.mark.parametrize("answers", COMBINATIONS)
-def test_every_combination_renders_clean_parseable_python(baker, answers):
+def test_every_combination_renders_the_same_clean_parseable_files(baker, answers):
     baked = baker(**answers)
+    assert baked.files() == expected_files(baked.package.name)
     for name in baked.files():
         text = baked.read(name)
         assert not UNRENDERED.search(text), f"unrendered Jinja in {name}"

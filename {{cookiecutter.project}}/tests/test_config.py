@@ -39,7 +39,10 @@ def test_data_dir_comes_from_flag_then_env_then_kaggle_then_data(tmp_path, monke
     monkeypatch.setattr(config, "KAGGLE_INPUT", tmp_path)
     monkeypatch.delenv("DATA_DIR", raising=False)
     cfg = Config(competition="some-competition")
-    assert config.resolve_data_dir(cfg) == ("data", "default")
+    assert config.resolve_data_dir(cfg) == (
+        "data",
+        f"default: no --data-dir, $DATA_DIR or {tmp_path / 'some-competition'}",
+    )
     (tmp_path / "some-competition").mkdir()
     assert config.resolve_data_dir(cfg) == (str(tmp_path / "some-competition"), "Kaggle input")
     monkeypatch.setenv("DATA_DIR", "/elsewhere")

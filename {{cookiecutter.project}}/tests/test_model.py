@@ -29,6 +29,18 @@ def test_weights_that_cannot_work_are_refused_with_the_fix():
         model.backbone_weights(Config(backbone="resnet50v2", weights="/no/such.h5"))
 
 
+def test_a_local_weights_file_is_loaded_into_the_backbone(tmp_path):
+    """Offline competitions: weights come from an attached file, not a download."""
+    cfg = Config(backbone="small-cnn", weights="none", image_size=32, num_classes=3)
+    saved = model.build(cfg).get_layer("small_cnn")
+    saved.save_weights(tmp_path / "small_cnn.weights.h5")
+    loaded = model.build(dataclasses.replace(cfg, weights=str(tmp_path / "small_cnn.weights.h5")))
+    fresh = model.build(cfg)
+    kernel = [net.get_layer("small_cnn").weights[0].numpy() for net in (loaded, fresh)]
+    assert np.array_equal(kernel[0], saved.weights[0].numpy())
+    assert not np.array_equal(kernel[1], saved.weights[0].numpy())
+
+
 def test_learning_rate_warms_up_to_a_peak_scaled_by_replicas_then_decays():
     cfg = Config(learning_rate=1e-3, epochs=10, warmup_epochs=2)
     schedule = model.learning_rate_schedule(cfg, replicas=8, steps_per_epoch=100)

@@ -71,4 +71,4 @@ def test_doctor_exits_non_zero_naming_what_is_missing(tmp_path):
     result = doctor("--data-dir", str(tmp_path))
     assert result.returncode == 1
     assert "PROBLEM: no files match" in result.stdout and "(--train-files)" in result.stdout
-    assert "problems: 3" in result.stdout
+    assert "problems: 3 (above)" in result.stdout

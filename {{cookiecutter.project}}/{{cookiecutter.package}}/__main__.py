@@ -20,7 +20,11 @@ COMMANDS = {
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="python -m {{ cookiecutter.package }}", description=__doc__)
+    root = argparse.ArgumentParser(
+        prog="python -m {{ cookiecutter.package }}",
+        description="Train an image classifier on Kaggle TFRecords and write submission.csv.",
+        epilog="`python -m {{ cookiecutter.package }} COMMAND --help` lists a command's options.",
+    )
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help in COMMANDS.items():
         command = commands.add_parser(name, help=help, description=help)

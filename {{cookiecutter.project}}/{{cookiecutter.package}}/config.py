@@ -151,7 +151,7 @@ def resolve_data_dir(cfg: Config) -> tuple[str, str]:
     kaggle = KAGGLE_INPUT / cfg.competition
     if kaggle.is_dir():
         return str(kaggle), "Kaggle input"
-    return "data", "default"
+    return "data", f"default: no --data-dir, $DATA_DIR or {kaggle}"
 
 
 def data_path(cfg: Config, pattern: str) -> str:

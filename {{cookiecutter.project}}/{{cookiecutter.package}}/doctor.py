@@ -69,11 +69,10 @@ def doctor(cfg: Config) -> list[str]:
                 f"the train batch has an unknown dimension ({describe_spec(spec)}); XLA needs static shapes"
             )
     try:
-        print(f"weights: {cfg.weights} for {cfg.backbone}")
         model.backbone_weights(cfg)
+        print(f"weights: {cfg.weights} for {cfg.backbone}")
     except UserError as error:
         problems.append(str(error))
-    print("problems: none, ready to train" if not problems else f"problems: {len(problems)}")
-    for problem in problems:
-        print(f"  - {problem}")
+        print(f"weights: PROBLEM: {error}")
+    print(f"problems: {len(problems)} (above)" if problems else "problems: none, ready to train")
     return problems

@@ -15,7 +15,10 @@ from .config import Config, UserError
 
 
 def small_cnn(include_top, weights, input_shape):
-    """A few conv blocks: no pretrained weights, trains in seconds on a CPU (demos, tests)."""
+    """A few conv blocks: no pretrained weights, trains in seconds on a CPU (demos, tests).
+
+    Called like a keras.applications constructor; `weights` may be a file it saved.
+    """
     inputs = keras.Input(input_shape)
     x = inputs
     for filters in (32, 64, 128):
@@ -23,7 +26,10 @@ def small_cnn(include_top, weights, input_shape):
         x = layers.BatchNormalization(momentum=0.9)(x)  # few steps per epoch
         x = layers.Activation("relu")(x)
         x = layers.MaxPooling2D()(x)
-    return keras.Model(inputs, x, name="small_cnn")
+    backbone = keras.Model(inputs, x, name="small_cnn")
+    if weights:
+        backbone.load_weights(weights)
+    return backbone
 
 
 # Backbone, and the (scale, offset) that maps 0..255 to its input range; EfficientNetV2

@@ -23,8 +23,8 @@ def find(pattern: str, flag: str) -> list[str]:
     files = sorted(tf.io.gfile.glob(pattern))
     if not files:
         raise UserError(
-            f"no files match {pattern!r} ({flag}); check --data-dir and {flag}, "
-            "or run `doctor` to see what was looked for"
+            f"no files match {pattern!r} ({flag}); set --data-dir or {flag} "
+            "(`doctor` shows what every split finds)"
         )
     return files
 
