@@ -58,10 +58,10 @@ def for_training(files: list[str], cfg: Config, global_batch: int) -> tf.data.Da
     options = tf.data.Options()
     options.deterministic = False
     files = tf.data.Dataset.from_tensor_slices(files).shuffle(len(files), seed=cfg.seed).repeat()
-    records = files.interleave(
+    serialized = files.interleave(
         tf.data.TFRecordDataset, num_parallel_calls=AUTO, deterministic=False
     )
-    examples = records.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
+    examples = serialized.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
     examples = examples.map(parse(cfg, labeled=True), num_parallel_calls=AUTO)
     batches = examples.map(
         lambda ex: (augmented(ex[cfg.image_key], cfg), tf.cast(ex[cfg.label_key], tf.int32)),

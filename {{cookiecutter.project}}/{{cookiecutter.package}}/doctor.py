@@ -48,6 +48,8 @@ def doctor(cfg: Config) -> list[str]:
         try:
             files = records.find(data_path(cfg, pattern), flag)
             records.check(files[0], wanted)
+            if cfg.label_key in wanted:
+                records.check_labels(files[0], cfg.label_key, cfg.num_classes)
             print(
                 f"{split}: {len(files)} files, {records.count(files)} records ({data_path(cfg, pattern)})"
             )

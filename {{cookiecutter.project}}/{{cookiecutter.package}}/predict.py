@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ def load_trained(cfg: Config, strategy):
     if not path.is_file():
         raise UserError(f"no trained weights at {path}; run `train` first or set --output-dir")
     with strategy.scope():
-        net = model.build(Config(**{**vars(cfg), "weights": "none"}))  # trained weights follow
+        net = model.build(dataclasses.replace(cfg, weights="none"))  # trained weights follow
         net.load_weights(path)
     return net
 

@@ -68,6 +68,24 @@ def check(path: str, wanted: dict[str, tuple[str, str]]) -> None:
             )
 
 
+def check_labels(path: str, label_key: str, num_classes: int) -> None:
+    """Fail before training when a label in the file is outside 0..num_classes-1.
+
+    Only the label is parsed, so a shard is read in well under a second.
+    """
+    spec = {label_key: tf.io.FixedLenFeature([], tf.int64)}
+    labels = tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, spec))
+    low, high = num_classes, -1
+    for batch in labels.batch(4096):
+        values = batch[label_key].numpy()
+        low, high = min(low, int(values.min())), max(high, int(values.max()))
+    if low < 0 or high >= num_classes:
+        raise UserError(
+            f"{path}: labels {label_key!r} run from {low} to {high}, outside 0..{num_classes - 1} "
+            f"(--num-classes {num_classes}); set --num-classes to at least {high + 1}"
+        )
+
+
 def feature(value) -> tf.train.Feature:
     if isinstance(value, bytes):
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))

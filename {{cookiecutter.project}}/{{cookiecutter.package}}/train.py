@@ -29,6 +29,7 @@ def labeled_files(cfg: Config, pattern: str, flag: str) -> list[str]:
     files = records.find(data_path(cfg, pattern), flag)
     wanted = {cfg.image_key: ("bytes", "--image-key"), cfg.label_key: ("int64", "--label-key")}
     records.check(files[0], wanted)
+    records.check_labels(files[0], cfg.label_key, cfg.num_classes)
     return files
 
 
