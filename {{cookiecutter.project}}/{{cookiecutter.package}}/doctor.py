@@ -24,35 +24,20 @@ def doctor(cfg: Config) -> list[str]:
     folder, source = resolve_data_dir(cfg)
     print(f"data dir: {folder} (from {source})")
     problems = []
-    image = {cfg.image_key: ("bytes", "--image-key")}
     splits = [
-        (
-            "train",
-            cfg.train_files,
-            "--train-files",
-            {**image, cfg.label_key: ("int64", "--label-key")},
-        ),
-        (
-            "valid",
-            cfg.valid_files,
-            "--valid-files",
-            {**image, cfg.label_key: ("int64", "--label-key")},
-        ),
-        ("test", cfg.test_files, "--test-files", {**image, cfg.id_key: ("bytes", "--id-key")}),
+        ("train", cfg.train_files, "--train-files", True),
+        ("valid", cfg.valid_files, "--valid-files", True),
+        ("test", cfg.test_files, "--test-files", False),
     ]
     train_files = []
-    for split, pattern, flag, wanted in splits:
+    for split, pattern, flag, labeled in splits:
         if not pattern:
             print(f"{split}: none ({flag} is empty)")
             continue
         try:
-            files = records.find(data_path(cfg, pattern), flag)
-            records.check(files[0], wanted)
-            if cfg.label_key in wanted:
-                records.check_labels(files[0], cfg.label_key, cfg.num_classes)
-            print(
-                f"{split}: {len(files)} files, {records.count(files)} records ({data_path(cfg, pattern)})"
-            )
+            files = records.find_checked(cfg, pattern, flag, labeled)
+            where = data_path(cfg, pattern)
+            print(f"{split}: {len(files)} files, {records.count(files)} records ({where})")
             train_files = files if split == "train" else train_files
         except UserError as error:
             problems.append(str(error))

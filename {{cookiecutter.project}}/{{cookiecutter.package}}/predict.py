@@ -51,10 +51,7 @@ def read_sample(cfg: Config):
 def predict(cfg: Config) -> Path:
     found = accelerator.detect()
     print(accelerator.describe(found))
-    files = records.find(data_path(cfg, cfg.test_files), "--test-files")
-    records.check(
-        files[0], {cfg.image_key: ("bytes", "--image-key"), cfg.id_key: ("bytes", "--id-key")}
-    )
+    files = records.find_checked(cfg, cfg.test_files, "--test-files", labeled=False)
     columns, expected = read_sample(cfg)  # before the model: a wrong sample fails in seconds
     net = load_trained(cfg, found.strategy)
     batches = dataset.for_inference(files, cfg, cfg.batch_size * found.replicas, labeled=False)

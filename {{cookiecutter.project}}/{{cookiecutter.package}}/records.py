@@ -10,7 +10,7 @@ import re
 
 import tensorflow as tf
 
-from .config import UserError
+from .config import Config, UserError, data_path
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
 COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
@@ -84,6 +84,18 @@ def check_labels(path: str, label_key: str, num_classes: int) -> None:
             f"{path}: labels {label_key!r} run from {low} to {high}, outside 0..{num_classes - 1} "
             f"(--num-classes {num_classes}); set --num-classes to at least {high + 1}"
         )
+
+
+def find_checked(cfg: Config, pattern: str, flag: str, labeled: bool) -> list[str]:
+    """A split's files, after checking its first shard: image and label (or id) features."""
+    files = find(data_path(cfg, pattern), flag)
+    image = {cfg.image_key: ("bytes", "--image-key")}
+    if labeled:
+        check(files[0], {**image, cfg.label_key: ("int64", "--label-key")})
+        check_labels(files[0], cfg.label_key, cfg.num_classes)
+    else:
+        check(files[0], {**image, cfg.id_key: ("bytes", "--id-key")})
+    return files
 
 
 def feature(value) -> tf.train.Feature:

@@ -7,7 +7,7 @@ from pathlib import Path
 import keras
 
 from . import accelerator, dataset, model, records, scoring
-from .config import Config, UserError, data_path
+from .config import Config, UserError
 from .files import write_json, written_whole
 from .predict import predict_classes, weights_path
 
@@ -25,21 +25,17 @@ class EpochCheckpoint(keras.callbacks.Callback):
         write_json(self.folder / "checkpoint.json", {"epoch": epoch + 1, "logs": logs or {}})
 
 
-def labeled_files(cfg: Config, pattern: str, flag: str) -> list[str]:
-    files = records.find(data_path(cfg, pattern), flag)
-    wanted = {cfg.image_key: ("bytes", "--image-key"), cfg.label_key: ("int64", "--label-key")}
-    records.check(files[0], wanted)
-    records.check_labels(files[0], cfg.label_key, cfg.num_classes)
-    return files
-
-
 def train(cfg: Config) -> dict:
     """Fit the model on the training records; returns the history (loss and metrics per epoch)."""
     keras.utils.set_random_seed(cfg.seed)
     found = accelerator.detect()
     print(accelerator.describe(found))
-    train_files = labeled_files(cfg, cfg.train_files, "--train-files")
-    valid_files = labeled_files(cfg, cfg.valid_files, "--valid-files") if cfg.valid_files else []
+    train_files = records.find_checked(cfg, cfg.train_files, "--train-files", labeled=True)
+    valid_files = (
+        records.find_checked(cfg, cfg.valid_files, "--valid-files", labeled=True)
+        if cfg.valid_files
+        else []
+    )
     global_batch = cfg.batch_size * found.replicas
     available = records.count(train_files)
     steps = cfg.steps_per_epoch or available // global_batch
