@@ -15,10 +15,11 @@ def score(truth, predicted, metric: str) -> float:
     return float(accuracy_score(truth, predicted))
 
 
-def read_labels(path: str, id_column: str, label_column: str) -> dict[str, str]:
+def read_columns(path: str, *columns: str) -> list[tuple[str, ...]]:
+    """The named columns of every row of a CSV file, in file order."""
     try:
         with open(path, newline="") as file:
-            return {row[id_column]: row[label_column] for row in csv.DictReader(file)}
+            return [tuple(row[column] for column in columns) for row in csv.DictReader(file)]
     except FileNotFoundError:
         raise UserError(f"{path} does not exist") from None
     except KeyError as error:
@@ -27,12 +28,12 @@ def read_labels(path: str, id_column: str, label_column: str) -> dict[str, str]:
         ) from None
 
 
+def read_labels(path: str, id_column: str, label_column: str) -> dict[str, str]:
+    return dict(read_columns(path, id_column, label_column))
+
+
 def ids_in_order(path: str, id_column: str) -> list[str]:
-    try:
-        with open(path, newline="") as file:
-            return [row[id_column] for row in csv.DictReader(file)]
-    except FileNotFoundError:
-        raise UserError(f"{path} does not exist") from None
+    return [key for (key,) in read_columns(path, id_column)]
 
 
 def check_rows_match(submission: str, sample: str, id_column: str) -> int:
