@@ -40,6 +40,12 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--solution", default="", help="true labels (default: <data-dir>/solution.csv)"
             )
+        if name == "doctor":
+            command.add_argument(
+                "--require",
+                choices=("tpu", "gpu"),
+                help="exit 1 unless this accelerator would be used",
+            )
         config.add_flags(command)
     return root
 
@@ -55,18 +61,23 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     cfg = config.from_flags(args)
+    if args.command in ("train", "predict", "doctor"):
+        # Before anything imports Keras: the accelerator decides the Keras backend.
+        from .accelerator import detect
+
+        found = detect(cfg)
     if args.command == "train":
         from .train import train
 
-        train(cfg)
+        train(cfg, found)
     elif args.command == "predict":
         from .predict import predict
 
-        predict(cfg)
+        predict(cfg, found)
     elif args.command == "doctor":
         from .doctor import doctor
 
-        return 1 if doctor(cfg) else 0
+        return 1 if doctor(cfg, found, args.require) else 0
     elif args.command == "score":
         from pathlib import Path
 

@@ -1,75 +1,385 @@
-"""Which accelerator trains the model: a TPU, several GPUs, or the default strategy.
+"""Which accelerator trains the model, through which Keras backend, on how many replicas.
 
-`detect()` never raises: a machine without the hardware gets the default strategy and,
-where hardware seemed present but could not be used, a warning that says why.
+`detect(cfg)` decides before Keras is imported, because Keras reads its backend once, and
+importing TensorFlow imports Keras: each route fixes the backend before it touches either.
+
+1. A backend the user chose (`--backend`, else $KERAS_BACKEND) wins.
+2. TPU hardware: TPUStrategy if this TensorFlow can drive TPUs; else Keras on JAX with
+   DataParallel if JAX sees TPU devices (Kaggle's TPU image: its TensorFlow is CPU-only);
+   else a warning that names the fix, and the CPU.
+3. Several GPUs: MirroredStrategy; one GPU: the default strategy.
+4. Otherwise the default strategy on the CPU.
+
+`--simulate-replicas N` rehearses an N-replica run on the CPU: N logical CPU devices under
+MirroredStrategy (TensorFlow) or N host devices under DataParallel (JAX).
+
+No path raises on a machine without the hardware. Falling back to the CPU where a TPU or
+GPU seems present always warns; `doctor --require tpu` turns that into a failure.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import glob
+import importlib.metadata
 import os
+import sys
 
-# Signs of TPU hardware: named TPUs and pods, legacy Colab, TPU VMs (Kaggle, Cloud).
-TPU_ENV = ("TPU_NAME", "COLAB_TPU_ADDR", "ISTPUVM", "TPU_PROCESS_ADDRESSES")
-TPU_DEVICE_FILES = ("/dev/accel*", "/dev/vfio/[0-9]*")
+from .config import BACKENDS, Config, UserError
+
+# Signs of TPU hardware: a named TPU, pod endpoints, legacy Colab, TPU VMs (Kaggle, Cloud).
+TPU_ENV = (
+    "TPU_NAME",
+    "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS",
+    "COLAB_TPU_ADDR",
+    "ISTPUVM",
+    "TPU_PROCESS_ADDRESSES",
+)
+TPU_DEVICE_FILES = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v2-v4, v5e and later
+GPU_DEVICE_FILES = ("/dev/nvidia[0-9]*",)
+STEPS_PER_EXECUTION_ON_TPU = 32  # a TPU idles between host calls; run many steps per call
 
 
 @dataclasses.dataclass(frozen=True)
 class Accelerator:
     kind: str  # "tpu", "gpu" or "cpu"
-    backend: str  # the Keras backend
-    replicas: int
-    strategy: object  # a tf.distribute.Strategy; build and compile the model in its scope()
+    backend: str  # "tensorflow" or "jax"
+    replicas: int  # model replicas in sync, over all processes
     how: str  # how it was found, for the log
     warning: str = ""
+    strategy: object = None  # TensorFlow: the tf.distribute strategy
+    devices: tuple = ()  # JAX: the devices DataParallel splits each batch over
+    processes: int = 1
+
+    @functools.cached_property
+    def distribution(self):
+        import keras
+
+        return keras.distribution.DataParallel(devices=list(self.devices))
+
+    def scope(self):
+        """Build, compile, fit and predict inside this."""
+        if self.backend == "tensorflow":
+            return self.strategy.scope()
+        if len(self.devices) > 1:
+            return self.distribution.scope()
+        return contextlib.nullcontext()
+
+    @property
+    def image_dtype(self) -> str:
+        # TPUs under TensorFlow take no uint8 infeed; bfloat16 holds 0..255 exactly.
+        return "bfloat16" if (self.kind, self.backend) == ("tpu", "tensorflow") else "uint8"
+
+    @property
+    def writes_files(self) -> bool:
+        """Only process 0 writes checkpoints and weights; the others hold the same values."""
+        if self.processes == 1:
+            return True
+        import jax
+
+        return jax.process_index() == 0
+
+
+def detect(cfg: Config) -> Accelerator:
+    backend, source = chosen_backend(cfg.backend)
+    if cfg.num_processes > 1:
+        if backend == "tensorflow":
+            raise UserError(
+                f"--num-processes {cfg.num_processes} with the tensorflow backend ({source}): "
+                "Keras 3 cannot fit under MultiWorkerMirroredStrategy; use --backend jax"
+            )
+        backend = "jax"
+        start_processes(cfg)
+    if cfg.simulate_replicas:
+        found = simulated(backend or "tensorflow", cfg.simulate_replicas)
+    elif backend == "jax":
+        found = on_jax(source)
+    elif backend == "tensorflow":
+        found = on_tensorflow(source)
+    else:
+        found = automatic()
+    return dataclasses.replace(found, processes=cfg.num_processes)
+
+
+def chosen_backend(field: str) -> tuple[str, str]:
+    """The backend the user asked for and where they said so; ("", "") when they did not."""
+    wanted, source = "", ""
+    if field:
+        wanted, source = field, "--backend"
+    elif os.environ.get("KERAS_BACKEND"):
+        wanted, source = os.environ["KERAS_BACKEND"], "$KERAS_BACKEND"
+    if wanted and wanted not in BACKENDS:
+        raise UserError(f"{source}={wanted!r}: this project runs on " + " or ".join(BACKENDS))
+    in_use = keras_backend_in_use()
+    if in_use and wanted and wanted != in_use:
+        raise UserError(
+            f"{source}={wanted} but Keras was already imported with the {in_use} backend; "
+            "restart the kernel and call accelerator.detect() before importing keras"
+        )
+    if in_use and not wanted:
+        return in_use, "keras, already imported"
+    return wanted, source
+
+
+def keras_backend_in_use() -> str:
+    if "keras" not in sys.modules:
+        return ""
+    import keras
+
+    return keras.backend.backend()
+
+
+def use_backend(backend: str) -> None:
+    """Fix the Keras backend; call before importing TensorFlow, which imports Keras."""
+    if not keras_backend_in_use():
+        os.environ["KERAS_BACKEND"] = backend
+
+
+def tensorflow_drives_tpus() -> bool:
+    """Remote TPUs (a named TPU, a pod, legacy Colab) work with any TensorFlow; a TPU VM's own
+    chips need the tensorflow-tpu build. Kaggle's TPU image has tensorflow-cpu instead.
+    Read from the installed packages: importing TensorFlow would fix Keras' backend."""
+    remote = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR")
+    wanted = "tensorflow" if any(os.environ.get(name) for name in remote) else "tensorflow-tpu"
+    names = (
+        ("tensorflow", "tensorflow-cpu", "tensorflow-tpu") if wanted == "tensorflow" else (wanted,)
+    )
+    for name in names:
+        try:
+            importlib.metadata.version(name)
+            return True
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return False
+
+
+def device_files(patterns) -> list[str]:
+    return [path for pattern in patterns for path in sorted(glob.glob(pattern))]
 
 
 def tpu_signs() -> list[str]:
-    found = [name for name in TPU_ENV if os.environ.get(name)]
-    return found + [path for pattern in TPU_DEVICE_FILES for path in glob.glob(pattern)]
+    return [name for name in TPU_ENV if os.environ.get(name)] + device_files(TPU_DEVICE_FILES)
 
 
-def detect() -> Accelerator:
-    import keras
+def first_line(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def automatic() -> Accelerator:
+    signs = tpu_signs()
+    if not signs:
+        return tf_devices("no TPU or GPU found", warning="")
+    if tensorflow_drives_tpus():
+        found, tf_reason = tf_tpu(signs)
+        if found:
+            return found
+        jax_reason = "not tried: TensorFlow has already fixed Keras' backend"
+    else:
+        tf_reason = "no tensorflow-tpu installed"
+        found, jax_reason = jax_accelerator("tpu", f"TensorFlow cannot drive the TPU ({tf_reason})")
+        if found:
+            return found
+    warning = (
+        f"TPU signs ({', '.join(signs)}) but neither TensorFlow ({tf_reason}) nor JAX "
+        f"({jax_reason}) can drive the TPU; training on the CPU. In a Kaggle notebook, pick a "
+        "TPU accelerator and keep the image's own jax, keras and tensorflow (no pip install)"
+    )
+    return tf_devices("the TPU is unusable", warning)
+
+
+def on_tensorflow(source: str) -> Accelerator:
+    signs = tpu_signs()
+    if not signs:
+        return tf_devices(f"tensorflow from {source}", warning="")
+    found, reason = tf_tpu(signs)
+    if found:
+        return found
+    warning = (
+        f"TPU signs ({', '.join(signs)}) but TensorFlow cannot drive the TPU ({reason}); "
+        f"training on the CPU. Keras on JAX can: drop {source} or set it to jax"
+    )
+    return tf_devices(f"tensorflow from {source}", warning)
+
+
+def tf_tpu(signs: list[str]) -> tuple[Accelerator | None, str]:
+    """TPUStrategy through the resolver the signs call for, or None and why not."""
+    use_backend("tensorflow")
+    try:
+        import tensorflow as tf
+    except ImportError as error:
+        return None, first_line(error)
+    if os.environ.get("TPU_NAME"):
+        target, where = os.environ["TPU_NAME"], f"TPU {os.environ['TPU_NAME']}"
+    elif os.environ.get("KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS"):
+        target, where = None, "TPU pod endpoints"  # the resolver reads them itself
+    elif os.environ.get("COLAB_TPU_ADDR"):
+        target = "grpc://" + os.environ["COLAB_TPU_ADDR"]
+        where = f"legacy Colab TPU at {target}"
+    else:
+        target, where = "local", "TPU VM (local)"
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver.connect(tpu=target)
+        strategy = tf.distribute.TPUStrategy(resolver)
+    # A TensorFlow without TPU support raises NotFoundError (an OpError) for `local`,
+    # ValueError for a missing name, others for half-working setups; none may escape.
+    except (ValueError, RuntimeError, NotImplementedError, KeyError, tf.errors.OpError) as error:
+        return None, first_line(error)
+    how = f"TPUStrategy, {where} ({', '.join(signs)})"
+    return Accelerator(
+        "tpu", "tensorflow", strategy.num_replicas_in_sync, how, strategy=strategy
+    ), ""
+
+
+def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None, str]:
+    """Keras on JAX over every device of the platform (None: JAX's default), or None and why not."""
+    try:
+        import jax
+
+        devices = jax.devices(platform) if platform else jax.devices()
+    except (ImportError, RuntimeError, ValueError) as error:
+        return None, first_line(error)
+    use_backend("jax")
+    hide_gpus_from_tensorflow()
+    kind = devices[0].platform if devices[0].platform in ("tpu", "gpu") else "cpu"
+    spread = (
+        f"DataParallel over {len(devices)} {kind.upper()} devices"
+        if len(devices) > 1
+        else (f"one {kind.upper()} device")
+    )
+    return Accelerator(
+        kind, "jax", len(devices), f"Keras on JAX, {spread}; {how}", devices=tuple(devices)
+    ), ""
+
+
+def on_jax(source: str) -> Accelerator:
+    found, reason = jax_accelerator(None, f"jax from {source}")
+    if not found:
+        raise UserError(
+            f"{source} asks for jax, but JAX does not start ({reason}); pip install jax"
+        )
+    if found.kind == "cpu":
+        hardware = tpu_signs() + device_files(GPU_DEVICE_FILES)
+        if hardware:
+            warning = (
+                f"hardware signs ({', '.join(hardware)}) but JAX sees only the CPU; install the "
+                "jax build for it (jax[tpu] or jax[cuda12]) or use the notebook's own jax"
+            )
+            found = dataclasses.replace(found, warning=warning)
+    return found
+
+
+def tf_devices(how: str, warning: str) -> Accelerator:
+    """MirroredStrategy over several GPUs, the default strategy on one GPU or the CPU."""
+    use_backend("tensorflow")
     import tensorflow as tf
 
-    backend = keras.backend.backend()
-    warning = ""
-    signs = tpu_signs()
-    if signs:
-        try:
-            resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
-                tpu=os.environ.get("TPU_NAME") or "local"
-            )
-            tf.tpu.experimental.initialize_tpu_system(resolver)
-            strategy = tf.distribute.TPUStrategy(resolver)
-            how = "TPUStrategy (" + ", ".join(signs) + ")"
-            return Accelerator("tpu", backend, strategy.num_replicas_in_sync, strategy, how)
-        except (ValueError, RuntimeError, NotImplementedError, tf.errors.OpError) as error:
-            warning = (
-                f"TPU signs ({', '.join(signs)}) but TensorFlow cannot drive it "
-                f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}); "
-                "training on the CPU instead. On Kaggle, pick the TPU accelerator with a "
-                "TensorFlow that supports it."
-            )
     gpus = tf.config.list_physical_devices("GPU")
     if len(gpus) > 1:
         strategy = tf.distribute.MirroredStrategy()
         how = f"MirroredStrategy over {len(gpus)} GPUs"
-        return Accelerator("gpu", backend, strategy.num_replicas_in_sync, strategy, how, warning)
+        return Accelerator(
+            "gpu", "tensorflow", strategy.num_replicas_in_sync, how, warning, strategy
+        )
     strategy = tf.distribute.get_strategy()
     if gpus:
-        return Accelerator("gpu", backend, 1, strategy, "default strategy on one GPU", warning)
-    return Accelerator("cpu", backend, 1, strategy, "default strategy, no TPU or GPU", warning)
+        return Accelerator("gpu", "tensorflow", 1, "default strategy, one GPU", warning, strategy)
+    nvidia = device_files(GPU_DEVICE_FILES)
+    if nvidia and not warning:
+        warning = (
+            f"GPU device files ({', '.join(nvidia)}) but TensorFlow sees no GPU (a CPU-only "
+            "build, or CUDA libraries missing); training on the CPU. Use the notebook's own "
+            "tensorflow, or pip install 'tensorflow[and-cuda]'"
+        )
+    return Accelerator(
+        "cpu", "tensorflow", 1, f"default strategy on the CPU; {how}", warning, strategy
+    )
 
 
-def describe(accelerator: Accelerator) -> str:
+def simulated(backend: str, replicas: int) -> Accelerator:
+    """N replicas on the CPU, to rehearse a TPU-8 run: same global batch, same code path."""
+    use_backend(backend)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        try:
+            cpu = tf.config.list_physical_devices("CPU")[0]
+            tf.config.set_logical_device_configuration(
+                cpu, [tf.config.LogicalDeviceConfiguration()] * replicas
+            )
+        except RuntimeError:  # TensorFlow already started; enough devices may exist
+            pass
+        available = len(tf.config.list_logical_devices("CPU"))
+        if available < replicas:
+            raise UserError(
+                f"--simulate-replicas {replicas}: TensorFlow started with {available} CPU "
+                "device(s); restart the kernel and call accelerator.detect() first"
+            )
+        strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
+        how = f"rehearsal: MirroredStrategy over {replicas} logical CPU devices"
+        return Accelerator("cpu", "tensorflow", replicas, how, strategy=strategy)
+    import jax
+
+    with contextlib.suppress(RuntimeError):  # JAX already started; enough devices may exist
+        jax.config.update("jax_num_cpu_devices", replicas)
+    devices = jax.devices("cpu")
+    if len(devices) < replicas:
+        raise UserError(
+            f"--simulate-replicas {replicas}: JAX started with {len(devices)} CPU device(s); "
+            "restart the kernel and call accelerator.detect() first"
+        )
+    hide_gpus_from_tensorflow()
+    how = f"rehearsal: DataParallel over {len(devices)} JAX host devices"
+    return Accelerator("cpu", "jax", len(devices), how, devices=tuple(devices))
+
+
+def start_processes(cfg: Config) -> None:
+    """Join the other processes (JAX); on TPU pods JAX finds its peers itself."""
+    import jax
+
+    with contextlib.suppress(AttributeError, ValueError):  # CPUs need gloo to talk
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(
+        cfg.coordinator or None, num_processes=cfg.num_processes, process_id=cfg.process_id
+    )
+
+
+def hide_gpus_from_tensorflow() -> None:
+    """tf.data runs beside JAX; TensorFlow must not take the GPU's memory for itself."""
+    with contextlib.suppress(ImportError, RuntimeError):
+        import tensorflow as tf
+
+        tf.config.set_visible_devices([], "GPU")
+
+
+def precision(found: Accelerator, requested: str) -> str:
+    """The Keras dtype policy: bfloat16 compute on TPUs, float16 on GPUs, float32 on CPUs."""
+    if requested != "auto":
+        return requested
+    return {"tpu": "mixed_bfloat16", "gpu": "mixed_float16"}.get(found.kind, "float32")
+
+
+def steps_per_execution(found: Accelerator, requested: int) -> tuple[int, str]:
+    """Steps per device call, and a note when Keras 3 forces fewer than wanted."""
+    wanted = requested or (STEPS_PER_EXECUTION_ON_TPU if found.kind == "tpu" else 1)
+    if wanted > 1 and found.backend == "tensorflow" and found.replicas > 1:
+        return 1, (
+            f"steps per execution: 1, not {wanted}: Keras 3 under tf.distribute fails above 1 "
+            "(keras-team/keras#19246); --backend jax runs several"
+        )
+    return wanted, ""
+
+
+def describe(found: Accelerator) -> str:
     lines = [
-        f"accelerator: {accelerator.kind} ({accelerator.how})",
-        f"backend: {accelerator.backend}",
-        f"replicas: {accelerator.replicas}",
+        f"accelerator: {found.kind} ({found.how})",
+        f"backend: {found.backend}",
+        f"replicas: {found.replicas}",
     ]
-    if accelerator.warning:
-        lines.append(f"WARNING: {accelerator.warning}")
+    if found.processes > 1:
+        lines.append(f"processes: {found.processes}")
+    if found.warning:
+        lines.append(f"WARNING: {found.warning}")
     return "\n".join(lines)

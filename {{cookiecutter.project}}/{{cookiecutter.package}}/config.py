@@ -17,6 +17,8 @@ KAGGLE_INPUT = Path("/kaggle/input")
 COMPETITION = {{ cookiecutter.competition | tojson }}
 BACKBONES = ("efficientnetv2-b0", "efficientnetv2-s", "resnet50v2", "convnext-tiny", "small-cnn")
 METRICS = ("macro_f1", "accuracy")
+BACKENDS = ("tensorflow", "jax")
+PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
 class UserError(Exception):
@@ -57,9 +59,18 @@ class Config:
     flip: bool = knob(True, "random horizontal flips while training")
     crop_area: float = knob(0.75, "smallest area kept by random crops; 1.0: no crops")
     shuffle_buffer: int = knob(2048, "records shuffled together while training")
+    steps_per_execution: int = knob(0, "training steps per device call; 0: 32 on TPU, 1 elsewhere")
+    precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32")
     metric: str = knob({{ cookiecutter.metric | tojson }}, "competition metric: " + ", ".join(METRICS))
     output_dir: str = knob("output", "where checkpoints, history and submission.csv go")
+    resume: bool = knob(True, "continue from the last finished epoch's checkpoint in output_dir")
     seed: int = knob(42, "random seed")
+    # Where it runs. See accelerator.py for how the hardware is found.
+    backend: str = knob("", "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware")
+    simulate_replicas: int = knob(0, "rehearse N replicas on the CPU; 0: off")
+    coordinator: str = knob("", "host:port of process 0 (multi-process JAX); empty: none")
+    num_processes: int = knob(1, "processes training together (JAX); each runs the same command")
+    process_id: int = knob(0, "this process's number, 0 to num_processes - 1")
 
     def __post_init__(self):
         checks = [
@@ -74,6 +85,12 @@ class Config:
             ("dropout", 0 <= self.dropout < 1, "from 0 to below 1"),
             ("backbone", self.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
             ("metric", self.metric in METRICS, "one of " + ", ".join(METRICS)),
+            ("steps_per_execution", self.steps_per_execution >= 0, "0 or more"),
+            ("precision", self.precision in PRECISIONS, "one of " + ", ".join(PRECISIONS)),
+            ("backend", self.backend in ("", *BACKENDS), "empty or one of " + ", ".join(BACKENDS)),
+            ("simulate_replicas", self.simulate_replicas >= 0, "0 (off) or a number of replicas"),
+            ("num_processes", self.num_processes >= 1, "at least 1"),
+            ("process_id", 0 <= self.process_id < self.num_processes, "below --num-processes"),
         ]
         wrong = [
             f"{flag(name)}={getattr(self, name)!r} must be {want}"
