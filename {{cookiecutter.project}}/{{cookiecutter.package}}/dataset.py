@@ -1,7 +1,9 @@
 """tf.data pipelines from TFRecords to batches the model can eat.
 
-Images leave the pipeline as uint8 (a quarter of float32's bytes; the model casts them)
-with fully static shapes, as XLA and TPUs require.
+Images leave the pipeline as uint8 (a quarter of float32's bytes; the model casts them),
+or as bfloat16 in 0..255 for TPUs under TensorFlow, which take no uint8. Every batch has a
+fully static shape, as XLA and TPUs require: inference pads its last batch with weight-0 rows.
+The same pipeline feeds Keras on TensorFlow and on JAX.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from . import records
-from .config import Config
+from .config import Config, UserError
 
 AUTO = tf.data.AUTOTUNE
 
@@ -53,7 +55,9 @@ def augmented(jpeg: tf.Tensor, cfg: Config) -> tf.Tensor:
     return image
 
 
-def for_training(files: list[str], cfg: Config, global_batch: int) -> tf.data.Dataset:
+def for_training(
+    files: list[str], cfg: Config, global_batch: int, image_dtype: str = "uint8"
+) -> tf.data.Dataset:
     """Endless shuffled (image, label) batches; order does not matter, so none is kept."""
     options = tf.data.Options()
     options.deterministic = False
@@ -64,27 +68,64 @@ def for_training(files: list[str], cfg: Config, global_batch: int) -> tf.data.Da
     examples = serialized.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
     examples = examples.map(parse(cfg, labeled=True), num_parallel_calls=AUTO)
     batches = examples.map(
-        lambda ex: (augmented(ex[cfg.image_key], cfg), tf.cast(ex[cfg.label_key], tf.int32)),
+        lambda ex: (
+            tf.cast(augmented(ex[cfg.image_key], cfg), image_dtype),
+            tf.cast(ex[cfg.label_key], tf.int32),
+        ),
         num_parallel_calls=AUTO,
     )
     return batches.batch(global_batch, drop_remainder=True).prefetch(AUTO)
 
 
-def for_inference(files: list[str], cfg: Config, batch: int, labeled: bool) -> tf.data.Dataset:
-    """Every record once, as (image, label) or (image, id) batches in one fixed order.
+def for_inference(
+    files: list[str], cfg: Config, global_batch: int, labeled: bool, image_dtype: str = "uint8"
+) -> tf.data.Dataset:
+    """Every record once, as (image, label or id, weight) batches in one fixed order.
 
-    Ids travel with their images, so a prediction can never land on another image's row.
-    The known record count lets Keras size its loops, and fails loudly if a shard is short.
+    Ids travel with their images, so a prediction can never land on another image's row;
+    they stay on the host (predict feeds only images to the device). The last batch is
+    filled up with blank rows of weight 0, so every batch has the same static shape and
+    splits evenly over the replicas; Keras weighs them out of validation, and predictions
+    drop them. The known record count fails loudly if a shard is short.
     """
     key = cfg.label_key if labeled else cfg.id_key
+    count = records.count(files)
     serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
-    serialized = serialized.apply(tf.data.experimental.assert_cardinality(records.count(files)))
+    serialized = serialized.apply(tf.data.experimental.assert_cardinality(count))
     examples = serialized.map(parse(cfg, labeled), num_parallel_calls=AUTO)
-    pairs = examples.map(
+    rows = examples.map(
         lambda ex: (
-            to_size(tf.io.decode_jpeg(ex[cfg.image_key], channels=3), cfg.image_size),
-            ex[key],
+            tf.cast(
+                to_size(tf.io.decode_jpeg(ex[cfg.image_key], channels=3), cfg.image_size),
+                image_dtype,
+            ),
+            tf.cast(ex[key], tf.int32) if labeled else ex[key],
+            tf.constant(1.0),
         ),
         num_parallel_calls=AUTO,
     )
-    return pairs.batch(batch).prefetch(AUTO)
+    blank = (
+        tf.zeros([cfg.image_size, cfg.image_size, 3], image_dtype),
+        tf.constant(0 if labeled else b"", tf.int32 if labeled else tf.string),
+        tf.constant(0.0),
+    )
+    padding = tf.data.Dataset.from_tensors(blank).repeat(-count % global_batch)
+    return rows.concatenate(padding).batch(global_batch, drop_remainder=True).prefetch(AUTO)
+
+
+def describe_spec(spec) -> str:
+    names = ("image", "label", "weight")
+    return ", ".join(
+        f"{name} {part.dtype.name} {tuple(part.shape)}"
+        for name, part in zip(names, tf.nest.flatten(spec), strict=False)
+    )
+
+
+def check_static(batches: tf.data.Dataset, flag: str) -> None:
+    """XLA compiles one program per shape, and TPUs need them known: refuse unknown dimensions."""
+    spec = batches.element_spec
+    if not all(part.shape.is_fully_defined() for part in tf.nest.flatten(spec)):
+        raise UserError(
+            f"batches from {flag} have an unknown dimension ({describe_spec(spec)}); XLA and "
+            "TPUs need static shapes: resize every image to --image-size and drop the remainder"
+        )

@@ -1,7 +1,8 @@
 """The classifier: a keras.applications backbone and a small head.
 
-The model takes uint8 images in 0..255; its first layer casts and scales them as the
-backbone expects, so the input pipeline stays the same for every backbone.
+The model takes images in 0..255 (uint8, or bfloat16 on TPUs under TensorFlow); its first
+layer casts and scales them as the backbone expects, so the input pipeline stays the same for
+every backbone. Only Keras 3 APIs: the same code builds under TensorFlow and JAX.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from keras import layers
 
 from .config import Config, UserError
 
+SYNC_BATCH_STATISTICS = keras.backend.backend() == "tensorflow"
+
 
 def small_cnn(include_top, weights, input_shape):
     """A few conv blocks: no pretrained weights, trains in seconds on a CPU (demos, tests).
@@ -23,7 +26,9 @@ def small_cnn(include_top, weights, input_shape):
     x = inputs
     for filters in (32, 64, 128):
         x = layers.Conv2D(filters, 3, padding="same", use_bias=False)(x)
-        x = layers.BatchNormalization(momentum=0.9)(x)  # few steps per epoch
+        # momentum 0.9: few steps per epoch. Synchronized statistics make N replicas train
+        # exactly as one (JAX's DataParallel already computes them over the global batch).
+        x = layers.BatchNormalization(momentum=0.9, synchronized=SYNC_BATCH_STATISTICS)(x)
         x = layers.Activation("relu")(x)
         x = layers.MaxPooling2D()(x)
     backbone = keras.Model(inputs, x, name="small_cnn")
@@ -59,8 +64,8 @@ def backbone_weights(cfg: Config):
     return cfg.weights
 
 
-def build(cfg: Config) -> keras.Model:
-    """The classifier; call inside the accelerator's strategy scope."""
+def build(cfg: Config, image_dtype: str = "uint8") -> keras.Model:
+    """The classifier; call inside the accelerator's scope, after setting the precision."""
     make_backbone, (scale, offset) = BACKBONES[cfg.backbone]
     shape = (cfg.image_size, cfg.image_size, 3)
     weights = backbone_weights(cfg)
@@ -72,7 +77,7 @@ def build(cfg: Config) -> keras.Model:
             "Offline (most code competitions)? Attach the weights file as a Kaggle dataset and "
             "pass --weights /kaggle/input/<dataset>/<file>.h5, or train from scratch with --weights none"
         ) from error
-    inputs = keras.Input(shape, dtype="uint8", name="image")
+    inputs = keras.Input(shape, dtype=image_dtype, name="image")
     x = layers.Rescaling(scale, offset, name="to_backbone_range")(inputs)  # also casts to float
     x = backbone(x)
     x = layers.GlobalAveragePooling2D()(x)
@@ -98,9 +103,19 @@ def learning_rate_schedule(cfg: Config, replicas: int, steps_per_epoch: int):
     )
 
 
-def compile_for_training(model: keras.Model, cfg: Config, replicas: int, steps_per_epoch: int):
+def compile_for_training(
+    model: keras.Model,
+    cfg: Config,
+    replicas: int,
+    steps_per_epoch: int,
+    steps_per_execution: int = 1,
+    jit_compile="auto",
+):
     model.compile(
         optimizer=keras.optimizers.Adam(learning_rate_schedule(cfg, replicas, steps_per_epoch)),
         loss="sparse_categorical_crossentropy",
-        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        # Weighted, so the blank rows that fill the last validation batch count for nothing.
+        weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        steps_per_execution=steps_per_execution,
+        jit_compile=jit_compile,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -13,11 +14,17 @@ from .config import Config, UserError, data_path
 
 
 def predict_classes(net, batches) -> tuple[np.ndarray, np.ndarray]:
-    """Predicted classes and the second element of each (image, key) pair, in one pass."""
+    """Predicted classes and keys (labels or ids) of the real rows of (image, key, weight)
+    batches, in one pass. Only images go to the device; ids stay on the host.
+
+    `predict` splits each batch over the replicas; `predict_on_batch` would give every
+    replica the whole batch under tf.distribute.
+    """
     classes, keys = [], []
-    for images, batch_keys in batches:
-        classes.append(np.argmax(net.predict_on_batch(images), axis=-1))
-        keys.append(batch_keys.numpy())
+    for images, batch_keys, weights in batches.as_numpy_iterator():
+        probabilities = net.predict(images, batch_size=len(images), verbose=0)
+        classes.append(np.argmax(probabilities, axis=-1)[weights > 0])
+        keys.append(batch_keys[weights > 0])
     return np.concatenate(classes), np.concatenate(keys)
 
 
@@ -25,13 +32,14 @@ def weights_path(cfg: Config) -> Path:
     return Path(cfg.output_dir) / "model.weights.h5"
 
 
-def load_trained(cfg: Config, strategy):
+def load_trained(cfg: Config, found: accelerator.Accelerator):
+    """The trained model; call inside found.scope()."""
     path = weights_path(cfg)
     if not path.is_file():
         raise UserError(f"no trained weights at {path}; run `train` first or set --output-dir")
-    with strategy.scope():
-        net = model.build(dataclasses.replace(cfg, weights="none"))  # trained weights follow
-        net.load_weights(path)
+    keras.mixed_precision.set_global_policy(accelerator.precision(found, cfg.precision))
+    net = model.build(dataclasses.replace(cfg, weights="none"), found.image_dtype)
+    net.load_weights(path)  # trained weights replace the backbone's
     return net
 
 
@@ -48,14 +56,19 @@ def read_sample(cfg: Config):
         return submission.read_sample(file.read(), path, cfg.id_column, cfg.label_column)
 
 
-def predict(cfg: Config) -> Path:
-    found = accelerator.detect()
+def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
+    """Pass the accelerator from `accelerator.detect(cfg)` when Keras must not be imported first."""
+    found = found or accelerator.detect(cfg)
     print(accelerator.describe(found))
+    if found.processes > 1:
+        raise UserError("predict runs in one process: leave out --num-processes")
     files = records.find_checked(cfg, cfg.test_files, "--test-files", labeled=False)
     columns, expected = read_sample(cfg)  # before the model: a wrong sample fails in seconds
-    net = load_trained(cfg, found.strategy)
-    batches = dataset.for_inference(files, cfg, cfg.batch_size * found.replicas, labeled=False)
-    classes, ids = predict_classes(net, batches)
+    global_batch = cfg.batch_size * found.replicas
+    batches = dataset.for_inference(files, cfg, global_batch, False, found.image_dtype)
+    with found.scope():
+        net = load_trained(cfg, found)
+        classes, ids = predict_classes(net, batches)
     rows = submission.arrange([key.decode() for key in ids], classes.tolist(), expected)
     path = Path(cfg.output_dir) / "submission.csv"
     submission.write(path, columns, cfg.id_column, rows)
