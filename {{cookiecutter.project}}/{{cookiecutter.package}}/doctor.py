@@ -5,25 +5,35 @@ from __future__ import annotations
 import tensorflow as tf
 
 from . import accelerator, dataset, model, records
+from .accelerator import Accelerator
 from .config import Config, UserError, data_path, resolve_data_dir
 
 
-def describe_spec(spec) -> str:
-    return ", ".join(
-        f"{name} {part.dtype.name} {tuple(part.shape)}"
-        for name, part in zip(("image", "label"), spec, strict=True)
-    )
+def doctor(cfg: Config, found: Accelerator | None = None, require: str = "") -> list[str]:
+    """Print what a run would use; return the problems that would stop it (none: ready).
 
-
-def doctor(cfg: Config) -> list[str]:
-    """Print what a run would use; return the problems that would stop it (none: ready)."""
-    found = accelerator.detect()
+    `require` ("tpu" or "gpu") makes a missing accelerator a problem: a notebook pushed to a
+    TPU machine then stops at once instead of training for hours on the host's CPU.
+    """
+    found = found or accelerator.detect(cfg)
     print(accelerator.describe(found))
+    problems = []
+    if require and found.kind != require:
+        problems.append(
+            f"--require {require}, but this run would use the {found.kind} ({found.how}); "
+            f"in a notebook, pick a {require.upper()} accelerator in the settings"
+        )
+        print(f"accelerator: PROBLEM: {problems[-1]}")
     global_batch = cfg.batch_size * found.replicas
     print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {found.replicas})")
+    multi_step, why = accelerator.steps_per_execution(found, cfg.steps_per_execution)
+    print(
+        f"precision: {accelerator.precision(found, cfg.precision)}, steps per execution: {multi_step}"
+    )
+    if why:
+        print(why)
     folder, source = resolve_data_dir(cfg)
     print(f"data dir: {folder} (from {source})")
-    problems = []
     splits = [
         ("train", cfg.train_files, "--train-files", True),
         ("valid", cfg.valid_files, "--valid-files", True),
@@ -49,12 +59,13 @@ def doctor(cfg: Config) -> list[str]:
             + ("" if tf.io.gfile.exists(path) else " (missing: rows will be sorted by id)")
         )
     if train_files:
-        spec = dataset.for_training(train_files, cfg, global_batch).element_spec
-        print(f"train batch: {describe_spec(spec)}")
-        if not all(part.shape.is_fully_defined() for part in spec):
-            problems.append(
-                f"the train batch has an unknown dimension ({describe_spec(spec)}); XLA needs static shapes"
-            )
+        batches = dataset.for_training(train_files, cfg, global_batch, found.image_dtype)
+        print(f"train batch: {dataset.describe_spec(batches.element_spec)}")
+        try:
+            dataset.check_static(batches, "--train-files")
+        except UserError as error:
+            problems.append(str(error))
+            print(f"train batch: PROBLEM: {error}")
     try:
         model.backbone_weights(cfg)
         print(f"weights: {cfg.weights} for {cfg.backbone}")

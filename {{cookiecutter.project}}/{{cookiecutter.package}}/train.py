@@ -1,35 +1,74 @@
-"""Train the classifier: data checks, the model in the accelerator's scope, fit, checkpoints."""
+"""Train the classifier: data checks, the model in the accelerator's scope, fit, checkpoints.
+
+A checkpoint after every epoch (weights and optimizer state, Keras' .weights.h5) means a run
+killed mid-way and started again with the same command continues from the last whole epoch.
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import keras
 
 from . import accelerator, dataset, model, records, scoring
+from .accelerator import Accelerator
 from .config import Config, UserError
 from .files import write_json, written_whole
 from .predict import predict_classes, weights_path
 
 
-class EpochCheckpoint(keras.callbacks.Callback):
-    """After each epoch, the weights and the epoch reached, each replaced whole."""
+def checkpoint_folder(cfg: Config) -> Path:
+    return Path(cfg.output_dir) / "checkpoints"
 
-    def __init__(self, folder: Path):
+
+class EpochCheckpoint(keras.callbacks.Callback):
+    """After each epoch, the weights with the optimizer's state, then the epoch reached and the
+    history so far; each file is replaced whole, so a kill at any moment leaves a usable pair."""
+
+    def __init__(self, folder: Path, history: dict, writes_files: bool):
         super().__init__()
         self.folder = folder
+        self.history = history
+        self.writes_files = writes_files
 
     def on_epoch_end(self, epoch, logs=None):
+        for name, value in (logs or {}).items():
+            self.history.setdefault(name, []).append(float(value))
+        if not self.writes_files:
+            return
         with written_whole(self.folder / "checkpoint.weights.h5") as temporary:
             self.model.save_weights(temporary)
-        write_json(self.folder / "checkpoint.json", {"epoch": epoch + 1, "logs": logs or {}})
+        write_json(self.folder / "checkpoint.json", {"epoch": epoch + 1, "history": self.history})
 
 
-def train(cfg: Config) -> dict:
-    """Fit the model on the training records; returns the history (loss and metrics per epoch)."""
-    keras.utils.set_random_seed(cfg.seed)
-    found = accelerator.detect()
+def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
+    """The epochs already done and their history, after loading the last checkpoint if any."""
+    folder = checkpoint_folder(cfg)
+    state = folder / "checkpoint.json"
+    if not cfg.resume or not state.is_file():
+        return 0, {}
+    saved = json.loads(state.read_text())
+    net.optimizer.build(net.trainable_variables)  # so its saved state has somewhere to go
+    try:
+        net.load_weights(folder / "checkpoint.weights.h5")
+    except (ValueError, OSError) as error:
+        raise UserError(
+            f"the checkpoint in {folder} does not fit this model ({error}); "
+            "start over with --no-resume, or pick another --output-dir"
+        ) from error
+    print(f"resuming after epoch {saved['epoch']} from {folder} (--no-resume starts over)")
+    return saved["epoch"], saved["history"]
+
+
+def train(cfg: Config, found: Accelerator | None = None) -> dict:
+    """Fit the model on the training records; returns the history (loss and metrics per epoch).
+
+    Pass the accelerator from `accelerator.detect(cfg)` when Keras must not be imported first.
+    """
+    found = found or accelerator.detect(cfg)
     print(accelerator.describe(found))
+    keras.utils.set_random_seed(cfg.seed)
     train_files = records.find_checked(cfg, cfg.train_files, "--train-files", labeled=True)
     valid_files = (
         records.find_checked(cfg, cfg.valid_files, "--valid-files", labeled=True)
@@ -44,31 +83,47 @@ def train(cfg: Config) -> dict:
             f"{available} training records make no full global batch of {global_batch} "
             f"(--batch-size {cfg.batch_size} x {found.replicas} replicas); lower --batch-size"
         )
+    training = dataset.for_training(train_files, cfg, global_batch, found.image_dtype)
+    dataset.check_static(training, "--train-files")  # XLA preflight, before any compiling
+    precision = accelerator.precision(found, cfg.precision)
+    keras.mixed_precision.set_global_policy(precision)
+    multi_step, why = accelerator.steps_per_execution(found, cfg.steps_per_execution)
     print(f"global batch: {global_batch}, steps per epoch: {steps}, training records: {available}")
+    print(f"precision: {precision}, steps per execution: {min(multi_step, steps)}")
+    if why:
+        print(why)
 
-    with found.strategy.scope():
-        net = model.build(cfg)
-        model.compile_for_training(net, cfg, found.replicas, steps)
-    output = Path(cfg.output_dir)
-    valid = (
-        dataset.for_inference(valid_files, cfg, global_batch, labeled=True) if valid_files else None
-    )
-    history = net.fit(
-        dataset.for_training(train_files, cfg, global_batch),
-        epochs=cfg.epochs,
-        steps_per_epoch=steps,
-        validation_data=valid,
-        callbacks=[EpochCheckpoint(output / "checkpoints")],
-        shuffle=False,  # the dataset shuffles itself; Keras cannot shuffle a tf.data pipeline
-        verbose=2,
-    ).history
-
-    with written_whole(weights_path(cfg)) as temporary:
-        net.save_weights(temporary)
-    if valid is not None:
-        classes, labels = predict_classes(net, valid)
-        history[f"final_valid_{cfg.metric}"] = scoring.score(labels, classes, cfg.metric)
-        print(f"valid {cfg.metric}: {history[f'final_valid_{cfg.metric}']:.4f}")
-    write_json(output / "history.json", history)
-    print(f"weights: {weights_path(cfg)}")
+    with found.scope():
+        net = model.build(cfg, found.image_dtype)
+        model.compile_for_training(net, cfg, found.replicas, steps, min(multi_step, steps))
+        done, history = resume(net, cfg)
+        valid = (
+            dataset.for_inference(valid_files, cfg, global_batch, True, found.image_dtype)
+            if valid_files and found.processes == 1
+            else None
+        )
+        if valid_files and found.processes > 1:
+            print("validation: skipped with several processes; score a `predict` run instead")
+        if done < cfg.epochs:
+            net.fit(
+                training,
+                initial_epoch=done,
+                epochs=cfg.epochs,
+                steps_per_epoch=steps,
+                validation_data=valid,
+                callbacks=[EpochCheckpoint(checkpoint_folder(cfg), history, found.writes_files)],
+                shuffle=False,  # the dataset shuffles itself; Keras cannot shuffle tf.data
+                verbose=2,
+            )
+        else:
+            print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
+        if valid is not None:
+            classes, labels = predict_classes(net, valid)
+            history[f"final_valid_{cfg.metric}"] = scoring.score(labels, classes, cfg.metric)
+            print(f"valid {cfg.metric}: {history[f'final_valid_{cfg.metric}']:.4f}")
+    if found.writes_files:
+        with written_whole(weights_path(cfg)) as temporary:
+            net.save_weights(temporary)
+        write_json(Path(cfg.output_dir) / "history.json", history)
+        print(f"weights: {weights_path(cfg)}")
     return history
