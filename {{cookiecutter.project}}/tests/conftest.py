@@ -1,10 +1,16 @@
 """Shared fixtures: one small demo competition per test session, and a one-step config."""
 
 import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from {{ cookiecutter.package }}.config import PRESETS, Config
+
+PROJECT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +33,39 @@ def demo_cfg(demo_dir, tmp_path):
         epochs=1,
         steps_per_epoch=2,
     )
+
+
+def start(*args, backend="tensorflow") -> subprocess.Popen:
+    """`python ARGS...` in the project folder, in a fresh process with the given Keras backend.
+
+    Fresh processes, because the backend and the device count are fixed at start-up.
+    """
+    env = {**os.environ, "KERAS_BACKEND": backend, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    return subprocess.Popen(
+        [sys.executable, *args],
+        cwd=PROJECT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.fixture
+def start_python():
+    return start
+
+
+@pytest.fixture
+def run_python():
+    """Like start_python, and waits: the result has returncode, stdout and stderr."""
+
+    def run(*args, backend="tensorflow", timeout=300) -> subprocess.CompletedProcess:
+        process = start(*args, backend=backend)
+        try:
+            out, err = process.communicate(timeout=timeout)
+        finally:
+            process.kill()
+        return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+    return run

@@ -67,6 +67,40 @@ def test_doctor_reports_replicas_batch_records_and_spec(demo_dir):
     assert "problems: none" in result.stdout
 
 
+def test_doctor_require_tpu_stops_a_run_that_would_train_on_the_cpu(demo_dir):
+    result = doctor("--data-dir", str(demo_dir), "--require", "tpu")
+    assert result.returncode == 1
+    assert "--require tpu, but this run would use the cpu" in result.stdout
+
+
+def test_doctor_reports_batches_of_unknown_shape_before_any_training(demo_cfg, monkeypatch):
+    """XLA preflight: a pipeline that forgets to resize is caught by doctor and by train."""
+    from {{ cookiecutter.package }} import accelerator, dataset
+    from {{ cookiecutter.package }}.doctor import doctor as check
+
+    monkeypatch.setattr(dataset, "to_size", lambda image, size: image)
+    problems = check(demo_cfg, accelerator.detect(demo_cfg))
+    assert any("unknown dimension" in problem for problem in problems)
+    with pytest.raises(UserError, match="--train-files have an unknown dimension"):
+        train(demo_cfg)
+    assert not Path(demo_cfg.output_dir).exists()
+
+
+def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
+    """Static shapes let XLA compile the whole step, as a TPU will."""
+    import keras
+
+    from {{ cookiecutter.package }} import dataset, model, records
+    from {{ cookiecutter.package }}.config import data_path
+
+    files = records.find(data_path(demo_cfg, demo_cfg.train_files), "--train-files")
+    net = model.build(demo_cfg)
+    model.compile_for_training(net, demo_cfg, 1, 2, steps_per_execution=2, jit_compile=True)
+    history = net.fit(dataset.for_training(files, demo_cfg, 32), steps_per_epoch=2, verbose=0)
+    assert net.jit_compile is True and history.history["loss"][0] > 0
+    assert keras.backend.backend() == "tensorflow"
+
+
 def test_doctor_exits_non_zero_naming_what_is_missing(tmp_path):
     result = doctor("--data-dir", str(tmp_path))
     assert result.returncode == 1

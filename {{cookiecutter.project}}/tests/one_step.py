@@ -1,0 +1,59 @@
+"""One training step on a fixed global batch of 32 demo images, on N replicas.
+
+Usage: python -m tests.one_step DATA_DIR REPLICAS OUTPUT.npz (the backend from $KERAS_BACKEND).
+Writes the loss and every weight before and after the step. test_replicas.py runs it in a fresh process
+per backend and replica count: both are fixed once a process starts.
+
+The config is what a user would write: a per-replica batch of 32 / N and a per-replica
+learning rate of 8e-3 / N, so the global batch (32) and the scaled rate (8e-3) are the same
+for every N. Equal results then prove the global batch, the loss averaging over it, the
+learning-rate scaling and the synchronized batch statistics.
+"""
+
+import sys
+
+import numpy as np
+
+from {{ cookiecutter.package }} import accelerator
+from {{ cookiecutter.package }}.config import PRESETS, Config
+
+GLOBAL_BATCH = 32
+
+
+def main(data_dir: str, replicas: int, output: str) -> None:
+    cfg = Config(
+        **{
+            **PRESETS["demo"],
+            "data_dir": data_dir,
+            "batch_size": GLOBAL_BATCH // replicas,
+            "learning_rate": 8e-3 / replicas,
+            "warmup_epochs": 0,
+            "dropout": 0.0,  # dropout masks differ from one device layout to another
+            "simulate_replicas": replicas if replicas > 1 else 0,
+        }
+    )
+    found = accelerator.detect(cfg)  # before Keras is imported
+    import keras
+    import tensorflow as tf
+
+    from {{ cookiecutter.package }} import dataset, model, records
+    from {{ cookiecutter.package }}.config import data_path
+
+    files = records.find(data_path(cfg, cfg.train_files), "--train-files")
+    images, labels, _ = next(iter(dataset.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))
+    batch = tf.data.Dataset.from_tensors((images, labels))
+    keras.utils.set_random_seed(cfg.seed)
+    with found.scope():
+        net = model.build(cfg)
+        before = {f"before_w{i}": np.asarray(w) for i, w in enumerate(net.get_weights())}
+        # SGD with the project's scaled schedule: Adam divides each gradient by its own size,
+        # which would hide a wrong loss scale.
+        rate = model.learning_rate_schedule(cfg, found.replicas, steps_per_epoch=1)
+        net.compile(optimizer=keras.optimizers.SGD(rate), loss="sparse_categorical_crossentropy")
+        loss = net.fit(batch, epochs=1, verbose=0, shuffle=False).history["loss"][0]
+    weights = {f"w{i}": np.asarray(w) for i, w in enumerate(net.get_weights())}
+    np.savez(output, loss=loss, replicas=found.replicas, backend=found.backend, **weights, **before)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3])

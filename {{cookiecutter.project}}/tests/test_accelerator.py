@@ -1,0 +1,253 @@
+"""Accelerator detection on machines we cannot reach, through fakes: every branch, no crash.
+
+The fakes stand in for the hardware (environment variables, device files), for TensorFlow's
+TPU resolver and strategies, for JAX's device list, and for the installed packages.
+"""
+
+import fnmatch
+import os
+import sys
+import types
+
+import pytest
+import tensorflow as tf
+
+from {{ cookiecutter.package }} import accelerator
+from {{ cookiecutter.package }}.config import Config, UserError
+
+
+class Device:
+    def __init__(self, platform):
+        self.platform = platform
+
+
+class Strategy:
+    """Stands for TPUStrategy and MirroredStrategy: only what detect() reads."""
+
+    def __init__(self, *args, **kwargs):
+        self.num_replicas_in_sync = 8 if args and args[0] == "resolver" else 2
+
+
+class Machine:
+    """One fake machine: what it has, and what detect() asked of it."""
+
+    def __init__(self, monkeypatch):
+        self.monkeypatch = monkeypatch
+        self.files = []
+        self.gpus = 0
+        self.tf_error = None  # raised by TPUClusterResolver.connect
+        self.tf_tpu_build = False
+        self.jax_tpus = 0  # 0: JAX has no TPU backend
+        self.connected_to = []
+        for name in (*accelerator.TPU_ENV, "KERAS_BACKEND"):
+            monkeypatch.delenv(name, raising=False)  # also undoes what detect() sets
+        monkeypatch.setattr(accelerator, "keras_backend_in_use", lambda: "")
+        monkeypatch.setattr(accelerator, "device_files", self.device_files)
+        monkeypatch.setattr(accelerator, "tensorflow_drives_tpus", self.drives_tpus)
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver
+        monkeypatch.setattr(resolver, "connect", self.connect)
+        monkeypatch.setattr(tf.distribute, "TPUStrategy", Strategy)
+        monkeypatch.setattr(tf.distribute, "MirroredStrategy", Strategy)
+        real_devices = tf.config.list_physical_devices
+        monkeypatch.setattr(
+            tf.config,
+            "list_physical_devices",
+            lambda kind=None: ["gpu"] * self.gpus if kind == "GPU" else real_devices(kind),
+        )
+        monkeypatch.setitem(sys.modules, "jax", types.SimpleNamespace(devices=self.jax_devices))
+
+    def device_files(self, patterns):
+        return [path for path in self.files if any(fnmatch.fnmatch(path, p) for p in patterns)]
+
+    def drives_tpus(self):
+        remote = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR")
+        return self.tf_tpu_build or any(os.environ.get(name) for name in remote)
+
+    def connect(self, tpu=None):
+        self.connected_to.append(tpu)
+        if self.tf_error:
+            raise self.tf_error
+        return "resolver"
+
+    def jax_devices(self, platform=None):
+        if platform in ("tpu", None) and self.jax_tpus:
+            return [Device("tpu")] * self.jax_tpus
+        if platform == "tpu":
+            raise RuntimeError("Backend 'tpu' failed to initialize: no libtpu.so")
+        return [Device("cpu")]
+
+    def detect(self, **fields):
+        return accelerator.detect(Config(**fields))
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    return Machine(monkeypatch)
+
+
+def keras_backend():
+    return os.environ.get("KERAS_BACKEND")
+
+
+def test_no_hardware_gives_the_default_strategy_on_the_cpu(machine):
+    found = machine.detect()
+    assert (found.kind, found.backend, found.replicas, found.warning) == (
+        "cpu",
+        "tensorflow",
+        1,
+        "",
+    )
+    assert found.strategy is tf.distribute.get_strategy()
+    assert keras_backend() == "tensorflow" and machine.connected_to == []
+
+
+@pytest.mark.parametrize(
+    ("env", "target", "where"),
+    [
+        ({"TPU_NAME": "node-1"}, "node-1", "TPU node-1"),
+        ({"KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS": "grpc://10.0.0.3:8470"}, None, "pod endpoints"),
+        ({"COLAB_TPU_ADDR": "10.0.0.2:8470"}, "grpc://10.0.0.2:8470", "legacy Colab"),
+    ],
+)
+def test_a_tpu_tensorflow_can_reach_gets_tpu_strategy(machine, monkeypatch, env, target, where):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    found = machine.detect()
+    assert (found.kind, found.backend, found.replicas) == ("tpu", "tensorflow", 8)
+    assert machine.connected_to == [target] and where in found.how
+    assert found.image_dtype == "bfloat16"  # TPUs under TensorFlow take no uint8
+    assert keras_backend() == "tensorflow"
+
+
+def test_a_tpu_vm_with_tensorflow_tpu_connects_locally(machine, monkeypatch):
+    monkeypatch.setenv("TPU_PROCESS_ADDRESSES", "local")
+    machine.tf_tpu_build = True
+    found = machine.detect()
+    assert (found.kind, found.backend) == ("tpu", "tensorflow") and machine.connected_to == [
+        "local"
+    ]
+
+
+@pytest.mark.parametrize(
+    "signs",
+    [{"ISTPUVM": "1", "TPU_PROCESS_ADDRESSES": "local"}, {"/dev/vfio/0": ""}, {"/dev/accel0": ""}],
+    ids=["kaggle-env", "vfio-v5e", "accel-v4"],
+)
+def test_kaggle_tpu_image_trains_keras_on_jax_over_every_tpu_device(machine, monkeypatch, signs):
+    """Kaggle's TPU image: CPU-only TensorFlow, jax[tpu]. TensorFlow is not even imported."""
+    for name, value in signs.items():
+        if name.startswith("/dev/"):
+            machine.files.append(name)
+        else:
+            monkeypatch.setenv(name, value)
+    machine.jax_tpus = 8
+    found = machine.detect()
+    assert (found.kind, found.backend, found.replicas) == ("tpu", "jax", 8)
+    assert "DataParallel over 8 TPU devices" in found.how and "no tensorflow-tpu" in found.how
+    assert machine.connected_to == [] and found.warning == ""
+    assert keras_backend() == "jax" and found.image_dtype == "uint8"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ValueError("Please provide a TPU Name to connect to."),
+        tf.errors.NotFoundError(None, None, "TPUs not found in the cluster"),
+        RuntimeError("TPU system already initialized"),
+        NotImplementedError("TPU not supported on this platform"),
+        KeyError("tpu_worker"),
+    ],
+    ids=lambda error: type(error).__name__,
+)
+def test_a_tpu_tensorflow_cannot_use_falls_back_to_the_cpu_loudly(machine, monkeypatch, error):
+    monkeypatch.setenv("TPU_NAME", "node-1")
+    machine.tf_error = error
+    found = machine.detect()
+    assert (found.kind, found.backend, found.replicas) == ("cpu", "tensorflow", 1)
+    assert type(error).__name__ in found.warning and "TPU_NAME" in found.warning
+    assert "training on the CPU" in found.warning
+    assert "WARNING: TPU signs (TPU_NAME)" in accelerator.describe(found)
+
+
+@pytest.mark.parametrize("jax_state", ["no-tpu-backend", "not-installed"])
+def test_a_tpu_neither_framework_can_drive_warns_with_the_fix(machine, monkeypatch, jax_state):
+    monkeypatch.setenv("ISTPUVM", "1")
+    if jax_state == "not-installed":
+        monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError
+    found = machine.detect()
+    assert (found.kind, found.backend) == ("cpu", "tensorflow")
+    reason = "failed to initialize" if jax_state == "no-tpu-backend" else "import of jax"
+    assert reason in found.warning and "no tensorflow-tpu installed" in found.warning
+    assert "pick a TPU accelerator" in found.warning and "no pip install" in found.warning
+
+
+def test_several_gpus_get_mirrored_strategy_and_one_gpu_the_default(machine):
+    machine.gpus = 2
+    two = machine.detect()
+    assert (two.kind, two.backend, two.replicas) == ("gpu", "tensorflow", 2)
+    assert "MirroredStrategy over 2 GPUs" in two.how
+    machine.gpus = 1
+    one = machine.detect()
+    assert (one.kind, one.replicas, one.strategy) == ("gpu", 1, tf.distribute.get_strategy())
+
+
+def test_a_gpu_tensorflow_cannot_see_is_a_warning(machine):
+    machine.files.append("/dev/nvidia0")
+    found = machine.detect()
+    assert found.kind == "cpu" and "GPU device files (/dev/nvidia0)" in found.warning
+
+
+def test_a_chosen_backend_wins_and_jax_is_not_tried_by_tensorflow(machine, monkeypatch):
+    """With jax chosen on a TPU machine TensorFlow never touches the TPU: the two must not
+    both initialise it in one process."""
+    monkeypatch.setenv("TPU_NAME", "node-1")
+    machine.jax_tpus = 4
+    found = machine.detect(backend="jax")
+    assert (found.kind, found.backend, found.replicas) == ("tpu", "jax", 4)
+    assert machine.connected_to == [] and "jax from --backend" in found.how
+    monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
+    machine.tf_error = tf.errors.NotFoundError(None, None, "no TPU")
+    found = machine.detect()  # $KERAS_BACKEND, as Kaggle's images set it
+    assert (found.kind, found.backend) == ("cpu", "tensorflow")
+    assert "Keras on JAX can: drop $KERAS_BACKEND or set it to jax" in found.warning
+
+
+def test_jax_on_a_machine_whose_jax_sees_only_the_cpu_warns(machine):
+    machine.files.append("/dev/accel0")
+    found = machine.detect(backend="jax")
+    assert (found.kind, found.backend, found.replicas) == ("cpu", "jax", 1)
+    assert "JAX sees only the CPU" in found.warning and "jax[tpu]" in found.warning
+
+
+def test_backends_this_project_cannot_run_on_are_refused(machine, monkeypatch):
+    monkeypatch.setenv("KERAS_BACKEND", "torch")
+    with pytest.raises(UserError, match=r"\$KERAS_BACKEND='torch': .* tensorflow or jax"):
+        machine.detect()
+
+
+def test_a_backend_keras_already_fixed_cannot_change(machine, monkeypatch):
+    monkeypatch.setattr(accelerator, "keras_backend_in_use", lambda: "tensorflow")
+    with pytest.raises(UserError, match="already imported with the tensorflow backend; restart"):
+        machine.detect(backend="jax")
+    assert machine.detect().backend == "tensorflow"  # no choice: the one in use
+
+
+def test_several_processes_need_jax(machine):
+    with pytest.raises(UserError, match="MultiWorkerMirroredStrategy; use --backend jax"):
+        machine.detect(backend="tensorflow", num_processes=2)
+
+
+def test_precision_and_steps_per_execution_follow_the_accelerator():
+    tpu = accelerator.Accelerator("tpu", "jax", 8, "fake")
+    mirrored = accelerator.Accelerator("gpu", "tensorflow", 2, "fake")
+    cpu = accelerator.Accelerator("cpu", "tensorflow", 1, "fake")
+    assert [accelerator.precision(a, "auto") for a in (tpu, mirrored, cpu)] == [
+        "mixed_bfloat16",
+        "mixed_float16",
+        "float32",
+    ]
+    assert accelerator.precision(tpu, "float32") == "float32"
+    assert accelerator.steps_per_execution(tpu, 0) == (32, "")
+    assert accelerator.steps_per_execution(cpu, 0) == (1, "")
+    steps, why = accelerator.steps_per_execution(mirrored, 8)
+    assert steps == 1 and why.startswith("steps per execution: 1, not 8: Keras 3")
