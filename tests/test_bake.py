@@ -26,9 +26,13 @@ PACKAGE_FILES = [
 ]
 TEST_FILES = [
     "conftest.py",
+    "one_step.py",
+    "test_accelerator.py",
     "test_config.py",
     "test_data.py",
     "test_model.py",
+    "test_replicas.py",
+    "test_resume.py",
     "test_scoring.py",
     "test_submission.py",
     "test_train.py",
