@@ -36,14 +36,14 @@ class Machine:
         self.files = []
         self.gpus = 0
         self.tf_error = None  # raised by TPUClusterResolver.connect
-        self.tf_tpu_build = False
+        self.packages = {"tensorflow-cpu"}  # what Kaggle's TPU image installs
         self.jax_tpus = 0  # 0: JAX has no TPU backend
         self.connected_to = []
         for name in (*accelerator.TPU_ENV, "KERAS_BACKEND"):
             monkeypatch.delenv(name, raising=False)  # also undoes what detect() sets
         monkeypatch.setattr(accelerator, "keras_backend_in_use", lambda: "")
         monkeypatch.setattr(accelerator, "device_files", self.device_files)
-        monkeypatch.setattr(accelerator, "tensorflow_drives_tpus", self.drives_tpus)
+        monkeypatch.setattr(accelerator, "installed", lambda name: name in self.packages)
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver
         monkeypatch.setattr(resolver, "connect", self.connect)
         monkeypatch.setattr(tf.distribute, "TPUStrategy", Strategy)
@@ -58,10 +58,6 @@ class Machine:
 
     def device_files(self, patterns):
         return [path for path in self.files if any(fnmatch.fnmatch(path, p) for p in patterns)]
-
-    def drives_tpus(self):
-        remote = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR")
-        return self.tf_tpu_build or any(os.environ.get(name) for name in remote)
 
     def connect(self, tpu=None):
         self.connected_to.append(tpu)
@@ -121,7 +117,7 @@ def test_a_tpu_tensorflow_can_reach_gets_tpu_strategy(machine, monkeypatch, env,
 
 def test_a_tpu_vm_with_tensorflow_tpu_connects_locally(machine, monkeypatch):
     monkeypatch.setenv("TPU_PROCESS_ADDRESSES", "local")
-    machine.tf_tpu_build = True
+    machine.packages.add("tensorflow-tpu")
     found = machine.detect()
     assert (found.kind, found.backend) == ("tpu", "tensorflow") and machine.connected_to == [
         "local"

@@ -29,14 +29,10 @@ import sys
 
 from .config import BACKENDS, Config, UserError
 
-# Signs of TPU hardware: a named TPU, pod endpoints, legacy Colab, TPU VMs (Kaggle, Cloud).
-TPU_ENV = (
-    "TPU_NAME",
-    "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS",
-    "COLAB_TPU_ADDR",
-    "ISTPUVM",
-    "TPU_PROCESS_ADDRESSES",
-)
+# Signs of TPU hardware: remote TPUs (a named TPU, pod endpoints, legacy Colab), which any
+# TensorFlow reaches over the network, and TPU VMs (Kaggle, Cloud), whose chips are local.
+REMOTE_TPU_ENV = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR")
+TPU_ENV = (*REMOTE_TPU_ENV, "ISTPUVM", "TPU_PROCESS_ADDRESSES")
 TPU_DEVICE_FILES = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v2-v4, v5e and later
 GPU_DEVICE_FILES = ("/dev/nvidia[0-9]*",)
 STEPS_PER_EXECUTION_ON_TPU = 32  # a TPU idles between host calls; run many steps per call
@@ -137,22 +133,21 @@ def use_backend(backend: str) -> None:
         os.environ["KERAS_BACKEND"] = backend
 
 
+def installed(package: str) -> bool:
+    try:
+        importlib.metadata.version(package)
+        return True
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
 def tensorflow_drives_tpus() -> bool:
-    """Remote TPUs (a named TPU, a pod, legacy Colab) work with any TensorFlow; a TPU VM's own
-    chips need the tensorflow-tpu build. Kaggle's TPU image has tensorflow-cpu instead.
-    Read from the installed packages: importing TensorFlow would fix Keras' backend."""
-    remote = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR")
-    wanted = "tensorflow" if any(os.environ.get(name) for name in remote) else "tensorflow-tpu"
-    names = (
-        ("tensorflow", "tensorflow-cpu", "tensorflow-tpu") if wanted == "tensorflow" else (wanted,)
-    )
-    for name in names:
-        try:
-            importlib.metadata.version(name)
-            return True
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    return False
+    """Remote TPUs work with any TensorFlow; a TPU VM's own chips need the tensorflow-tpu
+    build (Kaggle's TPU image has tensorflow-cpu instead). Read from the installed packages:
+    importing TensorFlow would fix Keras' backend."""
+    if any(os.environ.get(name) for name in REMOTE_TPU_ENV):
+        return any(installed(name) for name in ("tensorflow", "tensorflow-cpu", "tensorflow-tpu"))
+    return installed("tensorflow-tpu")
 
 
 def device_files(patterns) -> list[str]:
@@ -247,7 +242,7 @@ def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None,
     spread = (
         f"DataParallel over {len(devices)} {kind.upper()} devices"
         if len(devices) > 1
-        else (f"one {kind.upper()} device")
+        else f"one {kind.upper()} device"
     )
     return Accelerator(
         kind, "jax", len(devices), f"Keras on JAX, {spread}; {how}", devices=tuple(devices)

@@ -23,8 +23,9 @@ def predict_classes(net, batches) -> tuple[np.ndarray, np.ndarray]:
     classes, keys = [], []
     for images, batch_keys, weights in batches.as_numpy_iterator():
         probabilities = net.predict(images, batch_size=len(images), verbose=0)
-        classes.append(np.argmax(probabilities, axis=-1)[weights > 0])
-        keys.append(batch_keys[weights > 0])
+        real = weights > 0  # not the blank rows that fill the last batch
+        classes.append(np.argmax(probabilities, axis=-1)[real])
+        keys.append(batch_keys[real])
     return np.concatenate(classes), np.concatenate(keys)
 
 
