@@ -229,7 +229,7 @@ def test_a_backend_keras_already_fixed_cannot_change(machine, monkeypatch):
 
 
 def test_several_processes_need_jax(machine):
-    with pytest.raises(UserError, match="MultiWorkerMirroredStrategy; use --backend jax"):
+    with pytest.raises(UserError, match="MultiWorkerMirroredStrategy .*; use --backend jax"):
         machine.detect(backend="tensorflow", num_processes=2)
 
 
@@ -243,7 +243,8 @@ def test_precision_and_steps_per_execution_follow_the_accelerator():
         "float32",
     ]
     assert accelerator.precision(tpu, "float32") == "float32"
-    assert accelerator.steps_per_execution(tpu, 0) == (32, "")
-    assert accelerator.steps_per_execution(cpu, 0) == (1, "")
-    steps, why = accelerator.steps_per_execution(mirrored, 8)
+    assert accelerator.steps_per_execution(tpu, 0, steps_per_epoch=100) == (32, "")
+    assert accelerator.steps_per_execution(tpu, 0, steps_per_epoch=10) == (10, "")  # one epoch
+    assert accelerator.steps_per_execution(cpu, 0, steps_per_epoch=100) == (1, "")
+    steps, why = accelerator.steps_per_execution(mirrored, 8, steps_per_epoch=100)
     assert steps == 1 and why.startswith("steps per execution: 1, not 8: Keras 3")

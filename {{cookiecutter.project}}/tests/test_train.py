@@ -67,6 +67,23 @@ def test_doctor_reports_replicas_batch_records_and_spec(demo_dir):
     assert "problems: none" in result.stdout
 
 
+def test_doctor_shows_the_steps_per_execution_that_train_will_use(demo_dir):
+    """Never more than an epoch's steps: train runs whole epochs, so doctor says so too."""
+    result = doctor(
+        "--data-dir", str(demo_dir), "--steps-per-epoch", "3", "--steps-per-execution", "8"
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "steps per epoch: 3\nprecision: float32, steps per execution: 3\n" in result.stdout
+
+
+def test_doctor_reports_a_global_batch_larger_than_the_training_set(demo_dir):
+    result = doctor("--data-dir", str(demo_dir), "--batch-size", "2048")
+    assert result.returncode == 1
+    assert "steps per epoch: PROBLEM: 1078 training records make no full global batch" in (
+        result.stdout
+    )
+
+
 def test_doctor_require_tpu_stops_a_run_that_would_train_on_the_cpu(demo_dir):
     result = doctor("--data-dir", str(demo_dir), "--require", "tpu")
     assert result.returncode == 1

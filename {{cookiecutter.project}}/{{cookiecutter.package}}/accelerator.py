@@ -84,7 +84,8 @@ def detect(cfg: Config) -> Accelerator:
         if backend == "tensorflow":
             raise UserError(
                 f"--num-processes {cfg.num_processes} with the tensorflow backend ({source}): "
-                "Keras 3 cannot fit under MultiWorkerMirroredStrategy; use --backend jax"
+                "Keras 3 cannot fit under MultiWorkerMirroredStrategy (keras-team/keras#20585); "
+                "use --backend jax"
             )
         backend = "jax"
         start_processes(cfg)
@@ -356,15 +357,24 @@ def precision(found: Accelerator, requested: str) -> str:
     return {"tpu": "mixed_bfloat16", "gpu": "mixed_float16"}.get(found.kind, "float32")
 
 
-def steps_per_execution(found: Accelerator, requested: int) -> tuple[int, str]:
-    """Steps per device call, and a note when Keras 3 forces fewer than wanted."""
+def steps_per_execution(found: Accelerator, requested: int, steps_per_epoch: int):
+    """Steps per device call (at most an epoch's), and a note (or "") when Keras 3 forces fewer."""
     wanted = requested or (STEPS_PER_EXECUTION_ON_TPU if found.kind == "tpu" else 1)
     if wanted > 1 and found.backend == "tensorflow" and found.replicas > 1:
         return 1, (
             f"steps per execution: 1, not {wanted}: Keras 3 under tf.distribute fails above 1 "
             "(keras-team/keras#19246); --backend jax runs several"
         )
-    return wanted, ""
+    return min(wanted, steps_per_epoch), ""
+
+
+def run_settings(found: Accelerator, cfg: Config, steps_per_epoch: int) -> tuple[str, int, str]:
+    """The dtype policy and steps per execution a run uses, and the lines that report them:
+    train uses them and doctor shows them, so what doctor says is what train does."""
+    policy = precision(found, cfg.precision)
+    multi_step, why = steps_per_execution(found, cfg.steps_per_execution, steps_per_epoch)
+    report = f"precision: {policy}, steps per execution: {multi_step}"
+    return policy, multi_step, f"{report}\n{why}" if why else report
 
 
 def describe(found: Accelerator) -> str:

@@ -7,6 +7,7 @@ import tensorflow as tf
 from . import accelerator, dataset, model, records
 from .accelerator import Accelerator
 from .config import Config, UserError, data_path, resolve_data_dir
+from .train import steps_per_epoch
 
 
 def doctor(cfg: Config, found: Accelerator | None = None, require: str = "") -> list[str]:
@@ -26,12 +27,6 @@ def doctor(cfg: Config, found: Accelerator | None = None, require: str = "") -> 
         print(f"accelerator: PROBLEM: {problems[-1]}")
     global_batch = cfg.batch_size * found.replicas
     print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {found.replicas})")
-    multi_step, why = accelerator.steps_per_execution(found, cfg.steps_per_execution)
-    print(
-        f"precision: {accelerator.precision(found, cfg.precision)}, steps per execution: {multi_step}"
-    )
-    if why:
-        print(why)
     folder, source = resolve_data_dir(cfg)
     print(f"data dir: {folder} (from {source})")
     splits = [
@@ -59,6 +54,13 @@ def doctor(cfg: Config, found: Accelerator | None = None, require: str = "") -> 
             + ("" if tf.io.gfile.exists(path) else " (missing: rows will be sorted by id)")
         )
     if train_files:
+        try:
+            steps = steps_per_epoch(cfg, records.count(train_files), found.replicas)
+            print(f"steps per epoch: {steps}")
+            print(accelerator.run_settings(found, cfg, steps)[2])
+        except UserError as error:
+            problems.append(str(error))
+            print(f"steps per epoch: PROBLEM: {error}")
         batches = dataset.for_training(train_files, cfg, global_batch, found.image_dtype)
         print(f"train batch: {dataset.describe_spec(batches.element_spec)}")
         try:

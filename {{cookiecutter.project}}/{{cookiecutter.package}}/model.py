@@ -64,8 +64,10 @@ def backbone_weights(cfg: Config):
     return cfg.weights
 
 
-def build(cfg: Config, image_dtype: str = "uint8") -> keras.Model:
-    """The classifier; call inside the accelerator's scope, after setting the precision."""
+def build(cfg: Config, image_dtype: str = "uint8", precision: str = "float32") -> keras.Model:
+    """The classifier, computing in `precision` (a Keras dtype policy such as mixed_bfloat16);
+    call inside the accelerator's scope."""
+    keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made
     make_backbone, (scale, offset) = BACKBONES[cfg.backbone]
     shape = (cfg.image_size, cfg.image_size, 3)
     weights = backbone_weights(cfg)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -38,8 +37,8 @@ def load_trained(cfg: Config, found: accelerator.Accelerator):
     path = weights_path(cfg)
     if not path.is_file():
         raise UserError(f"no trained weights at {path}; run `train` first or set --output-dir")
-    keras.mixed_precision.set_global_policy(accelerator.precision(found, cfg.precision))
-    net = model.build(dataclasses.replace(cfg, weights="none"), found.image_dtype)
+    untrained = dataclasses.replace(cfg, weights="none")
+    net = model.build(untrained, found.image_dtype, accelerator.precision(found, cfg.precision))
     net.load_weights(path)  # trained weights replace the backbone's
     return net
 

@@ -61,6 +61,17 @@ def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
     return saved["epoch"], saved["history"]
 
 
+def steps_per_epoch(cfg: Config, available: int, replicas: int) -> int:
+    steps = cfg.steps_per_epoch or available // (cfg.batch_size * replicas)
+    if steps == 0:
+        raise UserError(
+            f"{available} training records make no full global batch of "
+            f"{cfg.batch_size * replicas} (--batch-size {cfg.batch_size} x {replicas} replicas); "
+            "lower --batch-size"
+        )
+    return steps
+
+
 def train(cfg: Config, found: Accelerator | None = None) -> dict:
     """Fit the model on the training records; returns the history (loss and metrics per epoch).
 
@@ -77,25 +88,16 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
     )
     global_batch = cfg.batch_size * found.replicas
     available = records.count(train_files)
-    steps = cfg.steps_per_epoch or available // global_batch
-    if steps == 0:
-        raise UserError(
-            f"{available} training records make no full global batch of {global_batch} "
-            f"(--batch-size {cfg.batch_size} x {found.replicas} replicas); lower --batch-size"
-        )
+    steps = steps_per_epoch(cfg, available, found.replicas)
     training = dataset.for_training(train_files, cfg, global_batch, found.image_dtype)
     dataset.check_static(training, "--train-files")  # XLA preflight, before any compiling
-    precision = accelerator.precision(found, cfg.precision)
-    keras.mixed_precision.set_global_policy(precision)
-    multi_step, why = accelerator.steps_per_execution(found, cfg.steps_per_execution)
+    precision, multi_step, report = accelerator.run_settings(found, cfg, steps)
     print(f"global batch: {global_batch}, steps per epoch: {steps}, training records: {available}")
-    print(f"precision: {precision}, steps per execution: {min(multi_step, steps)}")
-    if why:
-        print(why)
+    print(report)
 
     with found.scope():
-        net = model.build(cfg, found.image_dtype)
-        model.compile_for_training(net, cfg, found.replicas, steps, min(multi_step, steps))
+        net = model.build(cfg, found.image_dtype, precision)
+        model.compile_for_training(net, cfg, found.replicas, steps, multi_step)
         done, history = resume(net, cfg)
         valid = (
             dataset.for_inference(valid_files, cfg, global_batch, True, found.image_dtype)
