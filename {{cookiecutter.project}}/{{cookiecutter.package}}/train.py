@@ -7,6 +7,7 @@ killed mid-way and started again with the same command continues from the last w
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import keras
@@ -35,20 +36,35 @@ class EpochCheckpoint(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         for name, value in (logs or {}).items():
             self.history.setdefault(name, []).append(float(value))
-        if not self.writes_files:
-            return
-        with written_whole(self.folder / "checkpoint.weights.h5") as temporary:
-            self.model.save_weights(temporary)
-        write_json(self.folder / "checkpoint.json", {"epoch": epoch + 1, "history": self.history})
+        save_weights(self.model, self.folder / "checkpoint.weights.h5", self.writes_files)
+        if self.writes_files:
+            state = {"epoch": epoch + 1, "history": self.history}
+            write_json(self.folder / "checkpoint.json", state)
+
+
+def save_weights(net: keras.Model, path: Path, writes_files: bool) -> None:
+    """Write the weights whole. With several JAX processes every process must call this:
+    Keras makes variables while saving, and making one is a step all processes take together.
+    The others write into a scratch folder."""
+    if writes_files:
+        with written_whole(path) as temporary:
+            net.save_weights(temporary)
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        net.save_weights(Path(scratch) / path.name)
 
 
 def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
     """The epochs already done and their history, after loading the last checkpoint if any."""
     folder = checkpoint_folder(cfg)
     state = folder / "checkpoint.json"
-    if not cfg.resume or not state.is_file():
+    saved = {"epoch": 0, "history": {}}
+    if cfg.resume and state.is_file():
+        saved = json.loads(state.read_text())
+    if cfg.num_processes > 1:
+        check_same_start(saved["epoch"], folder)
+    if not saved["epoch"]:
         return 0, {}
-    saved = json.loads(state.read_text())
     net.optimizer.build(net.trainable_variables)  # so its saved state has somewhere to go
     try:
         net.load_weights(folder / "checkpoint.weights.h5")
@@ -59,6 +75,20 @@ def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
         ) from error
     print(f"resuming after epoch {saved['epoch']} from {folder} (--no-resume starts over)")
     return saved["epoch"], saved["history"]
+
+
+def check_same_start(epoch: int, folder: Path) -> None:
+    """Processes that resume from different epochs would wait on each other for ever."""
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    epochs = multihost_utils.process_allgather(np.int32(epoch)).tolist()
+    if len(set(epochs)) > 1:
+        raise UserError(
+            f"the processes found checkpoints of different epochs in {folder} ({epochs}, by "
+            "process); give every process the same shared --output-dir, or start over with "
+            "--no-resume"
+        )
 
 
 def steps_per_epoch(cfg: Config, available: int, replicas: int) -> int:
@@ -123,9 +153,8 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
             classes, labels = predict_classes(net, valid)
             history[f"final_valid_{cfg.metric}"] = scoring.score(labels, classes, cfg.metric)
             print(f"valid {cfg.metric}: {history[f'final_valid_{cfg.metric}']:.4f}")
+    save_weights(net, weights_path(cfg), found.writes_files)
     if found.writes_files:
-        with written_whole(weights_path(cfg)) as temporary:
-            net.save_weights(temporary)
         write_json(Path(cfg.output_dir) / "history.json", history)
         print(f"weights: {weights_path(cfg)}")
     return history
