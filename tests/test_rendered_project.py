@@ -20,6 +20,8 @@ def test_rendered_project_passes_its_own_tests(baker, python):
         "test_train.py::test_doctor_reports_replicas_batch_records_and_spec",
         "test_replicas.py::test_eight_replicas_take_the_same_step_as_one[tensorflow]",
         "test_replicas.py::test_eight_replicas_take_the_same_step_as_one[jax]",
+        "test_replicas.py::test_two_jax_processes_take_the_same_step_as_one",
+        "test_replicas.py::test_two_processes_train_one_epoch_of_the_demo_together",
         "test_resume.py::test_a_killed_run_resumes_from_its_last_finished_epoch[jax]",
     ):
         assert f"PASSED tests/{test}" in result.stdout, test

@@ -35,20 +35,27 @@ def demo_cfg(demo_dir, tmp_path):
     )
 
 
-def start(*args, backend="tensorflow") -> subprocess.Popen:
+def start(*args, backend="tensorflow", log=None) -> subprocess.Popen:
     """`python ARGS...` in the project folder, in a fresh process with the given Keras backend.
 
-    Fresh processes, because the backend and the device count are fixed at start-up.
+    Fresh processes, because the backend and the device count are fixed at start-up. With
+    `log` (a path), stdout and stderr go to that file: processes that wait on each other must
+    never block on a full pipe that nobody reads.
     """
     env = {**os.environ, "KERAS_BACKEND": backend, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    return subprocess.Popen(
-        [sys.executable, *args],
-        cwd=PROJECT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    out = open(log, "w") if log else subprocess.PIPE  # noqa: SIM115 - the child holds it
+    try:
+        return subprocess.Popen(
+            [sys.executable, *args],
+            cwd=PROJECT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT if log else subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        if log:
+            out.close()  # the child has its own copy
 
 
 @pytest.fixture

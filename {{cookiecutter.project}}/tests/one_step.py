@@ -1,8 +1,10 @@
 """One training step on a fixed global batch of 32 demo images, on N replicas.
 
-Usage: python -m tests.one_step DATA_DIR REPLICAS OUTPUT.npz (the backend from $KERAS_BACKEND).
-Writes the loss and every weight before and after the step. test_replicas.py runs it in a fresh process
-per backend and replica count: both are fixed once a process starts.
+Usage: python -m tests.one_step DATA_DIR REPLICAS OUTPUT.npz [--coordinator HOST:PORT
+--num-processes REPLICAS --process-id I] (the backend from $KERAS_BACKEND). Writes the loss
+and every weight before and after the step. With a coordinator, REPLICAS JAX processes of one
+CPU device each take the step together, and process I writes OUTPUT-I.npz. test_replicas.py
+runs it in fresh processes: the backend and the device count are fixed once a process starts.
 
 The config is what a user would write: a per-replica batch of 32 / N and a per-replica
 learning rate of 8e-3 / N, so the global batch (32) and the scaled rate (8e-3) are the same
@@ -10,7 +12,7 @@ for every N. Equal results then prove the global batch, the loss averaging over 
 learning-rate scaling and the synchronized batch statistics.
 """
 
-import sys
+import argparse
 
 import numpy as np
 
@@ -20,7 +22,7 @@ from {{ cookiecutter.package }}.config import PRESETS, Config
 GLOBAL_BATCH = 32
 
 
-def main(data_dir: str, replicas: int, output: str) -> None:
+def main(data_dir, replicas, output, coordinator="", num_processes=1, process_id=0) -> None:
     cfg = Config(
         **{
             **PRESETS["demo"],
@@ -29,7 +31,10 @@ def main(data_dir: str, replicas: int, output: str) -> None:
             "learning_rate": 8e-3 / replicas,
             "warmup_epochs": 0,
             "dropout": 0.0,  # dropout masks differ from one device layout to another
-            "simulate_replicas": replicas if replicas > 1 else 0,
+            "simulate_replicas": replicas if replicas > 1 and num_processes == 1 else 0,
+            "coordinator": coordinator,
+            "num_processes": num_processes,
+            "process_id": process_id,
         }
     )
     found = accelerator.detect(cfg)  # before Keras is imported
@@ -50,10 +55,28 @@ def main(data_dir: str, replicas: int, output: str) -> None:
         # which would hide a wrong loss scale.
         rate = model.learning_rate_schedule(cfg, found.replicas, steps_per_epoch=1)
         net.compile(optimizer=keras.optimizers.SGD(rate), loss="sparse_categorical_crossentropy")
-        loss = net.fit(batch, epochs=1, verbose=0, shuffle=False).history["loss"][0]
+        fitted = net.fit(batch, epochs=1, steps_per_epoch=1, verbose=0, shuffle=False)
+    loss = fitted.history["loss"][0]
     weights = {f"w{i}": np.asarray(w) for i, w in enumerate(net.get_weights())}
-    np.savez(output, loss=loss, replicas=found.replicas, backend=found.backend, **weights, **before)
+    if num_processes > 1:
+        output = output.removesuffix(".npz") + f"-{process_id}.npz"
+    np.savez(
+        output,
+        loss=loss,
+        replicas=found.replicas,
+        processes=found.processes,
+        backend=found.backend,
+        **weights,
+        **before,
+    )
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+    arguments = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    arguments.add_argument("data_dir")
+    arguments.add_argument("replicas", type=int)
+    arguments.add_argument("output")
+    arguments.add_argument("--coordinator", default="")
+    arguments.add_argument("--num-processes", type=int, default=1)
+    arguments.add_argument("--process-id", type=int, default=0)
+    main(**vars(arguments.parse_args()))

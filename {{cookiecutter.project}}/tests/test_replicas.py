@@ -6,7 +6,11 @@ fresh process (see run_python): the backend and the device count are fixed at st
 """
 
 import csv
+import json
 import re
+import socket
+import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -22,32 +26,130 @@ def ids(path):
         return [row[0] for row in csv.reader(file)]
 
 
+def one_step(replicas, backend, demo_dir, tmp_path, run_python):
+    """tests/one_step.py on this many replicas in one process: its loss and weights."""
+    output = tmp_path / f"{backend}-{replicas}.npz"
+    done = run_python(
+        "-m", "tests.one_step", str(demo_dir), str(replicas), str(output), backend=backend
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return np.load(output)
+
+
+def assert_same_step(many, one):
+    """Same loss, same starting weights, and updates within TOLERANCE of the largest one."""
+    assert float(many["loss"]) == pytest.approx(float(one["loss"]), rel=1e-6)
+    names = [name for name in one.files if re.fullmatch(r"w\d+", name)]
+    assert len(names) == 17  # 3 conv blocks (kernel + 4 batch-norm) and the classifier
+    for name in names:
+        np.testing.assert_array_equal(many[f"before_{name}"], one[f"before_{name}"])
+    updates = {n: (one[n] - one[f"before_{n}"], many[n] - many[f"before_{n}"]) for n in names}
+    largest = max(np.abs(update).max() for update, _ in updates.values())
+    assert largest > 1e-3  # the step did move the weights
+    for name, (update_on_one, update_on_many) in updates.items():
+        np.testing.assert_allclose(
+            update_on_many, update_on_one, rtol=0, atol=TOLERANCE * largest, err_msg=name
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def run_processes(start_python, arguments, logs, count=2, own=lambda i: (), timeout=300):
+    """`python ARGUMENTS` (and own(i) for process i) in `count` JAX processes joined through
+    one coordinator on localhost, as TPU hosts are; waits for all. Their codes and output."""
+    coordinator = ["--coordinator", f"127.0.0.1:{free_port()}", "--num-processes", str(count)]
+    started = []
+    for i in range(count):
+        flags = [*arguments, *own(i), *coordinator, "--process-id", str(i)]
+        started.append(start_python(*flags, backend="jax", log=logs / f"process-{i}.log"))
+    deadline = time.monotonic() + timeout
+    try:
+        codes = [process.wait(max(1, deadline - time.monotonic())) for process in started]
+    except subprocess.TimeoutExpired:
+        codes = None
+    finally:
+        for process in started:
+            process.kill()
+    output = [(logs / f"process-{i}.log").read_text() for i in range(count)]
+    assert codes is not None, f"still running after {timeout} s:\n" + tails(output)
+    return codes, output
+
+
+def tails(output):
+    return "\n".join(f"--- process {i}:\n{text[-3000:]}" for i, text in enumerate(output))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_eight_replicas_take_the_same_step_as_one(backend, demo_dir, tmp_path, run_python):
     """Same loss and same updated weights: the global batch, the loss averaged over it, the
     learning rate scaled by replicas and the batch statistics all add up (tests/one_step.py)."""
-    steps = {}
-    for replicas in (1, 8):
-        output = tmp_path / f"{replicas}.npz"
-        done = run_python(
-            "-m", "tests.one_step", str(demo_dir), str(replicas), str(output), backend=backend
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        steps[replicas] = np.load(output)
-    one, eight = steps[1], steps[8]
+    one = one_step(1, backend, demo_dir, tmp_path, run_python)
+    eight = one_step(8, backend, demo_dir, tmp_path, run_python)
     assert (int(eight["replicas"]), str(eight["backend"])) == (8, backend)
-    assert float(eight["loss"]) == pytest.approx(float(one["loss"]), rel=1e-6)
-    names = [name for name in one.files if re.fullmatch(r"w\d+", name)]
-    assert len(names) == 17  # 3 conv blocks (kernel + 4 batch-norm) and the classifier
-    for name in names:  # the same starting point
-        np.testing.assert_array_equal(eight[f"before_{name}"], one[f"before_{name}"])
-    updates = {n: (one[n] - one[f"before_{n}"], eight[n] - eight[f"before_{n}"]) for n in names}
-    largest = max(np.abs(update).max() for update, _ in updates.values())
-    assert largest > 1e-3  # the step did move the weights
-    for name, (update_on_one, update_on_eight) in updates.items():
-        np.testing.assert_allclose(
-            update_on_eight, update_on_one, rtol=0, atol=TOLERANCE * largest, err_msg=name
-        )
+    assert_same_step(eight, one)
+
+
+def test_two_jax_processes_take_the_same_step_as_one(demo_dir, tmp_path, start_python, run_python):
+    """Beyond one machine: two processes of one device each, joined through a coordinator as
+    TPU hosts are, split the global batch between them and take one step as one process does."""
+    one = one_step(1, "jax", demo_dir, tmp_path, run_python)
+    arguments = ["-m", "tests.one_step", str(demo_dir), "2", str(tmp_path / "step.npz")]
+    codes, output = run_processes(start_python, arguments, logs=tmp_path)
+    assert codes == [0, 0], tails(output)
+    first, second = (np.load(tmp_path / f"step-{i}.npz") for i in range(2))
+    assert (int(first["replicas"]), int(first["processes"])) == (2, 2)
+    assert_same_step(first, one)
+    for name in first.files:  # the processes hold one model, not two
+        np.testing.assert_array_equal(second[name], first[name], err_msg=name)
+
+
+def test_two_processes_train_one_epoch_of_the_demo_together(
+    demo_dir, tmp_path, start_python, run_python
+):
+    """Two JAX processes on localhost train the demo's epoch as one model (TF_CONFIG and
+    MultiWorkerMirroredStrategy cannot: Keras 3's fit fails under it, keras-team/keras#20585).
+    Process 0 alone writes, and `predict` makes a submission from what it wrote."""
+    flags = [
+        "--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path / "out"),
+        "--epochs", "1",
+    ]  # fmt: skip
+    codes, output = run_processes(start_python, ["-m", PACKAGE, "train", *flags], logs=tmp_path)
+    assert codes == [0, 0], tails(output)
+    losses = []
+    for text in output:
+        assert "backend: jax\nreplicas: 2\nprocesses: 2\n" in text
+        assert "global batch: 64, steps per epoch: 16" in text  # 32 per replica x 2
+        losses.append(re.search(r"16/16 - .* loss: ([0-9.]+)", text).group(1))
+    assert losses[0] == losses[1]  # one computation over the global batch
+    assert "weights: " in output[0] and "weights: " not in output[1]
+    predicted = run_python("-m", PACKAGE, "predict", *flags, backend="jax")
+    assert predicted.returncode == 0, predicted.stdout + predicted.stderr[-3000:]
+    assert ids(tmp_path / "out" / "submission.csv") == ids(demo_dir / "sample_submission.csv")
+
+
+def test_processes_that_would_resume_from_different_epochs_stop_with_the_fix(
+    demo_dir, tmp_path, start_python
+):
+    """Each process reads its own --output-dir: one that found a checkpoint and one that did
+    not would wait on each other for ever, so both stop at once and say why."""
+    checkpoint = tmp_path / "0" / "checkpoints" / "checkpoint.json"
+    checkpoint.parent.mkdir(parents=True)
+    checkpoint.write_text(json.dumps({"epoch": 1, "history": {}}))
+    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--epochs", "2"]
+    codes, output = run_processes(
+        start_python,
+        ["-m", PACKAGE, "train", *flags],
+        logs=tmp_path,
+        own=lambda i: ("--output-dir", str(tmp_path / str(i))),
+    )
+    assert codes == [2, 2], tails(output)
+    for text in output:
+        assert "error: the processes found checkpoints of different epochs in" in text
+        assert "([1, 0], by process); give every process the same shared --output-dir" in text
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
