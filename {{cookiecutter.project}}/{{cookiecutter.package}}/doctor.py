@@ -34,16 +34,17 @@ def doctor(cfg: Config, found: Accelerator | None = None, require: str = "") -> 
         ("valid", cfg.valid_files, "--valid-files", True),
         ("test", cfg.test_files, "--test-files", False),
     ]
-    train_files = []
+    train_files, train_records = [], 0
     for split, pattern, flag, labeled in splits:
         if not pattern:
             print(f"{split}: none ({flag} is empty)")
             continue
         try:
             files = records.find_checked(cfg, pattern, flag, labeled)
-            where = data_path(cfg, pattern)
-            print(f"{split}: {len(files)} files, {records.count(files)} records ({where})")
-            train_files = files if split == "train" else train_files
+            counted = records.count(files)  # reads every record when names lack counts
+            print(f"{split}: {len(files)} files, {counted} records ({data_path(cfg, pattern)})")
+            if split == "train":
+                train_files, train_records = files, counted
         except UserError as error:
             problems.append(str(error))
             print(f"{split}: PROBLEM: {error}")
@@ -55,7 +56,7 @@ def doctor(cfg: Config, found: Accelerator | None = None, require: str = "") -> 
         )
     if train_files:
         try:
-            steps = steps_per_epoch(cfg, records.count(train_files), found.replicas)
+            steps = steps_per_epoch(cfg, train_records, found.replicas)
             print(f"steps per epoch: {steps}")
             print(accelerator.run_settings(found, cfg, steps)[2])
         except UserError as error:

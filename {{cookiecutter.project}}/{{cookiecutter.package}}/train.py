@@ -129,13 +129,11 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
         net = model.build(cfg, found.image_dtype, precision)
         model.compile_for_training(net, cfg, found.replicas, steps, multi_step)
         done, history = resume(net, cfg)
-        valid = (
-            dataset.for_inference(valid_files, cfg, global_batch, True, found.image_dtype)
-            if valid_files and found.processes == 1
-            else None
-        )
+        valid = None
         if valid_files and found.processes > 1:
             print("validation: skipped with several processes; score a `predict` run instead")
+        elif valid_files:
+            valid = dataset.for_inference(valid_files, cfg, global_batch, True, found.image_dtype)
         if done < cfg.epochs:
             net.fit(
                 training,
