@@ -44,7 +44,7 @@ def main(data_dir, replicas, output, coordinator="", num_processes=1, process_id
     from {{ cookiecutter.package }} import dataset, model, records
     from {{ cookiecutter.package }}.config import data_path
 
-    files = records.find(data_path(cfg, cfg.train_files), "--train-files")
+    files = records.find(data_path(cfg, cfg.train_files), "train_files")
     images, labels, _ = next(iter(dataset.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))
     batch = tf.data.Dataset.from_tensors((images, labels))
     keras.utils.set_random_seed(cfg.seed)

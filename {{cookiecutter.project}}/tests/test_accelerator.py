@@ -42,6 +42,7 @@ class Machine:
         for name in (*accelerator.TPU_ENV, "KERAS_BACKEND"):
             monkeypatch.delenv(name, raising=False)  # also undoes what detect() sets
         monkeypatch.setattr(accelerator, "keras_backend_in_use", lambda: "")
+        monkeypatch.setattr(accelerator, "chosen_at_import", "")  # a fresh process
         monkeypatch.setattr(accelerator, "device_files", self.device_files)
         monkeypatch.setattr(accelerator, "installed", lambda name: name in self.packages)
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver
@@ -200,12 +201,12 @@ def test_a_chosen_backend_wins_and_jax_is_not_tried_by_tensorflow(machine, monke
     machine.jax_tpus = 4
     found = machine.detect(backend="jax")
     assert (found.kind, found.backend, found.replicas) == ("tpu", "jax", 4)
-    assert machine.connected_to == [] and "jax from --backend" in found.how
+    assert machine.connected_to == [] and "jax from Config.backend / --backend" in found.how
     monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
     machine.tf_error = tf.errors.NotFoundError(None, None, "no TPU")
     found = machine.detect()  # $KERAS_BACKEND, as Kaggle's images set it
     assert (found.kind, found.backend) == ("cpu", "tensorflow")
-    assert "Keras on JAX can: drop $KERAS_BACKEND or set it to jax" in found.warning
+    assert "Keras on JAX can: set $KERAS_BACKEND to jax" in found.warning
 
 
 def test_jax_on_a_machine_whose_jax_sees_only_the_cpu_warns(machine):
@@ -223,28 +224,59 @@ def test_backends_this_project_cannot_run_on_are_refused(machine, monkeypatch):
 
 def test_a_backend_keras_already_fixed_cannot_change(machine, monkeypatch):
     monkeypatch.setattr(accelerator, "keras_backend_in_use", lambda: "tensorflow")
-    with pytest.raises(UserError, match="already imported with the tensorflow backend; restart"):
+    with pytest.raises(UserError, match="already loaded with the tensorflow backend .*restart"):
         machine.detect(backend="jax")
     assert machine.detect().backend == "tensorflow"  # no choice: the one in use
 
 
+def test_keras_loaded_before_detection_on_a_tpu_it_cannot_drive_says_restart(
+    machine, monkeypatch
+):
+    """A notebook that imported tensorflow before the accelerator cell, on Kaggle's TPU image:
+    refused with the fix, instead of hours on the CPU."""
+    monkeypatch.setenv("ISTPUVM", "1")
+    machine.jax_tpus = 8
+    machine.tf_error = tf.errors.NotFoundError(None, None, "TPUs not found in the cluster")
+    monkeypatch.setattr(accelerator, "keras_backend_in_use", lambda: "tensorflow")
+    with pytest.raises(UserError) as caught:
+        machine.detect()
+    assert "Restart the kernel and run the accelerator cell" in str(caught.value)
+    assert "before anything imports tensorflow or keras" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("env", "packages", "chosen"),
+    [
+        ({}, {"tensorflow-cpu", "jax"}, "tensorflow"),
+        ({"ISTPUVM": "1"}, {"tensorflow-cpu", "jax"}, "jax"),  # Kaggle's TPU image
+        ({"ISTPUVM": "1"}, {"tensorflow-tpu", "jax"}, "tensorflow"),
+        ({"ISTPUVM": "1"}, {"tensorflow-cpu"}, "tensorflow"),  # no JAX to run on
+    ],
+    ids=["no-tpu", "kaggle-tpu", "tensorflow-tpu", "no-jax"],
+)
+def test_importing_the_package_picks_the_backend_the_hardware_needs(
+    machine, monkeypatch, env, packages, chosen
+):
+    """So `from package.train import train` before detect() still trains on Kaggle's TPU."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    machine.packages = packages
+    monkeypatch.delitem(sys.modules, "keras", raising=False)
+    monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
+    accelerator.choose_backend()
+    assert keras_backend() == chosen == accelerator.chosen_at_import
+    monkeypatch.setenv("KERAS_BACKEND", "torch")  # a user's own choice is never replaced
+    accelerator.choose_backend()
+    assert keras_backend() == "torch"
+
+
+def test_require_stops_a_run_on_the_wrong_accelerator_with_the_fix():
+    cpu = accelerator.Accelerator("cpu", "jax", 1, "one CPU device")
+    accelerator.require(cpu, "")  # nothing required
+    with pytest.raises(UserError, match="needs a TPU but would use the cpu .*Accelerator"):
+        accelerator.require(cpu, "tpu")
+
+
 def test_several_processes_need_jax(machine):
-    with pytest.raises(UserError, match="MultiWorkerMirroredStrategy .*; use --backend jax"):
+    with pytest.raises(UserError, match="MultiWorkerMirroredStrategy .*; set Config.backend"):
         machine.detect(backend="tensorflow", num_processes=2)
-
-
-def test_precision_and_steps_per_execution_follow_the_accelerator():
-    tpu = accelerator.Accelerator("tpu", "jax", 8, "fake")
-    mirrored = accelerator.Accelerator("gpu", "tensorflow", 2, "fake")
-    cpu = accelerator.Accelerator("cpu", "tensorflow", 1, "fake")
-    assert [accelerator.precision(a, "auto") for a in (tpu, mirrored, cpu)] == [
-        "mixed_bfloat16",
-        "mixed_float16",
-        "float32",
-    ]
-    assert accelerator.precision(tpu, "float32") == "float32"
-    assert accelerator.steps_per_execution(tpu, 0, steps_per_epoch=100) == (32, "")
-    assert accelerator.steps_per_execution(tpu, 0, steps_per_epoch=10) == (10, "")  # one epoch
-    assert accelerator.steps_per_execution(cpu, 0, steps_per_epoch=100) == (1, "")
-    steps, why = accelerator.steps_per_execution(mirrored, 8, steps_per_epoch=100)
-    assert steps == 1 and why.startswith("steps per execution: 1, not 8: Keras 3")

@@ -1,6 +1,7 @@
 """Config fields, flags, presets and where the data is looked for."""
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -41,14 +42,14 @@ def test_data_dir_comes_from_flag_then_env_then_kaggle_then_data(tmp_path, monke
     cfg = Config(competition="some-competition")
     assert config.resolve_data_dir(cfg) == (
         "data",
-        f"default: no --data-dir, $DATA_DIR or {tmp_path / 'some-competition'}",
+        f"default: no Config.data_dir / --data-dir, $DATA_DIR or {tmp_path / 'some-competition'}",
     )
     (tmp_path / "some-competition").mkdir()
     assert config.resolve_data_dir(cfg) == (str(tmp_path / "some-competition"), "Kaggle input")
     monkeypatch.setenv("DATA_DIR", "/elsewhere")
     assert config.resolve_data_dir(cfg) == ("/elsewhere", "$DATA_DIR")
     flagged = dataclasses.replace(cfg, data_dir="gs://bucket/flowers")
-    assert config.resolve_data_dir(flagged) == ("gs://bucket/flowers", "--data-dir")
+    assert config.resolve_data_dir(flagged) == ("gs://bucket/flowers", "Config.data_dir")
     assert config.data_path(flagged, "train/*.tfrec") == "gs://bucket/flowers/train/*.tfrec"
     assert config.data_path(flagged, "/abs/*.tfrec") == "/abs/*.tfrec"
 
@@ -57,15 +58,40 @@ def test_every_bad_value_is_named_by_its_flag():
     with pytest.raises(UserError) as caught:
         Config(image_size=8, num_classes=1, backbone="vgg")
     message = str(caught.value)
-    assert (
-        "--image-size=8" in message
-        and "--num-classes=1" in message
-        and "--backbone='vgg'" in message
-    )
+    assert "Config.image_size / --image-size = 8: must be a whole number" in message
+    assert "Config.num_classes / --num-classes = 1: must be at least 2" in message
+    assert "Config.backbone / --backbone = 'vgg': must be one of" in message
 
 
 def test_cli_reports_a_bad_flag_in_one_line_and_exits_2(capsys):
     assert main(["train", "--image-size", "8"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: --image-size=8 must be a whole number from 32 to 1024")
+    assert err.startswith(
+        "error: Config.image_size / --image-size = 8: must be a whole number from 32 to 1024"
+    )
+    assert "Traceback" not in err
+
+
+def test_output_goes_where_kaggle_keeps_it_unless_the_config_says_otherwise(
+    tmp_path, monkeypatch
+):
+    """In a Kaggle notebook submission.csv must land in /kaggle/working; elsewhere output/."""
+    monkeypatch.setattr(config, "KAGGLE_WORKING", tmp_path / "working")
+    monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
+    assert config.output_path(Config(), "submission.csv") == Path("output/submission.csv")
+    monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Batch")  # set in every Kaggle notebook
+    assert config.output_path(Config(), "submission.csv") == tmp_path / "working/submission.csv"
+    chosen = Config(output_dir=str(tmp_path / "mine"))
+    assert config.output_path(chosen, "submission.csv") == tmp_path / "mine/submission.csv"
+
+
+def test_a_missing_package_is_named_with_the_command_that_installs_it(capsys, monkeypatch):
+    """Colab's TPU runtime has no TensorFlow: one line, not a ModuleNotFoundError."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tensorflow", None)  # `import tensorflow` raises
+    assert main(["train", "--backend", "tensorflow", "--simulate-replicas", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "`train` needs tensorflow, which is not installed here" in err
+    assert "-m pip install tensorflow-cpu (Colab's TPU runtime ships none)" in err
     assert "Traceback" not in err

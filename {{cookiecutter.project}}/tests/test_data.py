@@ -11,7 +11,7 @@ from {{ cookiecutter.package }}.submission import read_sample
 
 
 def files(cfg, pattern):
-    return records.find(data_path(cfg, pattern), "--flag")
+    return records.find(data_path(cfg, pattern), "test_files")
 
 
 def test_training_batches_have_static_shapes_and_varied_labels(demo_cfg):
@@ -62,9 +62,9 @@ def test_inference_yields_every_test_id_once_in_the_same_order_twice(demo_cfg, d
     batches = dataset.for_inference(test_files, demo_cfg, 32, labeled=False)
     first = [key.decode() for _, ids, weights in batches for key in ids.numpy()[weights > 0]]
     second = [key.decode() for _, ids, weights in batches for key in ids.numpy()[weights > 0]]
-    _, sample = read_sample(
-        (demo_dir / "sample_submission.csv").read_text(), "sample", "id", "label"
-    )
+    sample = read_sample(
+        (demo_dir / "sample_submission.csv").read_bytes(), "sample", "id", "label"
+    )["id"].tolist()
     assert first == second
     assert sorted(first) == sorted(sample) and len(first) == len(set(first))
 
@@ -78,25 +78,27 @@ def test_record_count_from_kaggle_names_matches_the_records(demo_cfg):
 def test_a_missing_feature_is_named_with_its_file_and_flag(tmp_path):
     shard = records.write_shards(str(tmp_path), [{"image": b"jpeg", "label": 3}], 1, 8)[0]
     with pytest.raises(UserError) as caught:
-        records.check(shard, {"class": ("int64", "--label-key")})
+        records.check(shard, {"class": ("int64", "label_key")})
     message = str(caught.value)
-    assert shard in message and "'class'" in message and "--label-key" in message
+    assert shard in message and "'class'" in message and "Config.label_key / --label-key" in message
     assert "label (int64)" in message  # what the records do hold
 
 
 def test_a_feature_of_the_wrong_kind_is_named(tmp_path):
     shard = records.write_shards(str(tmp_path), [{"image": b"jpeg", "class": "three"}], 1, 8)[0]
     with pytest.raises(UserError, match="'class' .*is bytes, the pipeline needs int64"):
-        records.check(shard, {"class": ("int64", "--label-key")})
+        records.check(shard, {"class": ("int64", "label_key")})
 
 
 def test_labels_beyond_num_classes_are_caught_with_the_fix(demo_cfg):
     shard = files(demo_cfg, demo_cfg.train_files)[0]
     records.check_labels(shard, "class", 10)
-    with pytest.raises(UserError, match=r"0 to 9, outside 0..4 .*--num-classes to at least 10"):
+    with pytest.raises(UserError, match=r"0 to 9, outside 0..4 \(Config.num_classes / --num-classes 5\); set num_classes to at least 10"):
         records.check_labels(shard, "class", 5)
 
 
 def test_no_matching_files_names_the_pattern_and_flag(tmp_path):
-    with pytest.raises(UserError, match=r"no files match .*nothing/\*\.tfrec.* \(--test-files\)"):
-        records.find(str(tmp_path / "nothing/*.tfrec"), "--test-files")
+    with pytest.raises(
+        UserError, match=r"no files match .*nothing/\*\.tfrec.* \(Config.test_files / --test-files\)"
+    ):
+        records.find(str(tmp_path / "nothing/*.tfrec"), "test_files")

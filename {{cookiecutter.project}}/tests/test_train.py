@@ -39,7 +39,7 @@ def test_train_then_predict_writes_a_submission_matching_the_sample(demo_cfg, de
 
 def test_a_wrong_label_key_stops_training_before_anything_is_written(demo_cfg):
     cfg = dataclasses.replace(demo_cfg, label_key="label")
-    with pytest.raises(UserError, match="no feature 'label' \\(--label-key\\)"):
+    with pytest.raises(UserError, match="no feature 'label' \\(Config.label_key / --label-key\\)"):
         train(cfg)
     assert not Path(cfg.output_dir).exists()
 
@@ -87,7 +87,7 @@ def test_doctor_reports_a_global_batch_larger_than_the_training_set(demo_dir):
 def test_doctor_require_tpu_stops_a_run_that_would_train_on_the_cpu(demo_dir):
     result = doctor("--data-dir", str(demo_dir), "--require", "tpu")
     assert result.returncode == 1
-    assert "--require tpu, but this run would use the cpu" in result.stdout
+    assert "needs a TPU but would use the cpu" in result.stdout
 
 
 def test_doctor_reports_batches_of_unknown_shape_before_any_training(demo_cfg, monkeypatch):
@@ -98,7 +98,7 @@ def test_doctor_reports_batches_of_unknown_shape_before_any_training(demo_cfg, m
     monkeypatch.setattr(dataset, "to_size", lambda image, size: image)
     problems = check(demo_cfg, accelerator.detect(demo_cfg))
     assert any("unknown dimension" in problem for problem in problems)
-    with pytest.raises(UserError, match="--train-files have an unknown dimension"):
+    with pytest.raises(UserError, match="train_files / --train-files have an unknown dimension"):
         train(demo_cfg)
     assert not Path(demo_cfg.output_dir).exists()
 
@@ -110,7 +110,7 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
     from {{ cookiecutter.package }} import dataset, model, records
     from {{ cookiecutter.package }}.config import data_path
 
-    files = records.find(data_path(demo_cfg, demo_cfg.train_files), "--train-files")
+    files = records.find(data_path(demo_cfg, demo_cfg.train_files), "train_files")
     net = model.build(demo_cfg)
     model.compile_for_training(net, demo_cfg, 1, 2, steps_per_execution=2, jit_compile=True)
     history = net.fit(dataset.for_training(files, demo_cfg, 32), steps_per_epoch=2, verbose=0)
@@ -121,5 +121,6 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
 def test_doctor_exits_non_zero_naming_what_is_missing(tmp_path):
     result = doctor("--data-dir", str(tmp_path))
     assert result.returncode == 1
-    assert "PROBLEM: no files match" in result.stdout and "(--train-files)" in result.stdout
+    assert "PROBLEM: no files match" in result.stdout
+    assert "(Config.train_files / --train-files)" in result.stdout
     assert "problems: 3 (above)" in result.stdout

@@ -11,11 +11,33 @@ import sys
 from . import config
 
 COMMANDS = {
-    "train": "train on the training records; checkpoints and weights go to --output-dir",
-    "predict": "predict the test records and write <output-dir>/submission.csv",
+    "train": "train on the training records; checkpoints, weights and curves go to the output",
+    "predict": "predict the test records and write submission.csv in the output folder",
+    "evaluate": "per-class scores and a confusion matrix of the trained model on validation",
+    "preview": "pictures of an augmented training batch and the learning rate over the run",
     "doctor": "check the accelerator, data and weights; exit 1 if a run would fail",
+    "kernel": "write the Kaggle notebook, the same as a script, and kernel-metadata.json",
+    "kaggle": "download the data, push the notebook, see its status and output, submit",
     "demo-data": "write the offline digits demo competition to --output",
-    "score": "score <output-dir>/submission.csv against the demo's hidden labels",
+    "score": "score the output's submission.csv against the demo's hidden labels",
+}
+KAGGLE_ACTIONS = {
+    "download": "the competition's files into the data folder, unzipped",
+    "push": "the kernel folder to Kaggle, where it runs",
+    "status": "of the pushed notebook",
+    "output": "of the pushed notebook (submission.csv, the log) into the output folder",
+    "submit": "the output's submission.csv to the competition",
+}
+# What to install when an import fails, by the module that is missing.
+INSTALL = {
+    "tensorflow": "tensorflow-cpu",
+    "keras": "keras",
+    "jax": "jax",
+    "sklearn": "scikit-learn",
+    "pandas": "pandas",
+    "matplotlib": "matplotlib",
+    "nbformat": "nbformat",
+    "kaggle": "kaggle",
 }
 
 
@@ -46,6 +68,36 @@ def parser() -> argparse.ArgumentParser:
                 choices=("tpu", "gpu"),
                 help="exit 1 unless this accelerator would be used",
             )
+        if name == "kernel":
+            command.add_argument(
+                "--accelerator",
+                choices=("tpu", "gpu", "cpu"),
+                default="tpu",
+                help="what Kaggle runs it on: TPU v5e-8, T4 x2 GPUs, or the CPU (default: tpu)",
+            )
+            command.add_argument(
+                "--kaggle-user", default="", help="owner of the kernel (default: the kaggle config's)"
+            )
+            command.add_argument(
+                "--dataset",
+                action="append",
+                default=[],
+                metavar="OWNER/SLUG",
+                help="a Kaggle dataset to attach (repeatable)",
+            )
+            command.add_argument(
+                "--output", default="kernel", help="folder to write (default: kernel)"
+            )
+        if name == "kaggle":
+            command.add_argument("action", choices=list(KAGGLE_ACTIONS), help=", ".join(
+                f"{action}: {help}" for action, help in KAGGLE_ACTIONS.items()
+            ))
+            command.add_argument(
+                "--kernel-dir", default="kernel", help="the folder `kernel` wrote (default: kernel)"
+            )
+            command.add_argument(
+                "--message", default="", help="submit: the submission's description"
+            )
         config.add_flags(command)
     return root
 
@@ -61,11 +113,22 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     cfg = config.from_flags(args)
-    if args.command in ("train", "predict", "doctor"):
-        # Before anything imports Keras: the accelerator decides the Keras backend.
-        from .accelerator import detect
+    if args.command == "kernel":
+        from .kernel import write_kernel
 
-        found = detect(cfg)
+        folder = write_kernel(cfg, args.accelerator, args.kaggle_user, args.output, args.dataset)
+        print(f"kernel: {folder}/ (push it with `python -m {{ cookiecutter.package }} kaggle push`)")
+        return 0
+    if args.command == "kaggle":
+        from . import kaggle_api
+
+        return kaggle_api.run(args.action, cfg, args.kernel_dir, args.message)
+    if args.command == "score":
+        return score(cfg, args.solution)
+    # Before anything imports Keras: the accelerator decides the Keras backend.
+    from .accelerator import detect
+
+    found = detect(cfg)
     if args.command == "train":
         from .train import train
 
@@ -74,25 +137,37 @@ def run(args: argparse.Namespace) -> int:
         from .predict import predict
 
         predict(cfg, found)
+    elif args.command == "evaluate":
+        from .evaluate import evaluate
+
+        print(f"picture: {evaluate(cfg, found)}")
+    elif args.command == "preview":
+        from . import preview
+
+        print(f"picture: {preview.augmented_batch(cfg, found)}")
+        print(f"picture: {preview.learning_rate(cfg, found)}")
     elif args.command == "doctor":
         from .doctor import doctor
 
         return 1 if doctor(cfg, found, args.require) else 0
-    elif args.command == "score":
-        from pathlib import Path
+    return 0
 
-        from .scoring import check_rows_match, score_files
 
-        submission = str(Path(cfg.output_dir) / "submission.csv")
-        solution = args.solution or config.data_path(cfg, "solution.csv")
-        scores = score_files(submission, solution, cfg.id_column, cfg.label_column)
-        sample = config.data_path(cfg, cfg.sample_submission) if cfg.sample_submission else ""
-        if sample and Path(sample).is_file():
-            count = check_rows_match(submission, sample, cfg.id_column)
-            print(f"rows: {count}, ids match {sample} row for row")
-        print(f"macro_f1: {scores['macro_f1']:.4f}")
-        print(f"submission: {Path(submission).resolve()}")
-        print(f"accuracy: {scores['accuracy']:.4f}")
+def score(cfg: config.Config, solution: str) -> int:
+    from pathlib import Path
+
+    from .scoring import check_rows_match, score_files
+
+    submission = str(config.output_path(cfg, "submission.csv"))
+    solution = solution or config.data_path(cfg, "solution.csv")
+    scores = score_files(submission, solution, cfg.id_column, cfg.label_column)
+    sample = config.data_path(cfg, cfg.sample_submission) if cfg.sample_submission else ""
+    if sample and Path(sample).is_file():
+        count = check_rows_match(submission, sample, cfg.id_column)
+        print(f"rows: {count}, ids match {sample} row for row")
+    print(f"macro_f1: {scores['macro_f1']:.4f}")
+    print(f"submission: {Path(submission).resolve()}")
+    print(f"accuracy: {scores['accuracy']:.4f}")
     return 0
 
 
@@ -103,6 +178,23 @@ def main(argv: list[str] | None = None) -> int:
     except config.UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as error:
+        top = (error.name or "").split(".")[0]
+        if top not in INSTALL:
+            raise
+        print(
+            f"error: `{args.command}` needs {top}, which is not installed here; install it "
+            f"with: {sys.executable} -m pip install {INSTALL[top]}"
+            + (" (Colab's TPU runtime ships none)" if top == "tensorflow" else ""),
+            file=sys.stderr,
+        )
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "\ninterrupted: run the same command again to resume from the last finished epoch",
+            file=sys.stderr,
+        )
+        return 130
 
 
 if __name__ == "__main__":

@@ -14,7 +14,12 @@ importing TensorFlow imports Keras: each route fixes the backend before it touch
 MirroredStrategy (TensorFlow) or N host devices under DataParallel (JAX).
 
 No path raises on a machine without the hardware. Falling back to the CPU where a TPU or
-GPU seems present always warns; `doctor --require tpu` turns that into a failure.
+GPU seems present always warns; `require(found, "tpu")` (`doctor --require tpu`, a notebook's
+accelerator cell) turns that into a failure.
+
+Importing the package calls `choose_backend()`: it sets $KERAS_BACKEND from the hardware
+signs alone, so that code which imports `train` before calling `detect` still loads Keras
+with the backend that can drive this machine's accelerator.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import importlib.metadata
 import os
 import sys
 
-from .config import BACKENDS, Config, UserError
+from .config import BACKENDS, Config, UserError, named
 
 # Signs of TPU hardware: remote TPUs (a named TPU, pod endpoints, legacy Colab), which any
 # TensorFlow reaches over the network, and TPU VMs (Kaggle, Cloud), whose chips are local.
@@ -35,7 +40,6 @@ REMOTE_TPU_ENV = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR
 TPU_ENV = (*REMOTE_TPU_ENV, "ISTPUVM", "TPU_PROCESS_ADDRESSES")
 TPU_DEVICE_FILES = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v2-v4, v5e and later
 GPU_DEVICE_FILES = ("/dev/nvidia[0-9]*",)
-STEPS_PER_EXECUTION_ON_TPU = 32  # a TPU idles between host calls; run many steps per call
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,14 +82,47 @@ class Accelerator:
         return jax.process_index() == 0
 
 
+# The backend choose_backend() put in $KERAS_BACKEND: a default of ours, not the user's choice.
+chosen_at_import = ""
+
+
+def choose_backend() -> None:
+    """Set $KERAS_BACKEND before anything loads Keras, unless it is set or Keras is loaded:
+    jax where TPU signs show a TPU that this TensorFlow cannot drive, else tensorflow.
+    Reads only the environment, device files and installed packages: it imports nothing."""
+    global chosen_at_import
+    if os.environ.get("KERAS_BACKEND") or "keras" in sys.modules or "tensorflow" in sys.modules:
+        return
+    tpu_for_jax = tpu_signs() and not tensorflow_drives_tpus() and installed("jax")
+    chosen_at_import = "jax" if tpu_for_jax else "tensorflow"
+    os.environ["KERAS_BACKEND"] = chosen_at_import
+
+
 def detect(cfg: Config) -> Accelerator:
+    """The accelerator this run uses; prints what it found. Call before anything imports Keras."""
+    found = find(cfg)
+    print(describe(found))
+    return found
+
+
+def require(found: Accelerator, kind: str) -> None:
+    """Stop with the fix when the run would not use this accelerator ("tpu", "gpu"; "": any)."""
+    if kind and found.kind != kind:
+        raise UserError(
+            f"this run needs a {kind.upper()} but would use the {found.kind} ({found.how}); "
+            f"pick a {kind.upper()} accelerator in the notebook's settings (Kaggle: Settings > "
+            "Accelerator) and run it again, or make the notebook with --accelerator cpu"
+        )
+
+
+def find(cfg: Config) -> Accelerator:
     backend, source = chosen_backend(cfg.backend)
     if cfg.num_processes > 1:
         if backend == "tensorflow":
             raise UserError(
-                f"--num-processes {cfg.num_processes} with the tensorflow backend ({source}): "
-                "Keras 3 cannot fit under MultiWorkerMirroredStrategy (keras-team/keras#20585); "
-                "use --backend jax"
+                f"{named('num_processes')} {cfg.num_processes} with the tensorflow backend "
+                f"({source}): Keras 3 cannot fit under MultiWorkerMirroredStrategy "
+                f"(keras-team/keras#20585); set {named('backend')} jax"
             )
         backend = "jax"
         start_processes(cfg)
@@ -104,20 +141,24 @@ def chosen_backend(field: str) -> tuple[str, str]:
     """The backend the user asked for and where they said so; ("", "") when they did not."""
     wanted, source = "", ""
     if field:
-        wanted, source = field, "--backend"
-    elif os.environ.get("KERAS_BACKEND"):
+        wanted, source = field, named("backend")
+    elif os.environ.get("KERAS_BACKEND", chosen_at_import) != chosen_at_import:
         wanted, source = os.environ["KERAS_BACKEND"], "$KERAS_BACKEND"
     if wanted and wanted not in BACKENDS:
         raise UserError(f"{source}={wanted!r}: this project runs on " + " or ".join(BACKENDS))
     in_use = keras_backend_in_use()
     if in_use and wanted and wanted != in_use:
         raise UserError(
-            f"{source}={wanted} but Keras was already imported with the {in_use} backend; "
-            "restart the kernel and call accelerator.detect() before importing keras"
+            f"{source} is {wanted}, but Keras was already loaded with the {in_use} backend "
+            "(something imported keras or tensorflow first); restart the kernel and run the "
+            "accelerator cell (accelerator.detect) before anything else"
         )
     if in_use and not wanted:
-        return in_use, "keras, already imported"
+        return in_use, KERAS_LOADED
     return wanted, source
+
+
+KERAS_LOADED = "Keras, already loaded"
 
 
 def keras_backend_in_use() -> str:
@@ -193,9 +234,16 @@ def on_tensorflow(source: str) -> Accelerator:
     found, reason = tf_tpu(signs)
     if found:
         return found
+    if source == KERAS_LOADED:
+        raise UserError(
+            f"TPU signs ({', '.join(signs)}), but Keras was loaded with the tensorflow backend "
+            f"before the accelerator was chosen, and this TensorFlow cannot drive the TPU "
+            f"({reason}). Restart the kernel and run the accelerator cell (accelerator.detect) "
+            "before anything imports tensorflow or keras: it picks JAX for this TPU"
+        )
     warning = (
         f"TPU signs ({', '.join(signs)}) but TensorFlow cannot drive the TPU ({reason}); "
-        f"training on the CPU. Keras on JAX can: drop {source} or set it to jax"
+        f"training on the CPU. Keras on JAX can: set {source} to jax"
     )
     return tf_devices(f"tensorflow from {source}", warning)
 
@@ -254,7 +302,8 @@ def on_jax(source: str) -> Accelerator:
     found, reason = jax_accelerator(None, f"jax from {source}")
     if not found:
         raise UserError(
-            f"{source} asks for jax, but JAX does not start ({reason}); pip install jax"
+            f"{source} asks for jax, but JAX does not start ({reason}); install it with "
+            "`pip install jax` (Kaggle's and Colab's TPU images have it)"
         )
     if found.kind == "cpu":
         hardware = tpu_signs() + device_files(GPU_DEVICE_FILES)
@@ -310,21 +359,28 @@ def simulated(backend: str, replicas: int) -> Accelerator:
         available = len(tf.config.list_logical_devices("CPU"))
         if available < replicas:
             raise UserError(
-                f"--simulate-replicas {replicas}: TensorFlow started with {available} CPU "
-                "device(s); restart the kernel and call accelerator.detect() first"
+                f"{named('simulate_replicas')} {replicas}: TensorFlow started with {available} "
+                "CPU device(s); restart the kernel and run accelerator.detect() first"
             )
         strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
         how = f"rehearsal: MirroredStrategy over {replicas} logical CPU devices"
         return Accelerator("cpu", "tensorflow", replicas, how, strategy=strategy)
-    import jax
+    try:
+        import jax
+    except ImportError as error:
+        raise UserError(
+            f"{named('simulate_replicas')} {replicas} on jax needs JAX, which does not import "
+            f"({first_line(error)}); install it with `pip install jax`, or rehearse on "
+            f"tensorflow ({named('backend')} tensorflow)"
+        ) from error
 
     with contextlib.suppress(RuntimeError):  # JAX already started; enough devices may exist
         jax.config.update("jax_num_cpu_devices", replicas)
     devices = jax.devices("cpu")
     if len(devices) < replicas:
         raise UserError(
-            f"--simulate-replicas {replicas}: JAX started with {len(devices)} CPU device(s); "
-            "restart the kernel and call accelerator.detect() first"
+            f"{named('simulate_replicas')} {replicas}: JAX started with {len(devices)} CPU "
+            "device(s); restart the kernel and run accelerator.detect() first"
         )
     hide_gpus_from_tensorflow()
     how = f"rehearsal: DataParallel over {len(devices)} JAX host devices"
@@ -348,33 +404,6 @@ def hide_gpus_from_tensorflow() -> None:
         import tensorflow as tf
 
         tf.config.set_visible_devices([], "GPU")
-
-
-def precision(found: Accelerator, requested: str) -> str:
-    """The Keras dtype policy: bfloat16 compute on TPUs, float16 on GPUs, float32 on CPUs."""
-    if requested != "auto":
-        return requested
-    return {"tpu": "mixed_bfloat16", "gpu": "mixed_float16"}.get(found.kind, "float32")
-
-
-def steps_per_execution(found: Accelerator, requested: int, steps_per_epoch: int):
-    """Steps per device call (at most an epoch's), and a note (or "") when Keras 3 forces fewer."""
-    wanted = requested or (STEPS_PER_EXECUTION_ON_TPU if found.kind == "tpu" else 1)
-    if wanted > 1 and found.backend == "tensorflow" and found.replicas > 1:
-        return 1, (
-            f"steps per execution: 1, not {wanted}: Keras 3 under tf.distribute fails above 1 "
-            "(keras-team/keras#19246); --backend jax runs several"
-        )
-    return min(wanted, steps_per_epoch), ""
-
-
-def run_settings(found: Accelerator, cfg: Config, steps_per_epoch: int) -> tuple[str, int, str]:
-    """The dtype policy and steps per execution a run uses, and the lines that report them:
-    train uses them and doctor shows them, so what doctor says is what train does."""
-    policy = precision(found, cfg.precision)
-    multi_step, why = steps_per_execution(found, cfg.steps_per_execution, steps_per_epoch)
-    report = f"precision: {policy}, steps per execution: {multi_step}"
-    return policy, multi_step, f"{report}\n{why}" if why else report
 
 
 def describe(found: Accelerator) -> str:

@@ -11,8 +11,10 @@ import dataclasses
 import os
 from pathlib import Path
 
-# Kaggle mounts competition data here; a module constant so tests can point it elsewhere.
+# Kaggle mounts competition data here, and keeps what a notebook writes here (submission.csv
+# among it); module constants so tests can point them elsewhere.
 KAGGLE_INPUT = Path("/kaggle/input")
+KAGGLE_WORKING = Path("/kaggle/working")
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}
 BACKBONES = ("efficientnetv2-b0", "efficientnetv2-s", "resnet50v2", "convnext-tiny", "small-cnn")
@@ -22,7 +24,10 @@ PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
 class UserError(Exception):
-    """A problem the user can fix (a flag, a file, a feature key); printed without a traceback."""
+    """A problem the user can fix (a field, a file, a feature key); shown without a traceback."""
+
+    def _render_traceback_(self):  # IPython shows this instead of a traceback in notebooks
+        return [f"error: {self}"]
 
 
 def knob(default, help):
@@ -62,7 +67,7 @@ class Config:
     steps_per_execution: int = knob(0, "training steps per device call; 0: 32 on TPU, 1 elsewhere")
     precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32")
     metric: str = knob({{ cookiecutter.metric | tojson }}, "competition metric: " + ", ".join(METRICS))
-    output_dir: str = knob("output", "where checkpoints, history and submission.csv go")
+    output_dir: str = knob("", "checkpoints, plots, submission.csv; empty: Kaggle's or output/")
     resume: bool = knob(True, "continue from the last finished epoch's checkpoint in output_dir")
     seed: int = knob(42, "random seed")
     # Where it runs. See accelerator.py for how the hardware is found.
@@ -92,11 +97,7 @@ class Config:
             ("num_processes", self.num_processes >= 1, "at least 1"),
             ("process_id", 0 <= self.process_id < self.num_processes, "below --num-processes"),
         ]
-        wrong = [
-            f"{flag(name)}={getattr(self, name)!r} must be {want}"
-            for name, ok, want in checks
-            if not ok
-        ]
+        wrong = [f"{named(name)} = {getattr(self, name)!r}: must be {want}" for name, ok, want in checks if not ok]
         if wrong:
             raise UserError("; ".join(wrong))
 
@@ -122,8 +123,13 @@ PRESETS = {
 }
 
 
-def flag(name):
+def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
+
+
+def named(name: str) -> str:
+    """A field as messages name it: as a notebook sets it and as a shell passes it."""
+    return f"Config.{name} / {flag(name)}"
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -159,16 +165,20 @@ def from_flags(args: argparse.Namespace) -> Config:
     return Config(**{**preset, **given})
 
 
+def on_kaggle() -> bool:
+    return bool(os.environ.get("KAGGLE_KERNEL_RUN_TYPE"))  # set in every Kaggle notebook
+
+
 def resolve_data_dir(cfg: Config) -> tuple[str, str]:
     """The data folder and where it came from: the field, $DATA_DIR, Kaggle's input, else data/."""
     if cfg.data_dir:
-        return cfg.data_dir, "--data-dir"
+        return cfg.data_dir, "Config.data_dir"
     if os.environ.get("DATA_DIR"):
         return os.environ["DATA_DIR"], "$DATA_DIR"
     kaggle = KAGGLE_INPUT / cfg.competition
     if kaggle.is_dir():
         return str(kaggle), "Kaggle input"
-    return "data", f"default: no --data-dir, $DATA_DIR or {kaggle}"
+    return "data", f"default: no {named('data_dir')}, $DATA_DIR or {kaggle}"
 
 
 def data_path(cfg: Config, pattern: str) -> str:
@@ -176,3 +186,15 @@ def data_path(cfg: Config, pattern: str) -> str:
     if pattern.startswith("/") or "://" in pattern:
         return pattern
     return os.path.join(resolve_data_dir(cfg)[0], pattern)
+
+
+def output_dir(cfg: Config) -> Path:
+    """Where a run writes: the field, else /kaggle/working in a Kaggle notebook (Kaggle keeps
+    that folder and looks there for submission.csv), else output/."""
+    if cfg.output_dir:
+        return Path(cfg.output_dir)
+    return KAGGLE_WORKING if on_kaggle() else Path("output")
+
+
+def output_path(cfg: Config, name: str) -> Path:
+    return output_dir(cfg) / name

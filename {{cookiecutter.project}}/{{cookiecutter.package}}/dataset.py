@@ -11,7 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from . import records
-from .config import Config, UserError
+from .config import Config, UserError, named
 
 AUTO = tf.data.AUTOTUNE
 
@@ -121,11 +121,12 @@ def describe_spec(spec) -> str:
     )
 
 
-def check_static(batches: tf.data.Dataset, flag: str) -> None:
+def check_static(batches: tf.data.Dataset, field: str) -> None:
     """XLA compiles one program per shape, and TPUs need them known: refuse unknown dimensions."""
     spec = batches.element_spec
     if not all(part.shape.is_fully_defined() for part in tf.nest.flatten(spec)):
         raise UserError(
-            f"batches from {flag} have an unknown dimension ({describe_spec(spec)}); XLA and "
-            "TPUs need static shapes: resize every image to --image-size and drop the remainder"
+            f"batches from {named(field)} have an unknown dimension ({describe_spec(spec)}); "
+            f"XLA and TPUs need static shapes: resize every image to {named('image_size')} "
+            "and drop the remainder"
         )

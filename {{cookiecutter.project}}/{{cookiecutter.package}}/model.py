@@ -8,11 +8,13 @@ every backbone. Only Keras 3 APIs: the same code builds under TensorFlow and JAX
 from __future__ import annotations
 
 import os
+import sys
 
 import keras
+import numpy as np
 from keras import layers
 
-from .config import Config, UserError
+from .config import Config, UserError, named
 
 SYNC_BATCH_STATISTICS = keras.backend.backend() == "tensorflow"
 
@@ -54,12 +56,15 @@ def backbone_weights(cfg: Config):
         return None
     if cfg.weights == "imagenet":
         if cfg.backbone == "small-cnn":
-            raise UserError("--backbone small-cnn has no ImageNet weights; use --weights none")
+            raise UserError(
+                f"{named('backbone')} small-cnn has no ImageNet weights; "
+                f"set {named('weights')} none"
+            )
         return "imagenet"
     if not os.path.isfile(cfg.weights):
         raise UserError(
-            f"--weights {cfg.weights!r} is neither imagenet, none, nor an existing file; "
-            "attach the .h5 file (for example as a Kaggle dataset) and give its path"
+            f"{named('weights')} {cfg.weights!r} is neither imagenet, none, nor an existing "
+            "file; attach the .h5 file (for example as a Kaggle dataset) and give its path"
         )
     return cfg.weights
 
@@ -75,9 +80,10 @@ def build(cfg: Config, image_dtype: str = "uint8", precision: str = "float32") -
         backbone = make_backbone(include_top=False, weights=weights, input_shape=shape)
     except Exception as error:  # a failed download (offline) or a file for another model
         raise UserError(
-            f"could not load --weights {cfg.weights} for --backbone {cfg.backbone}: {error}. "
-            "Offline (most code competitions)? Attach the weights file as a Kaggle dataset and "
-            "pass --weights /kaggle/input/<dataset>/<file>.h5, or train from scratch with --weights none"
+            f"could not load {named('weights')} {cfg.weights} for {named('backbone')} "
+            f"{cfg.backbone}: {error}. Offline (most code competitions)? Attach the weights "
+            "file as a Kaggle dataset and set weights to /kaggle/input/<dataset>/<file>.h5, "
+            "or train from scratch with weights none"
         ) from error
     inputs = keras.Input(shape, dtype=image_dtype, name="image")
     x = layers.Rescaling(scale, offset, name="to_backbone_range")(inputs)  # also casts to float
@@ -121,3 +127,28 @@ def compile_for_training(
         steps_per_execution=steps_per_execution,
         jit_compile=jit_compile,
     )
+
+
+def progress_verbosity() -> int:
+    """Keras' verbose: a live progress bar where someone watches (a terminal, a notebook),
+    one line per epoch in logs, where a live bar would write thousands of lines."""
+    return 1 if sys.stdout.isatty() or "ipykernel" in sys.modules else 2
+
+
+def predict_classes(net: keras.Model, batches) -> tuple[np.ndarray, np.ndarray]:
+    """Predicted classes and keys (labels or ids) of the real rows of (image, key, weight)
+    batches, in one pass, with a progress bar. Only images go to the device; ids stay on the
+    host.
+
+    `predict` splits each batch over the replicas; `predict_on_batch` would give every
+    replica the whole batch under tf.distribute.
+    """
+    classes, keys = [], []
+    progress = keras.utils.Progbar(int(batches.cardinality()), verbose=progress_verbosity())
+    for images, batch_keys, weights in batches.as_numpy_iterator():
+        probabilities = net.predict(images, batch_size=len(images), verbose=0)
+        real = weights > 0  # not the blank rows that fill the last batch
+        classes.append(np.argmax(probabilities, axis=-1)[real])
+        keys.append(batch_keys[real])
+        progress.add(1)
+    return np.concatenate(classes), np.concatenate(keys)

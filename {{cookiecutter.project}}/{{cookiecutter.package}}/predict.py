@@ -2,75 +2,43 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
-import numpy as np
+import pandas as pd
 import tensorflow as tf
 
-from . import accelerator, dataset, model, records, submission
-from .config import Config, UserError, data_path
+from . import accelerator, checkpoints, dataset, model, records, submission
+from .config import Config, UserError, data_path, named, output_path
 
 
-def predict_classes(net, batches) -> tuple[np.ndarray, np.ndarray]:
-    """Predicted classes and keys (labels or ids) of the real rows of (image, key, weight)
-    batches, in one pass. Only images go to the device; ids stay on the host.
-
-    `predict` splits each batch over the replicas; `predict_on_batch` would give every
-    replica the whole batch under tf.distribute.
-    """
-    classes, keys = [], []
-    for images, batch_keys, weights in batches.as_numpy_iterator():
-        probabilities = net.predict(images, batch_size=len(images), verbose=0)
-        real = weights > 0  # not the blank rows that fill the last batch
-        classes.append(np.argmax(probabilities, axis=-1)[real])
-        keys.append(batch_keys[real])
-    return np.concatenate(classes), np.concatenate(keys)
-
-
-def weights_path(cfg: Config) -> Path:
-    return Path(cfg.output_dir) / "model.weights.h5"
-
-
-def load_trained(cfg: Config, found: accelerator.Accelerator):
-    """The trained model; call inside found.scope()."""
-    path = weights_path(cfg)
-    if not path.is_file():
-        raise UserError(f"no trained weights at {path}; run `train` first or set --output-dir")
-    untrained = dataclasses.replace(cfg, weights="none")
-    net = model.build(untrained, found.image_dtype, accelerator.precision(found, cfg.precision))
-    net.load_weights(path)  # trained weights replace the backbone's
-    return net
-
-
-def read_sample(cfg: Config):
-    """The sample submission's columns and ids; ours and None when there is none."""
-    columns = [cfg.id_column, cfg.label_column]
+def read_sample(cfg: Config) -> pd.DataFrame | None:
+    """The sample submission, or None (rows sorted by id) when the config names none."""
     if not cfg.sample_submission:
-        return columns, None
+        return None
     path = data_path(cfg, cfg.sample_submission)
     if not tf.io.gfile.exists(path):
         print(f"no sample submission at {path}: rows are sorted by id, unchecked")
-        return columns, None
-    with tf.io.gfile.GFile(path) as file:
+        return None
+    with tf.io.gfile.GFile(path, "rb") as file:  # gs:// too
         return submission.read_sample(file.read(), path, cfg.id_column, cfg.label_column)
 
 
 def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
-    """Pass the accelerator from `accelerator.detect(cfg)` when Keras must not be imported first."""
+    """Write submission.csv; returns its path. Pass the accelerator from
+    `accelerator.detect(cfg)`; without it, predict detects it itself."""
     found = found or accelerator.detect(cfg)
-    print(accelerator.describe(found))
     if found.processes > 1:
-        raise UserError("predict runs in one process: leave out --num-processes")
-    files = records.find_checked(cfg, cfg.test_files, "--test-files", labeled=False)
-    columns, expected = read_sample(cfg)  # before the model: a wrong sample fails in seconds
+        raise UserError(f"predict runs in one process: leave out {named('num_processes')}")
+    files = records.find_checked(cfg, "test_files", labeled=False)
+    sample = read_sample(cfg)  # before the model: a wrong sample fails in seconds
     global_batch = cfg.batch_size * found.replicas
     batches = dataset.for_inference(files, cfg, global_batch, False, found.image_dtype)
     with found.scope():
-        net = load_trained(cfg, found)
-        classes, ids = predict_classes(net, batches)
-    rows = submission.arrange([key.decode() for key in ids], classes.tolist(), expected)
-    path = Path(cfg.output_dir) / "submission.csv"
-    submission.write(path, columns, cfg.id_column, rows)
+        net = checkpoints.load_trained(cfg, found)
+        classes, ids = model.predict_classes(net, batches)
+    ids = [key.decode() for key in ids]
+    rows = submission.arrange(ids, classes.tolist(), sample, cfg.id_column, cfg.label_column)
+    path = output_path(cfg, "submission.csv")
+    submission.write(path, rows)
     print(f"wrote {len(rows)} rows to {path}")
     return path

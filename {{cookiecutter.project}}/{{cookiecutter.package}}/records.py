@@ -10,7 +10,7 @@ import re
 
 import tensorflow as tf
 
-from .config import Config, UserError, data_path
+from .config import Config, UserError, data_path, named
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
 COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
@@ -18,13 +18,13 @@ COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
 KINDS = {"bytes": "bytes_list", "int64": "int64_list", "float": "float_list"}
 
 
-def find(pattern: str, flag: str) -> list[str]:
-    """Every file matching the pattern, sorted; an error naming the flag when there is none."""
+def find(pattern: str, field: str) -> list[str]:
+    """Every file matching the pattern, sorted; an error naming the field when there is none."""
     files = sorted(tf.io.gfile.glob(pattern))
     if not files:
         raise UserError(
-            f"no files match {pattern!r} ({flag}); set --data-dir or {flag} "
-            "(`doctor` shows what every split finds)"
+            f"no files match {pattern!r} ({named(field)}); set {named('data_dir')} or "
+            f"{field} (`doctor` shows what every split finds)"
         )
     return files
 
@@ -51,20 +51,20 @@ def features_of(path: str) -> dict[str, str]:
 def check(path: str, wanted: dict[str, tuple[str, str]]) -> None:
     """Fail before training when the first record lacks a wanted feature or has another kind.
 
-    `wanted` maps a feature name to its kind and the flag that names it.
+    `wanted` maps a feature name to its kind and the Config field that names it.
     """
     found = features_of(path)
-    for name, (kind, flag) in wanted.items():
+    for name, (kind, field) in wanted.items():
         if name not in found:
             raise UserError(
-                f"{path}: no feature {name!r} ({flag}); the records hold "
+                f"{path}: no feature {name!r} ({named(field)}); the records hold "
                 f"{', '.join(f'{key} ({value})' for key, value in sorted(found.items()))}; "
-                f"set {flag} to one of them"
+                f"set {field} to one of them"
             )
         if found[name] != kind:
             raise UserError(
-                f"{path}: feature {name!r} ({flag}) is {found[name]}, the pipeline needs {kind}; "
-                f"set {flag} to a {kind} feature"
+                f"{path}: feature {name!r} ({named(field)}) is {found[name]}, the pipeline "
+                f"needs {kind}; set {field} to a {kind} feature"
             )
 
 
@@ -82,19 +82,20 @@ def check_labels(path: str, label_key: str, num_classes: int) -> None:
     if low < 0 or high >= num_classes:
         raise UserError(
             f"{path}: labels {label_key!r} run from {low} to {high}, outside 0..{num_classes - 1} "
-            f"(--num-classes {num_classes}); set --num-classes to at least {high + 1}"
+            f"({named('num_classes')} {num_classes}); set num_classes to at least {high + 1}"
         )
 
 
-def find_checked(cfg: Config, pattern: str, flag: str, labeled: bool) -> list[str]:
-    """A split's files, after checking its first shard: image and label (or id) features."""
-    files = find(data_path(cfg, pattern), flag)
-    image = {cfg.image_key: ("bytes", "--image-key")}
+def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
+    """A split's files (`field`: train_files, valid_files or test_files), after checking its
+    first shard: image and label (or id) features."""
+    files = find(data_path(cfg, getattr(cfg, field)), field)
+    image = {cfg.image_key: ("bytes", "image_key")}
     if labeled:
-        check(files[0], {**image, cfg.label_key: ("int64", "--label-key")})
+        check(files[0], {**image, cfg.label_key: ("int64", "label_key")})
         check_labels(files[0], cfg.label_key, cfg.num_classes)
     else:
-        check(files[0], {**image, cfg.id_key: ("bytes", "--id-key")})
+        check(files[0], {**image, cfg.id_key: ("bytes", "id_key")})
     return files
 
 

@@ -18,13 +18,13 @@ def score(truth, predicted, metric: str) -> float:
 def read_columns(path: str, *columns: str) -> list[tuple[str, ...]]:
     """The named columns of every row of a CSV file, in file order."""
     try:
-        with open(path, newline="") as file:
+        with open(path, newline="", encoding="utf-8-sig") as file:  # spreadsheets add a BOM
             return [tuple(row[column] for column in columns) for row in csv.DictReader(file)]
     except FileNotFoundError:
         raise UserError(f"{path} does not exist") from None
     except KeyError as error:
         raise UserError(
-            f"{path} has no column {error}; check --id-column and --label-column"
+            f"{path} has no column {error}; check Config.id_column and label_column"
         ) from None
 
 

@@ -2,53 +2,59 @@
 
 from __future__ import annotations
 
-import csv
 import io
-from collections import Counter
 from pathlib import Path
 
-from .config import UserError
+import pandas as pd
+
+from .config import UserError, named
 from .files import written_whole
 
 
-def read_sample(text: str, where: str, id_column: str, label_column: str):
-    """The columns and ids of a sample submission, in its order, after checking its columns."""
-    reader = csv.DictReader(io.StringIO(text))
-    columns = reader.fieldnames or []
-    if sorted(columns) != sorted([id_column, label_column]):
+def read_sample(data: bytes, where: str, id_column: str, label_column: str) -> pd.DataFrame:
+    """The sample submission, every value as text (ids such as 007 stay as they are), after
+    checking its columns. A byte-order mark, as spreadsheet programs write, is read past."""
+    sample = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    if sorted(sample.columns) != sorted([id_column, label_column]):
         raise UserError(
-            f"{where} has columns {columns}, expected {id_column!r} and {label_column!r}; "
-            "set --id-column and --label-column to the sample's column names"
+            f"{where} has columns {list(sample.columns)}, expected {id_column!r} and "
+            f"{label_column!r}; set {named('id_column')} and {named('label_column')} to the "
+            "sample's column names"
         )
-    return columns, [row[id_column] for row in reader]
+    return sample
 
 
-def arrange(ids: list[str], labels: list[int], sample_ids: list[str] | None) -> list[tuple]:
-    """(id, label) rows in the sample's order (sorted by id without one); every id exactly once."""
-    repeated = [key for key, times in Counter(ids).items() if times > 1]
+def arrange(
+    ids: list[str],
+    labels: list,
+    sample: pd.DataFrame | None,
+    id_column: str = "id",
+    label_column: str = "label",
+) -> pd.DataFrame:
+    """The rows to submit: in the sample's rows and columns (sorted by id without a sample),
+    every id exactly once."""
+    predicted = pd.DataFrame({id_column: ids, label_column: labels})
+    repeated = predicted[id_column][predicted[id_column].duplicated()].unique().tolist()
     if repeated:
         raise UserError(
             f"{len(repeated)} ids occur more than once in the test records, e.g. {repeated[:3]}; "
-            "check --test-files for a shard given twice or ids that are not unique"
+            f"check {named('test_files')} for a shard given twice or ids that are not unique"
         )
-    predicted = dict(zip(ids, labels, strict=True))
-    if sample_ids is None:
-        return sorted(predicted.items())
-    missing = [key for key in sample_ids if key not in predicted]
-    unexpected = sorted(set(predicted) - set(sample_ids))
+    if sample is None:
+        return predicted.sort_values(id_column, ignore_index=True)
+    missing = sample[id_column][~sample[id_column].isin(predicted[id_column])].tolist()
+    unexpected = sorted(predicted[id_column][~predicted[id_column].isin(sample[id_column])])
     if missing or unexpected:
         raise UserError(
             f"test records and sample submission disagree: {len(missing)} sample ids have no "
             f"test record (e.g. {missing[:3]}), {len(unexpected)} test ids are not in the sample "
-            f"(e.g. {unexpected[:3]}); check --test-files, --id-key and --sample-submission"
+            f"(e.g. {unexpected[:3]}); check {named('test_files')}, {named('id_key')} and "
+            f"{named('sample_submission')}"
         )
-    return [(key, predicted[key]) for key in sample_ids]
+    rows = sample[[id_column]].merge(predicted, on=id_column, how="left", validate="many_to_one")
+    return rows[list(sample.columns)]
 
 
-def write(path: Path, columns: list[str], id_column: str, rows: list[tuple]) -> None:
-    """(id, label) rows under the sample's two columns, in the sample's column order."""
-    label_first = columns[0] != id_column
-    with written_whole(path) as temporary, open(temporary, "w", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow(columns)
-        writer.writerows((label, key) if label_first else (key, label) for key, label in rows)
+def write(path: Path, rows: pd.DataFrame) -> None:
+    with written_whole(path) as temporary:
+        rows.to_csv(temporary, index=False)

@@ -1,0 +1,37 @@
+"""The run's numbers: what train uses and doctor shows."""
+
+import pytest
+
+from {{ cookiecutter.package }} import plan
+from {{ cookiecutter.package }}.accelerator import Accelerator
+from {{ cookiecutter.package }}.config import Config, UserError
+
+TPU = Accelerator("tpu", "jax", 8, "fake")
+MIRRORED = Accelerator("gpu", "tensorflow", 2, "fake")
+CPU = Accelerator("cpu", "tensorflow", 1, "fake")
+
+
+def test_precision_and_steps_per_execution_follow_the_accelerator():
+    assert [plan.precision(a, "auto") for a in (TPU, MIRRORED, CPU)] == [
+        "mixed_bfloat16",
+        "mixed_float16",
+        "float32",
+    ]
+    assert plan.precision(TPU, "float32") == "float32"
+    assert plan.steps_per_execution(TPU, 0, steps_per_epoch=100) == (32, "")
+    assert plan.steps_per_execution(TPU, 0, steps_per_epoch=10) == (10, "")  # one epoch
+    assert plan.steps_per_execution(CPU, 0, steps_per_epoch=100) == (1, "")
+    steps, why = plan.steps_per_execution(MIRRORED, 8, steps_per_epoch=100)
+    assert steps == 1 and why.startswith("steps per execution: 1, not 8: Keras 3")
+
+
+def test_a_plan_counts_global_batches_and_names_the_field_when_none_fits():
+    made = plan.make(Config(batch_size=16), TPU, training_records=12753)
+    assert (made.global_batch, made.steps_per_epoch, made.steps_per_execution) == (128, 99, 32)
+    assert made.describe().splitlines() == [
+        "steps per epoch: 99",
+        "precision: mixed_bfloat16, steps per execution: 32",
+    ]
+    with pytest.raises(UserError, match=r"100 training records make no full global batch of 128 "
+                       r"\(Config.batch_size / --batch-size 16 x 8 replicas\)"):
+        plan.make(Config(batch_size=16), TPU, training_records=100)

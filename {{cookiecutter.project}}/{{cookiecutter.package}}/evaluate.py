@@ -1,0 +1,29 @@
+"""Score the trained model on the validation records: per-class scores and a confusion matrix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sklearn.metrics import classification_report
+
+from . import accelerator, checkpoints, dataset, model, plots, records, scoring
+from .accelerator import Accelerator
+from .config import Config, UserError, named, output_path
+
+
+def evaluate(cfg: Config, found: Accelerator | None = None) -> Path:
+    """Print scikit-learn's per-class report and the competition metric; returns the path of
+    the confusion matrix picture."""
+    found = found or accelerator.detect(cfg)
+    if not cfg.valid_files:
+        raise UserError(f"nothing to evaluate: {named('valid_files')} is empty")
+    files = records.find_checked(cfg, "valid_files", labeled=True)
+    batches = dataset.for_inference(
+        files, cfg, cfg.batch_size * found.replicas, True, found.image_dtype
+    )
+    with found.scope():
+        net = checkpoints.load_trained(cfg, found)
+        classes, labels = model.predict_classes(net, batches)
+    print(classification_report(labels, classes, digits=4, zero_division=0))
+    print(f"valid {cfg.metric}: {scoring.score(labels, classes, cfg.metric):.4f}")
+    return plots.confusion(labels, classes, cfg.num_classes, output_path(cfg, "confusion.png"))

@@ -1,0 +1,181 @@
+"""`kaggle ACTION`: Kaggle's own client (the kaggle package) for the steps around a run.
+
+download  the competition's files into the data folder, unzipped
+push      the kernel folder `kernel` wrote; Kaggle runs it
+status    of the pushed notebook
+output    of the pushed notebook (submission.csv, the log) into the output folder
+submit    the output folder's submission.csv, with a message
+
+Every refusal a user can fix (no credentials, the rules not accepted, a kernel not pushed
+yet) ends in one line that says what to do, and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+from .config import Config, UserError, named, output_dir, output_path, resolve_data_dir
+
+CREDENTIALS_HELP = (
+    "on kaggle.com open Settings > API > Create New Token, save kaggle.json as "
+    "~/.kaggle/kaggle.json (chmod 600), or set KAGGLE_USERNAME and KAGGLE_KEY"
+)
+
+
+def kaggle_client_class():
+    """KaggleApi. Importing the kaggle package tries to authenticate and prints help to
+    stdout when it cannot; that print is swallowed here, and `client` says it plainly."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        from kaggle.api.kaggle_api_extended import KaggleApi
+    return KaggleApi
+
+
+def client():
+    """An authenticated client, or a UserError that says where the credentials go."""
+    api = kaggle_client_class()()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            api.authenticate()
+    except SystemExit:  # the client's own way of saying "no credentials"
+        raise UserError(f"no Kaggle credentials found: {CREDENTIALS_HELP}") from None
+    return api
+
+
+def configured_username() -> str:
+    """The username in the client's configuration (kaggle.json or $KAGGLE_USERNAME), read
+    without any network call; "" when there is none."""
+    if os.environ.get("KAGGLE_USERNAME"):
+        return os.environ["KAGGLE_USERNAME"]
+    api = kaggle_client_class()()
+    return api.read_config_environment(api.read_config_file(quiet=True)).get("username", "")
+
+
+def refusal(error: Exception, cfg: Config, doing: str) -> UserError:
+    """What to do about an HTTP refusal from Kaggle."""
+    response = getattr(error, "response", None)
+    status = response.status_code if response is not None else None  # a Response is falsy
+    if status == 401:
+        return UserError(f"Kaggle refused the credentials while {doing} (401): {CREDENTIALS_HELP}")
+    if status == 403:
+        return UserError(
+            f"Kaggle refused {doing} (403: {error}); accept the competition's rules at "
+            f"https://www.kaggle.com/competitions/{cfg.competition}/rules with the account of "
+            f"your credentials, then run this again (and check {named('competition')})"
+        )
+    if status == 404:
+        return UserError(f"Kaggle found nothing while {doing} (404: {error}); check the name")
+    return UserError(f"Kaggle answered an error while {doing}: {error}")
+
+
+def kernel_id(kernel_dir: str) -> str:
+    path = Path(kernel_dir) / "kernel-metadata.json"
+    if not path.is_file():
+        raise UserError(
+            f"no {path}: write the kernel first with `python -m {__package__} kernel`, or "
+            "give --kernel-dir"
+        )
+    return json.loads(path.read_text())["id"]
+
+
+def download(api, cfg: Config) -> None:
+    folder = Path(resolve_data_dir(cfg)[0])
+    folder.mkdir(parents=True, exist_ok=True)
+    api.competition_download_files(cfg.competition, path=str(folder), force=True, quiet=False)
+    archive = folder / f"{cfg.competition}.zip"
+    # Unpacked beside the folder's files, then moved in: a kill mid-way leaves no half file.
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".unzip-") as scratch:
+        with zipfile.ZipFile(archive) as unpacking:
+            unpacking.extractall(scratch)
+        for entry in Path(scratch).iterdir():
+            target = folder / entry.name
+            if target.is_dir():
+                shutil.rmtree(target)
+            os.replace(entry, target)
+    archive.unlink()
+    print(f"competition {cfg.competition}: unzipped into {folder}")
+
+
+def push(api, kernel_dir: str) -> None:
+    kernel = kernel_id(kernel_dir)
+    try:
+        response = api.kernels_push(kernel_dir)
+    except ValueError as error:  # the client checks the metadata before sending anything
+        raise UserError(
+            f"{kernel_dir}/kernel-metadata.json: {error}; write it again with `kernel`"
+        ) from error
+    if response.error:  # Kaggle answers 200 with the reason in `error`
+        raise UserError(f"Kaggle refused the kernel {kernel}: {response.error}")
+    print(f"pushed {kernel}, version {response.version_number}: {response.url}")
+    print(f"follow it with `python -m {__package__} kaggle status`")
+
+
+def status(api, kernel_dir: str) -> int:
+    kernel = kernel_id(kernel_dir)
+    found = api.kernels_status(kernel)
+    state = getattr(found.status, "name", str(found.status))
+    print(f"{kernel}: {state}" + (f" ({found.failure_message})" if found.failure_message else ""))
+    return 1 if state == "ERROR" else 0
+
+
+def output(api, cfg: Config, kernel_dir: str) -> None:
+    kernel = kernel_id(kernel_dir)
+    folder = output_dir(cfg)
+    folder.mkdir(parents=True, exist_ok=True)
+    files, _ = api.kernels_output(kernel, path=str(folder), force=True, quiet=True)
+    for name in [getattr(file, "file_name", file) for file in files or []]:
+        print(f"output: {folder / name}")
+    print(f"log: {folder / (kernel.split('/')[-1] + '.log')}")
+
+
+def submit(api, cfg: Config, message: str) -> None:
+    path = output_path(cfg, "submission.csv")
+    if not path.is_file():
+        raise UserError(
+            f"no {path} to submit: run `predict`, or fetch a notebook's with `kaggle output`"
+        )
+    message = message or f"{cfg.backbone}, {cfg.epochs} epochs, {cfg.image_size}px"
+    result = api.competition_submit(str(path), message, cfg.competition, quiet=True)
+    if not str(result.message).startswith("Successfully"):
+        raise UserError(f"Kaggle did not take {path}: {result.message}")
+    print(f"{result.message}: {path} ({message!r})")
+
+
+def run(action: str, cfg: Config, kernel_dir: str = "kernel", message: str = "") -> int:
+    api = client()
+    doing = {
+        "download": f"downloading {cfg.competition}",
+        "push": f"pushing {kernel_dir}",
+        "status": "reading the kernel's status",
+        "output": "fetching the kernel's output",
+        "submit": f"submitting to {cfg.competition}",
+    }[action]
+    import requests
+
+    try:
+        if action == "download":
+            download(api, cfg)
+        elif action == "push":
+            push(api, kernel_dir)
+        elif action == "status":
+            return status(api, kernel_dir)
+        elif action == "output":
+            output(api, cfg, kernel_dir)
+        elif action == "submit":
+            submit(api, cfg, message)
+    except requests.HTTPError as error:
+        raise refusal(error, cfg, doing) from error
+    except ValueError as error:  # what the client raises for a kernel it may not read
+        if "Cannot access kernel" not in str(error) and "Permission" not in str(error):
+            raise
+        raise UserError(
+            f"Kaggle gives no access to the kernel while {doing} ({error}); push it first "
+            "with `kaggle push`, or check the id in kernel-metadata.json"
+        ) from error
+    return 0

@@ -1,0 +1,62 @@
+"""What a run does on the accelerator it found: the global batch, the steps per epoch, the
+precision and the steps per device call.
+
+`train` runs with these numbers and `doctor` shows them, from this one function, so what
+doctor says is what train does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .accelerator import Accelerator
+from .config import Config, UserError, named
+
+STEPS_PER_EXECUTION_ON_TPU = 32  # a TPU idles between host calls; run many steps per call
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    global_batch: int  # images per step over all replicas
+    steps_per_epoch: int
+    precision: str  # a Keras dtype policy
+    steps_per_execution: int  # training steps per device call
+    note: str = ""  # why a setting is not what the config asked for
+
+    def describe(self) -> str:
+        lines = [
+            f"steps per epoch: {self.steps_per_epoch}",
+            f"precision: {self.precision}, steps per execution: {self.steps_per_execution}",
+        ]
+        return "\n".join(lines + ([self.note] if self.note else []))
+
+
+def make(cfg: Config, found: Accelerator, training_records: int) -> Plan:
+    global_batch = cfg.batch_size * found.replicas
+    steps = cfg.steps_per_epoch or training_records // global_batch
+    if steps == 0:
+        raise UserError(
+            f"{training_records} training records make no full global batch of {global_batch} "
+            f"({named('batch_size')} {cfg.batch_size} x {found.replicas} replicas); "
+            f"lower {named('batch_size')}"
+        )
+    multi_step, note = steps_per_execution(found, cfg.steps_per_execution, steps)
+    return Plan(global_batch, steps, precision(found, cfg.precision), multi_step, note)
+
+
+def precision(found: Accelerator, requested: str) -> str:
+    """The Keras dtype policy: bfloat16 compute on TPUs, float16 on GPUs, float32 on CPUs."""
+    if requested != "auto":
+        return requested
+    return {"tpu": "mixed_bfloat16", "gpu": "mixed_float16"}.get(found.kind, "float32")
+
+
+def steps_per_execution(found: Accelerator, requested: int, steps_per_epoch: int):
+    """Steps per device call (at most an epoch's), and a note (or "") when Keras 3 forces fewer."""
+    wanted = requested or (STEPS_PER_EXECUTION_ON_TPU if found.kind == "tpu" else 1)
+    if wanted > 1 and found.backend == "tensorflow" and found.replicas > 1:
+        return 1, (
+            f"steps per execution: 1, not {wanted}: Keras 3 under tf.distribute fails above 1 "
+            "(keras-team/keras#19246); Config.backend / --backend jax runs several"
+        )
+    return min(wanted, steps_per_epoch), ""

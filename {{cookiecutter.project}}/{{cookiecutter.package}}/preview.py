@@ -1,0 +1,35 @@
+"""Look before training: an augmented training batch, and the learning rate over the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from . import dataset, model, plan, plots, records
+from .accelerator import Accelerator
+from .config import Config, output_path
+
+IMAGES = 16
+
+
+def augmented_batch(cfg: Config, found: Accelerator) -> Path:
+    """Training images exactly as the pipeline serves them, with their class labels."""
+    files = records.find_checked(cfg, "train_files", labeled=True)
+    images, labels = next(iter(dataset.for_training(files, cfg, IMAGES)))
+    return plots.augmented_batch(
+        images.numpy(), labels.numpy(), output_path(cfg, "augmented_batch.png")
+    )
+
+
+def learning_rate(cfg: Config, found: Accelerator) -> Path:
+    """The schedule train will follow: warm-up, then cosine decay, over every step."""
+    files = records.find_checked(cfg, "train_files", labeled=True)
+    run = plan.make(cfg, found, records.count(files))
+    schedule = model.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
+    # At most 500 steps of the run, evenly spread: one call per step, and the curve is smooth.
+    total = cfg.epochs * run.steps_per_epoch
+    steps = np.unique(np.linspace(0, total - 1, min(total, 500)).astype(int))
+    rates = np.array([float(schedule(int(step))) for step in steps])
+    epochs = steps / run.steps_per_epoch
+    return plots.learning_rate(epochs, rates, output_path(cfg, "learning_rate.png"))
