@@ -33,10 +33,13 @@ PACKAGE_FILES = [
 ]
 TEST_FILES = [
     "conftest.py",
+    "fake_kaggle.py",
     "one_step.py",
     "test_accelerator.py",
     "test_config.py",
     "test_data.py",
+    "test_kaggle.py",
+    "test_kernel.py",
     "test_model.py",
     "test_plan.py",
     "test_replicas.py",

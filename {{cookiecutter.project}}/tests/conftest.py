@@ -11,6 +11,9 @@ import pytest
 from {{ cookiecutter.package }}.config import PRESETS, Config
 
 PROJECT = Path(__file__).resolve().parents[1]
+# Run a command in a network namespace of its own, with only loopback: nothing it does can
+# reach the internet (Jupyter kernels and the fake Kaggle server still talk over loopback).
+OFFLINE = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,139 @@
+"""Kaggle's API as the real kaggle client sees it, on 127.0.0.1:80, and a driver that runs
+this project's commands against it.
+
+Usage (test_kaggle.py runs it): python -m tests.fake_kaggle SCENARIO.json RESULT.json, inside
+a network namespace that has only loopback, so nothing can leave the machine. The scenario
+gives the home folder, whether credentials exist, errors to answer with, and the command
+lines to run; the result holds each command's exit code and output and every request the
+client sent.
+
+The client is the real kaggle package: with KAGGLE_API_ENVIRONMENT=LOCALHOST it sends each
+call as POST http://localhost/api/v1/<service>/<Method> with a JSON body, follows download
+redirects to storage URLs, and PUTs submissions to an upload URL. This server answers the
+way api.kaggle.com does, so the client parses every answer as it would parse Kaggle's.
+"""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import threading
+import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+STORAGE = "http://localhost/storage"
+# Kaggle's answer to a download or submission before the rules are accepted.
+RULES_NOT_ACCEPTED = {
+    "code": 403,
+    "message": "You must accept this competition's rules before you'll be able to download files.",
+}
+
+
+def competition_zip() -> bytes:
+    """What DownloadDataFiles serves: a small competition in Kaggle's layout."""
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as files:
+        files.writestr("sample_submission.csv", "id,label\na1,0\n")
+        files.writestr("train/00-32x32-1.tfrec", b"not really a record")
+    return archive.getvalue()
+
+
+class Kaggle(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    requests = []  # every request: method, path, JSON body or bytes
+    errors = {}  # method name -> (status, body) to answer instead
+    blobs = {
+        "/storage/competition.zip": competition_zip(),
+        "/storage/submission.csv": b"id,label\na1,3\n",
+    }
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status, body=b"", headers=(), kind="application/json"):
+        data = json.dumps(body).encode() if isinstance(body, dict) else body
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def do_GET(self):
+        self.requests.append({"method": "GET", "path": self.path})
+        if self.path in self.blobs:
+            return self.answer(200, self.blobs[self.path], kind="application/octet-stream")
+        self.answer(404, {"code": 404, "message": "Not found"})
+
+    def do_PUT(self):
+        self.requests.append({"method": "PUT", "path": self.path, "bytes": self.body().decode()})
+        self.answer(200, {})
+
+    def do_POST(self):
+        body = json.loads(self.body() or b"{}")
+        method = self.path.rsplit("/", 1)[-1]
+        self.requests.append({"method": "POST", "path": self.path, "json": body})
+        if method in self.errors:
+            return self.answer(*self.errors[method])
+        if method == "DownloadDataFiles":  # Kaggle redirects to signed storage
+            return self.answer(302, headers=[("Location", f"{STORAGE}/competition.zip")])
+        answers = {
+            "SaveKernel": {
+                "ref": f"/code/{body.get('slug')}",
+                "url": f"https://www.kaggle.com/code/{body.get('slug')}",
+                "versionNumber": 3,
+                "error": "",
+            },
+            "GetKernelSessionStatus": {"status": "COMPLETE", "failureMessage": ""},
+            "ListKernelSessionOutput": {
+                "files": [{"url": f"{STORAGE}/submission.csv", "fileName": "submission.csv"}],
+                "log": '[{"stream_name":"stdout","time":1.5,"data":"wrote 1 rows\\n"}]',
+                "nextPageToken": "",
+            },
+            "StartSubmissionUpload": {"token": "blob-1", "createUrl": f"{STORAGE}/upload/blob-1"},
+            "CreateSubmission": {
+                "message": f"Successfully submitted to {body.get('competitionName')}",
+                "ref": 1,
+            },
+        }
+        if method in answers:
+            return self.answer(200, answers[method])
+        self.answer(404, {"code": 404, "message": f"no {method} here"})
+
+
+def run(scenario: dict) -> dict:
+    home = scenario["home"]
+    os.environ.update({"HOME": home, "KAGGLE_API_ENVIRONMENT": "LOCALHOST"})
+    for name in ("KAGGLE_USERNAME", "KAGGLE_KEY", "KAGGLE_API_TOKEN", "KAGGLE_CONFIG_DIR",
+                 "KAGGLE_KERNEL_RUN_TYPE", "HTTP_PROXY", "http_proxy", "HTTPS_PROXY"):
+        os.environ.pop(name, None)  # fmt: skip
+    if scenario.get("kaggle_json"):  # as a user saves it from Kaggle's settings page
+        os.makedirs(f"{home}/.kaggle", exist_ok=True)
+        with open(f"{home}/.kaggle/kaggle.json", "w") as file:
+            json.dump(scenario["kaggle_json"], file)
+        os.chmod(f"{home}/.kaggle/kaggle.json", 0o600)
+    Kaggle.errors = {name: tuple(answer) for name, answer in scenario.get("errors", {}).items()}
+    server = ThreadingHTTPServer(("127.0.0.1", 80), Kaggle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    from {{ cookiecutter.package }}.__main__ import main
+
+    steps = []
+    for argv in scenario["steps"]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+        steps.append({"argv": argv, "code": code, "out": out.getvalue(), "err": err.getvalue()})
+    server.shutdown()
+    return {"steps": steps, "requests": Kaggle.requests}
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1]) as file:
+        result = run(json.load(file))
+    with open(sys.argv[2], "w") as file:
+        json.dump(result, file, indent=1)

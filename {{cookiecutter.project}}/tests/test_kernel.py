@@ -1,0 +1,190 @@
+"""`kernel` writes one notebook that runs alone, offline, as Kaggle runs it.
+
+The notebook and the script are run in an empty folder (nothing of the project beside them)
+by a real Jupyter kernel or Python, in a network namespace with only loopback, on the demo
+competition laid out as Kaggle mounts a competition: /kaggle/input/<competition>/...
+"""
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import OFFLINE, PROJECT
+
+from {{ cookiecutter.package }} import kernel
+from {{ cookiecutter.package }}.config import Config, UserError
+
+PACKAGE = "{{ cookiecutter.package }}"
+NAME = "{{ cookiecutter.project }}"
+COMPETITION = "{{ cookiecutter.competition }}"
+PICTURES = {"augmented_batch.png", "learning_rate.png", "curves.png", "confusion.png"}
+
+
+def ids(path):
+    with open(path, newline="") as file:
+        return [row["id"] for row in csv.DictReader(file)]
+
+
+@pytest.fixture(scope="module")
+def kaggle(tmp_path_factory):
+    """A Kaggle-like root: the demo competition under kaggle/input, and kaggle/working."""
+    root = tmp_path_factory.mktemp("kaggle-root")
+    from {{ cookiecutter.package }}.demo import write_competition
+
+    write_competition(root / "kaggle" / "input" / COMPETITION, size=32)
+    return root
+
+
+def make_kernel(kaggle: Path, folder: Path, *flags: str) -> Path:
+    """`python -m PACKAGE kernel` for the demo on this Kaggle-like root; returns the folder."""
+    command = [sys.executable, "-m", PACKAGE, "kernel", "--preset", "demo", "--epochs", "2"]
+    command += ["--data-dir", str(kaggle / "kaggle" / "input" / COMPETITION)]
+    command += ["--output-dir", str(folder / "working"), "--kaggle-user", "alice"]
+    command += ["--output", str(folder / "kernel"), *flags]
+    done = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return folder / "kernel"
+
+
+def alone(path: Path, folder: Path) -> Path:
+    """The file copied into an empty folder: nothing of the project is importable beside it."""
+    folder.mkdir()
+    return Path(shutil.copy(path, folder))
+
+
+def offline(*command, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KERAS_BACKEND")}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    return subprocess.run(
+        [*OFFLINE, *command], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def execute(notebook: Path) -> subprocess.CompletedProcess:
+    """Jupyter's own runner (nbclient) in a real kernel, saving the outputs in place."""
+    jupyter = Path(sys.executable).with_name("jupyter")
+    return offline(
+        jupyter, "execute", "--inplace", "--timeout=600", notebook.name, cwd=notebook.parent
+    )
+
+
+def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sample(
+    kaggle, tmp_path
+):
+    folder = make_kernel(kaggle, tmp_path, "--accelerator", "cpu")
+    notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "run")
+    done = execute(notebook)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+
+    working = tmp_path / "working"
+    sample = kaggle / "kaggle" / "input" / COMPETITION / "sample_submission.csv"
+    assert ids(working / "submission.csv") == ids(sample)  # row for row
+    assert PICTURES <= {path.name for path in working.iterdir()}
+    executed = nbformat.read(notebook, as_version=4)
+    outputs = [output for cell in executed.cells for output in cell.get("outputs", [])]
+    assert not [output for output in outputs if output.output_type == "error"]
+    pictures = [output for output in outputs if "image/png" in output.get("data", {})]
+    assert len(pictures) == 4  # batch, learning rate, curves, confusion matrix
+    text = "".join(output.get("text", "") for output in outputs)
+    assert "problems: none, ready to train" in text and "Epoch 2/2" in text
+    assert "precision    recall  f1-score" in text  # scikit-learn's per-class report
+    assert (notebook.parent / PACKAGE / "train.py").is_file()  # the notebook wrote its code
+
+
+def test_the_script_runs_alone_offline_the_same_way(kaggle, tmp_path):
+    folder = make_kernel(kaggle, tmp_path, "--accelerator", "cpu")
+    script = alone(folder / f"{NAME}.py", tmp_path / "run")
+    done = offline(sys.executable, script.name, cwd=script.parent)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    working = tmp_path / "working"
+    sample = kaggle / "kaggle" / "input" / COMPETITION / "sample_submission.csv"
+    assert ids(working / "submission.csv") == ids(sample)
+    assert PICTURES <= {path.name for path in working.iterdir()}
+    written = sorted(p.name for p in (script.parent / PACKAGE).glob("*.py"))
+    assert written == sorted(p.name for p in (PROJECT / PACKAGE).glob("*.py"))
+    for name in written:  # each module written as it is in the package, to the byte
+        assert (script.parent / PACKAGE / name).read_text() == (PROJECT / PACKAGE / name).read_text()
+
+
+def test_a_notebook_made_for_a_tpu_stops_in_its_first_cells_without_one(kaggle, tmp_path):
+    """Kaggle can run a pushed TPU notebook on a CPU image: it must stop, not train for hours."""
+    folder = make_kernel(kaggle, tmp_path)  # --accelerator tpu, the default
+    notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "run")
+    done = execute(notebook)
+    assert done.returncode != 0
+    assert "error: this run needs a TPU but would use the cpu" in done.stderr
+    assert "pick a TPU accelerator in the notebook's settings" in done.stderr
+    assert "Traceback" not in done.stderr.split("CellExecutionError")[-1]
+    assert not (tmp_path / "working").exists()  # stopped before doctor, training or output
+
+
+def read(folder: Path):
+    metadata = json.loads((folder / "kernel-metadata.json").read_text())
+    return metadata, nbformat.read(folder / metadata["code_file"], as_version=4)
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "asked"),
+    [
+        ("tpu", {"machine_shape": "TpuV5E8", "enable_tpu": True, "enable_gpu": False}),
+        ("gpu", {"machine_shape": "NvidiaTeslaT4", "enable_tpu": False, "enable_gpu": True}),
+        ("cpu", {"enable_tpu": False, "enable_gpu": False}),
+    ],
+)
+def test_kernel_metadata_asks_kaggle_for_the_accelerator_with_internet_off(
+    tmp_path, accelerator, asked
+):
+    folder = kernel.write_kernel(Config(), accelerator, "alice", str(tmp_path))
+    metadata, notebook = read(folder)
+    assert metadata["id"] == f"alice/{kernel.slug(NAME)}"
+    assert kernel.slug(metadata["title"]) == kernel.slug(NAME)  # else Kaggle makes a new kernel
+    assert {key: metadata.get(key) for key in ("machine_shape", *asked)} == {
+        "machine_shape": None,
+        **asked,
+    }
+    assert metadata["enable_internet"] is False and metadata["is_private"] is True
+    assert metadata["competition_sources"] == [COMPETITION]
+    assert (metadata["language"], metadata["kernel_type"]) == ("python", "notebook")
+    assert "docker_image" not in metadata and "kaggle" not in notebook.metadata
+    assert (folder / metadata["code_file"]).is_file() and (folder / f"{NAME}.py").is_file()
+
+
+def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_cell(tmp_path):
+    cfg = Config(epochs=3, batch_size=64, weights="/kaggle/input/effnet/b0.h5")
+    folder = kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path))
+    metadata, notebook = read(folder)
+    shown = [c for c in notebook.cells if not c.metadata.get("_kg_hide-input")]
+    hidden = [c for c in notebook.cells if c.metadata.get("_kg_hide-input")]
+    assert shown[0].cell_type == "markdown" and shown[0].source.startswith("# ")
+    config_cell = shown[1].source
+    assert "    epochs=3," in config_cell and "    batch_size=64," in config_cell
+    assert '    weights="/kaggle/input/effnet/b0.h5",' in config_cell
+    assert "    # seed=42,  # random seed" in config_cell  # the rest, commented, with defaults
+    assert 'ACCELERATOR = "tpu"' in config_cell
+    headings = [c.source.splitlines()[0] for c in shown if c.cell_type == "markdown"]
+    assert headings[2:] == [
+        "## Accelerator",
+        "## Doctor",
+        "## Data preview",
+        "## Training",
+        "## Evaluation",
+        "## Prediction",
+    ]
+    assert {c.source.splitlines()[0] for c in hidden} == {
+        f"%%writefile {PACKAGE}/{p.name}" for p in (PROJECT / PACKAGE).glob("*.py")
+    }
+    assert all(c.metadata["jupyter"]["source_hidden"] for c in hidden)
+    assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
+    # Attached weights come from a dataset: it is attached, as the user's own.
+    assert metadata["dataset_sources"] == ["alice/effnet"]
+
+
+def test_an_unknown_accelerator_is_refused():
+    with pytest.raises(UserError, match="--accelerator 'tpu-v3': one of tpu, gpu, cpu"):
+        kernel.write_kernel(Config(), "tpu-v3", "alice", "unused")
