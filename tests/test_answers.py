@@ -9,6 +9,7 @@ BAD_ANSWERS = [
     pytest.param("project_name", "two\nlines", id="name-with-newline"),
     pytest.param("project", "my flowers", id="project-with-space"),
     pytest.param("project", "../escape", id="project-outside-output"),
+    pytest.param("project", "a/b", id="project-nested"),  # no empty a/ left behind
     pytest.param("project", "-flowers", id="project-leading-dash"),
     pytest.param("package", "Flowers", id="package-uppercase"),
     pytest.param("package", "1flowers", id="package-leading-digit"),

@@ -23,7 +23,9 @@ def test_every_backbone_builds_a_classifier_of_uint8_images(backbone):
 
 
 def test_weights_that_cannot_work_are_refused_with_the_fix():
-    with pytest.raises(UserError, match="has no ImageNet weights; set Config.weights / --weights none"):
+    with pytest.raises(
+        UserError, match="has no ImageNet weights; set Config.weights / --weights none"
+    ):
         model.backbone_weights(Config(backbone="small-cnn", weights="imagenet"))
     with pytest.raises(UserError, match="'/no/such.h5' is neither imagenet, none, nor an existing"):
         model.backbone_weights(Config(backbone="resnet50v2", weights="/no/such.h5"))

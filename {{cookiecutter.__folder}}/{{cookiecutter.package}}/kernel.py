@@ -176,10 +176,7 @@ def notebook_cells(cfg: Config, accelerator: str) -> list[Cell]:
             "Kaggle has everything already, so nothing is ever installed there).",
         ),
         setup_cell(package),
-        *[
-            Cell("module", path.read_text(), f"{package}/{path.name}")
-            for path in modules
-        ],
+        *[Cell("module", path.read_text(), f"{package}/{path.name}") for path in modules],
         Cell(
             "markdown",
             "## Accelerator\n\nFirst, before anything imports Keras: the accelerator decides "

@@ -21,6 +21,7 @@ import sys
 import threading
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 STORAGE = "http://localhost/storage"
 # Kaggle's answer to a download or submission before the rules are accepted.
@@ -41,9 +42,9 @@ def competition_zip() -> bytes:
 
 class Kaggle(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    requests = []  # every request: method, path, JSON body or bytes
-    errors = {}  # method name -> (status, body) to answer instead
-    blobs = {
+    requests: ClassVar[list] = []  # every request: method, path, JSON body or bytes
+    errors: ClassVar[dict] = {}  # method name -> (status, body) to answer instead
+    blobs: ClassVar[dict] = {
         "/storage/competition.zip": competition_zip(),
         "/storage/submission.csv": b"id,label\na1,3\n",
     }
@@ -109,8 +110,16 @@ class Kaggle(BaseHTTPRequestHandler):
 def run(scenario: dict) -> dict:
     home = scenario["home"]
     os.environ.update({"HOME": home, "KAGGLE_API_ENVIRONMENT": "LOCALHOST"})
-    for name in ("KAGGLE_USERNAME", "KAGGLE_KEY", "KAGGLE_API_TOKEN", "KAGGLE_CONFIG_DIR",
-                 "KAGGLE_KERNEL_RUN_TYPE", "HTTP_PROXY", "http_proxy", "HTTPS_PROXY"):
+    for name in (
+        "KAGGLE_USERNAME",
+        "KAGGLE_KEY",
+        "KAGGLE_API_TOKEN",
+        "KAGGLE_CONFIG_DIR",
+        "KAGGLE_KERNEL_RUN_TYPE",
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+    ):
         os.environ.pop(name, None)  # fmt: skip
     if scenario.get("kaggle_json"):  # as a user saves it from Kaggle's settings page
         os.makedirs(f"{home}/.kaggle", exist_ok=True)

@@ -97,7 +97,11 @@ class Config:
             ("num_processes", self.num_processes >= 1, "at least 1"),
             ("process_id", 0 <= self.process_id < self.num_processes, "below --num-processes"),
         ]
-        wrong = [f"{named(name)} = {getattr(self, name)!r}: must be {want}" for name, ok, want in checks if not ok]
+        wrong = [
+            f"{named(name)} = {getattr(self, name)!r}: must be {want}"
+            for name, ok, want in checks
+            if not ok
+        ]
         if wrong:
             raise UserError("; ".join(wrong))
 

@@ -93,12 +93,16 @@ def test_a_feature_of_the_wrong_kind_is_named(tmp_path):
 def test_labels_beyond_num_classes_are_caught_with_the_fix(demo_cfg):
     shard = files(demo_cfg, demo_cfg.train_files)[0]
     records.check_labels(shard, "class", 10)
-    with pytest.raises(UserError, match=r"0 to 9, outside 0..4 \(Config.num_classes / --num-classes 5\); set num_classes to at least 10"):
+    with pytest.raises(
+        UserError,
+        match=r"0 to 9, outside 0..4 \(Config.num_classes / --num-classes 5\); set num_classes to at least 10",
+    ):
         records.check_labels(shard, "class", 5)
 
 
 def test_no_matching_files_names_the_pattern_and_flag(tmp_path):
     with pytest.raises(
-        UserError, match=r"no files match .*nothing/\*\.tfrec.* \(Config.test_files / --test-files\)"
+        UserError,
+        match=r"no files match .*nothing/\*\.tfrec.* \(Config.test_files / --test-files\)",
     ):
         records.find(str(tmp_path / "nothing/*.tfrec"), "test_files")

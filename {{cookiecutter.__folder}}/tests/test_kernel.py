@@ -47,7 +47,9 @@ def make_kernel(kaggle: Path, folder: Path, *flags: str) -> Path:
     command += ["--data-dir", str(kaggle / "kaggle" / "input" / COMPETITION)]
     command += ["--output-dir", str(folder / "working"), "--kaggle-user", "alice"]
     command += ["--output", str(folder / "kernel"), *flags]
-    done = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        command, check=False, cwd=PROJECT, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return folder / "kernel"
 
@@ -62,7 +64,13 @@ def offline(*command, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KERAS_BACKEND")}
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     return subprocess.run(
-        [*OFFLINE, *command], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+        [*OFFLINE, *command],
+        check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -109,7 +117,9 @@ def test_the_script_runs_alone_offline_the_same_way(kaggle, tmp_path):
     written = sorted(p.name for p in (script.parent / PACKAGE).glob("*.py"))
     assert written == sorted(p.name for p in (PROJECT / PACKAGE).glob("*.py"))
     for name in written:  # each module written as it is in the package, to the byte
-        assert (script.parent / PACKAGE / name).read_text() == (PROJECT / PACKAGE / name).read_text()
+        assert (script.parent / PACKAGE / name).read_text() == (
+            PROJECT / PACKAGE / name
+        ).read_text()
 
 
 def test_a_notebook_made_for_a_tpu_stops_in_its_first_cells_without_one(kaggle, tmp_path):

@@ -32,6 +32,9 @@ def test_a_plan_counts_global_batches_and_names_the_field_when_none_fits():
         "steps per epoch: 99",
         "precision: mixed_bfloat16, steps per execution: 32",
     ]
-    with pytest.raises(UserError, match=r"100 training records make no full global batch of 128 "
-                       r"\(Config.batch_size / --batch-size 16 x 8 replicas\)"):
+    with pytest.raises(
+        UserError,
+        match=r"100 training records make no full global batch of 128 "
+        r"\(Config.batch_size / --batch-size 16 x 8 replicas\)",
+    ):
         plan.make(Config(batch_size=16), TPU, training_records=100)

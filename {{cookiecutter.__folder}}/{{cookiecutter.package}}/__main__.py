@@ -76,7 +76,9 @@ def parser() -> argparse.ArgumentParser:
                 help="what Kaggle runs it on: TPU v5e-8, T4 x2 GPUs, or the CPU (default: tpu)",
             )
             command.add_argument(
-                "--kaggle-user", default="", help="owner of the kernel (default: the kaggle config's)"
+                "--kaggle-user",
+                default="",
+                help="owner of the kernel (default: the kaggle config's)",
             )
             command.add_argument(
                 "--dataset",
@@ -89,9 +91,11 @@ def parser() -> argparse.ArgumentParser:
                 "--output", default="kernel", help="folder to write (default: kernel)"
             )
         if name == "kaggle":
-            command.add_argument("action", choices=list(KAGGLE_ACTIONS), help=", ".join(
-                f"{action}: {help}" for action, help in KAGGLE_ACTIONS.items()
-            ))
+            command.add_argument(
+                "action",
+                choices=list(KAGGLE_ACTIONS),
+                help=", ".join(f"{action}: {help}" for action, help in KAGGLE_ACTIONS.items()),
+            )
             command.add_argument(
                 "--kernel-dir", default="kernel", help="the folder `kernel` wrote (default: kernel)"
             )

@@ -23,7 +23,9 @@ def against_fake_kaggle(tmp_path, steps, kaggle_json=CREDENTIALS, errors=None) -
     (tmp_path / "scenario.json").write_text(json.dumps(scenario))
     command = [*OFFLINE, sys.executable, "-m", "tests.fake_kaggle"]
     command += [str(tmp_path / "scenario.json"), str(tmp_path / "result.json")]
-    done = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        command, check=False, cwd=PROJECT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads((tmp_path / "result.json").read_text())
 
@@ -84,7 +86,7 @@ def test_status_output_and_submit_follow_the_pushed_notebook(tmp_path):
             ["kaggle", "submit", *flags, "--message", "first try"],
         ],
     )
-    made, status, fetched, submitted = result["steps"]
+    _, status, fetched, submitted = result["steps"]
     assert status["code"] == 0 and "bob/{{ cookiecutter.project }}: COMPLETE" in status["out"]
     assert calls(result, "GetKernelSessionStatus")[0]["json"] == {
         "userName": "bob",
@@ -115,8 +117,9 @@ def test_without_credentials_each_command_says_where_they_go(tmp_path):
     for step in tried:
         assert step["code"] == 2, step
         assert step["err"].startswith("error: no Kaggle credentials found: on kaggle.com open ")
-        assert "~/.kaggle/kaggle.json (chmod 600), or set KAGGLE_USERNAME and KAGGLE_KEY" in (
-            step["err"]
+        assert (
+            "~/.kaggle/kaggle.json (chmod 600), or set KAGGLE_USERNAME and KAGGLE_KEY"
+            in (step["err"])
         )
     assert result["requests"] == []  # refused before anything was sent
 

@@ -229,9 +229,7 @@ def test_a_backend_keras_already_fixed_cannot_change(machine, monkeypatch):
     assert machine.detect().backend == "tensorflow"  # no choice: the one in use
 
 
-def test_keras_loaded_before_detection_on_a_tpu_it_cannot_drive_says_restart(
-    machine, monkeypatch
-):
+def test_keras_loaded_before_detection_on_a_tpu_it_cannot_drive_says_restart(machine, monkeypatch):
     """A notebook that imported tensorflow before the accelerator cell, on Kaggle's TPU image:
     refused with the fix, instead of hours on the CPU."""
     monkeypatch.setenv("ISTPUVM", "1")
@@ -280,3 +278,9 @@ def test_require_stops_a_run_on_the_wrong_accelerator_with_the_fix():
 def test_several_processes_need_jax(machine):
     with pytest.raises(UserError, match="MultiWorkerMirroredStrategy .*; set Config.backend"):
         machine.detect(backend="tensorflow", num_processes=2)
+
+
+def test_a_jax_rehearsal_without_jax_says_how_to_install_it(machine, monkeypatch):
+    monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError
+    with pytest.raises(UserError, match="simulate-replicas 8 on jax needs JAX.*pip install jax"):
+        machine.detect(backend="jax", simulate_replicas=8)

@@ -72,9 +72,7 @@ def test_cli_reports_a_bad_flag_in_one_line_and_exits_2(capsys):
     assert "Traceback" not in err
 
 
-def test_output_goes_where_kaggle_keeps_it_unless_the_config_says_otherwise(
-    tmp_path, monkeypatch
-):
+def test_output_goes_where_kaggle_keeps_it_unless_the_config_says_otherwise(tmp_path, monkeypatch):
     """In a Kaggle notebook submission.csv must land in /kaggle/working; elsewhere output/."""
     monkeypatch.setattr(config, "KAGGLE_WORKING", tmp_path / "working")
     monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
