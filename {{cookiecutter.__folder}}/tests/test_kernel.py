@@ -195,6 +195,13 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     assert metadata["dataset_sources"] == ["alice/effnet"]
 
 
+def test_a_short_project_name_still_makes_a_slug_kaggle_takes(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernel, "PROJECT", "cv")
+    monkeypatch.setattr(kernel, "TITLE", "CV")
+    metadata, _ = read(kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path)))
+    assert metadata["id"] == "alice/cv-notebook" and metadata["title"] == "Cv Notebook"
+
+
 def test_an_unknown_accelerator_is_refused():
     with pytest.raises(UserError, match="--accelerator 'tpu-v3': one of tpu, gpu, cpu"):
         kernel.write_kernel(Config(), "tpu-v3", "alice", "unused")

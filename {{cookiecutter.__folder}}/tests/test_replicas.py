@@ -122,7 +122,7 @@ def test_two_processes_train_one_epoch_of_the_demo_together(
     losses = []
     for text in output:
         assert "backend: jax\nreplicas: 2\nprocesses: 2\n" in text
-        assert "global batch: 64, steps per epoch: 16" in text  # 32 per replica x 2
+        assert "global batch: 64, training records: 1078\nsteps per epoch: 16\n" in text  # 32 x 2
         losses.append(re.search(r"16/16 - .* loss: ([0-9.]+)", text).group(1))
     assert losses[0] == losses[1]  # one computation over the global batch
     assert "weights: " in output[0] and "weights: " not in output[1]
@@ -149,7 +149,8 @@ def test_processes_that_would_resume_from_different_epochs_stop_with_the_fix(
     assert codes == [2, 2], tails(output)
     for text in output:
         assert "error: the processes found checkpoints of different epochs in" in text
-        assert "([1, 0], by process); give every process the same shared --output-dir" in text
+        assert "([1, 0], by process); give every process the same shared " in text
+        assert "Config.output_dir / --output-dir, or start over with --no-resume" in text
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -85,6 +85,8 @@ def slug(text: str) -> str:
 
 def metadata(cfg: Config, accelerator: str, user: str, datasets: list[str]) -> dict:
     name = slug(PROJECT)
+    if len(name) < 5:  # Kaggle refuses shorter kernel slugs
+        name += "-notebook"
     # Kaggle derives the slug from the title: a title that slugifies elsewhere makes a new kernel.
     title = TITLE if slug(TITLE) == name else name.replace("-", " ").title()
     return {
