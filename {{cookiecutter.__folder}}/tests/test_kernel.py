@@ -122,11 +122,17 @@ def test_the_script_runs_alone_offline_the_same_way(kaggle, tmp_path):
         ).read_text()
 
 
-def test_a_notebook_made_for_a_tpu_stops_in_its_first_cells_without_one(kaggle, tmp_path):
-    """Kaggle can run a pushed TPU notebook on a CPU image: it must stop, not train for hours."""
+@pytest.mark.parametrize("kind", ["ipynb", "py"])
+def test_a_notebook_made_for_a_tpu_stops_in_its_first_cells_without_one(kaggle, tmp_path, kind):
+    """Kaggle can run a pushed TPU notebook on a CPU image: it must stop, not train for hours,
+    with one line and no traceback, as a notebook and as a script."""
     folder = make_kernel(kaggle, tmp_path)  # --accelerator tpu, the default
-    notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "run")
-    done = execute(notebook)
+    copied = alone(folder / f"{NAME}.{kind}", tmp_path / "run")
+    done = (
+        execute(copied)
+        if kind == "ipynb"
+        else offline(sys.executable, copied.name, cwd=copied.parent)
+    )
     assert done.returncode != 0
     assert "error: this run needs a TPU but would use the cpu" in done.stderr
     assert "pick a TPU accelerator in the notebook's settings" in done.stderr

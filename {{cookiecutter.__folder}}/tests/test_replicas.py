@@ -136,21 +136,37 @@ def test_processes_that_would_resume_from_different_epochs_stop_with_the_fix(
 ):
     """Each process reads its own --output-dir: one that found a checkpoint and one that did
     not would wait on each other for ever, so both stop at once and say why."""
-    checkpoint = tmp_path / "0" / "checkpoints" / "checkpoint.json"
-    checkpoint.parent.mkdir(parents=True)
-    checkpoint.write_text(json.dumps({"epoch": 1, "history": {}}))
-    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--epochs", "2"]
-    codes, output = run_processes(
-        start_python,
-        ["-m", PACKAGE, "train", *flags],
-        logs=tmp_path,
-        own=lambda i: ("--output-dir", str(tmp_path / str(i))),
-    )
+    checkpoint = tmp_path / "0" / "checkpoints"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "checkpoint.json").write_text(json.dumps({"epoch": 1, "history": {}}))
+    (checkpoint / "checkpoint.weights.h5").write_bytes(b"")  # never read: the processes stop
+    codes, output = train_apart(demo_dir, tmp_path, start_python)
     assert codes == [2, 2], tails(output)
     for text in output:
         assert "error: the processes found checkpoints of different epochs in" in text
         assert "([1, 0], by process); give every process the same shared " in text
         assert "Config.output_dir / --output-dir, or start over with --no-resume" in text
+
+
+def test_a_problem_one_process_finds_stops_every_process(demo_dir, tmp_path, start_python):
+    """Process 0 cannot write its output: process 1 must not wait for it in the first step."""
+    (tmp_path / "0").write_text("")
+    codes, output = train_apart(demo_dir, tmp_path, start_python)
+    assert codes == [2, 2], tails(output)
+    assert f"error: cannot write the output in {tmp_path / '0' / 'checkpoints'}" in output[0]
+    assert "error: process 0 found problems (its output names them); fix them" in output[1]
+
+
+def train_apart(demo_dir, tmp_path, start_python):
+    """Two processes training the demo together, each with its own --output-dir."""
+    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--epochs", "2"]
+    (tmp_path / "logs").mkdir()
+    return run_processes(
+        start_python,
+        ["-m", PACKAGE, "train", *flags],
+        logs=tmp_path / "logs",
+        own=lambda i: ("--output-dir", str(tmp_path / str(i))),
+    )
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -193,11 +193,14 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    except KeyboardInterrupt:
-        print(
-            "\ninterrupted: run the same command again to resume from the last finished epoch",
-            file=sys.stderr,
+    except KeyboardInterrupt:  # Ctrl-C: every file is written whole, so nothing is half-done
+        again = (
+            "run the same command again to resume after the last finished epoch "
+            "(--no-resume starts over)"
+            if args.command == "train"
+            else "nothing was left half-written; run the same command again"
         )
+        print(f"\ninterrupted: {again}", file=sys.stderr)
         return 130
 
 

@@ -1,8 +1,9 @@
 """Checkpoints every epoch, and resuming from the last one.
 
 After each epoch: the weights with the optimizer's state (Keras' .weights.h5), then the epoch
-reached and the history so far. Each file is replaced whole, so a run killed at any moment
-and started again with the same command continues from the last finished epoch.
+reached, the history so far and the run that made them. Each file is replaced whole, so a
+run killed at any moment and started again with the same command continues from the last
+finished epoch; a run with another model or other data refuses to continue it.
 
 Why not keras.callbacks.BackupAndRestore: it writes its weights file in place (a kill
 mid-write loses it), every process writes it (several JAX processes would race on one file),
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import tempfile
 from pathlib import Path
 
@@ -22,6 +24,18 @@ from . import model, plan
 from .accelerator import Accelerator
 from .config import Config, UserError, named, output_path
 from .files import write_json, written_whole
+
+# Fields that say where a run happens, not what it trains: a checkpoint does not record them.
+WHERE_IT_RUNS = (
+    "data_dir", "output_dir", "resume", "backend", "simulate_replicas", "coordinator",
+    "coordinator_timeout", "num_processes", "process_id",
+)  # fmt: skip
+# What shapes the model and the data it learns from, and where in the learning-rate schedule
+# an epoch starts: resuming with any of these changed would continue another run.
+MODEL_FIELDS = ("backbone", "image_size", "num_classes")
+MUST_MATCH = (
+    *MODEL_FIELDS, "image_key", "label_key", "train_files", "global_batch", "steps_per_epoch",
+)  # fmt: skip
 
 
 def folder(cfg: Config) -> Path:
@@ -33,34 +47,151 @@ def trained_weights(cfg: Config) -> Path:
     return output_path(cfg, "model.weights.h5")
 
 
-def load_trained(cfg: Config, found: Accelerator):
-    """The trained model; call inside found.scope()."""
+def made_by(cfg: Config, run: plan.Plan | None) -> dict:
+    """What a checkpoint records of its run: every field but where it ran, and the plan's
+    global batch and steps per epoch (which depend on the replicas and the records)."""
+    record = {
+        name: value for name, value in dataclasses.asdict(cfg).items() if name not in WHERE_IT_RUNS
+    }
+    if run:
+        record.update(global_batch=run.global_batch, steps_per_epoch=run.steps_per_epoch)
+    return record
+
+
+def differences(recorded: dict, now: dict) -> dict[str, tuple]:
+    return {
+        name: (recorded[name], value)
+        for name, value in now.items()
+        if name in recorded and recorded[name] != value
+    }
+
+
+def listed(changes: dict[str, tuple]) -> str:
+    return ", ".join(f"{name} {then!r} then, {now!r} now" for name, (then, now) in changes.items())
+
+
+def check_resumable(cfg: Config, run: plan.Plan | None) -> str:
+    """What `train` would resume from; an error when the checkpoint came from another run."""
+    where = folder(cfg)
+    if not cfg.resume:
+        return f"off ({named('resume')}): training starts at epoch 1"
+    saved = read_state(where)
+    if not saved:
+        return f"no checkpoint in {where}: training starts at epoch 1"
+    if not (where / "checkpoint.weights.h5").is_file():
+        raise UserError(
+            f"{where / 'checkpoint.json'} has no checkpoint.weights.h5 beside it; start over "
+            f"with --no-resume ({named('resume')} False), or pick another {named('output_dir')}"
+        )
+    changes = differences(saved.get("made_by", {}), made_by(cfg, run))
+    refused = {name: change for name, change in changes.items() if name in MUST_MATCH}
+    if refused:
+        raise UserError(
+            f"the checkpoint in {where} is of another run ({listed(refused)}); continuing it "
+            f"would train another model or on other data. Start over with --no-resume "
+            f"({named('resume')} False), or pick another {named('output_dir')}"
+        )
+    line = f"after epoch {saved['epoch']} from {where} (--no-resume starts over)"
+    if "made_by" not in saved:
+        line += " (it does not record the run that made it)"
+    if changes:
+        line += f"; changed since: {listed(changes)}"
+    return line
+
+
+def read_state(where: Path) -> dict:
+    """The checkpoint's epoch, history and run, or {} when there is none."""
+    path = where / "checkpoint.json"
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise UserError(
+            f"{path} cannot be read ({error}); start over with --no-resume, or pick another "
+            f"{named('output_dir')}"
+        ) from error
+
+
+def describe_trained(cfg: Config) -> str:
+    """Trained weights as doctor sees them: train will make or replace them."""
+    path = trained_weights(cfg)
+    if not path.is_file():
+        return f"none yet; train writes {path}"
+    try:
+        return f"{check_trained(cfg)} (train replaces them)"
+    except UserError as error:
+        return f"{error} (train replaces them)"
+
+
+def check_trained(cfg: Config) -> str:
+    """The trained weights' path, after checking they exist and were made for this model."""
     path = trained_weights(cfg)
     if not path.is_file():
         raise UserError(
             f"no trained weights at {path}; run `train` first or set {named('output_dir')}"
         )
+    record = path.with_name("model.json")
+    recorded = json.loads(record.read_text()) if record.is_file() else {}
+    changes = differences(recorded, {name: getattr(cfg, name) for name in MODEL_FIELDS})
+    if changes:
+        raise UserError(
+            f"{path} was trained for another model ({listed(changes)}, as {record.name} "
+            f"records); set {', '.join(named(name) for name in changes)} as it was trained, "
+            "or train again"
+        )
+    return str(path)
+
+
+def load_trained(cfg: Config, found: Accelerator):
+    """The trained model; call inside found.scope()."""
+    path = Path(check_trained(cfg))
     untrained = dataclasses.replace(cfg, weights="none")
     net = model.build(untrained, found.image_dtype, plan.precision(found, cfg.precision))
-    net.load_weights(path)  # trained weights replace the backbone's
+    try:
+        net.load_weights(path)  # trained weights replace the backbone's
+    except (ValueError, OSError) as error:
+        raise UserError(
+            f"{path} does not fit this model ({model.first_line(error)}); train again, or set "
+            f"{named('output_dir')} to the run that made it"
+        ) from error
     return net
+
+
+def save_trained(net: keras.Model, cfg: Config, run: plan.Plan, writes_files: bool) -> None:
+    """The final weights, and beside them the run that made them (for predict to check)."""
+    path = trained_weights(cfg)
+    save_weights(net, path, writes_files)
+    if writes_files:
+        write_json(path.with_name("model.json"), made_by(cfg, run))
 
 
 class EveryEpoch(keras.callbacks.Callback):
     """Saves the checkpoint at the end of every epoch; `history` gathers each epoch's logs."""
 
-    def __init__(self, cfg: Config, history: dict, writes_files: bool):
+    def __init__(self, cfg: Config, run: plan.Plan, history: dict, writes_files: bool):
         super().__init__()
+        self.cfg = cfg
         self.folder = folder(cfg)
+        self.record = made_by(cfg, run)
         self.history = history
         self.writes_files = writes_files
 
     def on_epoch_end(self, epoch, logs=None):
-        for name, value in (logs or {}).items():
+        logs = logs or {}
+        loss = float(logs.get("loss", 0.0))
+        if not math.isfinite(loss):  # weights gone to NaN: keep the last good checkpoint
+            kept = f"the checkpoint of epoch {epoch} in {self.folder} is kept" if epoch else ""
+            raise UserError(
+                f"training diverged: the loss is {loss} after epoch {epoch + 1}; lower "
+                f"{named('learning_rate')} (now {self.cfg.learning_rate}) or check the labels"
+                + (f"; {kept}" if kept else "; no checkpoint was written")
+            )
+        for name, value in logs.items():
             self.history.setdefault(name, []).append(float(value))
         save_weights(self.model, self.folder / "checkpoint.weights.h5", self.writes_files)
         if self.writes_files:
-            state = {"epoch": epoch + 1, "history": self.history}
+            state = {"epoch": epoch + 1, "history": self.history, "made_by": self.record}
             write_json(self.folder / "checkpoint.json", state)
 
 
@@ -77,12 +208,10 @@ def save_weights(net: keras.Model, path: Path, writes_files: bool) -> None:
 
 
 def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
-    """The epochs already done and their history, after loading the last checkpoint if any."""
+    """The epochs already done and their history, after loading the last checkpoint if any.
+    `preflight` has checked that the checkpoint is of this run."""
     where = folder(cfg)
-    state = where / "checkpoint.json"
-    saved = {"epoch": 0, "history": {}}
-    if cfg.resume and state.is_file():
-        saved = json.loads(state.read_text())
+    saved = (read_state(where) if cfg.resume else {}) or {"epoch": 0, "history": {}}
     if cfg.num_processes > 1:
         check_same_start(saved["epoch"], where)
     if not saved["epoch"]:
@@ -92,10 +221,10 @@ def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
         net.load_weights(where / "checkpoint.weights.h5")
     except (ValueError, OSError) as error:
         raise UserError(
-            f"the checkpoint in {where} does not fit this model ({error}); start over with "
-            f"{named('resume')} off (--no-resume), or pick another {named('output_dir')}"
+            f"the checkpoint in {where} does not fit this model ({model.first_line(error)}); "
+            f"start over with {named('resume')} off (--no-resume), or pick another "
+            f"{named('output_dir')}"
         ) from error
-    print(f"resuming after epoch {saved['epoch']} from {where} (--no-resume starts over)")
     return saved["epoch"], saved["history"]
 
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
+import math
 import os
+import re
 from pathlib import Path
 
 # Kaggle mounts competition data here, and keeps what a notebook writes here (submission.csv
@@ -74,36 +77,102 @@ class Config:
     backend: str = knob("", "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware")
     simulate_replicas: int = knob(0, "rehearse N replicas on the CPU; 0: off")
     coordinator: str = knob("", "host:port of process 0 (multi-process JAX); empty: none")
+    coordinator_timeout: int = knob(60, "seconds to wait for every process to join; then stop")
     num_processes: int = knob(1, "processes training together (JAX); each runs the same command")
     process_id: int = knob(0, "this process's number, 0 to num_processes - 1")
 
     def __post_init__(self):
-        checks = [
-            ("image_size", 32 <= self.image_size <= 1024, "a whole number from 32 to 1024"),
-            ("num_classes", self.num_classes >= 2, "at least 2"),
-            ("batch_size", self.batch_size >= 1, "at least 1"),
-            ("epochs", self.epochs >= 1, "at least 1"),
-            ("steps_per_epoch", self.steps_per_epoch >= 0, "0 or more"),
-            ("learning_rate", self.learning_rate > 0, "above 0"),
-            ("warmup_epochs", self.warmup_epochs >= 0, "0 or more"),
-            ("crop_area", 0 < self.crop_area <= 1, "above 0 and at most 1"),
-            ("dropout", 0 <= self.dropout < 1, "from 0 to below 1"),
-            ("backbone", self.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
-            ("metric", self.metric in METRICS, "one of " + ", ".join(METRICS)),
-            ("steps_per_execution", self.steps_per_execution >= 0, "0 or more"),
-            ("precision", self.precision in PRECISIONS, "one of " + ", ".join(PRECISIONS)),
-            ("backend", self.backend in ("", *BACKENDS), "empty or one of " + ", ".join(BACKENDS)),
-            ("simulate_replicas", self.simulate_replicas >= 0, "0 (off) or a number of replicas"),
-            ("num_processes", self.num_processes >= 1, "at least 1"),
-            ("process_id", 0 <= self.process_id < self.num_processes, "below --num-processes"),
-        ]
-        wrong = [
-            f"{named(name)} = {getattr(self, name)!r}: must be {want}"
-            for name, ok, want in checks
-            if not ok
-        ]
+        wrong = problems(self)
         if wrong:
             raise UserError("; ".join(wrong))
+
+
+# Fields that name features of the records, and columns of the submission: each its own.
+FEATURE_FIELDS = ("image_key", "label_key", "id_key")
+COLUMN_FIELDS = ("id_column", "label_column")
+KINDS = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
+KIND_NAMES = {"int": "a whole number", "float": "a number", "str": "text", "bool": "True or False"}
+
+
+def problems(cfg: Config) -> list[str]:
+    """Every value that cannot work, each with its field, its flag and what it must be.
+
+    Run at construction and again before every run: a notebook may change a field after.
+    """
+    fields = dataclasses.fields(Config)
+    wrong_type = [
+        f"{named(field.name)} = {getattr(cfg, field.name)!r}: must be {KIND_NAMES[field.type]}"
+        for field in fields
+        if not isinstance(getattr(cfg, field.name), KINDS[field.type])
+        or (field.type != "bool" and isinstance(getattr(cfg, field.name), bool))
+    ]
+    if wrong_type:
+        return wrong_type  # the checks below compare values of the right type
+    not_finite = [
+        f"{named(field.name)} = {getattr(cfg, field.name)!r}: must be a finite number"
+        for field in fields
+        if field.type == "float" and not math.isfinite(getattr(cfg, field.name))
+    ]
+    if not_finite:
+        return not_finite
+    checks = [
+        ("image_size", 32 <= cfg.image_size <= 1024, "a whole number from 32 to 1024"),
+        ("num_classes", cfg.num_classes >= 2, "at least 2"),
+        ("batch_size", cfg.batch_size >= 1, "at least 1"),
+        ("epochs", cfg.epochs >= 1, "at least 1"),
+        ("steps_per_epoch", cfg.steps_per_epoch >= 0, "0 or more"),
+        ("learning_rate", 0 < cfg.learning_rate <= 1, "above 0 and at most 1"),
+        (
+            "warmup_epochs",
+            0 <= cfg.warmup_epochs <= cfg.epochs,
+            f"from 0 to {named('epochs')} ({cfg.epochs})",
+        ),
+        ("crop_area", 0 < cfg.crop_area <= 1, "above 0 and at most 1"),
+        ("dropout", 0 <= cfg.dropout < 1, "from 0 to below 1"),
+        ("shuffle_buffer", cfg.shuffle_buffer >= 1, "at least 1 (1: no shuffling)"),
+        ("seed", 0 <= cfg.seed < 2**32, "from 0 to 2**32 - 1"),
+        ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
+        ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),
+        ("steps_per_execution", cfg.steps_per_execution >= 0, "0 or more"),
+        ("precision", cfg.precision in PRECISIONS, "one of " + ", ".join(PRECISIONS)),
+        ("backend", cfg.backend in ("", *BACKENDS), "empty or one of " + ", ".join(BACKENDS)),
+        ("simulate_replicas", cfg.simulate_replicas >= 0, "0 (off) or a number of replicas"),
+        ("competition", SLUG.fullmatch(cfg.competition), "a Kaggle slug such as digit-recognizer"),
+        ("coordinator", not cfg.coordinator or is_address(cfg.coordinator), "host:port"),
+        ("coordinator_timeout", cfg.coordinator_timeout >= 1, "at least 1 (seconds)"),
+        ("num_processes", cfg.num_processes >= 1, "at least 1"),
+        ("process_id", 0 <= cfg.process_id < cfg.num_processes, "below --num-processes"),
+    ]
+    checks += [(name, getattr(cfg, name), "the name of a feature") for name in FEATURE_FIELDS]
+    checks += [(name, getattr(cfg, name), "the name of a column") for name in COLUMN_FIELDS]
+    wrong = [
+        f"{named(name)} = {getattr(cfg, name)!r}: must be {want}"
+        for name, ok, want in checks
+        if not ok
+    ]
+    wrong += [
+        f"{named(field.name)} = {getattr(cfg, field.name)!r}: starts or ends with a space; "
+        "remove it"
+        for field in fields
+        if field.type == "str" and getattr(cfg, field.name) != getattr(cfg, field.name).strip()
+    ]
+    for group, what in ((FEATURE_FIELDS, "feature of the records"), (COLUMN_FIELDS, "column")):
+        for earlier, later in itertools.combinations(group, 2):
+            if getattr(cfg, earlier) and getattr(cfg, earlier) == getattr(cfg, later):
+                wrong.append(
+                    f"{named(later)} = {getattr(cfg, later)!r} is also {named(earlier)}: each "
+                    f"must name its own {what}"
+                )
+    return wrong
+
+
+# As Kaggle spells competition slugs (and the template's answer is checked the same way).
+SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+
+def is_address(text: str) -> bool:
+    host, _, port = text.rpartition(":")
+    return bool(host.strip()) and port.isdigit() and 1 <= int(port) <= 65535
 
 
 # Named sets of overrides; explicit flags still win. `demo` trains on `demo-data`'s output.

@@ -16,6 +16,8 @@ import tensorflow as tf
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
+from .config import UserError
+from .files import unwritable, written_whole
 from .records import write_shards
 
 SHARDS = {"train": 4, "val": 2, "test": 2}
@@ -31,13 +33,16 @@ def jpeg_images(size: int) -> tuple[list[bytes], np.ndarray]:
 
 
 def write_csv(path: Path, rows: list[tuple]) -> None:
-    with open(path, "w", newline="") as file:
+    with written_whole(path) as temporary, open(temporary, "w", newline="") as file:
         csv.writer(file).writerows([("id", "label"), *rows])
 
 
 def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict[str, int]:
     """Write the demo competition under `output`; returns the record count per split."""
     output = Path(output)
+    reason = unwritable(output)
+    if reason:
+        raise UserError(f"demo-data --output {output}: {reason}; give a folder to write into")
     jpegs, labels = jpeg_images(size)
     rng = np.random.default_rng(seed)
     # Random hex ids, like Kaggle's: sorting by id shuffles rows, so order bugs show.

@@ -6,20 +6,18 @@ from pathlib import Path
 
 from sklearn.metrics import classification_report
 
-from . import accelerator, checkpoints, dataset, model, plots, records, scoring
+from . import accelerator, checkpoints, dataset, model, plots, preflight, scoring
 from .accelerator import Accelerator
-from .config import Config, UserError, named, output_path
+from .config import Config, output_path
 
 
 def evaluate(cfg: Config, found: Accelerator | None = None) -> Path:
     """Print scikit-learn's per-class report and the competition metric; returns the path of
     the confusion matrix picture."""
     found = found or accelerator.detect(cfg)
-    if not cfg.valid_files:
-        raise UserError(f"nothing to evaluate: {named('valid_files')} is empty")
-    files = records.find_checked(cfg, "valid_files", labeled=True)
+    checked = preflight.ready(cfg, found, "evaluate")
     batches = dataset.for_inference(
-        files, cfg, cfg.batch_size * found.replicas, True, found.image_dtype
+        checked.files["valid"], cfg, cfg.batch_size * found.replicas, True, found.image_dtype
     )
     with found.scope():
         net = checkpoints.load_trained(cfg, found)

@@ -24,3 +24,18 @@ def written_whole(path: Path | str):
 def write_json(path: Path | str, value) -> None:
     with written_whole(path) as temporary:
         temporary.write_text(json.dumps(value, indent=2) + "\n")
+
+
+def unwritable(folder: Path | str) -> str:
+    """Why files cannot be written in `folder` (made when missing), or "" when they can.
+
+    Makes nothing: the folder, or the nearest one above it that exists, must take new files.
+    """
+    existing = Path(folder)
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is read-only here"
+    return ""

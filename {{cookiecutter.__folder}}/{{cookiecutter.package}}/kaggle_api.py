@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 
 from .config import Config, UserError, named, output_dir, output_path, resolve_data_dir
+from .files import unwritable
 
 CREDENTIALS_HELP = (
     "on kaggle.com open Settings > API > Create New Token, save kaggle.json as "
@@ -84,9 +85,17 @@ def kernel_id(kernel_dir: str) -> str:
     return json.loads(path.read_text())["id"]
 
 
+def writable(folder: str, field: str) -> Path:
+    """The local folder to write into, made; an error naming the field when it cannot be."""
+    reason = "a bucket, not a local folder" if "://" in folder else unwritable(folder)
+    if reason:
+        raise UserError(f"cannot write into {folder} ({named(field)}): {reason}; set {field}")
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return Path(folder)
+
+
 def download(api, cfg: Config) -> None:
-    folder = Path(resolve_data_dir(cfg)[0])
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable(resolve_data_dir(cfg)[0], "data_dir")
     api.competition_download_files(cfg.competition, path=str(folder), force=True, quiet=False)
     archive = folder / f"{cfg.competition}.zip"
     # Unpacked beside the folder's files, then moved in: a kill mid-way leaves no half file.
@@ -126,8 +135,7 @@ def status(api, kernel_dir: str) -> int:
 
 def output(api, cfg: Config, kernel_dir: str) -> None:
     kernel = kernel_id(kernel_dir)
-    folder = output_dir(cfg)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable(str(output_dir(cfg)), "output_dir")
     files, _ = api.kernels_output(kernel, path=str(folder), force=True, quiet=True)
     for name in [getattr(file, "file_name", file) for file in files or []]:
         print(f"output: {folder / name}")

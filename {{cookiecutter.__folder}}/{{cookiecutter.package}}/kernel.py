@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 from .config import KAGGLE_INPUT, Config, UserError, named
-from .files import write_json, written_whole
+from .files import unwritable, write_json, written_whole
 
 PACKAGE = Path(__file__).resolve().parent
 PROJECT = {{ cookiecutter.project | tojson }}
@@ -36,6 +36,21 @@ WRITE_MODULE = """from pathlib import Path
 def write_module(path, source):
     Path(path).parent.mkdir(exist_ok=True)
     Path(path).write_text(source)"""
+# The script's stand-in for the notebook's one-line errors (UserError._render_traceback_).
+ONE_LINE_ERRORS = """import sys
+
+from {package}.config import UserError
+
+
+def one_line_errors(kind, error, traceback, python_hook=sys.excepthook):
+    \"\"\"A problem the user can fix prints one line with the fix, no traceback.\"\"\"
+    if issubclass(kind, UserError):
+        print("error:", error, file=sys.stderr)
+    else:
+        python_hook(kind, error, traceback)
+
+
+sys.excepthook = one_line_errors"""
 HIDDEN = {"jupyter": {"source_hidden": True}, "_kg_hide-input": True, "_kg_hide-output": True}
 
 
@@ -56,6 +71,9 @@ def write_kernel(
     user = user or configured_user()
     sources = dataset_sources(cfg, user, datasets)
     folder = Path(output)
+    reason = unwritable(folder)
+    if reason:
+        raise UserError(f"kernel --output {folder}: {reason}; give a folder to write into")
     cells = notebook_cells(cfg, accelerator)
     with written_whole(folder / f"{PROJECT}.ipynb") as temporary:
         nbformat.write(as_notebook(cells), temporary)
@@ -199,9 +217,9 @@ def notebook_cells(cfg: Config, accelerator: str) -> list[Cell]:
         ),
         Cell(
             "code",
-            f"from {package}.doctor import doctor\n\n"
-            "problems = doctor(cfg, found)\n"
-            'assert not problems, "fix the problems above, then run the notebook again"',
+            f"from {package}.config import UserError\nfrom {package}.doctor import doctor\n\n"
+            "if doctor(cfg, found):  # the same checks train and predict run first\n"
+            '    raise UserError("fix the problems above, then run the notebook again")',
         ),
         Cell(
             "markdown",
@@ -295,13 +313,16 @@ def as_notebook(cells: list[Cell]) -> nbformat.NotebookNode:
 def as_script(cells: list[Cell]) -> str:
     """The same steps as one Python file: markdown as comments, each module as a string."""
     parts = [f"# {PROJECT}.py: the notebook {PROJECT}.ipynb as one script.", WRITE_MODULE]
-    for cell in cells:
+    last_module = max(i for i, cell in enumerate(cells) if cell.kind == "module")
+    for index, cell in enumerate(cells):
         if cell.kind == "markdown":
             parts.append("\n".join(f"# {line}".rstrip() for line in cell.source.splitlines()))
         elif cell.kind == "code":
             parts.append(cell.source)
         else:
             parts.append(f"write_module({cell.path!r}, {string_literal(cell.source)})")
+        if index == last_module:
+            parts.append(ONE_LINE_ERRORS.format(package=PACKAGE.name))
     return "\n\n".join(parts) + "\n"
 
 

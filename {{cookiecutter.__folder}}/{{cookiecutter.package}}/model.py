@@ -61,6 +61,8 @@ def backbone_weights(cfg: Config):
                 f"set {named('weights')} none"
             )
         return "imagenet"
+    if os.path.isdir(cfg.weights):
+        raise UserError(f"{named('weights')} {cfg.weights!r} is a folder; give the .h5 file in it")
     if not os.path.isfile(cfg.weights):
         raise UserError(
             f"{named('weights')} {cfg.weights!r} is neither imagenet, none, nor an existing "
@@ -69,22 +71,43 @@ def backbone_weights(cfg: Config):
     return cfg.weights
 
 
+def load_backbone(cfg: Config, size: int):
+    """The backbone without its top, for size x size images, with its weights loaded."""
+    make_backbone, _ = BACKBONES[cfg.backbone]
+    weights = backbone_weights(cfg)
+    try:
+        return make_backbone(include_top=False, weights=weights, input_shape=(size, size, 3))
+    except Exception as error:  # a failed download (offline) or a file for another model
+        raise UserError(
+            f"could not load {named('weights')} {cfg.weights} for {named('backbone')} "
+            f"{cfg.backbone}: {first_line(error)}. Offline (most code competitions)? Attach "
+            "the weights file as a Kaggle dataset and set weights to "
+            "/kaggle/input/<dataset>/<file>.h5, or train from scratch with weights none"
+        ) from error
+
+
+def check_weights(cfg: Config) -> str:
+    """Load the backbone's weights as `build` will, into a small copy, so an offline machine
+    or a file for another backbone is found before training. Downloads land in Keras' cache,
+    where `build` then finds them."""
+    if backbone_weights(cfg) is None:
+        return f"none for {cfg.backbone} (trained from scratch)"
+    load_backbone(cfg, 32)  # weights do not depend on the image size: 32 builds fastest
+    return f"{cfg.weights} for {cfg.backbone}, loaded"
+
+
+def first_line(error: Exception) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
 def build(cfg: Config, image_dtype: str = "uint8", precision: str = "float32") -> keras.Model:
     """The classifier, computing in `precision` (a Keras dtype policy such as mixed_bfloat16);
     call inside the accelerator's scope."""
     keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made
-    make_backbone, (scale, offset) = BACKBONES[cfg.backbone]
+    _, (scale, offset) = BACKBONES[cfg.backbone]
     shape = (cfg.image_size, cfg.image_size, 3)
-    weights = backbone_weights(cfg)
-    try:
-        backbone = make_backbone(include_top=False, weights=weights, input_shape=shape)
-    except Exception as error:  # a failed download (offline) or a file for another model
-        raise UserError(
-            f"could not load {named('weights')} {cfg.weights} for {named('backbone')} "
-            f"{cfg.backbone}: {error}. Offline (most code competitions)? Attach the weights "
-            "file as a Kaggle dataset and set weights to /kaggle/input/<dataset>/<file>.h5, "
-            "or train from scratch with weights none"
-        ) from error
+    backbone = load_backbone(cfg, cfg.image_size)
     inputs = keras.Input(shape, dtype=image_dtype, name="image")
     x = layers.Rescaling(scale, offset, name="to_backbone_range")(inputs)  # also casts to float
     x = backbone(x)

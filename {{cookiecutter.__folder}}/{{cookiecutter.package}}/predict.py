@@ -4,23 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-import tensorflow as tf
-
-from . import accelerator, checkpoints, dataset, model, records, submission
-from .config import Config, UserError, data_path, named, output_path
-
-
-def read_sample(cfg: Config) -> pd.DataFrame | None:
-    """The sample submission, or None (rows sorted by id) when the config names none."""
-    if not cfg.sample_submission:
-        return None
-    path = data_path(cfg, cfg.sample_submission)
-    if not tf.io.gfile.exists(path):
-        print(f"no sample submission at {path}: rows are sorted by id, unchecked")
-        return None
-    with tf.io.gfile.GFile(path, "rb") as file:  # gs:// too
-        return submission.read_sample(file.read(), path, cfg.id_column, cfg.label_column)
+from . import accelerator, checkpoints, dataset, model, preflight, submission
+from .config import Config, UserError, named, output_path
 
 
 def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
@@ -29,8 +14,8 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
     found = found or accelerator.detect(cfg)
     if found.processes > 1:
         raise UserError(f"predict runs in one process: leave out {named('num_processes')}")
-    files = records.find_checked(cfg, "test_files", labeled=False)
-    sample = read_sample(cfg)  # before the model: a wrong sample fails in seconds
+    checked = preflight.ready(cfg, found, "predict")  # test records, sample, weights, output
+    files, sample = checked.files["test"], checked.sample
     global_batch = cfg.batch_size * found.replicas
     batches = dataset.for_inference(files, cfg, global_batch, False, found.image_dtype)
     with found.scope():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import dataset, model, plan, plots, records
+from . import dataset, model, plots, preflight
 from .accelerator import Accelerator
 from .config import Config, output_path
 
@@ -15,7 +15,7 @@ IMAGES = 16
 
 def augmented_batch(cfg: Config, found: Accelerator) -> Path:
     """Training images exactly as the pipeline serves them, with their class labels."""
-    files = records.find_checked(cfg, "train_files", labeled=True)
+    files = preflight.ready(cfg, found, "preview").files["train"]
     images, labels = next(iter(dataset.for_training(files, cfg, IMAGES)))
     return plots.augmented_batch(
         images.numpy(), labels.numpy(), output_path(cfg, "augmented_batch.png")
@@ -24,8 +24,7 @@ def augmented_batch(cfg: Config, found: Accelerator) -> Path:
 
 def learning_rate(cfg: Config, found: Accelerator) -> Path:
     """The schedule train will follow: warm-up, then cosine decay, over every step."""
-    files = records.find_checked(cfg, "train_files", labeled=True)
-    run = plan.make(cfg, found, records.count(files))
+    run = preflight.ready(cfg, found, "preview").run
     schedule = model.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
     # At most 500 steps of the run, evenly spread: one call per step, and the curve is smooth.
     total = cfg.epochs * run.steps_per_epoch

@@ -21,6 +21,14 @@ KINDS = {"bytes": "bytes_list", "int64": "int64_list", "float": "float_list"}
 def find(pattern: str, field: str) -> list[str]:
     """Every file matching the pattern, sorted; an error naming the field when there is none."""
     files = sorted(tf.io.gfile.glob(pattern))
+    if "://" not in pattern:  # a bucket has no folders, and asking costs a request per file
+        folders = [path for path in files if os.path.isdir(path)]
+        files = [path for path in files if path not in folders]
+        if folders and not files:
+            raise UserError(
+                f"{pattern!r} ({named(field)}) matches only folders ({', '.join(folders[:3])}); "
+                f"give a pattern of the files in them, such as {os.path.join(folders[0], '*.tfrec')!r}"
+            )
     if not files:
         raise UserError(
             f"no files match {pattern!r} ({named(field)}); set {named('data_dir')} or "
@@ -114,10 +122,12 @@ def write_shards(folder: str, examples: list[dict], shards: int, size: int) -> l
     for index in range(shards):
         part = examples[index::shards]
         path = os.path.join(folder, f"{index:02d}-{size}x{size}-{len(part)}.tfrec")
-        with tf.io.TFRecordWriter(path) as writer:
+        partial = path + ".partial"  # renamed when whole: a killed run leaves no shard half-full
+        with tf.io.TFRecordWriter(partial) as writer:
             for example in part:
                 features = {name: feature(value) for name, value in example.items()}
                 message = tf.train.Example(features=tf.train.Features(feature=features))
                 writer.write(message.SerializeToString())
+        tf.io.gfile.rename(partial, path, overwrite=True)
         paths.append(path)
     return paths

@@ -6,7 +6,7 @@ import csv
 
 from sklearn.metrics import accuracy_score, f1_score
 
-from .config import UserError
+from .config import UserError, named
 
 
 def score(truth, predicted, metric: str) -> float:
@@ -22,9 +22,13 @@ def read_columns(path: str, *columns: str) -> list[tuple[str, ...]]:
             return [tuple(row[column] for column in columns) for row in csv.DictReader(file)]
     except FileNotFoundError:
         raise UserError(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise UserError(f"{path} is a folder; give the CSV file") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not a text CSV file; give the CSV file") from None
     except KeyError as error:
         raise UserError(
-            f"{path} has no column {error}; check Config.id_column and label_column"
+            f"{path} has no column {error}; check {named('id_column')} and {named('label_column')}"
         ) from None
 
 

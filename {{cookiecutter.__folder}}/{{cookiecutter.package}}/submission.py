@@ -6,15 +6,42 @@ import io
 from pathlib import Path
 
 import pandas as pd
+import tensorflow as tf
 
-from .config import UserError, named
+from .config import Config, UserError, data_path, named
 from .files import written_whole
+
+
+def load_sample(cfg: Config) -> pd.DataFrame | None:
+    """The sample submission, or None (rows sorted by id) when the config names none."""
+    if not cfg.sample_submission:
+        return None
+    path = data_path(cfg, cfg.sample_submission)
+    if not tf.io.gfile.exists(path):
+        print(f"no sample submission at {path}: rows are sorted by id, unchecked")
+        return None
+    if tf.io.gfile.isdir(path):
+        raise UserError(
+            f"{path} ({named('sample_submission')}) is a folder; give the sample submission's "
+            "CSV file, as the competition's data page lists it (often sample_submission.csv)"
+        )
+    with tf.io.gfile.GFile(path, "rb") as file:  # gs:// too
+        return read_sample(file.read(), path, cfg.id_column, cfg.label_column)
 
 
 def read_sample(data: bytes, where: str, id_column: str, label_column: str) -> pd.DataFrame:
     """The sample submission, every value as text (ids such as 007 stay as they are), after
     checking its columns. A byte-order mark, as spreadsheet programs write, is read past."""
-    sample = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    try:
+        sample = pd.read_csv(
+            io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8-sig"
+        )
+    except ValueError as error:  # pandas' parser errors and undecodable bytes are ValueErrors
+        raise UserError(
+            f"{where} is not a CSV file pandas can read ({type(error).__name__}: "
+            f"{str(error).splitlines()[0]}); give the competition's sample submission "
+            f"({named('sample_submission')})"
+        ) from error
     if sorted(sample.columns) != sorted([id_column, label_column]):
         raise UserError(
             f"{where} has columns {list(sample.columns)}, expected {id_column!r} and "

@@ -1,4 +1,5 @@
-"""Train the classifier: check the data, build the model in the accelerator's scope, fit.
+"""Train the classifier: check everything it needs, build the model in the accelerator's
+scope, fit.
 
 A checkpoint after every epoch (checkpoints.py) means a run killed mid-way and started
 again with the same command continues from the last finished epoch.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import keras
 
-from . import accelerator, checkpoints, dataset, model, plan, plots, records, scoring
+from . import accelerator, checkpoints, dataset, model, plots, preflight, scoring
 from .accelerator import Accelerator
 from .config import Config, output_path
 from .files import write_json
@@ -20,15 +21,12 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
     Pass the accelerator from `accelerator.detect(cfg)`; without it, train detects it itself.
     """
     found = found or accelerator.detect(cfg)
-    keras.utils.set_random_seed(cfg.seed)
-    train_files = records.find_checked(cfg, "train_files", labeled=True)
-    valid_files = records.find_checked(cfg, "valid_files", labeled=True) if cfg.valid_files else []
-    available = records.count(train_files)
-    run = plan.make(cfg, found, available)
-    training = dataset.for_training(train_files, cfg, run.global_batch, found.image_dtype)
-    dataset.check_static(training, "train_files")  # XLA preflight, before any compiling
-    print(f"global batch: {run.global_batch}, training records: {available}")
+    keras.utils.set_random_seed(cfg.seed)  # before the pipeline is built: its crops read it
+    checked = preflight.ready(cfg, found, "train")  # what doctor checks: fails in seconds
+    run, training, valid_files = checked.run, checked.training, checked.files.get("valid")
+    print(f"global batch: {run.global_batch}, training records: {checked.records['train']}")
     print(run.describe())
+    print(checked.said["resume"])  # where it starts, and what changed since the checkpoint
 
     with found.scope():
         net = model.build(cfg, found.image_dtype, run.precision)
@@ -50,7 +48,7 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
                 epochs=cfg.epochs,
                 steps_per_epoch=run.steps_per_epoch,
                 validation_data=valid,
-                callbacks=[checkpoints.EveryEpoch(cfg, history, found.writes_files)],
+                callbacks=[checkpoints.EveryEpoch(cfg, run, history, found.writes_files)],
                 shuffle=False,  # the dataset shuffles itself; Keras cannot shuffle tf.data
                 verbose=model.progress_verbosity(),
             )
@@ -60,7 +58,7 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
             classes, labels = model.predict_classes(net, valid)
             history[f"final_valid_{cfg.metric}"] = scoring.score(labels, classes, cfg.metric)
             print(f"valid {cfg.metric}: {history[f'final_valid_{cfg.metric}']:.4f}")
-    checkpoints.save_weights(net, checkpoints.trained_weights(cfg), found.writes_files)
+    checkpoints.save_trained(net, cfg, run, found.writes_files)
     if found.writes_files:
         write_json(output_path(cfg, "history.json"), history)
         plots.training_curves(history, cfg.metric, output_path(cfg, "curves.png"))

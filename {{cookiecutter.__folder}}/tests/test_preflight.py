@@ -1,0 +1,438 @@
+"""Nothing fails after the first epoch that could have been caught before it.
+
+Each family of mistakes a new user makes gets one clear line that names the field or the file
+and the fix, from `doctor` and from the command itself, before the model is built, and
+nothing already written is lost.
+"""
+
+import dataclasses
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import OFFLINE, PROJECT
+
+from {{ cookiecutter.package }} import accelerator, checkpoints, config
+from {{ cookiecutter.package }}.__main__ import main
+from {{ cookiecutter.package }}.config import Config, UserError
+from {{ cookiecutter.package }}.doctor import doctor
+from {{ cookiecutter.package }}.predict import predict
+from {{ cookiecutter.package }}.train import train
+
+PACKAGE = "{{ cookiecutter.package }}"
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Fail the test if a command gets as far as building its model."""
+    from {{ cookiecutter.package }} import model
+
+    def built(*args, **kwargs):
+        raise AssertionError("the model was built: the check came too late")
+
+    monkeypatch.setattr(model, "build", built)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def problems_of(cfg):
+    return doctor(cfg, accelerator.find(cfg))
+
+
+# Config values that pass a type check but cannot work.
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("learning_rate", math.inf),
+        ("learning_rate", math.nan),
+        ("warmup_epochs", math.inf),
+        ("dropout", math.nan),
+        ("crop_area", math.nan),
+    ],
+)
+def test_numbers_that_are_not_finite_are_refused(field, value):
+    """An infinite learning rate used to train to NaN weights and exit 0."""
+    with pytest.raises(UserError) as caught:
+        Config(**{field: value})
+    assert str(caught.value) == (f"{config.named(field)} = {value!r}: must be a finite number")
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"shuffle_buffer": 0}, "Config.shuffle_buffer / --shuffle-buffer = 0: must be at least 1"),
+        ({"seed": -1}, "Config.seed / --seed = -1: must be from 0 to 2**32 - 1"),
+        (
+            {"epochs": 2, "warmup_epochs": 3.0},
+            "--warmup-epochs = 3.0: must be from 0 to Config.epochs / --epochs (2)",
+        ),
+        ({"learning_rate": 5.0}, "Config.learning_rate / --learning-rate = 5.0: must be above 0"),
+        ({"coordinator": "10.0.0.2"}, "--coordinator = '10.0.0.2': must be host:port"),
+        ({"coordinator_timeout": 0}, "--coordinator-timeout = 0: must be at least 1 (seconds)"),
+        (
+            {"competition": "My Competition"},
+            "--competition = 'My Competition': must be a Kaggle slug",
+        ),
+        ({"output_dir": "out "}, "--output-dir = 'out ': starts or ends with a space; remove it"),
+        ({"image_key": ""}, "Config.image_key / --image-key = '': must be the name of a feature"),
+    ],
+)
+def test_values_that_cannot_work_are_refused_naming_field_and_flag(values, message):
+    with pytest.raises(UserError) as caught:
+        Config(**values)
+    assert message in str(caught.value)
+
+
+def test_two_fields_that_name_one_feature_are_refused():
+    """The check used to keep one of the two and train on the image as its own label."""
+    with pytest.raises(UserError) as caught:
+        Config(image_key="image", label_key="image", id_column="label")
+    assert str(caught.value) == (
+        "Config.label_key / --label-key = 'image' is also Config.image_key / --image-key: "
+        "each must name its own feature of the records; "
+        "Config.label_column / --label-column = 'label' is also Config.id_column / --id-column: "
+        "each must name its own column"
+    )
+
+
+def test_a_value_of_the_wrong_type_from_a_notebook_is_named():
+    with pytest.raises(UserError) as caught:
+        Config(learning_rate="1e-3", epochs=2.5)
+    assert str(caught.value) == (
+        "Config.epochs / --epochs = 2.5: must be a whole number; "
+        "Config.learning_rate / --learning-rate = '1e-3': must be a number"
+    )
+
+
+def test_a_field_changed_after_the_config_was_made_stops_train_before_the_model(demo_cfg, no_model):
+    """In a notebook `cfg.learning_rate = ...` skips the dataclass's own check."""
+    demo_cfg.learning_rate = math.inf
+    assert problems_of(demo_cfg) == [
+        "Config.learning_rate / --learning-rate = inf: must be a finite number"
+    ]
+    with pytest.raises(UserError, match="learning-rate = inf: must be a finite number"):
+        train(demo_cfg)
+    assert not Path(demo_cfg.output_dir).exists()
+
+
+def test_the_command_line_refuses_an_infinite_learning_rate_in_one_line(capsys, tmp_path):
+    out = tmp_path / "out"
+    assert (
+        main(["train", "--preset", "demo", "--learning-rate", "inf", "--output-dir", str(out)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert err == "error: Config.learning_rate / --learning-rate = inf: must be a finite number\n"
+    assert not out.exists()
+
+
+def test_a_loss_gone_to_nan_stops_training_and_keeps_the_last_checkpoint(demo_cfg):
+    """The backstop for a learning rate that is finite but still too high."""
+    from {{ cookiecutter.package }}.plan import Plan
+
+    every_epoch = checkpoints.EveryEpoch(demo_cfg, Plan(32, 2, "float32", 1), {}, True)
+    with pytest.raises(UserError) as caught:
+        every_epoch.on_epoch_end(4, {"loss": math.nan, "accuracy": 0.1})
+    assert str(caught.value) == (
+        "training diverged: the loss is nan after epoch 5; lower Config.learning_rate / "
+        "--learning-rate (now 0.003) or check the labels; the checkpoint of epoch 4 in "
+        f"{demo_cfg.output_dir}/checkpoints is kept"
+    )
+    assert not Path(demo_cfg.output_dir).exists()  # the NaN weights were not saved
+
+
+# The output folder.
+
+
+def test_an_output_folder_that_is_a_file_stops_train_before_the_model(demo_cfg, no_model):
+    Path(demo_cfg.output_dir).write_text("my notes\n")
+    message = (
+        f"cannot write the output in {demo_cfg.output_dir}/checkpoints: {demo_cfg.output_dir} "
+        "is a file, not a folder; set Config.output_dir / --output-dir to a folder this run "
+        "can write (in a Kaggle notebook: /kaggle/working)"
+    )
+    assert problems_of(demo_cfg) == [message]
+    with pytest.raises(UserError) as caught:
+        train(demo_cfg)
+    assert str(caught.value) == message
+    assert Path(demo_cfg.output_dir).read_text() == "my notes\n"
+
+
+def test_a_read_only_output_folder_stops_train_before_the_model(demo_dir, tmp_path):
+    """As Kaggle's /kaggle/input is: mounted read-only (a bind mount in a namespace of ours)."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    script = (
+        f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} {folder} && "
+        f"exec {sys.executable} -m {PACKAGE} train --preset demo --data-dir {demo_dir} "
+        f"--output-dir {folder}"
+    )
+    result = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script],
+        check=False,
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: cannot write the output in {folder}/checkpoints: {folder} is read-only here; "
+        "set Config.output_dir / --output-dir to a folder this run can write (in a Kaggle "
+        "notebook: /kaggle/working)"
+    )
+    assert "Epoch" not in result.stdout and "Traceback" not in result.stderr
+    assert list(folder.iterdir()) == []
+
+
+def test_an_empty_output_dir_writes_into_output_not_the_project_root(
+    demo_dir, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
+    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", ""]
+    flags += ["--epochs", "1", "--steps-per-epoch", "1", "--valid-files", ""]
+    assert main(["train", *flags]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["output"]
+    assert (tmp_path / "output" / "model.weights.h5").is_file()
+
+
+# Weights.
+
+
+def test_imagenet_weights_that_cannot_be_downloaded_stop_doctor_and_train(demo_dir, tmp_path):
+    """Code competitions run offline: doctor used to say ready, and only train found out."""
+    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path / "out")]
+    flags += ["--backbone", "efficientnetv2-b0", "--weights", "imagenet"]
+    env = {**os.environ, "KERAS_HOME": str(tmp_path / "keras"), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    results = {
+        command: subprocess.run(
+            [*OFFLINE, sys.executable, "-m", PACKAGE, command, *flags],
+            check=False,
+            cwd=PROJECT,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        for command in ("doctor", "train")
+    }
+    why = (
+        "could not load Config.weights / --weights imagenet for Config.backbone / --backbone "
+        "efficientnetv2-b0: URL fetch failure on https://storage.googleapis.com/"
+    )
+    fix = "Attach the weights file as a Kaggle dataset and set weights to /kaggle/input/"
+    assert results["doctor"].returncode == 1
+    assert f"weights: PROBLEM: {why}" in results["doctor"].stdout
+    assert fix in results["doctor"].stdout and "ready to train" not in results["doctor"].stdout
+    assert results["train"].returncode == 2
+    last_line = results["train"].stderr.strip().splitlines()[-1]
+    assert last_line.startswith(f"error: {why}") and fix in last_line
+    assert "Epoch" not in results["train"].stdout and "Traceback" not in results["train"].stderr
+    assert not (tmp_path / "out").exists()
+
+
+# Resume.
+
+
+@pytest.fixture(scope="module")
+def trained_once(tmp_path_factory, demo_dir):
+    """The output of one short demo run: checkpoint, trained weights and what made them."""
+    cfg = dataclasses.replace(
+        Config(**config.PRESETS["demo"]),
+        data_dir=str(demo_dir),
+        output_dir=str(tmp_path_factory.mktemp("trained") / "output"),
+        epochs=1,
+        steps_per_epoch=2,
+        valid_files="",
+    )
+    train(cfg)
+    return cfg
+
+
+@pytest.fixture
+def trained(trained_once, tmp_path):
+    """A copy of that output for this test to change."""
+    shutil.copytree(trained_once.output_dir, tmp_path / "output")
+    return dataclasses.replace(trained_once, output_dir=str(tmp_path / "output"))
+
+
+def test_resuming_with_another_image_size_refuses_naming_the_difference(trained, no_model):
+    before = snapshot(Path(trained.output_dir))
+    bigger = dataclasses.replace(trained, image_size=48, epochs=2)
+    where = f"{trained.output_dir}/checkpoints"
+    message = (
+        f"the checkpoint in {where} is of another run (image_size 32 then, 48 now); continuing "
+        "it would train another model or on other data. Start over with --no-resume "
+        "(Config.resume / --resume False), or pick another Config.output_dir / --output-dir"
+    )
+    assert message in problems_of(bigger)
+    with pytest.raises(UserError) as caught:
+        train(bigger)
+    assert str(caught.value) == message
+    assert snapshot(Path(trained.output_dir)) == before
+
+
+def test_resuming_with_another_learning_rate_continues_and_says_what_changed(trained, capsys):
+    history = train(dataclasses.replace(trained, epochs=2, learning_rate=1e-3))
+    out = capsys.readouterr().out
+    assert (
+        f"resume: after epoch 1 from {trained.output_dir}/checkpoints (--no-resume starts "
+        "over); changed since: epochs 1 then, 2 now, learning_rate 0.003 then, 0.001 now"
+    ) in out
+    assert "Epoch 2/2" in out and "Epoch 1/2" not in out
+    assert len(history["loss"]) == 2
+
+
+def test_predict_refuses_weights_trained_for_another_model_before_building_it(trained, no_model):
+    other = dataclasses.replace(trained, num_classes=12)
+    with pytest.raises(UserError) as caught:
+        predict(other)
+    assert str(caught.value) == (
+        f"{trained.output_dir}/model.weights.h5 was trained for another model (num_classes 10 "
+        "then, 12 now, as model.json records); set Config.num_classes / --num-classes as it "
+        "was trained, or train again"
+    )
+    assert not (Path(trained.output_dir) / "submission.csv").exists()
+
+
+def test_ctrl_c_prints_one_line_saying_how_to_resume_and_keeps_the_checkpoint(
+    demo_dir, tmp_path, start_python
+):
+    command = ["-m", PACKAGE, "train", "--preset", "demo", "--data-dir", str(demo_dir)]
+    command += ["--output-dir", str(tmp_path), "--epochs", "40", "--steps-per-epoch", "2"]
+    running = start_python(*command)
+    state = tmp_path / "checkpoints" / "checkpoint.json"
+    deadline = time.monotonic() + 240
+    while not state.is_file() and running.poll() is None:
+        assert time.monotonic() < deadline, "no checkpoint after 240 s"
+        time.sleep(0.05)
+    running.send_signal(signal.SIGINT)
+    out, err = running.communicate(timeout=120)
+    assert running.returncode == 130, out + err
+    assert err.endswith(
+        "\ninterrupted: run the same command again to resume after the last finished epoch "
+        "(--no-resume starts over)\n"
+    )
+    assert "Traceback" not in err
+    assert json.loads(state.read_text())["epoch"] >= 1
+
+
+# Several processes.
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_coordinator_that_never_answers_is_named_within_the_timeout(demo_dir, start_python):
+    """JAX used to wait five minutes, then abort with a C++ stack trace naming no address."""
+    address = f"127.0.0.1:{free_port()}"
+    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--num-processes", "2"]
+    flags += ["--coordinator", address, "--coordinator-timeout", "3"]
+    began = time.monotonic()
+    alone = start_python("-m", PACKAGE, "doctor", *flags, "--process-id", "0", backend="jax")
+    other = f"127.0.0.1:{free_port()}"  # nothing listens here
+    lost = start_python(
+        "-m", PACKAGE, "train", *flags[:-4], "--coordinator", other, "--coordinator-timeout",
+        "3", "--process-id", "1", backend="jax",
+    )  # fmt: skip
+    errors = {process: process.communicate(timeout=120)[1] for process in (alone, lost)}
+    assert time.monotonic() - began < 60
+    assert lost.returncode == 2
+    assert errors[lost].strip().splitlines()[-1] == (
+        "error: process 1 waited 3 s (Config.coordinator_timeout / --coordinator-timeout) "
+        f"for the other processes: nothing answers at {other}: start process 0 first with the "
+        "same --coordinator, and check the host name, the port and that no firewall is in "
+        "between"
+    )
+    assert alone.returncode == 2
+    assert (
+        errors[alone]
+        .strip()
+        .splitlines()[-1]
+        .startswith(
+            "error: process 0 waited 3 s (Config.coordinator_timeout / --coordinator-timeout) for "
+            f"the other processes: process 0 serves {address}, and not all 2 processes joined"
+        )
+    )
+    for err in errors.values():
+        assert "Check failure" not in err and "Traceback" not in err
+
+
+# Files given where folders are wanted, and back again.
+
+
+@pytest.mark.parametrize("command", ["demo-data", "kernel"])
+def test_a_command_told_to_write_into_a_file_refuses_and_keeps_it(command, tmp_path, capsys):
+    target = tmp_path / "notes.txt"
+    target.write_text("keep me\n")
+    flags = ["--preset", "demo", "--kaggle-user", "alice"] if command == "kernel" else []
+    assert main([command, *flags, "--output", str(target)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {command} --output {target}: {target} is a file, not a folder; give a "
+        "folder to write into\n"
+    )
+    assert target.read_text() == "keep me\n"
+
+
+def test_a_solution_that_is_a_folder_is_named(demo_dir, tmp_path, capsys):
+    (tmp_path / "submission.csv").write_bytes((demo_dir / "solution.csv").read_bytes())
+    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path)]
+    assert main(["score", *flags, "--solution", str(demo_dir)]) == 2
+    assert capsys.readouterr().err == f"error: {demo_dir} is a folder; give the CSV file\n"
+
+
+def test_a_sample_submission_that_is_a_folder_stops_predict_before_the_model(
+    trained, tmp_path, no_model
+):
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    cfg = dataclasses.replace(trained, sample_submission=str(folder))
+    message = (
+        f"{folder} (Config.sample_submission / --sample-submission) is a folder; give the "
+        "sample submission's CSV file, as the competition's data page lists it (often "
+        "sample_submission.csv)"
+    )
+    assert message in problems_of(cfg)
+    with pytest.raises(UserError) as caught:
+        predict(cfg)
+    assert str(caught.value) == message
+
+
+def test_a_files_pattern_that_names_a_folder_says_which_files_to_give(demo_cfg, no_model):
+    cfg = dataclasses.replace(demo_cfg, train_files="train")
+    with pytest.raises(UserError) as caught:
+        train(cfg)
+    folder = f"{demo_cfg.data_dir}/train"
+    assert str(caught.value) == (
+        f"'{folder}' (Config.train_files / --train-files) matches only folders ({folder}); "
+        f"give a pattern of the files in them, such as '{folder}/*.tfrec'"
+    )
+
+
+def test_several_problems_are_listed_together_and_doctor_shows_the_same(demo_cfg, no_model):
+    """One run, every problem: a user on a quota fixes them all before the next try."""
+    Path(demo_cfg.output_dir).write_text("")
+    cfg = dataclasses.replace(demo_cfg, train_files="nothing/*.tfrec")
+    with pytest.raises(UserError) as caught:
+        train(cfg)
+    listed = str(caught.value).splitlines()
+    assert listed[0] == "`train` cannot start; 2 problems (`doctor` shows every check):"
+    assert listed[1].startswith(f"- cannot write the output in {demo_cfg.output_dir}/checkp")
+    assert listed[2].startswith(f"- no files match '{demo_cfg.data_dir}/nothing/*.tfrec'")
+    assert [f"- {problem}" for problem in problems_of(cfg)] == listed[1:]

@@ -1,0 +1,195 @@
+"""Everything a run depends on that can be checked without training, checked before the
+model is built.
+
+`doctor` prints every check. `train`, `predict`, `evaluate` and `preview` run the same
+checks first and stop on any problem, so a run that cannot work fails in seconds, not after
+an epoch of TPU quota.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+import tensorflow as tf
+
+from . import checkpoints, config, dataset, model, plan, records, submission
+from .accelerator import Accelerator
+from .config import Config, UserError, data_path, named, output_dir, resolve_data_dir
+from .files import unwritable
+
+# What each command needs, in the order it is checked. doctor checks what train needs and
+# what predict needs after it (trained weights train has not made yet are no problem).
+NEEDS = {
+    "train": ("config", "output", "train", "valid", "plan", "batch", "weights", "resume"),
+    "predict": ("config", "output", "test", "sample", "trained"),
+    "evaluate": ("config", "output", "valid", "trained"),
+    "preview": ("config", "output", "train", "plan"),
+    "doctor": (
+        *("config", "output", "data", "train", "valid", "test", "sample", "plan", "batch"),
+        *("weights", "resume", "trained"),
+    ),
+}
+SPLITS = {  # split: the Config field of its files, and whether its records carry labels
+    "train": ("train_files", True),
+    "valid": ("valid_files", True),
+    "test": ("test_files", False),
+}
+
+
+@dataclasses.dataclass
+class Preflight:
+    """What the checks found, for the command to use, and every problem they met."""
+
+    command: str
+    files: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # by split
+    records: dict[str, int] = dataclasses.field(default_factory=dict)  # by split
+    run: plan.Plan | None = None
+    training: tf.data.Dataset | None = None  # the training batches, built and checked
+    sample: pd.DataFrame | None = None
+    said: dict[str, str] = dataclasses.field(default_factory=dict)  # by check, as doctor says it
+    problems: list[str] = dataclasses.field(default_factory=list)
+
+
+def check(cfg: Config, found: Accelerator, command: str, say=lambda line: None) -> Preflight:
+    """Run every check `command` needs; `say` gets what each found (doctor prints it)."""
+    state = Preflight(command)
+    for name in NEEDS[command]:
+        check_one, topic = CHECKS[name]
+        try:
+            said = check_one(cfg, found, state)
+        except UserError as error:
+            state.problems.append(str(error))
+            say(f"{topic}: PROBLEM: {error}")
+        else:
+            if said:
+                state.said[name] = said
+                say(said)
+    return state
+
+
+def ready(cfg: Config, found: Accelerator, command: str) -> Preflight:
+    """The checks `command` needs, or one error listing every problem they found."""
+    state = check(cfg, found, command)
+    if found.processes > 1:
+        stop_together(state.problems)
+    if len(state.problems) == 1:
+        raise UserError(state.problems[0])
+    if state.problems:
+        raise UserError(
+            f"`{command}` cannot start; {len(state.problems)} problems (`doctor` shows every "
+            "check):\n" + "\n".join(f"- {problem}" for problem in state.problems)
+        )
+    return state
+
+
+def stop_together(problems: list[str]) -> None:
+    """With several processes, one that stops alone leaves the others waiting for it in their
+    first collective step: if any process found a problem, every process stops."""
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    counts = multihost_utils.process_allgather(np.int32(len(problems))).tolist()
+    failed = [process for process, count in enumerate(counts) if count]
+    if failed and not problems:
+        raise UserError(
+            f"process {', '.join(map(str, failed))} found problems (its output names them); "
+            "fix them, then start every process again"
+        )
+
+
+def config_values(cfg, found, state):
+    """Config refuses bad values when it is made; a notebook may change a field after."""
+    wrong = config.problems(cfg)
+    if wrong:
+        raise UserError("; ".join(wrong))
+
+
+def output(cfg, found, state):
+    # train writes into checkpoints/ too: a file of that name would stop it at epoch 1's end.
+    folder = checkpoints.folder(cfg) if state.command in ("train", "doctor") else output_dir(cfg)
+    reason = unwritable(folder)
+    if reason:
+        raise UserError(
+            f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to a "
+            "folder this run can write (in a Kaggle notebook: /kaggle/working)"
+        )
+    source = named("output_dir") if cfg.output_dir else "default: no " + named("output_dir")
+    return f"output: {output_dir(cfg)} (from {source})"
+
+
+def data(cfg, found, state):
+    folder, source = resolve_data_dir(cfg)
+    return f"data dir: {folder} (from {source})"
+
+
+def split(name: str):
+    field, labeled = SPLITS[name]
+
+    def check_split(cfg, found, state):
+        if not getattr(cfg, field):
+            if state.command == "evaluate":
+                raise UserError(f"nothing to evaluate: {named(field)} is empty")
+            return f"{name}: none ({named(field)} is empty)"
+        files = records.find_checked(cfg, field, labeled)
+        state.files[name] = files
+        state.records[name] = records.count(files)  # reads every record when names lack counts
+        pattern = data_path(cfg, getattr(cfg, field))
+        return f"{name}: {len(files)} files, {state.records[name]} records ({pattern})"
+
+    return check_split
+
+
+def sample(cfg, found, state):
+    state.sample = submission.load_sample(cfg)
+    if state.sample is None:
+        return "sample submission: none, rows will be sorted by id"
+    return f"sample submission: {data_path(cfg, cfg.sample_submission)} ({len(state.sample)} rows)"
+
+
+def plan_of_run(cfg, found, state):
+    if "train" not in state.files:
+        return ""  # the training files' problem is said already
+    state.run = plan.make(cfg, found, state.records["train"])
+    return state.run.describe()
+
+
+def batch(cfg, found, state):
+    if state.run is None:
+        return ""
+    state.training = dataset.for_training(
+        state.files["train"], cfg, state.run.global_batch, found.image_dtype
+    )
+    dataset.check_static(state.training, "train_files")  # XLA compiles only static shapes
+    return f"train batch: {dataset.describe_spec(state.training.element_spec)}"
+
+
+def weights(cfg, found, state):
+    return f"weights: {model.check_weights(cfg)}"
+
+
+def resume(cfg, found, state):
+    return f"resume: {checkpoints.check_resumable(cfg, state.run)}"
+
+
+def trained(cfg, found, state):
+    if state.command == "doctor":  # train makes them, or replaces them
+        return f"trained weights: {checkpoints.describe_trained(cfg)}"
+    return f"trained weights: {checkpoints.check_trained(cfg)}"
+
+
+# Each check, and the topic its problem is printed under.
+CHECKS = {
+    "config": (config_values, "config"),
+    "output": (output, "output"),
+    "data": (data, "data dir"),
+    "train": (split("train"), "train"),
+    "valid": (split("valid"), "valid"),
+    "test": (split("test"), "test"),
+    "sample": (sample, "sample submission"),
+    "plan": (plan_of_run, "steps per epoch"),
+    "batch": (batch, "train batch"),
+    "weights": (weights, "weights"),
+    "resume": (resume, "resume"),
+    "trained": (trained, "trained weights"),
+}
