@@ -18,6 +18,7 @@ COMMANDS = {
     "doctor": "check the accelerator, data and weights; exit 1 if a run would fail",
     "kernel": "write the Kaggle notebook, the same as a script, and kernel-metadata.json",
     "kaggle": "download the data, push the notebook, see its status and output, submit",
+    "records": "turn a folder of images and a CSV into sharded TFRecords with folds",
     "demo-data": "write the offline digits demo competition to --output",
     "score": "score the output's submission.csv against the demo's hidden labels",
 }
@@ -38,6 +39,8 @@ INSTALL = {
     "matplotlib": "matplotlib",
     "nbformat": "nbformat",
     "kaggle": "kaggle",
+    "PIL": "pillow",
+    "tqdm": "tqdm",
 }
 
 
@@ -90,6 +93,21 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--output", default="kernel", help="folder to write (default: kernel)"
             )
+        if name == "records":
+            command.add_argument("--images", required=True, help="folder of training images")
+            command.add_argument(
+                "--csv", required=True, help="one row per training image: id and label columns"
+            )
+            command.add_argument("--output", required=True, help="folder to write (empty)")
+            command.add_argument(
+                "--group-column", default="", help="keep each group in one fold (e.g. patient)"
+            )
+            command.add_argument(
+                "--resize", type=int, default=0, help="store N x N images (default: as they are)"
+            )
+            command.add_argument(
+                "--test-images", default="", help="folder of test images (ids: file names)"
+            )
         if name == "kaggle":
             command.add_argument(
                 "action",
@@ -117,6 +135,19 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     cfg = config.from_flags(args)
+    if args.command == "records":
+        from .image_records import write_records
+
+        made = write_records(
+            cfg, args.images, args.csv, args.output, args.group_column, args.resize,
+            args.test_images, command=" ".join(["python -m {{ cookiecutter.package }}", *sys.argv[1:]]),
+        )  # fmt: skip
+        print(
+            f"records in {args.output}: train {made['train']['records']} in {made['folds']} "
+            f"folds, test {made['test']['records']}, skipped {len(made['skipped'])} (listed in "
+            f"{args.output}/manifest.json)"
+        )
+        return 0
     if args.command == "kernel":
         from .kernel import write_kernel
 

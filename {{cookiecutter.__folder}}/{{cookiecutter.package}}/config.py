@@ -66,6 +66,8 @@ class Config:
     warmup_epochs: float = knob(1.0, "epochs of linear warm-up before the cosine decay")
     flip: bool = knob(True, "random horizontal flips while training")
     crop_area: float = knob(0.75, "smallest area kept by random crops; 1.0: no crops")
+    folds: int = knob(5, "folds `records` splits the training images into (1: none)")
+    fold: int = knob(0, "with records that have folds: the fold validating, the rest training")
     shuffle_buffer: int = knob(2048, "records shuffled together while training")
     steps_per_execution: int = knob(0, "training steps per device call; 0: 32 on TPU, 1 elsewhere")
     precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32")
@@ -129,6 +131,8 @@ def problems(cfg: Config) -> list[str]:
         ),
         ("crop_area", 0 < cfg.crop_area <= 1, "above 0 and at most 1"),
         ("dropout", 0 <= cfg.dropout < 1, "from 0 to below 1"),
+        ("folds", cfg.folds >= 1, "at least 1 (1: no folds)"),
+        ("fold", cfg.fold >= 0, "0 or more"),
         ("shuffle_buffer", cfg.shuffle_buffer >= 1, "at least 1 (1: no shuffling)"),
         ("seed", 0 <= cfg.seed < 2**32, "from 0 to 2**32 - 1"),
         ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
@@ -255,10 +259,20 @@ def resolve_data_dir(cfg: Config) -> tuple[str, str]:
 
 
 def data_path(cfg: Config, pattern: str) -> str:
-    """A file pattern under the data folder; absolute paths and gs:// URLs stand as they are."""
+    """A file pattern under the data folder; absolute paths and gs:// URLs stand as they are.
+    Several patterns are separated by commas."""
+    if "," in pattern:
+        return ",".join(data_path(cfg, part) for part in pattern.split(","))
     if pattern.startswith("/") or "://" in pattern:
         return pattern
     return os.path.join(resolve_data_dir(cfg)[0], pattern)
+
+
+def is_default(cfg: Config, name: str) -> bool:
+    """Whether a field still holds its default: a value the user did not give."""
+    return getattr(cfg, name) == next(
+        f.default for f in dataclasses.fields(Config) if f.name == name
+    )
 
 
 def output_dir(cfg: Config) -> Path:

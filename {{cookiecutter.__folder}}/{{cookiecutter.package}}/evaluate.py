@@ -16,6 +16,7 @@ def evaluate(cfg: Config, found: Accelerator | None = None) -> Path:
     the confusion matrix picture."""
     found = found or accelerator.detect(cfg)
     checked = preflight.ready(cfg, found, "evaluate")
+    cfg = checked.cfg  # with what the records' manifest says
     batches = dataset.for_inference(
         checked.files["valid"], cfg, cfg.batch_size * found.replicas, True, found.image_dtype
     )

@@ -21,13 +21,16 @@ from .files import unwritable
 # What each command needs, in the order it is checked. doctor checks what train needs and
 # what predict needs after it (trained weights train has not made yet are no problem).
 NEEDS = {
-    "train": ("config", "output", "train", "valid", "plan", "batch", "weights", "resume"),
-    "predict": ("config", "output", "test", "sample", "trained"),
-    "evaluate": ("config", "output", "valid", "trained"),
-    "preview": ("config", "output", "train", "plan"),
+    "train": (
+        *("config", "output", "manifest", "train", "valid", "plan", "batch", "weights"),
+        "resume",
+    ),
+    "predict": ("config", "output", "manifest", "test", "sample", "trained"),
+    "evaluate": ("config", "output", "manifest", "valid", "trained"),
+    "preview": ("config", "output", "manifest", "train", "plan"),
     "doctor": (
-        *("config", "output", "data", "train", "valid", "test", "sample", "plan", "batch"),
-        *("weights", "resume", "trained"),
+        *("config", "output", "data", "manifest", "train", "valid", "test", "sample", "plan"),
+        *("batch", "weights", "resume", "trained"),
     ),
 }
 SPLITS = {  # split: the Config field of its files, and whether its records carry labels
@@ -35,6 +38,7 @@ SPLITS = {  # split: the Config field of its files, and whether its records carr
     "valid": ("valid_files", True),
     "test": ("test_files", False),
 }
+NEEDED_BY = {"train": "train", "valid": "evaluate", "test": "predict"}  # an empty field stops it
 
 
 @dataclasses.dataclass
@@ -42,6 +46,8 @@ class Preflight:
     """What the checks found, for the command to use, and every problem they met."""
 
     command: str
+    cfg: Config  # the config with what the data's manifest says (records.with_manifest)
+    manifest: dict | None = None
     files: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # by split
     records: dict[str, int] = dataclasses.field(default_factory=dict)  # by split
     run: plan.Plan | None = None
@@ -53,11 +59,11 @@ class Preflight:
 
 def check(cfg: Config, found: Accelerator, command: str, say=lambda line: None) -> Preflight:
     """Run every check `command` needs; `say` gets what each found (doctor prints it)."""
-    state = Preflight(command)
+    state = Preflight(command, cfg)
     for name in NEEDS[command]:
         check_one, topic = CHECKS[name]
         try:
-            said = check_one(cfg, found, state)
+            said = check_one(state.cfg, found, state)
         except UserError as error:
             state.problems.append(str(error))
             say(f"{topic}: PROBLEM: {error}")
@@ -128,8 +134,8 @@ def split(name: str):
 
     def check_split(cfg, found, state):
         if not getattr(cfg, field):
-            if state.command == "evaluate":
-                raise UserError(f"nothing to evaluate: {named(field)} is empty")
+            if state.command == NEEDED_BY[name]:
+                raise UserError(f"nothing to {state.command}: {named(field)} is empty")
             return f"{name}: none ({named(field)} is empty)"
         files = records.find_checked(cfg, field, labeled)
         state.files[name] = files
@@ -138,6 +144,19 @@ def split(name: str):
         return f"{name}: {len(files)} files, {state.records[name]} records ({pattern})"
 
     return check_split
+
+
+def manifest(cfg, found, state):
+    state.cfg, state.manifest = records.with_manifest(cfg)
+    if state.manifest is None:
+        return ""
+    folds, classes = state.manifest["folds"], state.manifest["classes"]
+    held_out = f", fold {state.cfg.fold} validates" if folds > 1 else ""
+    names = f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
+    return (
+        f"records: {data_path(cfg, records.MANIFEST)}: {folds} folds{held_out}, "
+        f"{state.manifest['num_classes']} classes{names}"
+    )
 
 
 def sample(cfg, found, state):
@@ -183,6 +202,7 @@ CHECKS = {
     "config": (config_values, "config"),
     "output": (output, "output"),
     "data": (data, "data dir"),
+    "manifest": (manifest, "records"),
     "train": (split("train"), "train"),
     "valid": (split("valid"), "valid"),
     "test": (split("test"), "test"),

@@ -15,7 +15,8 @@ IMAGES = 16
 
 def augmented_batch(cfg: Config, found: Accelerator) -> Path:
     """Training images exactly as the pipeline serves them, with their class labels."""
-    files = preflight.ready(cfg, found, "preview").files["train"]
+    checked = preflight.ready(cfg, found, "preview")
+    cfg, files = checked.cfg, checked.files["train"]
     images, labels = next(iter(dataset.for_training(files, cfg, IMAGES)))
     return plots.augmented_batch(
         images.numpy(), labels.numpy(), output_path(cfg, "augmented_batch.png")
@@ -24,7 +25,8 @@ def augmented_batch(cfg: Config, found: Accelerator) -> Path:
 
 def learning_rate(cfg: Config, found: Accelerator) -> Path:
     """The schedule train will follow: warm-up, then cosine decay, over every step."""
-    run = preflight.ready(cfg, found, "preview").run
+    checked = preflight.ready(cfg, found, "preview")
+    cfg, run = checked.cfg, checked.run
     schedule = model.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
     # At most 500 steps of the run, evenly spread: one call per step, and the curve is smooth.
     total = cfg.epochs * run.steps_per_epoch

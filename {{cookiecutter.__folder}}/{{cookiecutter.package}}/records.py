@@ -5,12 +5,14 @@ Works on local folders, Kaggle's /kaggle/input and gs:// buckets alike through t
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
 
 import tensorflow as tf
 
-from .config import Config, UserError, data_path, named
+from .config import Config, UserError, data_path, is_default, named
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
 COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
@@ -19,8 +21,9 @@ KINDS = {"bytes": "bytes_list", "int64": "int64_list", "float": "float_list"}
 
 
 def find(pattern: str, field: str) -> list[str]:
-    """Every file matching the pattern, sorted; an error naming the field when there is none."""
-    files = sorted(tf.io.gfile.glob(pattern))
+    """Every file matching the pattern (or comma-separated patterns), sorted; an error naming
+    the field when there is none."""
+    files = sorted({path for part in pattern.split(",") for path in tf.io.gfile.glob(part)})
     if "://" not in pattern:  # a bucket has no folders, and asking costs a request per file
         folders = [path for path in files if os.path.isdir(path)]
         files = [path for path in files if path not in folders]
@@ -92,6 +95,34 @@ def check_labels(path: str, label_key: str, num_classes: int) -> None:
             f"{path}: labels {label_key!r} run from {low} to {high}, outside 0..{num_classes - 1} "
             f"({named('num_classes')} {num_classes}); set num_classes to at least {high + 1}"
         )
+
+
+MANIFEST = "manifest.json"  # written by `records` (image_records.py) beside its shards
+
+
+def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
+    """The config with what the data folder's manifest says, and the manifest (None without
+    one): the file patterns of each split and fold, and the number of classes, wherever the
+    config holds the default (values given win)."""
+    path = data_path(cfg, MANIFEST)
+    if not tf.io.gfile.exists(path):
+        return cfg, None
+    with tf.io.gfile.GFile(path) as file:
+        manifest = json.load(file)
+    folds = manifest["folds"]
+    if cfg.fold >= folds:
+        raise UserError(
+            f"{named('fold')} {cfg.fold}: {path} has folds 0 to {folds - 1}; pick one of them"
+        )
+    training = [f"train/fold{fold}-*.tfrec" for fold in range(folds) if fold != cfg.fold]
+    found = {
+        "train_files": ",".join(training) if folds > 1 else "train/*.tfrec",
+        "valid_files": f"train/fold{cfg.fold}-*.tfrec" if folds > 1 else "",
+        "test_files": "test/*.tfrec" if manifest["test"]["records"] else "",
+        "num_classes": manifest["num_classes"],
+    }
+    chosen = {name: value for name, value in found.items() if is_default(cfg, name)}
+    return dataclasses.replace(cfg, **chosen), manifest
 
 
 def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:

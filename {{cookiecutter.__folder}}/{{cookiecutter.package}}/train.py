@@ -23,6 +23,7 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
     found = found or accelerator.detect(cfg)
     keras.utils.set_random_seed(cfg.seed)  # before the pipeline is built: its crops read it
     checked = preflight.ready(cfg, found, "train")  # what doctor checks: fails in seconds
+    cfg = checked.cfg  # with what the records' manifest says
     run, training, valid_files = checked.run, checked.training, checked.files.get("valid")
     print(f"global batch: {run.global_batch}, training records: {checked.records['train']}")
     print(run.describe())
