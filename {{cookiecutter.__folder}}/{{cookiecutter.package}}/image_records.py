@@ -58,16 +58,17 @@ def write_records(
     rows["number"] = labels
     rows["fold"] = assign_folds(rows, cfg.folds, cfg.seed, group_column, csv)
     sizes, kept = [], []  # filled as images are written: (width, height), (fold, number)
-    train = []
-    for fold in range(max(cfg.folds, 1)):
-        chosen = rows[rows["fold"] == fold]
-        part = pd.DataFrame({"id": chosen[cfg.id_column], **chosen[["path", "number", "fold"]]})
-        train += write_split(output, "train", f"fold{fold}-", part, resize, skipped, sizes, kept)
-    test = []
-    if test_images:
-        found = sorted(set(image_files(test_images, "--test-images").values()))
-        part = pd.DataFrame({"id": [Path(path).stem for path in found], "path": found})
-        test = write_split(output, "test", "", part, resize, skipped, sizes, [])
+    train, test = [], []
+    with worker_pool() as pool:
+        for fold in range(max(cfg.folds, 1)):
+            chosen = rows[rows["fold"] == fold]
+            part = pd.DataFrame({"id": chosen[cfg.id_column], **chosen[["path", "number", "fold"]]})
+            where = (output, "train", f"fold{fold}-")
+            train += write_split(pool, *where, part, resize, skipped, sizes, kept)
+        if test_images:
+            found = sorted(set(image_files(test_images, "--test-images").values()))
+            part = pd.DataFrame({"id": [Path(path).stem for path in found], "path": found})
+            test = write_split(pool, output, "test", "", part, resize, skipped, sizes, [])
     manifest = {
         "command": command,
         "csv": csv,
@@ -173,7 +174,7 @@ def assign_folds(rows: pd.DataFrame, folds: int, seed: int, group_column: str, c
     return fold
 
 
-def write_split(output, split, prefix, part, resize, skipped, sizes, kept) -> list[dict]:
+def write_split(pool, output, split, prefix, part, resize, skipped, sizes, kept) -> list[dict]:
     """Write one fold (or the test images: no "number" column) as shards; returns what each
     shard holds. Adds what it skips, the image sizes and each (fold, class) it keeps."""
     import tensorflow as tf  # here: the image workers never import it
@@ -186,27 +187,26 @@ def write_split(output, split, prefix, part, resize, skipped, sizes, kept) -> li
     per_shard = max(1, round(SHARD_BYTES / max(1, source_bytes / len(part))))
     shards, writer, written = [], None, []
     jobs = [(path, resize) for path in part["path"]]
-    with worker_pool() as pool:
-        prepared = pool.map(prepare_all, jobs, chunksize=16)
-        rows = part.to_dict("records")
-        label = f"{split} {prefix.rstrip('-') or 'images'}"
-        for row, image in tqdm(
-            zip(rows, prepared, strict=True), total=len(rows), desc=label, unit="image"
-        ):
-            if image.problem:
-                skipped.append({"file": row["path"], "reason": image.problem})
-                continue
-            if writer is None:
-                partial = folder / f"{prefix}{len(shards):02d}.partial"
-                writer = tf.io.TFRecordWriter(str(partial))
-            writer.write(example(row, image))
-            written.append(row)
-            sizes.append((image.width, image.height))
-            if "number" in row:
-                kept.append((int(row["fold"]), int(row["number"])))
-            if len(written) == per_shard:
-                shards.append(finish(writer, partial, prefix, len(shards), written, output))
-                writer, written = None, []
+    prepared = pool.map(prepare_all, jobs, chunksize=16)
+    rows = part.to_dict("records")
+    label = f"{split} {prefix.rstrip('-') or 'images'}"
+    for row, image in tqdm(
+        zip(rows, prepared, strict=True), total=len(rows), desc=label, unit="image"
+    ):
+        if image.problem:
+            skipped.append({"file": row["path"], "reason": image.problem})
+            continue
+        if writer is None:
+            partial = folder / f"{prefix}{len(shards):02d}.partial"
+            writer = tf.io.TFRecordWriter(str(partial))
+        writer.write(example(row, image))
+        written.append(row)
+        sizes.append((image.width, image.height))
+        if "number" in row:
+            kept.append((int(row["fold"]), int(row["number"])))
+        if len(written) == per_shard:
+            shards.append(finish(writer, partial, prefix, len(shards), written, output))
+            writer, written = None, []
     if writer is not None:
         shards.append(finish(writer, partial, prefix, len(shards), written, output))
     return shards
