@@ -67,7 +67,8 @@ class Config:
     flip: bool = knob(True, "random horizontal flips while training")
     crop_area: float = knob(0.75, "smallest area kept by random crops; 1.0: no crops")
     folds: int = knob(5, "folds `records` splits the training images into (1: none)")
-    fold: int = knob(0, "with records that have folds: the fold validating, the rest training")
+    fold: str = knob("0", "records with folds: the fold that validates, or all: each in turn")
+    tta: bool = knob(False, "predict: average with horizontally flipped images too")
     shuffle_buffer: int = knob(2048, "records shuffled together while training")
     steps_per_execution: int = knob(0, "training steps per device call; 0: 32 on TPU, 1 elsewhere")
     precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32")
@@ -132,7 +133,7 @@ def problems(cfg: Config) -> list[str]:
         ("crop_area", 0 < cfg.crop_area <= 1, "above 0 and at most 1"),
         ("dropout", 0 <= cfg.dropout < 1, "from 0 to below 1"),
         ("folds", cfg.folds >= 1, "at least 1 (1: no folds)"),
-        ("fold", cfg.fold >= 0, "0 or more"),
+        ("fold", cfg.fold == "all" or cfg.fold.isdigit(), "a fold number, or all"),
         ("shuffle_buffer", cfg.shuffle_buffer >= 1, "at least 1 (1: no shuffling)"),
         ("seed", 0 <= cfg.seed < 2**32, "from 0 to 2**32 - 1"),
         ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),

@@ -16,11 +16,13 @@ from .config import Config, UserError, named
 AUTO = tf.data.AUTOTUNE
 
 
-def parse(cfg: Config, labeled: bool):
+def parse(cfg: Config, labeled: bool, with_ids: bool = False):
     spec = {cfg.image_key: tf.io.FixedLenFeature([], tf.string)}
     spec[cfg.label_key if labeled else cfg.id_key] = tf.io.FixedLenFeature(
         [], tf.int64 if labeled else tf.string
     )
+    if with_ids:
+        spec[cfg.id_key] = tf.io.FixedLenFeature([], tf.string)
     return lambda record: tf.io.parse_single_example(record, spec)
 
 
@@ -78,9 +80,15 @@ def for_training(
 
 
 def for_inference(
-    files: list[str], cfg: Config, global_batch: int, labeled: bool, image_dtype: str = "uint8"
+    files: list[str],
+    cfg: Config,
+    global_batch: int,
+    labeled: bool,
+    image_dtype: str = "uint8",
+    with_ids: bool = False,
 ) -> tf.data.Dataset:
-    """Every record once, as (image, label or id, weight) batches in one fixed order.
+    """Every record once, as (image, label or id, weight) batches in one fixed order; with
+    `with_ids`, labeled batches carry the ids too: (image, label, weight, id).
 
     Ids travel with their images, so a prediction can never land on another image's row;
     they stay on the host (predict feeds only images to the device). The last batch is
@@ -89,18 +97,22 @@ def for_inference(
     drop them. The known record count fails loudly if a shard is short.
     """
     key = cfg.label_key if labeled else cfg.id_key
+    ids = labeled and with_ids
     count = records.count(files)
     serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
     serialized = serialized.apply(tf.data.experimental.assert_cardinality(count))
-    examples = serialized.map(parse(cfg, labeled), num_parallel_calls=AUTO)
+    examples = serialized.map(parse(cfg, labeled, ids), num_parallel_calls=AUTO)
     rows = examples.map(
         lambda ex: (
-            tf.cast(
-                to_size(tf.io.decode_jpeg(ex[cfg.image_key], channels=3), cfg.image_size),
-                image_dtype,
-            ),
-            tf.cast(ex[key], tf.int32) if labeled else ex[key],
-            tf.constant(1.0),
+            (
+                tf.cast(
+                    to_size(tf.io.decode_jpeg(ex[cfg.image_key], channels=3), cfg.image_size),
+                    image_dtype,
+                ),
+                tf.cast(ex[key], tf.int32) if labeled else ex[key],
+                tf.constant(1.0),
+            )
+            + ((ex[cfg.id_key],) if ids else ())
         ),
         num_parallel_calls=AUTO,
     )
@@ -108,7 +120,7 @@ def for_inference(
         tf.zeros([cfg.image_size, cfg.image_size, 3], image_dtype),
         tf.constant(0 if labeled else b"", tf.int32 if labeled else tf.string),
         tf.constant(0.0),
-    )
+    ) + ((tf.constant(b""),) if ids else ())
     padding = tf.data.Dataset.from_tensors(blank).repeat(-count % global_batch)
     return rows.concatenate(padding).batch(global_batch, drop_remainder=True).prefetch(AUTO)
 

@@ -4,6 +4,9 @@ It has the Kaggle flowers layout and schema, so every command runs on it unchang
     <output>/train/*.tfrec, val/*.tfrec, test/*.tfrec   JPEG TFRecords (image, class, id)
     <output>/sample_submission.csv                      id,label in the order to submit
     <output>/solution.csv                               the hidden test labels, for `score`
+and the same images as most competitions ship them, for `records`:
+    <output>/images/train/<id>.jpg, train.csv           training and validation images, id,label
+    <output>/images/test/<id>.jpg                       the test images
 """
 
 from __future__ import annotations
@@ -56,6 +59,14 @@ def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict
             for example, i in zip(examples, chosen, strict=True):
                 example["class"] = int(labels[i])
         write_shards(str(output / split), examples, SHARDS[split], size)
+    for split, chosen in (("train", np.concatenate([train, val])), ("test", test)):
+        folder = output / "images" / split
+        folder.mkdir(parents=True, exist_ok=True)
+        for i in chosen:
+            (folder / f"{ids[i]}.jpg").write_bytes(jpegs[i])
+    write_csv(
+        output / "images" / "train.csv", sorted((ids[i], int(labels[i])) for i in (*train, *val))
+    )
     test_rows = sorted((ids[i], int(labels[i])) for i in test)
     write_csv(output / "sample_submission.csv", [(key, 0) for key, _ in test_rows])
     write_csv(output / "solution.csv", test_rows)

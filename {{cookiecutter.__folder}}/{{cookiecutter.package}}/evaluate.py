@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sklearn.metrics import classification_report
 
-from . import accelerator, checkpoints, dataset, model, plots, preflight, scoring
+from . import accelerator, checkpoints, dataset, folds, model, plots, preflight, scoring
 from .accelerator import Accelerator
 from .config import Config, output_path
 
@@ -15,6 +15,8 @@ def evaluate(cfg: Config, found: Accelerator | None = None) -> Path:
     """Print scikit-learn's per-class report and the competition metric; returns the path of
     the confusion matrix picture."""
     found = found or accelerator.detect(cfg)
+    if folds.count(cfg) > 1:  # the model of the fold that validates (fold 0 for all)
+        cfg = folds.run_config(cfg, 0 if cfg.fold == "all" else int(cfg.fold))
     checked = preflight.ready(cfg, found, "evaluate")
     cfg = checked.cfg  # with what the records' manifest says
     batches = dataset.for_inference(

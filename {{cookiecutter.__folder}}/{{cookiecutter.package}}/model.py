@@ -158,20 +158,34 @@ def progress_verbosity() -> int:
     return 1 if sys.stdout.isatty() or "ipykernel" in sys.modules else 2
 
 
-def predict_classes(net: keras.Model, batches) -> tuple[np.ndarray, np.ndarray]:
-    """Predicted classes and keys (labels or ids) of the real rows of (image, key, weight)
-    batches, in one pass, with a progress bar. Only images go to the device; ids stay on the
-    host.
+def predict_probabilities(
+    net: keras.Model, batches, tta: bool = False
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Class probabilities of the real rows of (image, key, weight[, id]) batches, and their
+    keys (labels or ids, then ids), in one pass with a progress bar. Only images go to the
+    device; keys stay on the host. With `tta`, the average with the flipped images.
 
     `predict` splits each batch over the replicas; `predict_on_batch` would give every
     replica the whole batch under tf.distribute.
     """
-    classes, keys = [], []
+    probabilities, keys = [], []
     progress = keras.utils.Progbar(int(batches.cardinality()), verbose=progress_verbosity())
-    for images, batch_keys, weights in batches.as_numpy_iterator():
-        probabilities = net.predict(images, batch_size=len(images), verbose=0)
+    for images, batch_keys, weights, *ids in batches.as_numpy_iterator():
         real = weights > 0  # not the blank rows that fill the last batch
-        classes.append(np.argmax(probabilities, axis=-1)[real])
-        keys.append(batch_keys[real])
+        predicted = net.predict(images, batch_size=len(images), verbose=0)
+        if tta:  # a horizontal flip: what a photo of the same thing often looks like
+            flipped = net.predict(images[:, :, ::-1], batch_size=len(images), verbose=0)
+            predicted = (predicted + flipped) / 2
+        probabilities.append(predicted[real])
+        keys.append([batch_keys[real], *(column[real] for column in ids)])
         progress.add(1)
-    return np.concatenate(classes), np.concatenate(keys)
+    return np.concatenate(probabilities), [
+        np.concatenate(column) for column in zip(*keys, strict=True)
+    ]
+
+
+def predict_classes(net: keras.Model, batches) -> tuple[np.ndarray, np.ndarray]:
+    """Predicted classes and keys (labels or ids) of the real rows of (image, key, weight)
+    batches."""
+    probabilities, (keys, *_) = predict_probabilities(net, batches)
+    return np.argmax(probabilities, axis=-1), keys

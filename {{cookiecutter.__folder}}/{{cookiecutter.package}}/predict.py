@@ -1,8 +1,12 @@
-"""Predict the test set with the trained weights and write submission.csv."""
+"""Predict the test set with the trained weights and write submission.csv: the average of
+every trained fold model's probabilities (or the one model's), optionally with flipped
+images too (`--tta`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import numpy as np
 
 from . import accelerator, checkpoints, dataset, model, preflight, submission
 from .config import Config, UserError, named, output_path
@@ -18,11 +22,18 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
     cfg, files, sample = checked.cfg, checked.files["test"], checked.sample
     global_batch = cfg.batch_size * found.replicas
     batches = dataset.for_inference(files, cfg, global_batch, False, found.image_dtype)
-    with found.scope():
-        net = checkpoints.load_trained(cfg, found)
-        classes, ids = model.predict_classes(net, batches)
+    averaged, ids = 0, None
+    for run in checked.runs:  # one model, or one per trained fold
+        with found.scope():
+            net = checkpoints.load_trained(run, found)
+            probabilities, (keys,) = model.predict_probabilities(net, batches, cfg.tta)
+        if ids is not None and not np.array_equal(ids, keys):  # one fixed order: never
+            raise RuntimeError("the test records came in another order for another model")
+        averaged, ids = averaged + probabilities / len(checked.runs), keys
+    if len(checked.runs) > 1:
+        print(f"averaged {len(checked.runs)} fold models" + (", with flips" if cfg.tta else ""))
     ids = [key.decode() for key in ids]
-    labels = classes.tolist()
+    labels = np.argmax(averaged, axis=-1).tolist()
     names = (checked.manifest or {}).get("classes")
     if names:  # the records were made from class names: the submission carries them back
         labels = [names[number] for number in labels]

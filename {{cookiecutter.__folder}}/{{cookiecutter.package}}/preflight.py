@@ -13,7 +13,7 @@ import dataclasses
 import pandas as pd
 import tensorflow as tf
 
-from . import checkpoints, config, dataset, model, plan, records, submission
+from . import checkpoints, config, dataset, folds, model, plan, records, submission
 from .accelerator import Accelerator
 from .config import Config, UserError, data_path, named, output_dir, resolve_data_dir
 from .files import unwritable
@@ -53,6 +53,7 @@ class Preflight:
     run: plan.Plan | None = None
     training: tf.data.Dataset | None = None  # the training batches, built and checked
     sample: pd.DataFrame | None = None
+    runs: list[Config] = dataclasses.field(default_factory=list)  # whose trained weights predict
     said: dict[str, str] = dataclasses.field(default_factory=dict)  # by check, as doctor says it
     problems: list[str] = dataclasses.field(default_factory=list)
 
@@ -153,10 +154,16 @@ def manifest(cfg, found, state):
     folds, classes = state.manifest["folds"], state.manifest["classes"]
     held_out = f", fold {state.cfg.fold} validates" if folds > 1 else ""
     names = f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
-    return (
+    heading = (
         f"records: {data_path(cfg, records.MANIFEST)}: {folds} folds{held_out}, "
         f"{state.manifest['num_classes']} classes{names}"
     )
+    balance = [  # what each fold holds: a fold short of a class scores it badly
+        f"  fold {fold}: {held['records']} records, {min(held['classes'].values())} to "
+        f"{max(held['classes'].values())} per class ({len(held['classes'])} classes)"
+        for fold, held in state.manifest["train"]["per_fold"].items()
+    ]
+    return "\n".join([heading, *balance])
 
 
 def sample(cfg, found, state):
@@ -192,9 +199,12 @@ def resume(cfg, found, state):
 
 
 def trained(cfg, found, state):
+    state.runs = folds.trained_runs(cfg) if state.command != "evaluate" else [cfg]
     if state.command == "doctor":  # train makes them, or replaces them
-        return f"trained weights: {checkpoints.describe_trained(cfg)}"
-    return f"trained weights: {checkpoints.check_trained(cfg)}"
+        described = [checkpoints.describe_trained(run) for run in state.runs]
+        return "trained weights: " + "; ".join(described)
+    paths = [checkpoints.check_trained(run) for run in state.runs]
+    return f"trained weights: {', '.join(paths)}"
 
 
 # Each check, and the topic its problem is printed under.

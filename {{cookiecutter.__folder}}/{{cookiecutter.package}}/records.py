@@ -103,21 +103,22 @@ MANIFEST = "manifest.json"  # written by `records` (image_records.py) beside its
 def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
     """The config with what the data folder's manifest says, and the manifest (None without
     one): the file patterns of each split and fold, and the number of classes, wherever the
-    config holds the default (values given win)."""
+    config holds the default (values given win). `--fold all` is checked as fold 0."""
     path = data_path(cfg, MANIFEST)
     if not tf.io.gfile.exists(path):
         return cfg, None
     with tf.io.gfile.GFile(path) as file:
         manifest = json.load(file)
     folds = manifest["folds"]
-    if cfg.fold >= folds:
+    held_out = 0 if cfg.fold == "all" else int(cfg.fold)
+    if held_out >= folds:
         raise UserError(
             f"{named('fold')} {cfg.fold}: {path} has folds 0 to {folds - 1}; pick one of them"
         )
-    training = [f"train/fold{fold}-*.tfrec" for fold in range(folds) if fold != cfg.fold]
+    training = [f"train/fold{fold}-*.tfrec" for fold in range(folds) if fold != held_out]
     found = {
         "train_files": ",".join(training) if folds > 1 else "train/*.tfrec",
-        "valid_files": f"train/fold{cfg.fold}-*.tfrec" if folds > 1 else "",
+        "valid_files": f"train/fold{held_out}-*.tfrec" if folds > 1 else "",
         "test_files": "test/*.tfrec" if manifest["test"]["records"] else "",
         "num_classes": manifest["num_classes"],
     }

@@ -1,5 +1,5 @@
 """Train the classifier: check everything it needs, build the model in the accelerator's
-scope, fit.
+scope, fit; with records in folds, one fold or every fold in turn (folds.py).
 
 A checkpoint after every epoch (checkpoints.py) means a run killed mid-way and started
 again with the same command continues from the last finished epoch.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import keras
 
-from . import accelerator, checkpoints, dataset, model, plots, preflight, scoring
+from . import accelerator, checkpoints, dataset, folds, model, plots, preflight, records, scoring
 from .accelerator import Accelerator
 from .config import Config, output_path
 from .files import write_json
@@ -18,9 +18,24 @@ from .files import write_json
 def train(cfg: Config, found: Accelerator | None = None) -> dict:
     """Fit the model on the training records; returns the history (loss and metrics per epoch).
 
+    With records in folds, fold `cfg.fold` validates and the others train, in
+    <output>/fold<k>/; `fold="all"` trains every fold in turn, then scores their out-of-fold
+    predictions together and returns {"folds": {k: history}, "out_of_fold": score}.
     Pass the accelerator from `accelerator.detect(cfg)`; without it, train detects it itself.
     """
     found = found or accelerator.detect(cfg)
+    if folds.count(cfg) == 1:
+        return train_run(cfg, found)
+    chosen = folds.chosen(cfg)
+    histories = {fold: train_run(folds.run_config(cfg, fold), found) for fold in chosen}
+    if cfg.fold != "all":
+        return histories[chosen[0]]
+    score = folds.score_out_of_fold(cfg, chosen) if found.writes_files else None
+    return {"folds": histories, "out_of_fold": score}
+
+
+def train_run(cfg: Config, found: Accelerator) -> dict:
+    """One run: preflight, build, resume, fit, score the validation records."""
     keras.utils.set_random_seed(cfg.seed)  # before the pipeline is built: its crops read it
     checked = preflight.ready(cfg, found, "train")  # what doctor checks: fails in seconds
     cfg = checked.cfg  # with what the records' manifest says
@@ -56,12 +71,28 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
         else:
             print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
         if valid is not None:
-            classes, labels = model.predict_classes(net, valid)
-            history[f"final_valid_{cfg.metric}"] = scoring.score(labels, classes, cfg.metric)
-            print(f"valid {cfg.metric}: {history[f'final_valid_{cfg.metric}']:.4f}")
+            history[f"final_valid_{cfg.metric}"] = score_validation(
+                cfg, net, run, valid_files, found
+            )
     checkpoints.save_trained(net, cfg, run, found.writes_files)
     if found.writes_files:
         write_json(output_path(cfg, "history.json"), history)
         plots.training_curves(history, cfg.metric, output_path(cfg, "curves.png"))
         print(f"weights: {checkpoints.trained_weights(cfg)}")
     return history
+
+
+def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accelerator) -> float:
+    """The metric on the validation records; their predictions go to valid.csv, with the ids
+    when the records carry them (out-of-fold predictions, for k-fold)."""
+    ids = cfg.id_key in records.features_of(valid_files[0])
+    batches = dataset.for_inference(
+        valid_files, cfg, run.global_batch, True, found.image_dtype, with_ids=ids
+    )
+    probabilities, (labels, *id_column) = model.predict_probabilities(net, batches)
+    result = scoring.score(labels, probabilities.argmax(-1), cfg.metric)
+    print(f"valid {cfg.metric}: {result:.4f}")
+    if found.writes_files:
+        keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
+        folds.write_predictions(cfg, probabilities, labels, keys)
+    return result

@@ -1,0 +1,46 @@
+"""k-fold on the demo as a competition ships it: images and a CSV, records in five folds,
+every fold trained in turn, out-of-fold scores, and a fold ensemble with flips."""
+
+import csv
+
+import pandas as pd
+
+from {{ cookiecutter.package }}.config import Config
+from {{ cookiecutter.package }}.image_records import write_records
+from {{ cookiecutter.package }}.predict import predict
+from {{ cookiecutter.package }}.train import train
+
+
+def ids(path):
+    with open(path, newline="") as file:
+        return [row["id"] for row in csv.DictReader(file)]
+
+
+def test_five_folds_score_out_of_fold_and_their_ensemble_with_flips_submits(
+    demo_dir, tmp_path, capsys
+):
+    images = demo_dir / "images"
+    write_records(
+        Config(folds=5), str(images / "train"), str(images / "train.csv"),
+        str(tmp_path / "records"), test_images=str(images / "test"),
+    )  # fmt: skip
+    run = Config(
+        data_dir=str(tmp_path / "records"), output_dir=str(tmp_path / "out"), fold="all",
+        image_size=32, backbone="small-cnn", weights="none", batch_size=32, epochs=1,
+        steps_per_epoch=2, learning_rate=3e-3, flip=False,
+        sample_submission=str(demo_dir / "sample_submission.csv"),
+    )  # fmt: skip
+    result = train(run)
+    printed = capsys.readouterr().out
+    for fold in range(5):
+        assert f"\nfold {fold} macro_f1: " in printed
+    out_of_fold = f"out-of-fold macro_f1: {result['out_of_fold']:.4f} (1437 records, "
+    assert out_of_fold in printed
+    oof = pd.read_csv(tmp_path / "out" / "oof.csv", dtype={"id": str})
+    assert sorted(oof["id"]) == sorted(ids(images / "train.csv"))  # every record once
+    assert sorted(oof["fold"].unique()) == [0, 1, 2, 3, 4]
+    assert sorted(result["folds"]) == [0, 1, 2, 3, 4]
+
+    submission = predict(Config(**{**run.__dict__, "tta": True}))
+    assert "averaged 5 fold models, with flips" in capsys.readouterr().out
+    assert ids(submission) == ids(demo_dir / "sample_submission.csv")  # row for row
