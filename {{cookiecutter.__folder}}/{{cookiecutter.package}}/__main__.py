@@ -67,6 +67,11 @@ def parser() -> argparse.ArgumentParser:
             )
         if name == "doctor":
             command.add_argument(
+                "--scan",
+                action="store_true",
+                help="decode every image of every split and list every bad record per shard",
+            )
+            command.add_argument(
                 "--require",
                 choices=("tpu", "gpu"),
                 help="exit 1 unless this accelerator would be used",
@@ -184,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.command == "doctor":
         from .doctor import doctor
 
-        return 1 if doctor(cfg, found, args.require) else 0
+        return 1 if doctor(cfg, found, args.require, args.scan) else 0
     return 0
 
 

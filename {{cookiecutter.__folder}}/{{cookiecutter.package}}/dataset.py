@@ -36,21 +36,42 @@ def to_size(image: tf.Tensor, size: int) -> tf.Tensor:
     return tf.ensure_shape(image, [size, size, 3])
 
 
-def augmented(jpeg: tf.Tensor, cfg: Config) -> tf.Tensor:
-    """A random crop (decoding only the crop: faster), resize, and maybe a flip."""
+def decoded(encoded: tf.Tensor) -> tf.Tensor:
+    """RGB pixels of JPEG bytes, or of PNG and other formats that datasets sometimes mix in."""
+    image = tf.io.decode_image(encoded, channels=3, expand_animations=False)
+    return tf.ensure_shape(image, [None, None, 3])
+
+
+def crop_window(shape: tf.Tensor, cfg: Config):
+    """A random window of crop_area to all of the image, at 3:4 to 4:3."""
+    begin, size, _ = tf.image.sample_distorted_bounding_box(
+        shape,
+        bounding_boxes=tf.zeros([1, 0, 4]),
+        area_range=(cfg.crop_area, 1.0),
+        aspect_ratio_range=(3 / 4, 4 / 3),
+        min_object_covered=0.0,
+        use_image_if_no_bounding_boxes=True,
+    )
+    return begin, size
+
+
+def augmented(encoded: tf.Tensor, cfg: Config) -> tf.Tensor:
+    """A random crop (of a JPEG, decoding only the crop: faster), resize, and maybe a flip."""
     if cfg.crop_area < 1.0:
-        begin, crop, _ = tf.image.sample_distorted_bounding_box(
-            tf.io.extract_jpeg_shape(jpeg),
-            bounding_boxes=tf.zeros([1, 0, 4]),
-            area_range=(cfg.crop_area, 1.0),
-            aspect_ratio_range=(3 / 4, 4 / 3),
-            min_object_covered=0.0,
-            use_image_if_no_bounding_boxes=True,
-        )
-        window = tf.stack([begin[0], begin[1], crop[0], crop[1]])
-        image = tf.io.decode_and_crop_jpeg(jpeg, window, channels=3)
+
+        def crop_jpeg():
+            begin, size = crop_window(tf.io.extract_jpeg_shape(encoded), cfg)
+            window = tf.stack([begin[0], begin[1], size[0], size[1]])
+            return tf.io.decode_and_crop_jpeg(encoded, window, channels=3)
+
+        def crop_other():
+            image = decoded(encoded)
+            begin, size = crop_window(tf.shape(image), cfg)
+            return tf.slice(image, begin, size)
+
+        image = tf.cond(tf.io.is_jpeg(encoded), crop_jpeg, crop_other)
     else:
-        image = tf.io.decode_jpeg(jpeg, channels=3)
+        image = decoded(encoded)
     image = to_size(image, cfg.image_size)
     if cfg.flip:
         image = tf.image.random_flip_left_right(image)
@@ -106,7 +127,7 @@ def for_inference(
         lambda ex: (
             (
                 tf.cast(
-                    to_size(tf.io.decode_jpeg(ex[cfg.image_key], channels=3), cfg.image_size),
+                    to_size(decoded(ex[cfg.image_key]), cfg.image_size),
                     image_dtype,
                 ),
                 tf.cast(ex[key], tf.int32) if labeled else ex[key],

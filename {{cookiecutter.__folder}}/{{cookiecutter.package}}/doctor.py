@@ -3,17 +3,20 @@ spending hours of quota: the checks train and predict run first (preflight.py), 
 
 from __future__ import annotations
 
-from . import accelerator, preflight
+from . import accelerator, preflight, scan
 from .accelerator import Accelerator
 from .config import Config, UserError
 
 
-def doctor(cfg: Config, found: Accelerator | None = None, require: str = "") -> list[str]:
+def doctor(
+    cfg: Config, found: Accelerator | None = None, require: str = "", full_scan: bool = False
+) -> list[str]:
     """Print what a run would use; return the problems that would stop train or predict
     (none: ready).
 
     `require` ("tpu" or "gpu") makes a missing accelerator a problem: a notebook pushed to a
     TPU machine then stops at once instead of training for hours on the host's CPU.
+    `full_scan` decodes every image of every split too, and lists every problem per shard.
     """
     found = found or accelerator.detect(cfg)
     problems = []
@@ -24,6 +27,27 @@ def doctor(cfg: Config, found: Accelerator | None = None, require: str = "") -> 
         print(f"accelerator: PROBLEM: {error}")
     global_batch = cfg.batch_size * found.replicas
     print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {found.replicas})")
-    problems += preflight.check(cfg, found, "doctor", say=print).problems
+    checked = preflight.check(cfg, found, "doctor", say=print)
+    problems += checked.problems
+    if full_scan:
+        problems += scan_images(checked)
     print(f"problems: {len(problems)} (above)" if problems else "problems: none, ready to train")
+    return problems
+
+
+def scan_images(checked: preflight.Preflight) -> list[str]:
+    """Decode every image of every split found; print each shard's problems and notes."""
+    problems = []
+    for split, files in checked.files.items():
+        labeled = preflight.SPLITS[split][1]
+        shards = scan.scan_split(files, checked.cfg, labeled, decode=True)
+        bad = [shard for shard in shards if shard.problems]
+        problems += [shard.describe() for shard in bad]
+        records = sum(shard.records for shard in shards)
+        print(f"scan {split}: {records} records in {len(shards)} shards, {len(bad)} with problems")
+        for shard in bad:
+            print(f"  PROBLEM: {shard.describe()}")
+        for shard in shards:
+            for note, count in shard.notes.items():
+                print(f"  note: {shard.path}: {count} of {shard.records} records are {note}")
     return problems

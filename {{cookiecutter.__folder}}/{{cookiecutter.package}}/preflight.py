@@ -13,7 +13,7 @@ import dataclasses
 import pandas as pd
 import tensorflow as tf
 
-from . import checkpoints, config, dataset, folds, model, plan, records, submission
+from . import checkpoints, config, dataset, folds, model, plan, records, scan, submission
 from .accelerator import Accelerator
 from .config import Config, UserError, data_path, named, output_dir, resolve_data_dir
 from .files import unwritable
@@ -53,6 +53,7 @@ class Preflight:
     run: plan.Plan | None = None
     training: tf.data.Dataset | None = None  # the training batches, built and checked
     sample: pd.DataFrame | None = None
+    test_ids: list[str] = dataclasses.field(default_factory=list)  # every test record's id
     runs: list[Config] = dataclasses.field(default_factory=list)  # whose trained weights predict
     said: dict[str, str] = dataclasses.field(default_factory=dict)  # by check, as doctor says it
     problems: list[str] = dataclasses.field(default_factory=list)
@@ -138,9 +139,12 @@ def split(name: str):
             if state.command == NEEDED_BY[name]:
                 raise UserError(f"nothing to {state.command}: {named(field)} is empty")
             return f"{name}: none ({named(field)} is empty)"
-        files = records.find_checked(cfg, field, labeled)
+        files = records.find_checked(cfg, field, labeled)  # names the feature keys at fault
+        shards = scan.check_split(files, cfg, field, labeled)  # every record's label or id
         state.files[name] = files
-        state.records[name] = records.count(files)  # reads every record when names lack counts
+        state.records[name] = sum(shard.records for shard in shards)
+        if not labeled:
+            state.test_ids = [key for shard in shards for key in shard.ids]
         pattern = data_path(cfg, getattr(cfg, field))
         return f"{name}: {len(files)} files, {state.records[name]} records ({pattern})"
 
@@ -168,6 +172,8 @@ def manifest(cfg, found, state):
 
 def sample(cfg, found, state):
     state.sample = submission.load_sample(cfg)
+    if "test" in state.files:  # a submission must never lack an id: check before the model
+        submission.check_ids(state.test_ids, state.sample, cfg.id_column)
     if state.sample is None:
         return "sample submission: none, rows will be sorted by id"
     return f"sample submission: {data_path(cfg, cfg.sample_submission)} ({len(state.sample)} rows)"

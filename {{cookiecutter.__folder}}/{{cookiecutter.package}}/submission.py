@@ -60,17 +60,28 @@ def arrange(
 ) -> pd.DataFrame:
     """The rows to submit: in the sample's rows and columns (sorted by id without a sample),
     every id exactly once."""
+    check_ids(ids, sample, id_column)
     predicted = pd.DataFrame({id_column: ids, label_column: labels})
-    repeated = predicted[id_column][predicted[id_column].duplicated()].unique().tolist()
+    if sample is None:
+        return predicted.sort_values(id_column, ignore_index=True)
+    rows = sample[[id_column]].merge(predicted, on=id_column, how="left", validate="many_to_one")
+    return rows[list(sample.columns)]
+
+
+def check_ids(ids: list[str], sample: pd.DataFrame | None, id_column: str = "id") -> None:
+    """Every test id once, and (with a sample) exactly the sample's ids: predict checks this
+    before the model runs, and again before it writes."""
+    given = pd.Series(ids, dtype=str)
+    repeated = given[given.duplicated()].unique().tolist()
     if repeated:
         raise UserError(
             f"{len(repeated)} ids occur more than once in the test records, e.g. {repeated[:3]}; "
             f"check {named('test_files')} for a shard given twice or ids that are not unique"
         )
     if sample is None:
-        return predicted.sort_values(id_column, ignore_index=True)
-    missing = sample[id_column][~sample[id_column].isin(predicted[id_column])].tolist()
-    unexpected = sorted(predicted[id_column][~predicted[id_column].isin(sample[id_column])])
+        return
+    missing = sample[id_column][~sample[id_column].isin(given)].tolist()
+    unexpected = sorted(given[~given.isin(sample[id_column])])
     if missing or unexpected:
         raise UserError(
             f"test records and sample submission disagree: {len(missing)} sample ids have no "
@@ -78,8 +89,6 @@ def arrange(
             f"(e.g. {unexpected[:3]}); check {named('test_files')}, {named('id_key')} and "
             f"{named('sample_submission')}"
         )
-    rows = sample[[id_column]].merge(predicted, on=id_column, how="left", validate="many_to_one")
-    return rows[list(sample.columns)]
 
 
 def write(path: Path, rows: pd.DataFrame) -> None:

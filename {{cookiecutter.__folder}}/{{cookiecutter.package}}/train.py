@@ -8,10 +8,22 @@ again with the same command continues from the last finished epoch.
 from __future__ import annotations
 
 import keras
+import tensorflow as tf
 
-from . import accelerator, checkpoints, dataset, folds, model, plots, preflight, records, scoring
+from . import (
+    accelerator,
+    checkpoints,
+    dataset,
+    folds,
+    model,
+    plots,
+    preflight,
+    records,
+    scan,
+    scoring,
+)
 from .accelerator import Accelerator
-from .config import Config, output_path
+from .config import Config, UserError, output_path
 from .files import write_json
 
 
@@ -58,16 +70,19 @@ def train_run(cfg: Config, found: Accelerator) -> dict:
                 valid_files, cfg, run.global_batch, True, found.image_dtype
             )
         if done < cfg.epochs:
-            net.fit(
-                training,
-                initial_epoch=done,
-                epochs=cfg.epochs,
-                steps_per_epoch=run.steps_per_epoch,
-                validation_data=valid,
-                callbacks=[checkpoints.EveryEpoch(cfg, run, history, found.writes_files)],
-                shuffle=False,  # the dataset shuffles itself; Keras cannot shuffle tf.data
-                verbose=model.progress_verbosity(),
-            )
+            try:
+                net.fit(
+                    training,
+                    initial_epoch=done,
+                    epochs=cfg.epochs,
+                    steps_per_epoch=run.steps_per_epoch,
+                    validation_data=valid,
+                    callbacks=[checkpoints.EveryEpoch(cfg, run, history, found.writes_files)],
+                    shuffle=False,  # the dataset shuffles itself; Keras cannot shuffle tf.data
+                    verbose=model.progress_verbosity(),
+                )
+            except tf.errors.InvalidArgumentError as error:  # an image that does not decode
+                raise bad_image(cfg, checked.files, error) from error
         else:
             print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
         if valid is not None:
@@ -96,3 +111,21 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
         keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
         folds.write_predictions(cfg, probabilities, labels, keys)
     return result
+
+
+def bad_image(cfg: Config, files: dict[str, list[str]], error: Exception) -> Exception:
+    """The error for a record the pipeline could not read mid-epoch: the preflight reads
+    labels, not images, so decode every image now and name the shards; the checkpoint of
+    the last finished epoch is kept."""
+    print(f"a record did not decode ({model.first_line(error)}); scanning every image")
+    named_shards = []
+    for split, labeled in (("train", True), ("valid", True)):
+        shards = scan.scan_split(files.get(split, []), cfg, labeled, decode=True)
+        named_shards += [shard.describe() for shard in shards if shard.problems]
+    if not named_shards:
+        return error  # not the data's fault: show TensorFlow's own error
+    return UserError(
+        "training stopped at a bad record; the checkpoint of the last finished epoch is kept:\n"
+        + "\n".join(f"  {line}" for line in named_shards)
+        + "\nwrite those records again or leave their shards out; `doctor --scan` lists them"
+    )

@@ -1,0 +1,131 @@
+"""Read every record of a split and say what is wrong, shard by shard.
+
+The preflight reads every record's label or id (no image is decoded: a shard takes well
+under a second), so a truncated or empty shard, a missing feature, a label out of range or
+an id that is missing or not UTF-8 stops a run before it starts, naming the shard. `doctor
+--scan` decodes every image too.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import os
+
+import tensorflow as tf
+from google.protobuf.message import DecodeError
+from tqdm.auto import tqdm
+
+from .config import Config, UserError, named
+from .records import COUNT_IN_NAME
+
+SHOWN = 5  # shards named in one error; doctor --scan lists them all
+WHOLE_FILE = -1  # a problem of the file, not of one record
+
+
+@dataclasses.dataclass
+class Shard:
+    """What one shard holds: its record count, its problems (how many records each, and the
+    first), notes that need no fix, and the ids of test records."""
+
+    path: str
+    records: int = 0
+    problems: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    first: dict[str, int] = dataclasses.field(default_factory=dict)
+    notes: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    ids: list[str] = dataclasses.field(default_factory=list)
+
+    def problem(self, what: str, index: int) -> None:
+        self.problems[what] += 1
+        self.first.setdefault(what, index)
+
+    def describe(self) -> str:
+        found = "; ".join(
+            what
+            if self.first[what] == WHOLE_FILE
+            else f"{count} of {self.records} records {what} (first: record {self.first[what]})"
+            for what, count in self.problems.items()
+        )
+        return f"{self.path}: {found}"
+
+
+def scan_shard(path: str, cfg: Config, labeled: bool, decode: bool = False) -> Shard:
+    """Every record of the shard: its features, its label or id, and with `decode` its image."""
+    shard = Shard(path)
+    try:
+        for index, raw in enumerate(tf.data.TFRecordDataset(path).as_numpy_iterator()):
+            shard.records += 1
+            check_record(shard, index, raw, cfg, labeled, decode)
+    except tf.errors.DataLossError:  # the file ends inside a record, or its bytes changed
+        shard.problem(f"is truncated or corrupt after record {shard.records}", WHOLE_FILE)
+        return shard
+    promised = COUNT_IN_NAME.search(os.path.basename(path))
+    if shard.records == 0:
+        shard.problem("holds no records", WHOLE_FILE)
+    elif promised and int(promised.group(1)) != shard.records:
+        what = f"has a name that promises {promised.group(1)} records, and holds {shard.records}"
+        shard.problem(what, WHOLE_FILE)
+    return shard
+
+
+def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: bool, decode):
+    try:
+        features = tf.train.Example.FromString(raw).features.feature
+    except DecodeError:
+        shard.problem("are not tf.train.Example records", index)
+        return
+    image = features.get(cfg.image_key)
+    if image is None or not image.bytes_list.value:
+        shard.problem(f"have no {cfg.image_key!r} feature ({named('image_key')})", index)
+    elif decode:
+        check_image(shard, index, image.bytes_list.value[0], cfg.image_size)
+    if labeled:
+        label = features.get(cfg.label_key)
+        if label is None or not label.int64_list.value:
+            shard.problem(f"have no {cfg.label_key!r} feature ({named('label_key')})", index)
+        elif not 0 <= label.int64_list.value[0] < cfg.num_classes:
+            shard.problem(
+                f"have labels outside 0..{cfg.num_classes - 1} ({named('num_classes')})", index
+            )
+        return
+    key = features.get(cfg.id_key)
+    if key is None or not key.bytes_list.value:
+        shard.problem(f"have no {cfg.id_key!r} feature ({named('id_key')})", index)
+        return
+    try:
+        shard.ids.append(key.bytes_list.value[0].decode())
+    except UnicodeDecodeError:
+        shard.problem("have ids that are not UTF-8 text", index)
+
+
+def check_image(shard: Shard, index: int, encoded: bytes, size: int) -> None:
+    try:
+        image = tf.io.decode_image(encoded, channels=3, expand_animations=False)
+    except tf.errors.InvalidArgumentError:
+        shard.problem("have image bytes that do not decode", index)
+        return
+    if not tf.io.is_jpeg(encoded):
+        shard.notes["PNG or other non-JPEG images (decoded as RGB all the same)"] += 1
+    if tuple(image.shape[:2]) != (size, size):
+        shard.notes[f"images of another size than {size}x{size} (resized)"] += 1
+
+
+def scan_split(files: list[str], cfg: Config, labeled: bool, decode: bool = False) -> list[Shard]:
+    """Every shard of a split; a progress bar when images are decoded (doctor --scan)."""
+    shards = tqdm(files, desc="scanning", unit="shard", disable=not decode)
+    return [scan_shard(path, cfg, labeled, decode) for path in shards]
+
+
+def check_split(files: list[str], cfg: Config, field: str, labeled: bool) -> list[Shard]:
+    """Every shard of the split, read; one error naming each shard with a problem."""
+    shards = scan_split(files, cfg, labeled)
+    bad = [shard for shard in shards if shard.problems]
+    if bad:
+        listed = "\n".join(f"  {shard.describe()}" for shard in bad[:SHOWN])
+        more = f"\n  and {len(bad) - SHOWN} more shards" if len(bad) > SHOWN else ""
+        raise UserError(
+            f"{len(bad)} of {len(shards)} shards of {named(field)} have bad records:\n"
+            f"{listed}{more}\nwrite them again or leave them out of {field}; "
+            "`doctor --scan` lists every problem"
+        )
+    return shards
