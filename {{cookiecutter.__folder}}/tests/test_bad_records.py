@@ -256,3 +256,16 @@ def test_image_bytes_that_do_not_decode_stop_training_naming_the_shard(cfg, data
     )
     assert listed in str(caught.value)
     assert not (Path(cfg.output_dir) / "checkpoints" / "checkpoint.json").exists()
+
+
+def test_bad_images_can_be_skipped_and_counted_at_each_epoch(cfg, data, capsys):
+    last = shard(data, "train", 3)
+    spoil(last, lambda rows: [*rows[:9], {**rows[9], "image": b"not an image"}, *rows[10:]])
+    history = train(dataclasses.replace(cfg, bad_records="skip", epochs=2))
+    out = capsys.readouterr().out
+    assert (
+        "bad records: 1 in 1 shards, left out of training\n"
+        f"  {last}: 1 of 64 records have image bytes that do not decode (first: record 9)\n"
+    ) in out
+    assert out.count("bad records skipped: 1 in every pass (--bad-records skip)") == 2
+    assert len(history["loss"]) == 2 and np.isfinite(history["loss"]).all()

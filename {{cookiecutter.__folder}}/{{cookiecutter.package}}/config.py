@@ -69,6 +69,7 @@ class Config:
     folds: int = knob(5, "folds `records` splits the training images into (1: none)")
     fold: str = knob("0", "records with folds: the fold that validates, or all: each in turn")
     tta: bool = knob(False, "predict: average with horizontally flipped images too")
+    bad_records: str = knob("fail", "training images that do not decode: fail, or skip them")
     shuffle_buffer: int = knob(2048, "records shuffled together while training")
     steps_per_execution: int = knob(0, "training steps per device call; 0: 32 on TPU, 1 elsewhere")
     precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32")
@@ -134,6 +135,7 @@ def problems(cfg: Config) -> list[str]:
         ("dropout", 0 <= cfg.dropout < 1, "from 0 to below 1"),
         ("folds", cfg.folds >= 1, "at least 1 (1: no folds)"),
         ("fold", cfg.fold == "all" or cfg.fold.isdigit(), "a fold number, or all"),
+        ("bad_records", cfg.bad_records in ("fail", "skip"), "fail or skip"),
         ("shuffle_buffer", cfg.shuffle_buffer >= 1, "at least 1 (1: no shuffling)"),
         ("seed", 0 <= cfg.seed < 2**32, "from 0 to 2**32 - 1"),
         ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),

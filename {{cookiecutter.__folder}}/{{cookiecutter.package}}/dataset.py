@@ -79,15 +79,38 @@ def augmented(encoded: tf.Tensor, cfg: Config) -> tf.Tensor:
 
 
 def for_training(
-    files: list[str], cfg: Config, global_batch: int, image_dtype: str = "uint8"
+    files: list[str],
+    cfg: Config,
+    global_batch: int,
+    image_dtype: str = "uint8",
+    skipped: frozenset[str] = frozenset(),
 ) -> tf.data.Dataset:
-    """Endless shuffled (image, label) batches; order does not matter, so none is kept."""
+    """Endless shuffled (image, label) batches; order does not matter, so none is kept.
+
+    `skipped` names records to leave out as "<file>#<record number>" (scan.skipped).
+    """
     options = tf.data.Options()
     options.deterministic = False
     files = tf.data.Dataset.from_tensor_slices(files).shuffle(len(files), seed=cfg.seed).repeat()
-    serialized = files.interleave(
-        tf.data.TFRecordDataset, num_parallel_calls=AUTO, deterministic=False
-    )
+    if skipped:  # number each file's records, and drop the ones named
+        leave_out = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(sorted(skipped), [True] * len(skipped)), False
+        )
+
+        def numbered(path):
+            return (
+                tf.data.TFRecordDataset(path)
+                .enumerate()
+                .map(lambda index, record: (path + "#" + tf.strings.as_string(index), record))
+            )
+
+        serialized = files.interleave(numbered, num_parallel_calls=AUTO, deterministic=False)
+        serialized = serialized.filter(lambda key, record: tf.logical_not(leave_out.lookup(key)))
+        serialized = serialized.map(lambda key, record: record)
+    else:
+        serialized = files.interleave(
+            tf.data.TFRecordDataset, num_parallel_calls=AUTO, deterministic=False
+        )
     examples = serialized.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
     examples = examples.map(parse(cfg, labeled=True), num_parallel_calls=AUTO)
     batches = examples.map(

@@ -22,15 +22,15 @@ from .files import unwritable
 # what predict needs after it (trained weights train has not made yet are no problem).
 NEEDS = {
     "train": (
-        *("config", "output", "manifest", "train", "valid", "plan", "batch", "weights"),
-        "resume",
+        *("config", "output", "manifest", "train", "valid", "plan", "skip", "batch"),
+        *("weights", "resume"),
     ),
     "predict": ("config", "output", "manifest", "test", "sample", "trained"),
     "evaluate": ("config", "output", "manifest", "valid", "trained"),
     "preview": ("config", "output", "manifest", "train", "plan"),
     "doctor": (
         *("config", "output", "data", "manifest", "train", "valid", "test", "sample", "plan"),
-        *("batch", "weights", "resume", "trained"),
+        *("skip", "batch", "weights", "resume", "trained"),
     ),
 }
 SPLITS = {  # split: the Config field of its files, and whether its records carry labels
@@ -52,6 +52,7 @@ class Preflight:
     records: dict[str, int] = dataclasses.field(default_factory=dict)  # by split
     run: plan.Plan | None = None
     training: tf.data.Dataset | None = None  # the training batches, built and checked
+    skipped: frozenset[str] = frozenset()  # bad training records left out (--bad-records skip)
     sample: pd.DataFrame | None = None
     test_ids: list[str] = dataclasses.field(default_factory=list)  # every test record's id
     runs: list[Config] = dataclasses.field(default_factory=list)  # whose trained weights predict
@@ -190,10 +191,22 @@ def batch(cfg, found, state):
     if state.run is None:
         return ""
     state.training = dataset.for_training(
-        state.files["train"], cfg, state.run.global_batch, found.image_dtype
+        state.files["train"], cfg, state.run.global_batch, found.image_dtype, state.skipped
     )
     dataset.check_static(state.training, "train_files")  # XLA compiles only static shapes
     return f"train batch: {dataset.describe_spec(state.training.element_spec)}"
+
+
+def skip(cfg, found, state):
+    """With --bad-records skip, decode every training image now and leave the bad ones out."""
+    if cfg.bad_records != "skip" or "train" not in state.files:
+        return ""
+    shards = scan.scan_split(state.files["train"], cfg, True, decode=True)
+    state.skipped = scan.skipped(shards)
+    bad = [shard for shard in shards if shard.bad]
+    return f"bad records: {len(state.skipped)} in {len(bad)} shards, left out of training" + (
+        "".join(f"\n  {shard.describe()}" for shard in bad)
+    )
 
 
 def weights(cfg, found, state):
@@ -224,6 +237,7 @@ CHECKS = {
     "test": (split("test"), "test"),
     "sample": (sample, "sample submission"),
     "plan": (plan_of_run, "steps per epoch"),
+    "skip": (skip, "bad records"),
     "batch": (batch, "train batch"),
     "weights": (weights, "weights"),
     "resume": (resume, "resume"),

@@ -34,10 +34,13 @@ class Shard:
     first: dict[str, int] = dataclasses.field(default_factory=dict)
     notes: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     ids: list[str] = dataclasses.field(default_factory=list)
+    bad: set[int] = dataclasses.field(default_factory=set)  # the numbers of bad records
 
     def problem(self, what: str, index: int) -> None:
         self.problems[what] += 1
         self.first.setdefault(what, index)
+        if index != WHOLE_FILE:
+            self.bad.add(index)
 
     def describe(self) -> str:
         found = "; ".join(
@@ -114,6 +117,12 @@ def scan_split(files: list[str], cfg: Config, labeled: bool, decode: bool = Fals
     """Every shard of a split; a progress bar when images are decoded (doctor --scan)."""
     shards = tqdm(files, desc="scanning", unit="shard", disable=not decode)
     return [scan_shard(path, cfg, labeled, decode) for path in shards]
+
+
+def skipped(shards: list[Shard]) -> frozenset[str]:
+    """The bad records of these shards as the training pipeline leaves them out:
+    "<file>#<record number>"."""
+    return frozenset(f"{shard.path}#{index}" for shard in shards for index in shard.bad)
 
 
 def check_split(files: list[str], cfg: Config, field: str, labeled: bool) -> list[Shard]:

@@ -55,6 +55,8 @@ def train_run(cfg: Config, found: Accelerator) -> dict:
     print(f"global batch: {run.global_batch}, training records: {checked.records['train']}")
     print(run.describe())
     print(checked.said["resume"])  # where it starts, and what changed since the checkpoint
+    if "skip" in checked.said:
+        print(checked.said["skip"])
 
     with found.scope():
         net = model.build(cfg, found.image_dtype, run.precision)
@@ -77,7 +79,10 @@ def train_run(cfg: Config, found: Accelerator) -> dict:
                     epochs=cfg.epochs,
                     steps_per_epoch=run.steps_per_epoch,
                     validation_data=valid,
-                    callbacks=[checkpoints.EveryEpoch(cfg, run, history, found.writes_files)],
+                    callbacks=[
+                        checkpoints.EveryEpoch(cfg, run, history, found.writes_files),
+                        *skipping(checked.skipped),
+                    ],
                     shuffle=False,  # the dataset shuffles itself; Keras cannot shuffle tf.data
                     verbose=model.progress_verbosity(),
                 )
@@ -127,5 +132,14 @@ def bad_image(cfg: Config, files: dict[str, list[str]], error: Exception) -> Exc
     return UserError(
         "training stopped at a bad record; the checkpoint of the last finished epoch is kept:\n"
         + "\n".join(f"  {line}" for line in named_shards)
-        + "\nwrite those records again or leave their shards out; `doctor --scan` lists them"
+        + "\nwrite those records again, leave their shards out, or skip them with "
+        + "--bad-records skip; `doctor --scan` lists them"
     )
+
+
+def skipping(skipped: frozenset[str]) -> list[keras.callbacks.Callback]:
+    """With --bad-records skip: say at each epoch how many bad records every pass leaves out."""
+    if not skipped:
+        return []
+    line = f"bad records skipped: {len(skipped)} in every pass (--bad-records skip)"
+    return [keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: print(line))]
