@@ -2,6 +2,7 @@
 
 import dataclasses
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,20 @@ def run_python():
         return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
     return run
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Fail the test if a command gets as far as building its model."""
+    from {{ cookiecutter.package }} import model
+
+    def built(*args, **kwargs):
+        raise AssertionError("the model was built: the check came too late")
+
+    monkeypatch.setattr(model, "build", built)

@@ -11,14 +11,13 @@ import math
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import OFFLINE, PROJECT
+from conftest import OFFLINE, PROJECT, free_port
 
 from {{ cookiecutter.package }} import accelerator, checkpoints, config
 from {{ cookiecutter.package }}.__main__ import main
@@ -28,17 +27,6 @@ from {{ cookiecutter.package }}.predict import predict
 from {{ cookiecutter.package }}.train import train
 
 PACKAGE = "{{ cookiecutter.package }}"
-
-
-@pytest.fixture
-def no_model(monkeypatch):
-    """Fail the test if a command gets as far as building its model."""
-    from {{ cookiecutter.package }} import model
-
-    def built(*args, **kwargs):
-        raise AssertionError("the model was built: the check came too late")
-
-    monkeypatch.setattr(model, "build", built)
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -331,12 +319,6 @@ def test_ctrl_c_prints_one_line_saying_how_to_resume_and_keeps_the_checkpoint(
 
 
 # Several processes.
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_a_coordinator_that_never_answers_is_named_within_the_timeout(demo_dir, start_python):

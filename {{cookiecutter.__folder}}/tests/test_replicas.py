@@ -8,12 +8,12 @@ fresh process (see run_python): the backend and the device count are fixed at st
 import csv
 import json
 import re
-import socket
 import subprocess
 import time
 
 import numpy as np
 import pytest
+from conftest import free_port
 
 PACKAGE = "{{ cookiecutter.package }}"
 BACKENDS = ("tensorflow", "jax")
@@ -50,12 +50,6 @@ def assert_same_step(many, one):
         np.testing.assert_allclose(
             update_on_many, update_on_one, rtol=0, atol=TOLERANCE * largest, err_msg=name
         )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def run_processes(start_python, arguments, logs, count=2, own=lambda i: (), timeout=300):

@@ -19,8 +19,7 @@ import tensorflow as tf
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
-from .config import UserError
-from .files import unwritable, written_whole
+from .files import output_folder, written_whole
 from .records import write_shards
 
 SHARDS = {"train": 4, "val": 2, "test": 2}
@@ -43,9 +42,7 @@ def write_csv(path: Path, rows: list[tuple]) -> None:
 def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict[str, int]:
     """Write the demo competition under `output`; returns the record count per split."""
     output = Path(output)
-    reason = unwritable(output)
-    if reason:
-        raise UserError(f"demo-data --output {output}: {reason}; give a folder to write into")
+    output_folder(output, "demo-data --output")
     jpegs, labels = jpeg_images(size)
     rng = np.random.default_rng(seed)
     # Random hex ids, like Kaggle's: sorting by id shuffles rows, so order bugs show.

@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+from .config import UserError
+
 
 @contextlib.contextmanager
 def written_whole(path: Path | str):
@@ -39,3 +41,11 @@ def unwritable(folder: Path | str) -> str:
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"{existing} is read-only here"
     return ""
+
+
+def output_folder(path: Path | str, flag: str) -> Path:
+    """The folder a command writes into (`flag` names it in the error), once it is writable."""
+    reason = unwritable(path)
+    if reason:
+        raise UserError(f"{flag} {path}: {reason}; give a folder to write into")
+    return Path(path)

@@ -30,7 +30,7 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from tqdm.auto import tqdm
 
 from .config import Config, UserError, named
-from .files import unwritable, write_json
+from .files import output_folder, write_json
 from .images import Prepared, prepare_all
 
 SHARD_BYTES = 150 * 2**20  # Kaggle's advice for TPUs: shards of 100 to 200 MB
@@ -92,9 +92,7 @@ def write_records(
 
 
 def refuse_unusable_output(output: Path) -> None:
-    reason = unwritable(output)
-    if reason:
-        raise UserError(f"records --output {output}: {reason}; give a folder to write into")
+    output_folder(output, "records --output")
     held = sorted(output.glob("*/*.tfrec")) + sorted(output.glob("manifest.json"))
     if held:
         raise UserError(

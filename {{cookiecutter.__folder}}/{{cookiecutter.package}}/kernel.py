@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 from .config import KAGGLE_INPUT, Config, UserError, named
-from .files import unwritable, write_json, written_whole
+from .files import output_folder, write_json, written_whole
 
 PACKAGE = Path(__file__).resolve().parent
 PROJECT = {{ cookiecutter.project | tojson }}
@@ -71,9 +71,7 @@ def write_kernel(
     user = user or configured_user()
     sources = dataset_sources(cfg, user, datasets)
     folder = Path(output)
-    reason = unwritable(folder)
-    if reason:
-        raise UserError(f"kernel --output {folder}: {reason}; give a folder to write into")
+    output_folder(folder, "kernel --output")
     cells = notebook_cells(cfg, accelerator)
     with written_whole(folder / f"{PROJECT}.ipynb") as temporary:
         nbformat.write(as_notebook(cells), temporary)
