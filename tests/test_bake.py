@@ -34,6 +34,7 @@ PACKAGE_FILES = [
     "scan.py",
     "scoring.py",
     "submission.py",
+    "tfds_sets.py",
     "train.py",
 ]
 TEST_FILES = [
@@ -55,6 +56,7 @@ TEST_FILES = [
     "test_resume.py",
     "test_scoring.py",
     "test_submission.py",
+    "test_tfds.py",
     "test_train.py",
 ]
 TOP_FILES = [".gitignore", "Makefile", "README.md", "pyproject.toml", "requirements.txt"]

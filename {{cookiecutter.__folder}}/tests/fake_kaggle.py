@@ -9,15 +9,17 @@ client sent.
 
 The client is the real kaggle package: with KAGGLE_API_ENVIRONMENT=LOCALHOST it sends each
 call as POST http://localhost/api/v1/<service>/<Method> with a JSON body, follows download
-redirects to storage URLs, and PUTs submissions to an upload URL. This server answers the
+redirects to storage URLs, and PUTs submissions and dataset files to upload URLs. This server answers the
 way api.kaggle.com does, so the client parses every answer as it would parse Kaggle's.
 """
 
 import contextlib
+import hashlib
 import io
 import json
 import os
 import sys
+import tempfile
 import threading
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,7 +45,9 @@ def competition_zip() -> bytes:
 class Kaggle(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     requests: ClassVar[list] = []  # every request: method, path, JSON body or bytes
-    errors: ClassVar[dict] = {}  # method name -> (status, body) to answer instead
+    errors: ClassVar[dict] = {}  # method name, or "PUT <file>", -> (status, body) instead
+    datasets: ClassVar[set] = set()  # owner/slug of the datasets made so far
+    uploads: ClassVar[dict] = {}  # upload path -> the file name StartBlobUpload was given
     blobs: ClassVar[dict] = {
         "/storage/competition.zip": competition_zip(),
         "/storage/submission.csv": b"id,label\na1,3\n",
@@ -72,7 +76,17 @@ class Kaggle(BaseHTTPRequestHandler):
         self.answer(404, {"code": 404, "message": "Not found"})
 
     def do_PUT(self):
-        self.requests.append({"method": "PUT", "path": self.path, "bytes": self.body().decode()})
+        data = self.body()  # a file's bytes: TFRecords and zips are not text
+        request = {"method": "PUT", "path": self.path, "size": len(data)}
+        request["sha256"] = hashlib.sha256(data).hexdigest()
+        if data[:2] == b"PK":  # a folder the client zipped: what is in it
+            request["zip"] = sorted(zipfile.ZipFile(io.BytesIO(data)).namelist())
+        elif data.isascii():
+            request["text"] = data.decode()
+        self.requests.append(request)
+        name = self.uploads.get(self.path, "")
+        if f"PUT {name}" in self.errors:
+            return self.answer(*self.errors[f"PUT {name}"])
         self.answer(200, {})
 
     def do_POST(self):
@@ -83,6 +97,17 @@ class Kaggle(BaseHTTPRequestHandler):
             return self.answer(*self.errors[method])
         if method == "DownloadDataFiles":  # Kaggle redirects to signed storage
             return self.answer(302, headers=[("Location", f"{STORAGE}/competition.zip")])
+        ref = f"{body.get('ownerSlug')}/{body.get('datasetSlug') or body.get('slug')}"
+        if method == "GetDatasetStatus" and ref not in self.datasets:
+            return self.answer(404, {"code": 404, "message": "Not found"})
+        if method == "StartBlobUpload":
+            token = f"blob-{len(self.uploads) + 1}"
+            self.uploads[f"/storage/upload/{token}"] = body["name"]
+            return self.answer(200, {"token": token, "createUrl": f"{STORAGE}/upload/{token}"})
+        if method in ("CreateDataset", "CreateDatasetVersion"):
+            self.datasets.add(ref)
+            return self.answer(200, {"ref": ref, "url": f"https://www.kaggle.com/datasets/{ref}",
+                                     "status": "Ok", "error": "", "invalidTags": []})  # fmt: skip
         answers = {
             "SaveKernel": {
                 "ref": f"/code/{body.get('slug')}",
@@ -91,6 +116,7 @@ class Kaggle(BaseHTTPRequestHandler):
                 "error": "",
             },
             "GetKernelSessionStatus": {"status": "COMPLETE", "failureMessage": ""},
+            "GetDatasetStatus": {"status": "READY"},
             "ListKernelSessionOutput": {
                 "files": [{"url": f"{STORAGE}/submission.csv", "fileName": "submission.csv"}],
                 "log": '[{"stream_name":"stdout","time":1.5,"data":"wrote 1 rows\\n"}]',
@@ -110,6 +136,9 @@ class Kaggle(BaseHTTPRequestHandler):
 def run(scenario: dict) -> dict:
     home = scenario["home"]
     os.environ.update({"HOME": home, "KAGGLE_API_ENVIRONMENT": "LOCALHOST"})
+    # The client keeps unfinished uploads in the temporary folder: one per scenario.
+    os.makedirs(f"{home}/tmp", exist_ok=True)
+    os.environ["TMPDIR"], tempfile.tempdir = f"{home}/tmp", None
     for name in (
         "KAGGLE_USERNAME",
         "KAGGLE_KEY",
@@ -127,6 +156,7 @@ def run(scenario: dict) -> dict:
             json.dump(scenario["kaggle_json"], file)
         os.chmod(f"{home}/.kaggle/kaggle.json", 0o600)
     Kaggle.errors = {name: tuple(answer) for name, answer in scenario.get("errors", {}).items()}
+    Kaggle.datasets = set(scenario.get("datasets", []))
     server = ThreadingHTTPServer(("127.0.0.1", 80), Kaggle)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     from {{ cookiecutter.package }}.__main__ import main

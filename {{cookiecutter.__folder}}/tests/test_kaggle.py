@@ -5,6 +5,7 @@ kaggle package checks our kernel-metadata.json, builds its requests and parses t
 as it would Kaggle's, and nothing can leave the machine.
 """
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -17,9 +18,9 @@ COMPETITION = "{{ cookiecutter.competition }}"
 CREDENTIALS = {"username": "alice", "key": "0123456789abcdef"}
 
 
-def against_fake_kaggle(tmp_path, steps, kaggle_json=CREDENTIALS, errors=None) -> dict:
+def against_fake_kaggle(tmp_path, steps, kaggle_json=CREDENTIALS, errors=None, datasets=()) -> dict:
     scenario = {"home": str(tmp_path / "home"), "kaggle_json": kaggle_json, "steps": steps}
-    scenario["errors"] = errors or {}
+    scenario["errors"], scenario["datasets"] = errors or {}, list(datasets)
     (tmp_path / "scenario.json").write_text(json.dumps(scenario))
     command = [*OFFLINE, sys.executable, "-m", "tests.fake_kaggle"]
     command += [str(tmp_path / "scenario.json"), str(tmp_path / "result.json")]
@@ -98,7 +99,7 @@ def test_status_output_and_submit_follow_the_pushed_notebook(tmp_path):
     assert submitted["code"] == 0, submitted
     assert f"Successfully submitted to {COMPETITION}" in submitted["out"]
     (upload,) = [r for r in result["requests"] if r["method"] == "PUT"]
-    assert upload["bytes"] == "id,label\na1,3\n"
+    assert upload["text"] == "id,label\na1,3\n"
     assert calls(result, "CreateSubmission")[0]["json"]["submissionDescription"] == "first try"
 
 
@@ -143,3 +144,81 @@ def test_rules_not_accepted_names_the_page_that_accepts_them(tmp_path):
         assert f"https://www.kaggle.com/competitions/{COMPETITION}/rules" in step["err"]
     assert not data.exists() or list(data.iterdir()) == []  # no half download left behind
     assert calls(result, "CreateSubmission") == []
+
+
+def records_folder(tmp_path):
+    """What `records` writes, in miniature: shards in train/ and test/, then the manifest."""
+    folder = tmp_path / "records"
+    (folder / "train").mkdir(parents=True)
+    (folder / "test").mkdir()
+    (folder / "train" / "fold0-00-2.tfrec").write_bytes(bytes(range(256)) * 4)  # not text
+    (folder / "train" / "fold1-00-2.tfrec").write_bytes(b"\xff\xd8" * 300)
+    (folder / "test" / "00-1.tfrec").write_bytes(b"\x00\x81" * 100)
+    (folder / "manifest.json").write_text('{"folds": 2, "classes": []}')
+    return folder
+
+
+def test_records_go_up_as_a_private_dataset_that_the_notebook_reads_from_kaggle_input(tmp_path):
+    """Created first, a new version after; `kernel` attaches it and points the config there."""
+    folder, kernel = records_folder(tmp_path), str(tmp_path / "kernel")
+    dataset = "alice/{{ cookiecutter.package | replace('_', '-') }}-records"
+    result = against_fake_kaggle(
+        tmp_path,
+        [
+            ["kaggle", "dataset", "--data-dir", str(folder)],
+            ["kernel", "--output", kernel, "--data-dir", str(folder)],
+            ["kaggle", "dataset", "--data-dir", str(folder)],
+        ],
+    )
+    created, made, versioned = result["steps"]
+    assert created["code"] == 0, created
+    assert f"pushed {folder} as the private Kaggle dataset {dataset}" in created["out"]
+    (create,) = calls(result, "DatasetApiService/CreateDataset")
+    assert create["json"]["isPrivate"] is True
+    assert (create["json"]["ownerSlug"], create["json"]["slug"]) == tuple(dataset.split("/"))
+    uploads = [r["json"]["name"] for r in calls(result, "BlobApiService/StartBlobUpload")]
+    assert sorted(uploads[:3]) == ["manifest.json", "test.zip", "train.zip"]  # folders zipped
+    puts = [request for request in result["requests"] if request["method"] == "PUT"]
+    zipped = sorted(put["zip"] for put in puts[:3] if "zip" in put)  # each folder's shards
+    assert zipped == [["00-1.tfrec"], ["fold0-00-2.tfrec", "fold1-00-2.tfrec"]]
+    manifest = hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()
+    assert manifest in [put["sha256"] for put in puts[:3]]  # the bytes, unchanged
+    assert len(create["json"]["files"]) == 3
+
+    assert made["code"] == 0, made
+    metadata = json.loads((tmp_path / "kernel" / "kernel-metadata.json").read_text())
+    assert metadata["dataset_sources"] == [dataset]
+    notebook = (tmp_path / "kernel" / "{{ cookiecutter.project }}.py").read_text()
+    assert f'data_dir="/kaggle/input/{dataset.split("/")[1]}",' in notebook
+    sample = f'sample_submission="/kaggle/input/{COMPETITION}/sample_submission.csv",'
+    assert sample in notebook  # the sample is the competition's, not the dataset's
+
+    assert versioned["code"] == 0, versioned
+    (version,) = calls(result, "DatasetApiService/CreateDatasetVersion")
+    assert version["json"]["body"]["versionNotes"] == f"records from {folder}"
+    assert len(version["json"]["body"]["files"]) == 3
+
+
+def test_a_failed_upload_creates_no_dataset_and_the_notebook_attaches_none(tmp_path):
+    """The client alone would create the dataset without the file; we stop instead."""
+    folder, kernel = records_folder(tmp_path), str(tmp_path / "kernel")
+    result = against_fake_kaggle(
+        tmp_path,
+        [
+            ["kaggle", "dataset", "--data-dir", str(folder)],
+            ["kaggle", "dataset", "--data-dir", str(tmp_path)],  # no manifest there
+            ["kernel", "--output", kernel, "--data-dir", str(folder)],
+        ],
+        errors={"PUT train.zip": [500, {"code": 500, "message": "storage unavailable"}]},
+    )
+    failed, elsewhere, made = result["steps"]
+    assert failed["code"] == 2, failed
+    failed_upload = f"error: the upload of {folder / 'train'} to Kaggle failed, so nothing was "
+    assert failed_upload in failed["err"]
+    assert not calls(result, "DatasetApiService/CreateDataset")
+    assert not (folder / "dataset-metadata.json").exists()
+    assert elsewhere["code"] == 2
+    no_records = f"error: {tmp_path} (Config.data_dir / --data-dir) holds no records that "
+    assert no_records in elsewhere["err"]
+    metadata = json.loads((tmp_path / "kernel" / "kernel-metadata.json").read_text())
+    assert made["code"] == 0 and metadata["dataset_sources"] == []

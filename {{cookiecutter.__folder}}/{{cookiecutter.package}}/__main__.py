@@ -28,6 +28,7 @@ KAGGLE_ACTIONS = {
     "status": "of the pushed notebook",
     "output": "of the pushed notebook (submission.csv, the log) into the output folder",
     "submit": "the output's submission.csv to the competition",
+    "dataset": "the records folder (--data-dir) as a private Kaggle dataset, new or a new version",
 }
 # What to install when an import fails, by the module that is missing.
 INSTALL = {
@@ -41,6 +42,7 @@ INSTALL = {
     "kaggle": "kaggle",
     "PIL": "pillow",
     "tqdm": "tqdm",
+    "tensorflow_datasets": "tensorflow-datasets",
 }
 
 
@@ -125,6 +127,11 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--message", default="", help="submit: the submission's description"
             )
+            command.add_argument(
+                "--slug",
+                default="",
+                help="dataset: its slug (default: the one pushed before, else <package>-records)",
+            )
         config.add_flags(command)
     return root
 
@@ -162,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "kaggle":
         from . import kaggle_api
 
-        return kaggle_api.run(args.action, cfg, args.kernel_dir, args.message)
+        return kaggle_api.run(args.action, cfg, args.kernel_dir, args.message, args.slug)
     if args.command == "score":
         return score(cfg, args.solution)
     # Before anything imports Keras: the accelerator decides the Keras backend.

@@ -41,7 +41,9 @@ def knob(default, help):
 class Config:
     # The competition and its files. Patterns are relative to data_dir unless absolute or gs://.
     competition: str = knob(COMPETITION, "Kaggle competition slug")
-    data_dir: str = knob("", "data folder or gs:// bucket; empty: $DATA_DIR, Kaggle's input, data/")
+    data_dir: str = knob(
+        "", "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's input, data/"
+    )
     train_files: str = knob({{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }}, "training TFRecords")
     valid_files: str = knob({{ (cookiecutter.__records_prefix ~ "val/*.tfrec") | tojson }}, "validation TFRecords, or none")
     test_files: str = knob({{ (cookiecutter.__records_prefix ~ "test/*.tfrec") | tojson }}, "test TFRecords")
@@ -138,6 +140,11 @@ def problems(cfg: Config) -> list[str]:
         ("bad_records", cfg.bad_records in ("fail", "skip"), "fail or skip"),
         ("shuffle_buffer", cfg.shuffle_buffer >= 1, "at least 1 (1: no shuffling)"),
         ("seed", 0 <= cfg.seed < 2**32, "from 0 to 2**32 - 1"),
+        (
+            "data_dir",
+            cfg.data_dir != "tfds:" and " " not in cfg.data_dir.partition("tfds:")[2],
+            "tfds:NAME with a TensorFlow Datasets name, such as tfds:tf_flowers",
+        ),
         ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
         ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),
         ("steps_per_execution", cfg.steps_per_execution >= 0, "0 or more"),
@@ -266,9 +273,10 @@ def data_path(cfg: Config, pattern: str) -> str:
     Several patterns are separated by commas."""
     if "," in pattern:
         return ",".join(data_path(cfg, part) for part in pattern.split(","))
-    if pattern.startswith("/") or "://" in pattern:
-        return pattern
-    return os.path.join(resolve_data_dir(cfg)[0], pattern)
+    folder = resolve_data_dir(cfg)[0]
+    if pattern.startswith("/") or "://" in pattern or folder.startswith("tfds:"):
+        return pattern  # a TFDS set has no folder: other files stand where they are
+    return os.path.join(folder, pattern)
 
 
 def is_default(cfg: Config, name: str) -> bool:

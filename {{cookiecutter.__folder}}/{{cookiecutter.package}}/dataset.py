@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from . import records
+from . import records, tfds_sets
 from .config import Config, UserError, named
 
 AUTO = tf.data.AUTOTUNE
@@ -91,6 +91,10 @@ def for_training(
     """
     options = tf.data.Options()
     options.deterministic = False
+    if tfds_sets.name_of(cfg):  # `files` holds the TFDS split
+        examples = tfds_sets.examples(cfg, files[0], shuffled=True).repeat()
+        examples = examples.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
+        return augmented_batches(examples, cfg, global_batch, image_dtype)
     files = tf.data.Dataset.from_tensor_slices(files).shuffle(len(files), seed=cfg.seed).repeat()
     if skipped:  # number each file's records, and drop the ones named
         leave_out = tf.lookup.StaticHashTable(
@@ -113,6 +117,11 @@ def for_training(
         )
     examples = serialized.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
     examples = examples.map(parse(cfg, labeled=True), num_parallel_calls=AUTO)
+    return augmented_batches(examples, cfg, global_batch, image_dtype)
+
+
+def augmented_batches(examples: tf.data.Dataset, cfg: Config, global_batch: int, image_dtype):
+    """(image, label) batches of examples (feature name to value), augmented."""
     batches = examples.map(
         lambda ex: (
             tf.cast(augmented(ex[cfg.image_key], cfg), image_dtype),
@@ -142,10 +151,14 @@ def for_inference(
     """
     key = cfg.label_key if labeled else cfg.id_key
     ids = labeled and with_ids
-    count = records.count(files)
-    serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
-    serialized = serialized.apply(tf.data.experimental.assert_cardinality(count))
-    examples = serialized.map(parse(cfg, labeled, ids), num_parallel_calls=AUTO)
+    if tfds_sets.name_of(cfg):  # `files` holds the TFDS split, whose size the set knows
+        examples = tfds_sets.examples(cfg, files[0])
+        count = tfds_sets.size(examples)
+    else:
+        count = records.count(files)
+        serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
+        serialized = serialized.apply(tf.data.experimental.assert_cardinality(count))
+        examples = serialized.map(parse(cfg, labeled, ids), num_parallel_calls=AUTO)
     rows = examples.map(
         lambda ex: (
             (

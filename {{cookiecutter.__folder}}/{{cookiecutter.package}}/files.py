@@ -9,6 +9,8 @@ from pathlib import Path
 
 from .config import UserError
 
+MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, folds, classes
+
 
 @contextlib.contextmanager
 def written_whole(path: Path | str):

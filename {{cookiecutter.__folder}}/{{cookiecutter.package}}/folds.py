@@ -29,6 +29,11 @@ def chosen(cfg: Config) -> list[int]:
     return list(range(count(cfg))) if cfg.fold == "all" else [int(cfg.fold)]
 
 
+def runs(cfg: Config) -> list[Config]:
+    """The runs `train` makes: one per chosen fold with records in folds, else the one run."""
+    return [run_config(cfg, fold) for fold in chosen(cfg)] if count(cfg) > 1 else [cfg]
+
+
 def run_config(cfg: Config, fold: int) -> Config:
     """One fold's run: that fold validates, and the run writes into <output>/fold<k>/."""
     return dataclasses.replace(cfg, fold=str(fold), output_dir=str(output_dir(cfg) / f"fold{fold}"))

@@ -30,7 +30,7 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from tqdm.auto import tqdm
 
 from .config import Config, UserError, named
-from .files import output_folder, write_json
+from .files import MANIFEST, output_folder, write_json
 from .images import Prepared, prepare_all
 
 SHARD_BYTES = 150 * 2**20  # Kaggle's advice for TPUs: shards of 100 to 200 MB
@@ -87,13 +87,13 @@ def write_records(
         "image_sizes": size_range(sizes),
         "skipped": skipped,
     }
-    write_json(output / "manifest.json", manifest)
+    write_json(output / MANIFEST, manifest)
     return manifest
 
 
 def refuse_unusable_output(output: Path) -> None:
     output_folder(output, "records --output")
-    held = sorted(output.glob("*/*.tfrec")) + sorted(output.glob("manifest.json"))
+    held = sorted(output.glob("*/*.tfrec")) + sorted(output.glob(MANIFEST))
     if held:
         raise UserError(
             f"records --output {output} already holds records ({held[0]}, ...); give an "

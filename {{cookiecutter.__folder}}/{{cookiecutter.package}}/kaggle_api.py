@@ -5,6 +5,7 @@ push      the kernel folder `kernel` wrote; Kaggle runs it
 status    of the pushed notebook
 output    of the pushed notebook (submission.csv, the log) into the output folder
 submit    the output folder's submission.csv, with a message
+dataset   the records folder `records` wrote, as a private dataset a notebook can attach
 
 Every refusal a user can fix (no credentials, the rules not accepted, a kernel not pushed
 yet) ends in one line that says what to do, and a non-zero exit.
@@ -21,8 +22,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from .config import Config, UserError, named, output_dir, output_path, resolve_data_dir
-from .files import unwritable
+from .config import SLUG, Config, UserError, named, output_dir, output_path, resolve_data_dir
+from .files import MANIFEST, unwritable, write_json
 
 CREDENTIALS_HELP = (
     "on kaggle.com open Settings > API > Create New Token, save kaggle.json as "
@@ -64,6 +65,8 @@ def refusal(error: Exception, cfg: Config, doing: str) -> UserError:
     status = response.status_code if response is not None else None  # a Response is falsy
     if status == 401:
         return UserError(f"Kaggle refused the credentials while {doing} (401): {CREDENTIALS_HELP}")
+    if status == 403 and cfg.competition not in doing:  # not about the rules
+        return UserError(f"Kaggle refused {doing} (403: {error}); check the credentials' account")
     if status == 403:
         return UserError(
             f"Kaggle refused {doing} (403: {error}); accept the competition's rules at "
@@ -155,7 +158,85 @@ def submit(api, cfg: Config, message: str) -> None:
     print(f"{result.message}: {path} ({message!r})")
 
 
-def run(action: str, cfg: Config, kernel_dir: str = "kernel", message: str = "") -> int:
+# What the client reads from a folder it pushes as a dataset; it names the dataset, so
+# `kernel` finds there which dataset holds a records folder.
+DATASET_METADATA = "dataset-metadata.json"
+
+
+def pushed_dataset(folder: str) -> str:
+    """The Kaggle dataset (owner/slug) that `kaggle dataset` pushed this folder as, or ""."""
+    path = Path(folder) / DATASET_METADATA
+    return json.loads(path.read_text())["id"] if path.is_file() else ""
+
+
+def push_dataset(api, cfg: Config, slug: str) -> None:
+    """The records folder as a private dataset: created, or a new version when it exists.
+    Its train/ and test/ folders go up as zip files, which Kaggle unpacks in place."""
+    folder = Path(resolve_data_dir(cfg)[0])
+    if not (folder / MANIFEST).is_file():
+        raise UserError(
+            f"{folder} ({named('data_dir')}) holds no records that `records` wrote (no "
+            f"{MANIFEST}); write them with `python -m {__package__} records ... --output DIR`, "
+            "then push them with --data-dir DIR"
+        )
+    owner = api.config_values["username"]
+    default = f"{owner}/{__package__.replace('_', '-')}-records"
+    ref = f"{owner}/{slug}" if slug else pushed_dataset(str(folder)) or default
+    name = ref.split("/")[1]
+    if not (6 <= len(name) <= 50 and SLUG.fullmatch(name)):
+        raise UserError(
+            f"--slug {name!r}: a Kaggle dataset slug is 6 to 50 lowercase letters, digits and "
+            "single dashes"
+        )
+    metadata = folder / DATASET_METADATA
+    before = metadata.read_bytes() if metadata.is_file() else None
+    write_json(metadata, {"title": name.replace("-", " ").title(), "id": ref,
+                          "licenses": [{"name": "CC0-1.0"}]})  # fmt: skip
+    stop_on_a_failed_upload(api)
+    import requests
+
+    try:
+        try:
+            api.dataset_status(ref)
+        except requests.HTTPError as error:  # 404: not made yet
+            if getattr(error.response, "status_code", None) != 404:
+                raise
+            made = api.dataset_create_new(str(folder), public=False, quiet=False, dir_mode="zip")
+        else:
+            notes = f"records from {folder}"
+            made = api.dataset_create_version(str(folder), notes, quiet=False, dir_mode="zip")
+        if (made.status or "").lower() != "ok" or made.error:
+            raise UserError(f"Kaggle refused the dataset {ref}: {made.error or made.status}")
+    except BaseException:
+        if before is None:  # not pushed: `kernel` must not attach a dataset that is not there
+            metadata.unlink()
+        else:
+            metadata.write_bytes(before)
+        raise
+    print(f"pushed {folder} as the private Kaggle dataset {ref}: {made.url}")
+    print(f"`kernel --data-dir {folder}` attaches it; the notebook reads /kaggle/input/{name}")
+
+
+def stop_on_a_failed_upload(api) -> None:
+    """The client leaves a file whose upload failed out of the dataset and only prints that;
+    stop before anything is created instead, so a dataset never lacks a shard."""
+    upload = api._upload_file_or_folder
+
+    def every_file(parent, name, *args, **kwargs):
+        uploaded = upload(parent, name, *args, **kwargs)
+        if uploaded is None:
+            raise UserError(
+                f"the upload of {Path(parent) / name} to Kaggle failed, so nothing was created "
+                f"there; run `kaggle dataset` again"
+            )
+        return uploaded
+
+    api._upload_file_or_folder = every_file
+
+
+def run(
+    action: str, cfg: Config, kernel_dir: str = "kernel", message: str = "", slug: str = ""
+) -> int:
     api = client()
     doing = {
         "download": f"downloading {cfg.competition}",
@@ -163,6 +244,7 @@ def run(action: str, cfg: Config, kernel_dir: str = "kernel", message: str = "")
         "status": "reading the kernel's status",
         "output": "fetching the kernel's output",
         "submit": f"submitting to {cfg.competition}",
+        "dataset": "pushing the records as a dataset",
     }[action]
     import requests
 
@@ -177,6 +259,8 @@ def run(action: str, cfg: Config, kernel_dir: str = "kernel", message: str = "")
             output(api, cfg, kernel_dir)
         elif action == "submit":
             submit(api, cfg, message)
+        elif action == "dataset":
+            push_dataset(api, cfg, slug)
     except requests.HTTPError as error:
         raise refusal(error, cfg, doing) from error
     except ValueError as error:  # what the client raises for a kernel it may not read

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from .config import KAGGLE_INPUT, Config, UserError, named
+from .config import KAGGLE_INPUT, Config, UserError, named, resolve_data_dir
 from .files import output_folder, write_json, written_whole
 
 PACKAGE = Path(__file__).resolve().parent
@@ -69,7 +69,8 @@ def write_kernel(
     if accelerator not in ACCELERATORS:
         raise UserError(f"--accelerator {accelerator!r}: one of {', '.join(ACCELERATORS)}")
     user = user or configured_user()
-    sources = dataset_sources(cfg, user, datasets)
+    cfg, pushed = with_pushed_records(cfg)
+    sources = dataset_sources(cfg, user, [*pushed, *datasets])
     folder = Path(output)
     output_folder(folder, "kernel --output")
     cells = notebook_cells(cfg, accelerator)
@@ -112,13 +113,31 @@ def metadata(cfg: Config, accelerator: str, user: str, datasets: list[str]) -> d
         "language": "python",
         "kernel_type": "notebook",
         "is_private": True,
-        "enable_internet": False,  # the client's default is true; competitions run offline
+        # The client's default is true; competitions run offline, TFDS sets download.
+        "enable_internet": cfg.data_dir.startswith("tfds:"),
         **ACCELERATORS[accelerator],
         "competition_sources": [cfg.competition],
         "dataset_sources": datasets,
         "kernel_sources": [],
         "model_sources": [],
     }
+
+
+def with_pushed_records(cfg: Config) -> tuple[Config, list[str]]:
+    """A records folder pushed with `kaggle dataset` is read from Kaggle's input in the
+    notebook, and the competition's sample submission from the competition's folder there."""
+    from .kaggle_api import pushed_dataset
+
+    folder = resolve_data_dir(cfg)[0]
+    ref = "" if "://" in folder or folder.startswith("tfds:") else pushed_dataset(folder)
+    if not ref:
+        return cfg, []
+    where = f"{KAGGLE_INPUT}/{ref.split('/')[1]}"
+    print(f"attaching the dataset {ref} (pushed from {folder}): the notebook reads {where}")
+    sample = cfg.sample_submission
+    if sample and not sample.startswith("/") and "://" not in sample:
+        sample = f"{KAGGLE_INPUT}/{cfg.competition}/{sample}"
+    return dataclasses.replace(cfg, data_dir=where, sample_submission=sample), [ref]
 
 
 def dataset_sources(cfg: Config, user: str, datasets) -> list[str]:
@@ -233,13 +252,16 @@ def notebook_cells(cfg: Config, accelerator: str) -> list[Cell]:
         Cell(
             "markdown",
             "## Training\n\nA checkpoint after every epoch: run the cell again after an "
-            "interruption and it resumes from the last finished epoch.",
+            "interruption and it resumes from the last finished epoch. With records in "
+            'folds, `fold` validates and the others train (`fold="all"`: each in turn, '
+            "then the out-of-fold score); each fold's run has its own folder and curves.",
         ),
         Cell(
             "code",
-            f"from {package}.train import train\n\n"
+            f"from {package}.folds import runs\nfrom {package}.train import train\n\n"
             "history = train(cfg, found)\n"
-            'show(output_path(cfg, "curves.png"))',
+            "for run in runs(cfg):  # with records in folds, each fold's run\n"
+            '    show(output_path(run, "curves.png"))',
         ),
         Cell(
             "markdown",

@@ -13,7 +13,18 @@ import dataclasses
 import pandas as pd
 import tensorflow as tf
 
-from . import checkpoints, config, dataset, folds, model, plan, records, scan, submission
+from . import (
+    checkpoints,
+    config,
+    dataset,
+    folds,
+    model,
+    plan,
+    records,
+    scan,
+    submission,
+    tfds_sets,
+)
 from .accelerator import Accelerator
 from .config import Config, UserError, data_path, named, output_dir, resolve_data_dir
 from .files import unwritable
@@ -140,6 +151,14 @@ def split(name: str):
             if state.command == NEEDED_BY[name]:
                 raise UserError(f"nothing to {state.command}: {named(field)} is empty")
             return f"{name}: none ({named(field)} is empty)"
+        if tfds_sets.name_of(cfg):  # a TFDS set's split: checked by TFDS when prepared
+            if state.manifest is None:
+                return ""  # the set itself is the problem, said already
+            state.records[name], ids = tfds_sets.check_split(cfg, field, labeled)
+            state.files[name] = [getattr(cfg, field)]
+            if not labeled:
+                state.test_ids = ids
+            return f"{name}: {state.records[name]} examples (TFDS split {getattr(cfg, field)})"
         files = records.find_checked(cfg, field, labeled)  # names the feature keys at fault
         shards = scan.check_split(files, cfg, field, labeled)  # every record's label or id
         state.files[name] = files
@@ -156,6 +175,8 @@ def manifest(cfg, found, state):
     state.cfg, state.manifest = records.with_manifest(cfg)
     if state.manifest is None:
         return ""
+    if tfds_sets.name_of(cfg):
+        return tfds_sets.describe(state.cfg, state.manifest)
     folds, classes = state.manifest["folds"], state.manifest["classes"]
     held_out = f", fold {state.cfg.fold} validates" if folds > 1 else ""
     names = f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
@@ -199,8 +220,8 @@ def batch(cfg, found, state):
 
 def skip(cfg, found, state):
     """With --bad-records skip, decode every training image now and leave the bad ones out."""
-    if cfg.bad_records != "skip" or "train" not in state.files:
-        return ""
+    if cfg.bad_records != "skip" or "train" not in state.files or tfds_sets.name_of(cfg):
+        return ""  # TFDS checks a set's images when it prepares it
     shards = scan.scan_split(state.files["train"], cfg, True, decode=True)
     state.skipped = scan.skipped(shards)
     bad = [shard for shard in shards if shard.bad]

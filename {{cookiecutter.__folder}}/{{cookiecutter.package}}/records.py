@@ -12,7 +12,9 @@ import re
 
 import tensorflow as tf
 
+from . import tfds_sets
 from .config import Config, UserError, data_path, is_default, named
+from .files import MANIFEST
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
 COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
@@ -97,13 +99,12 @@ def check_labels(path: str, label_key: str, num_classes: int) -> None:
         )
 
 
-MANIFEST = "manifest.json"  # written by `records` (image_records.py) beside its shards
-
-
 def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
     """The config with what the data folder's manifest says, and the manifest (None without
     one): the file patterns of each split and fold, and the number of classes, wherever the
     config holds the default (values given win). `--fold all` is checked as fold 0."""
+    if tfds_sets.name_of(cfg):  # a TFDS set: its splits and classes, in a manifest's shape
+        return tfds_sets.with_splits(cfg)
     path = data_path(cfg, MANIFEST)
     if not tf.io.gfile.exists(path):
         return cfg, None

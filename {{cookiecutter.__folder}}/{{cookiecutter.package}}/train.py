@@ -21,6 +21,7 @@ from . import (
     records,
     scan,
     scoring,
+    tfds_sets,
 )
 from .accelerator import Accelerator
 from .config import Config, UserError, output_path
@@ -105,7 +106,7 @@ def train_run(cfg: Config, found: Accelerator) -> dict:
 def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accelerator) -> float:
     """The metric on the validation records; their predictions go to valid.csv, with the ids
     when the records carry them (out-of-fold predictions, for k-fold)."""
-    ids = cfg.id_key in records.features_of(valid_files[0])
+    ids = bool(tfds_sets.name_of(cfg)) or cfg.id_key in records.features_of(valid_files[0])
     batches = dataset.for_inference(
         valid_files, cfg, run.global_batch, True, found.image_dtype, with_ids=ids
     )
@@ -122,6 +123,8 @@ def bad_image(cfg: Config, files: dict[str, list[str]], error: Exception) -> Exc
     """The error for a record the pipeline could not read mid-epoch: the preflight reads
     labels, not images, so decode every image now and name the shards; the checkpoint of
     the last finished epoch is kept."""
+    if tfds_sets.name_of(cfg):
+        return error  # TFDS checked the set's images when it prepared it
     print(f"a record did not decode ({model.first_line(error)}); scanning every image")
     named_shards = []
     for split, labeled in (("train", True), ("valid", True)):

@@ -1,0 +1,198 @@
+"""TensorFlow Datasets sets as training data: `--data-dir tfds:NAME` (`tfds:tf_flowers`).
+
+`tfds.load` serves each image still encoded (SkipDecoding), so it goes through the same
+decode, augment and batch steps as a TFRecord's; each example's `tfds_id` is its id. With
+`--folds K`, fold k of the set's train split validates and the other folds train, as with
+records in folds; with `--folds 1` the whole train split trains and the set's validation
+split, where it has one, validates. Its test split, where it has one, is what `predict` reads.
+For such a set, train_files, valid_files and test_files hold TFDS split strings
+("train[20%:40%]") instead of file patterns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import tensorflow as tf
+
+from .config import Config, UserError, is_default, named, resolve_data_dir
+
+PREFIX = "tfds:"
+CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
+
+
+def name_of(cfg: Config) -> str:
+    """The TFDS set the config reads ("tf_flowers"), or "" when it reads files."""
+    folder = resolve_data_dir(cfg)[0]
+    return folder[len(PREFIX) :] if folder.startswith(PREFIX) else ""
+
+
+def data_dir() -> str | None:
+    """Where TFDS keeps prepared sets: $TFDS_DATA_DIR as it is now (TFDS reads it once, at
+    import), else TFDS's default, ~/tensorflow_datasets."""
+    return os.environ.get("TFDS_DATA_DIR") or None
+
+
+def prepared(name: str):
+    """The set's builder, its files downloaded and prepared first (once; later calls find
+    them in $TFDS_DATA_DIR, ~/tensorflow_datasets by default)."""
+    import tensorflow_datasets as tfds
+
+    try:
+        builder = tfds.builder(name, data_dir=data_dir(), try_gcs=True)
+    except tfds.core.registered.DatasetNotFoundError:
+        raise UserError(
+            f"{named('data_dir')} {PREFIX}{name}: TensorFlow Datasets has no set {name!r}; "
+            f"pick one of its image classification sets ({CATALOG}), such as tfds:tf_flowers"
+        ) from None
+    try:
+        builder.download_and_prepare()
+    except Exception as error:  # network errors come in many types; each says what it is
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UserError(
+            f"could not download and prepare the TFDS set {name} into {builder.data_dir} "
+            f"({reason}); a Kaggle notebook needs the internet on for this, or prepare the "
+            "set where there is internet and point $TFDS_DATA_DIR at it"
+        ) from error
+    return builder
+
+
+def image_and_label(builder) -> tuple[str, str]:
+    """The names of the set's image feature and its class label feature."""
+    import tensorflow_datasets as tfds
+
+    features = builder.info.features
+    keys = builder.info.supervised_keys
+    if keys and len(keys) == 2 and all(isinstance(key, str) for key in keys):
+        image, label = keys
+    else:
+        kinds = {name: type(feature) for name, feature in features.items()}
+        image = next((n for n, kind in kinds.items() if kind is tfds.features.Image), "")
+        label = next((n for n, kind in kinds.items() if kind is tfds.features.ClassLabel), "")
+    names = list(features.keys())
+    if not (
+        image in names
+        and label in names
+        and isinstance(features[image], tfds.features.Image)
+        and isinstance(features[label], tfds.features.ClassLabel)
+    ):
+        raise UserError(
+            f"{named('data_dir')} {PREFIX}{builder.name}: not an image classification set "
+            f"(its features: {', '.join(names)}); this project needs one image and "
+            "one class label per example"
+        )
+    return image, label
+
+
+def fold_splits(folds: int, held_out: int) -> tuple[str, str]:
+    """The train split's slices for fold `held_out` of `folds`: (training, validation).
+    Neighbouring folds share their boundary, so the folds never overlap and miss nothing."""
+    low, high = held_out * 100 // folds, (held_out + 1) * 100 // folds
+    training = [f"train[:{low}%]" if low else "", f"train[{high}%:]" if high < 100 else ""]
+    return "+".join(part for part in training if part), f"train[{low}%:{high}%]"
+
+
+def with_splits(cfg: Config) -> tuple[Config, dict]:
+    """The config with the set's splits and classes wherever it holds the default (values
+    given win), and what `doctor` shows of the set, in the shape of a records manifest."""
+    name = name_of(cfg)
+    builder = prepared(name)
+    _, label = image_and_label(builder)
+    classes = list(builder.info.features[label].names)
+    splits = set(builder.info.splits)
+    folds = cfg.folds
+    held_out = 0 if cfg.fold == "all" else int(cfg.fold)
+    if held_out >= folds:
+        raise UserError(
+            f"{named('fold')} {cfg.fold}: {named('folds')} is {folds}; pick 0 to {folds - 1}"
+        )
+    if folds > 1:
+        training, validation = fold_splits(folds, held_out)
+    else:
+        training, validation = "train", "validation" if "validation" in splits else ""
+    found = {
+        "train_files": training,
+        "valid_files": validation,
+        "test_files": "test" if "test" in splits else "",
+        "num_classes": len(classes),
+    }
+    chosen = {field: value for field, value in found.items() if is_default(cfg, field)}
+    manifest = {
+        "tfds": f"{builder.name} {builder.info.version}",
+        "folds": folds,
+        "classes": classes,
+        "num_classes": len(classes),
+        "splits": {split: info.num_examples for split, info in builder.info.splits.items()},
+    }
+    return dataclasses.replace(cfg, **chosen), manifest
+
+
+def describe(cfg: Config, manifest: dict) -> str:
+    held_out = f", fold {cfg.fold} validates" if manifest["folds"] > 1 else ""
+    classes = manifest["classes"]
+    names = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
+    splits = ", ".join(f"{split} {count}" for split, count in sorted(manifest["splits"].items()))
+    return (
+        f"TFDS set: {manifest['tfds']}: {manifest['folds']} folds of its train split{held_out}, "
+        f"{len(classes)} classes: {names}" + (f" (splits: {splits})" if splits else "")
+    )
+
+
+def examples(cfg: Config, split: str, shuffled: bool = False) -> tf.data.Dataset:
+    """The split's examples as the records' features: {image_key: encoded bytes, label_key:
+    class, id_key: tfds_id}; in the set's fixed order unless `shuffled`."""
+    import tensorflow_datasets as tfds
+
+    name = name_of(cfg)
+    image, label = image_and_label(prepared(name))
+    loaded = tfds.load(
+        name,
+        split=split,
+        shuffle_files=shuffled,
+        decoders={image: tfds.decode.SkipDecoding()},  # decoded by the pipeline, as records are
+        read_config=tfds.ReadConfig(add_tfds_id=True, shuffle_seed=cfg.seed),
+        data_dir=data_dir(),
+        try_gcs=True,
+    )
+    return loaded.map(
+        lambda example: {
+            cfg.image_key: example[image],
+            cfg.label_key: example[label],
+            cfg.id_key: example["tfds_id"],
+        },
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
+
+
+def size(served: tf.data.Dataset) -> int:
+    """The examples in a split: TFDS knows, and says so as the dataset's cardinality."""
+    known = int(served.cardinality())
+    return known if known >= 0 else int(served.reduce(0, lambda total, _: total + 1))
+
+
+def check_split(cfg: Config, field: str, labeled: bool) -> tuple[int, list[str]]:
+    """The split's example count, and for an unlabeled split every id, after checking that
+    the set has the split and that its classes fit Config.num_classes."""
+    split = getattr(cfg, field)
+    builder = prepared(name_of(cfg))
+    known = builder.info.splits
+    for part in split.split("+"):
+        base = part.split("[")[0]
+        if known and base not in known:
+            raise UserError(
+                f"{named(field)} {split!r}: the TFDS set {builder.name} has no split {base!r}; "
+                f"it has {', '.join(sorted(known))}"
+            )
+    _, label = image_and_label(builder)
+    classes = builder.info.features[label].num_classes
+    if cfg.num_classes < classes:
+        raise UserError(
+            f"{named('num_classes')} {cfg.num_classes}: the TFDS set {builder.name} has "
+            f"{classes} classes; set num_classes to {classes}"
+        )
+    served = examples(cfg, split)
+    if labeled:  # the set's own count: a large set is not read here
+        return (known[split].num_examples if known else size(served)), []
+    ids = [key.decode() for key in served.map(lambda ex: ex[cfg.id_key]).as_numpy_iterator()]
+    return len(ids), ids
