@@ -185,16 +185,17 @@ def test_eight_replicas_fit_and_predict_a_submission(
     backend, shown, demo_dir, tmp_path, run_python
 ):
     """JAX runs two steps per call; under tf.distribute Keras 3 cannot, so the trainer takes
-    one, says so, and the run still works end to end."""
+    one, says so, and the run still works end to end. (No validation: it is the pipeline
+    predict runs, and under 8 simulated replicas each pass takes 15 seconds on 2 cores.)"""
     flags = [
         "--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path),
-        "--simulate-replicas", "8", "--batch-size", "4", "--epochs", "2",
-        "--steps-per-epoch", "4", "--steps-per-execution", "2",
+        "--simulate-replicas", "8", "--batch-size", "4", "--epochs", "1",
+        "--steps-per-epoch", "4", "--steps-per-execution", "2", "--valid-files", "",
     ]  # fmt: skip
     trained = run_python("-m", PACKAGE, "train", *flags, backend=backend)
     assert trained.returncode == 0, trained.stdout + trained.stderr[-3000:]
     assert "replicas: 8" in trained.stdout and shown in trained.stdout
-    assert "Epoch 2/2" in trained.stdout and "valid macro_f1:" in trained.stdout
+    assert "4/4" in trained.stdout and "loss: " in trained.stdout
     predicted = run_python("-m", PACKAGE, "predict", *flags, backend=backend)
     assert predicted.returncode == 0, predicted.stdout + predicted.stderr[-3000:]
     assert ids(tmp_path / "submission.csv") == ids(demo_dir / "sample_submission.csv")
