@@ -31,6 +31,8 @@ def main(data_dir, replicas, output, coordinator="", num_processes=1, process_id
             "learning_rate": 8e-3 / replicas,
             "warmup_epochs": 0,
             "dropout": 0.0,  # dropout masks differ from one device layout to another
+            "crop_area": 1.0,  # and so do random crops and flips
+            "flip": False,
             "simulate_replicas": replicas if replicas > 1 and num_processes == 1 else 0,
             "coordinator": coordinator,
             "num_processes": num_processes,

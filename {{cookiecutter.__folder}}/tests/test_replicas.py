@@ -13,10 +13,14 @@ import time
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from conftest import free_port
+
+from {{ cookiecutter.package }} import records
 
 PACKAGE = "{{ cookiecutter.package }}"
 BACKENDS = ("tensorflow", "jax")
+JPEG = tf.io.encode_jpeg(tf.zeros([8, 8, 3], tf.uint8)).numpy()  # any image will do
 # Of the largest weight update: float32 sums over 8 devices add up in another order.
 TOLERANCE = 1e-3
 
@@ -199,3 +203,25 @@ def test_eight_replicas_fit_and_predict_a_submission(
     predicted = run_python("-m", PACKAGE, "predict", *flags, backend=backend)
     assert predicted.returncode == 0, predicted.stdout + predicted.stderr[-3000:]
     assert ids(tmp_path / "submission.csv") == ids(demo_dir / "sample_submission.csv")
+
+
+@pytest.mark.parametrize("shards", [4, 3], ids=["own-files", "every-second-record"])
+def test_two_processes_read_disjoint_shares_that_together_cover_the_epoch(
+    shards, tmp_path, start_python
+):
+    """Each host reads and decodes only its share: with 4 shards, two files each; with 3,
+    which do not divide, every second record counted over all the files."""
+    examples = [{"image": JPEG, "class": number} for number in range(64)]  # label: its number
+    records.write_shards(str(tmp_path / "records"), examples, shards, 8)
+    started = []
+    for process in range(2):  # as two hosts of one run
+        share = ["-m", "tests.process_share", str(tmp_path / "records"), "2", str(process)]
+        output, log = tmp_path / f"{process}.json", tmp_path / f"{process}.log"
+        started.append(start_python(*share, str(output), log=log))
+    assert [process.wait(120) for process in started] == [0, 0], tails(
+        [(tmp_path / f"{process}.log").read_text() for process in range(2)]
+    )
+    first, second = (json.loads((tmp_path / f"{p}.json").read_text()) for p in range(2))
+    assert len(first) == len(second) == 32  # an epoch of local batches of 8 each
+    assert not set(first) & set(second)  # no record read by both
+    assert sorted(first + second) == list(range(64))  # and none left out

@@ -21,6 +21,7 @@ COMMANDS = {
     "records": "turn a folder of images and a CSV into sharded TFRecords with folds",
     "demo-data": "write the offline digits demo competition to --output",
     "score": "score the output's submission.csv against the demo's hidden labels",
+    "bench-input": "images per second of the input pipeline against decoding alone and the textbook",
 }
 KAGGLE_ACTIONS = {
     "download": "the competition's files into the data folder, unzipped",
@@ -77,6 +78,18 @@ def parser() -> argparse.ArgumentParser:
                 "--require",
                 choices=("tpu", "gpu"),
                 help="exit 1 unless this accelerator would be used",
+            )
+        if name == "bench-input":
+            command.add_argument(
+                "--synthetic",
+                action="store_true",
+                help="measure on photo-like JPEGs it writes at --image-size, not the records",
+            )
+            command.add_argument(
+                "--images", type=int, default=2048, help="images a pass (default: 2048)"
+            )
+            command.add_argument(
+                "--repeats", type=int, default=5, help="passes of each pipeline (default: 5)"
             )
         if name == "kernel":
             command.add_argument(
@@ -172,6 +185,11 @@ def run(args: argparse.Namespace) -> int:
         return kaggle_api.run(args.action, cfg, args.kernel_dir, args.message, args.slug)
     if args.command == "score":
         return score(cfg, args.solution)
+    if args.command == "bench-input":
+        from .bench_input import bench
+
+        bench(cfg, args.synthetic, args.images, args.repeats)
+        return 0
     # Before anything imports Keras: the accelerator decides the Keras backend.
     from .accelerator import detect
 

@@ -59,7 +59,15 @@ class Accelerator:
     def distribution(self):
         import keras
 
-        return keras.distribution.DataParallel(devices=list(self.devices))
+        distribution = keras.distribution.DataParallel(devices=list(self.devices))
+        if self.processes > 1:  # each process reads its own share (dataset.for_training)
+            if not hasattr(type(distribution), "auto_shard_dataset"):
+                raise UserError(
+                    f"Keras {keras.__version__} cannot take a share of the batch from each "
+                    "process; several processes need a newer Keras (pip install -U keras)"
+                )
+            distribution.auto_shard_dataset = False
+        return distribution
 
     def scope(self):
         """Build, compile, fit and predict inside this."""

@@ -3,11 +3,13 @@
 Images leave the pipeline as uint8 (a quarter of float32's bytes; the model casts them),
 or as bfloat16 in 0..255 for TPUs under TensorFlow, which take no uint8. Every batch has a
 fully static shape, as XLA and TPUs require: inference pads its last batch with weight-0 rows.
-The same pipeline feeds Keras on TensorFlow and on JAX.
+The same pipeline feeds Keras on TensorFlow and on JAX. The host only reads and decodes:
+random crops and flips happen in the model, on the accelerator (augment.py).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from . import records, tfds_sets
@@ -42,42 +44,6 @@ def decoded(encoded: tf.Tensor) -> tf.Tensor:
     return tf.ensure_shape(image, [None, None, 3])
 
 
-def crop_window(shape: tf.Tensor, cfg: Config):
-    """A random window of crop_area to all of the image, at 3:4 to 4:3."""
-    begin, size, _ = tf.image.sample_distorted_bounding_box(
-        shape,
-        bounding_boxes=tf.zeros([1, 0, 4]),
-        area_range=(cfg.crop_area, 1.0),
-        aspect_ratio_range=(3 / 4, 4 / 3),
-        min_object_covered=0.0,
-        use_image_if_no_bounding_boxes=True,
-    )
-    return begin, size
-
-
-def augmented(encoded: tf.Tensor, cfg: Config) -> tf.Tensor:
-    """A random crop (of a JPEG, decoding only the crop: faster), resize, and maybe a flip."""
-    if cfg.crop_area < 1.0:
-
-        def crop_jpeg():
-            begin, size = crop_window(tf.io.extract_jpeg_shape(encoded), cfg)
-            window = tf.stack([begin[0], begin[1], size[0], size[1]])
-            return tf.io.decode_and_crop_jpeg(encoded, window, channels=3)
-
-        def crop_other():
-            image = decoded(encoded)
-            begin, size = crop_window(tf.shape(image), cfg)
-            return tf.slice(image, begin, size)
-
-        image = tf.cond(tf.io.is_jpeg(encoded), crop_jpeg, crop_other)
-    else:
-        image = decoded(encoded)
-    image = to_size(image, cfg.image_size)
-    if cfg.flip:
-        image = tf.image.random_flip_left_right(image)
-    return image
-
-
 def for_training(
     files: list[str],
     cfg: Config,
@@ -85,51 +51,85 @@ def for_training(
     image_dtype: str = "uint8",
     skipped: frozenset[str] = frozenset(),
 ) -> tf.data.Dataset:
-    """Endless shuffled (image, label) batches; order does not matter, so none is kept.
+    """Endless shuffled (image, label) batches, each pass over the records serving every one
+    once; order does not matter, so none is kept.
 
-    `skipped` names records to leave out as "<file>#<record number>" (scan.skipped).
+    With several processes (Config.num_processes), each reads only its share and batches
+    its part of the global batch: its own files when they divide evenly among the processes,
+    else every N-th record (counted over all the files), so the processes never read the
+    same record and together see each one once a pass. `skipped` names records to leave out
+    as "<file>#<record number>" (scan.skipped).
     """
+    processes, process = cfg.num_processes, cfg.process_id
+    batch = global_batch // processes
     options = tf.data.Options()
     options.deterministic = False
+    # Shuffle, then repeat: fused, TensorFlow fills the shuffle buffer from the next pass, so
+    # a record could come twice in one pass and another not at all.
+    options.experimental_optimization.shuffle_and_repeat_fusion = False
     if tfds_sets.name_of(cfg):  # `files` holds the TFDS split
-        examples = tfds_sets.examples(cfg, files[0], shuffled=True).repeat()
+        examples = tfds_sets.examples(cfg, files[0], shuffled=True, share=(process, processes))
         examples = examples.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
-        return augmented_batches(examples, cfg, global_batch, image_dtype)
-    files = tf.data.Dataset.from_tensor_slices(files).shuffle(len(files), seed=cfg.seed).repeat()
-    if skipped:  # number each file's records, and drop the ones named
-        leave_out = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(sorted(skipped), [True] * len(skipped)), False
-        )
+        return decoded_batches(examples.repeat(), cfg, batch, image_dtype)
+    by_file = len(files) % processes == 0
+    own = files[process::processes] if by_file else files
+    names = tf.data.Dataset.from_tensor_slices(own).shuffle(len(own), seed=cfg.seed)
+    if skipped or not by_file:  # number each file's records, and keep only the wanted ones
+        keep = wanted_records(files, cfg, skipped, every_nth=not by_file)
 
         def numbered(path):
-            return (
-                tf.data.TFRecordDataset(path)
-                .enumerate()
-                .map(lambda index, record: (path + "#" + tf.strings.as_string(index), record))
-            )
+            read = tf.data.TFRecordDataset(path).enumerate()
+            return read.filter(lambda n, record: keep(path, n)).map(lambda n, record: record)
 
-        serialized = files.interleave(numbered, num_parallel_calls=AUTO, deterministic=False)
-        serialized = serialized.filter(lambda key, record: tf.logical_not(leave_out.lookup(key)))
-        serialized = serialized.map(lambda key, record: record)
+        serialized = names.interleave(numbered, num_parallel_calls=AUTO, deterministic=False)
     else:
-        serialized = files.interleave(
+        serialized = names.interleave(
             tf.data.TFRecordDataset, num_parallel_calls=AUTO, deterministic=False
         )
+    # Shuffled within a pass, then repeated: each pass serves every record once.
     examples = serialized.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
-    examples = examples.map(parse(cfg, labeled=True), num_parallel_calls=AUTO)
-    return augmented_batches(examples, cfg, global_batch, image_dtype)
+    examples = examples.repeat().map(parse(cfg, labeled=True), num_parallel_calls=AUTO)
+    return decoded_batches(examples, cfg, batch, image_dtype)
 
 
-def augmented_batches(examples: tf.data.Dataset, cfg: Config, global_batch: int, image_dtype):
-    """(image, label) batches of examples (feature name to value), augmented."""
+def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every_nth: bool):
+    """Whether this process trains on record n of a file: not a skipped one, and with
+    `every_nth`, only every num_processes-th record, numbered over all the files in order."""
+    processes, process = cfg.num_processes, cfg.process_id
+    if every_nth:  # each file's first record's number over all the files
+        starts = np.cumsum([0] + [records.count([path]) for path in files[:-1]])
+        first = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(files, starts), -1)
+    leave_out = (
+        tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(sorted(skipped), [True] * len(skipped)), False
+        )
+        if skipped
+        else None
+    )
+
+    def keep(path, n):
+        wanted = tf.constant(True)
+        if every_nth:
+            wanted = (first.lookup(path) + n) % processes == process
+        if leave_out is not None:
+            key = path + "#" + tf.strings.as_string(n)
+            wanted = tf.logical_and(wanted, tf.logical_not(leave_out.lookup(key)))
+        return wanted
+
+    return keep
+
+
+def decoded_batches(examples: tf.data.Dataset, cfg: Config, batch: int, image_dtype):
+    """(image, label) batches of examples (feature name to value), decoded at full size; the
+    model crops and flips them (augment.py), so the host does the least it can."""
     batches = examples.map(
         lambda ex: (
-            tf.cast(augmented(ex[cfg.image_key], cfg), image_dtype),
+            tf.cast(to_size(decoded(ex[cfg.image_key]), cfg.image_size), image_dtype),
             tf.cast(ex[cfg.label_key], tf.int32),
         ),
         num_parallel_calls=AUTO,
     )
-    return batches.batch(global_batch, drop_remainder=True).prefetch(AUTO)
+    return batches.batch(batch, drop_remainder=True).prefetch(AUTO)
 
 
 def for_inference(

@@ -1,8 +1,8 @@
 """The classifier: a keras.applications backbone and a small head.
 
-The model takes images in 0..255 (uint8, or bfloat16 on TPUs under TensorFlow); its first
-layer casts and scales them as the backbone expects, so the input pipeline stays the same for
-every backbone. Only Keras 3 APIs: the same code builds under TensorFlow and JAX.
+The model takes images in 0..255 (uint8, or bfloat16 on TPUs under TensorFlow); while
+training, its first layer crops and flips them at random (augment.py); the next scales them
+as the backbone expects, so the input pipeline stays the same for every backbone. Only Keras 3 APIs: the same code builds under TensorFlow and JAX.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import keras
 import numpy as np
 from keras import layers
 
+from .augment import CropAndFlip
 from .config import Config, UserError, named
 
 SYNC_BATCH_STATISTICS = keras.backend.backend() == "tensorflow"
@@ -109,7 +110,9 @@ def build(cfg: Config, image_dtype: str = "uint8", precision: str = "float32") -
     shape = (cfg.image_size, cfg.image_size, 3)
     backbone = load_backbone(cfg, cfg.image_size)
     inputs = keras.Input(shape, dtype=image_dtype, name="image")
-    x = layers.Rescaling(scale, offset, name="to_backbone_range")(inputs)  # also casts to float
+    # While training only: random crops and flips, on the accelerator (augment.py).
+    x = CropAndFlip(cfg.crop_area, cfg.flip, cfg.seed, name="crop_and_flip")(inputs)
+    x = layers.Rescaling(scale, offset, name="to_backbone_range")(x)
     x = backbone(x)
     x = layers.GlobalAveragePooling2D()(x)
     x = layers.Dropout(cfg.dropout)(x)

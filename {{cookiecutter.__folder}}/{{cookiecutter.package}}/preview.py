@@ -8,19 +8,22 @@ import numpy as np
 
 from . import dataset, model, plots, preflight
 from .accelerator import Accelerator
+from .augment import CropAndFlip
 from .config import Config, output_path
 
 IMAGES = 16
 
 
 def augmented_batch(cfg: Config, found: Accelerator) -> Path:
-    """Training images exactly as the pipeline serves them, with their class labels."""
+    """Training images as the model sees them (the pipeline's, cropped and flipped by the
+    model's first layer), with their class labels."""
     checked = preflight.ready(cfg, found, "preview")
     cfg, files = checked.cfg, checked.files["train"]
     images, labels = next(iter(dataset.for_training(files, cfg, IMAGES)))
-    return plots.augmented_batch(
-        images.numpy(), labels.numpy(), output_path(cfg, "augmented_batch.png")
-    )
+    crop_and_flip = CropAndFlip(cfg.crop_area, cfg.flip, cfg.seed)
+    seen = np.asarray(crop_and_flip(images.numpy(), training=True))
+    seen = np.clip(np.round(seen), 0, 255).astype(np.uint8)  # floats in 0..255, as pixels
+    return plots.augmented_batch(seen, labels.numpy(), output_path(cfg, "augmented_batch.png"))
 
 
 def learning_rate(cfg: Config, found: Accelerator) -> Path:

@@ -139,9 +139,12 @@ def describe(cfg: Config, manifest: dict) -> str:
     )
 
 
-def examples(cfg: Config, split: str, shuffled: bool = False) -> tf.data.Dataset:
+def examples(
+    cfg: Config, split: str, shuffled: bool = False, share: tuple[int, int] = (0, 1)
+) -> tf.data.Dataset:
     """The split's examples as the records' features: {image_key: encoded bytes, label_key:
-    class, id_key: tfds_id}; in the set's fixed order unless `shuffled`."""
+    class, id_key: tfds_id}; in the set's fixed order unless `shuffled`. With `share`
+    (process, processes), this process's share of the set's files only."""
     import tensorflow_datasets as tfds
 
     name = name_of(cfg)
@@ -151,7 +154,11 @@ def examples(cfg: Config, split: str, shuffled: bool = False) -> tf.data.Dataset
         split=split,
         shuffle_files=shuffled,
         decoders={image: tfds.decode.SkipDecoding()},  # decoded by the pipeline, as records are
-        read_config=tfds.ReadConfig(add_tfds_id=True, shuffle_seed=cfg.seed),
+        read_config=tfds.ReadConfig(
+            add_tfds_id=True,
+            shuffle_seed=cfg.seed,
+            input_context=tf.distribute.InputContext(share[1], share[0]),
+        ),
         data_dir=data_dir(),
         try_gcs=True,
     )

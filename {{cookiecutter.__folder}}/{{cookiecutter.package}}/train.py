@@ -49,7 +49,7 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
 
 def train_run(cfg: Config, found: Accelerator) -> dict:
     """One run: preflight, build, resume, fit, score the validation records."""
-    keras.utils.set_random_seed(cfg.seed)  # before the pipeline is built: its crops read it
+    keras.utils.set_random_seed(cfg.seed)  # before the pipeline and the model are built
     checked = preflight.ready(cfg, found, "train")  # what doctor checks: fails in seconds
     cfg = checked.cfg  # with what the records' manifest says
     run, training, valid_files = checked.run, checked.training, checked.files.get("valid")

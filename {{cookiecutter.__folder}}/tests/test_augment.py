@@ -1,0 +1,68 @@
+"""Random crops and flips inside the model (augment.py): the windows are drawn as the
+host's tf.image.sample_distorted_bounding_box draws them, each is resized as tf.image.resize
+resizes it, and only training sees them."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from {{ cookiecutter.package }}.augment import CropAndFlip, crop_windows, resize_matrix
+from {{ cookiecutter.package }}.config import Config
+from {{ cookiecutter.package }}.model import build
+
+WINDOWS = 4000
+
+
+def host_windows(crop_area, size=512):
+    """(area, aspect ratio) of windows as a host pipeline with tf.image would crop."""
+    found = []
+    for seed in range(WINDOWS):
+        _, box_size, _ = tf.image.stateless_sample_distorted_bounding_box(
+            [size, size, 3], tf.zeros([1, 0, 4]), seed=[1, seed],
+            area_range=(crop_area, 1.0), aspect_ratio_range=(3 / 4, 4 / 3),
+            min_object_covered=0.0, use_image_if_no_bounding_boxes=True,
+        )  # fmt: skip
+        height, width = (int(value) / size for value in box_size[:2])
+        found.append((height * width, width / height))
+    return np.array(found)
+
+
+def test_crop_windows_have_the_host_pipelines_area_and_aspect_statistics():
+    host = host_windows(0.75)
+    windows = crop_windows(WINDOWS, 0.75, keras.random.SeedGenerator(7))
+    top, left, height, width = (np.asarray(value) for value in windows)
+    ours = np.stack([height * width, width / height], axis=1)
+    assert (top >= 0).all() and (left >= 0).all()
+    assert (top + height <= 1 + 1e-6).all() and (left + width <= 1 + 1e-6).all()
+    for column, name in enumerate(("area", "aspect ratio")):
+        assert ours[:, column].mean() == pytest.approx(host[:, column].mean(), abs=0.01), name
+        assert ours[:, column].std() == pytest.approx(host[:, column].std(), abs=0.01), name
+    kept_whole = np.mean(ours[:, 0] > 0.999), np.mean(host[:, 0] > 0.999)
+    assert kept_whole[0] == pytest.approx(kept_whole[1], abs=0.02)
+
+
+def test_a_window_is_resized_as_tf_image_resize_resizes_its_crop():
+    image = np.random.default_rng(0).uniform(0, 255, (1, 32, 32, 3)).astype("float32")
+    top, left, height, width = 8, 4, 20, 24  # in pixels
+    rows = resize_matrix(np.array([top / 32]), np.array([height / 32]), 32)
+    columns = resize_matrix(np.array([left / 32]), np.array([width / 32]), 32)
+    ours = np.einsum("boh,bhwc->bowc", rows, image)
+    ours = np.einsum("bpw,bowc->bopc", columns, ours)
+    crop = image[:, top : top + height, left : left + width]
+    expected = tf.image.resize(crop, [32, 32], method="bilinear").numpy()
+    np.testing.assert_allclose(ours, expected, atol=1e-3)
+
+
+def test_only_training_crops_and_flips_validation_and_prediction_see_the_image():
+    images = np.random.default_rng(1).integers(0, 256, (4, 32, 32, 3)).astype("uint8")
+    layer = CropAndFlip(0.5, True, seed=3)
+    np.testing.assert_array_equal(np.asarray(layer(images, training=False)), images)
+    assert not np.allclose(np.asarray(layer(images, training=True)), images)
+    whole_and_flipped = CropAndFlip(1.0, True, seed=3)(images, training=True)
+    for seen, image in zip(np.asarray(whole_and_flipped), images, strict=True):
+        assert np.allclose(seen, image) or np.allclose(seen, image[:, ::-1])  # exact flips
+
+    net = build(Config(backbone="small-cnn", weights="none", image_size=32, crop_area=0.5))
+    first, again = net(images, training=False), net(images, training=False)
+    np.testing.assert_array_equal(np.asarray(first), np.asarray(again))  # no randomness
