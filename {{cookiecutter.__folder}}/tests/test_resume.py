@@ -7,7 +7,7 @@ import time
 import pytest
 
 PACKAGE = "{{ cookiecutter.package }}"
-EPOCHS = 40
+EPOCHS = 12
 
 
 def checkpoint_epoch(output) -> int:
