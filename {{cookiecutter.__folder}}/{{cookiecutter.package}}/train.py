@@ -37,13 +37,13 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
     Pass the accelerator from `accelerator.detect(cfg)`; without it, train detects it itself.
     """
     found = found or accelerator.detect(cfg)
-    if folds.count(cfg) == 1:
+    runs = folds.runs(cfg)
+    if runs == [cfg]:  # no folds: the one run, in the output folder itself
         return train_run(cfg, found)
-    chosen = folds.chosen(cfg)
-    histories = {fold: train_run(folds.run_config(cfg, fold), found) for fold in chosen}
+    histories = {int(run.fold): train_run(run, found) for run in runs}
     if cfg.fold != "all":
-        return histories[chosen[0]]
-    score = folds.score_out_of_fold(cfg, chosen) if found.writes_files else None
+        return histories[int(cfg.fold)]
+    score = folds.score_out_of_fold(cfg, list(histories)) if found.writes_files else None
     return {"folds": histories, "out_of_fold": score}
 
 
