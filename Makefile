@@ -13,6 +13,7 @@ $(BIN)/.installed: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps keras-hub
 	touch $@
 
 venv: $(BIN)/.installed ## create .venv with the template's and a rendered project's requirements

@@ -12,7 +12,15 @@ ANSWERS = json.loads(
 """.strip()
 )
 
-BACKBONES = ("efficientnetv2-b0", "efficientnetv2-s", "resnet50v2", "convnext-tiny", "small-cnn")
+BACKBONES = (
+    "efficientnet-b0",
+    "efficientnet-b3",
+    "efficientnetv2-s",
+    "resnet-vd-50",
+    "dinov2-small",
+    "small-cnn",
+)
+PATCH_SIZE = {"dinov2-small": 14}  # a vision transformer's image size is a multiple of its patch
 METRICS = ("macro_f1", "accuracy")
 # Imports the generated project needs; a package named like one of them would shadow it.
 SHADOWED = {"tensorflow", "keras", "numpy", "jax", "sklearn", "pandas", "tests"}
@@ -56,6 +64,10 @@ def problems(answers):
         yield "num_classes", answers["num_classes"], "must be a whole number of at least 2", "104"
     if answers["backbone"] not in BACKBONES:
         yield "backbone", answers["backbone"], "must be one of " + ", ".join(BACKBONES), "small-cnn"
+    patch = PATCH_SIZE.get(answers["backbone"])
+    if size and patch and size % patch:
+        why = f"must be a multiple of {patch} for backbone={answers['backbone']} (its patch size)"
+        yield "image_size", answers["image_size"], why, str(size // patch * patch or patch)
     if answers["metric"] not in METRICS:
         yield "metric", answers["metric"], "must be one of " + ", ".join(METRICS), "macro_f1"
 

@@ -61,3 +61,13 @@ def test_an_unknown_choice_is_refused_before_anything_is_written(tmp_path):
 def test_a_misspelt_answer_is_refused_by_the_test_helper(tmp_path):
     with pytest.raises(KeyError, match="'imagesize'"):
         bake(tmp_path, imagesize="224")
+
+
+def test_a_vision_transformer_needs_an_image_size_its_patches_divide(tmp_path, capfd):
+    """Ensure dinov2-small (patches of 14 pixels) with the flowers' 512 stops with a size that fits."""
+    with pytest.raises(FailedHookException):
+        bake(tmp_path, backbone="dinov2-small")  # image_size stays 512
+    err = capfd.readouterr().err
+    assert "answer image_size=512 must be a multiple of 14 for backbone=dinov2-small" in err
+    assert "for example image_size=504" in err
+    assert list(tmp_path.iterdir()) == []

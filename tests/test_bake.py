@@ -13,6 +13,7 @@ PACKAGE_FILES = [
     "__main__.py",
     "accelerator.py",
     "augment.py",
+    "backbones.py",
     "bench_input.py",
     "checkpoints.py",
     "config.py",
@@ -66,9 +67,14 @@ TEST_FILES = [
 ]
 TOP_FILES = [".gitignore", "Makefile", "README.md", "pyproject.toml", "requirements.txt"]
 
+# A vision transformer's image size must be a multiple of its patch: 224 is Kaggle's too.
+PATCHES = {"dinov2-small": {"image_size": "224"}}
 COMBINATIONS = [
     pytest.param({}, id="defaults"),
-    *[pytest.param({"backbone": name}, id=name) for name in CHOICES["backbone"]],
+    *[
+        pytest.param({"backbone": name, **PATCHES.get(name, {})}, id=name)
+        for name in CHOICES["backbone"]
+    ],
     pytest.param({"metric": "accuracy"}, id="accuracy"),
     pytest.param(
         {"competition": "plant-pathology-2021-fgvc8", "image_size": "224", "num_classes": "6"},
@@ -124,7 +130,7 @@ def test_config_defaults_are_the_answers(baker, python, answers):
     result = baked.run(python, "-c", script)
     assert result.returncode == 0, result.stderr
     cfg = json.loads(result.stdout)
-    assert cfg["backbone"] == answers.get("backbone", "efficientnetv2-b0")
+    assert cfg["backbone"] == answers.get("backbone", "efficientnet-b0")
     assert cfg["metric"] == answers.get("metric", "macro_f1")
     assert cfg["image_size"] == int(answers.get("image_size", 512))
     assert cfg["num_classes"] == int(answers.get("num_classes", 104))

@@ -26,6 +26,22 @@ def demo_dir(tmp_path_factory):
     return folder
 
 
+@pytest.fixture(scope="session")
+def preset(tmp_path_factory):
+    """preset(backbone): the folder of a small keras-hub preset of that backbone's class
+    (tests/presets.py), made once per session; give it as Config.weights."""
+    from presets import save
+
+    made = {}
+
+    def folder(backbone: str) -> str:
+        if backbone not in made:
+            made[backbone] = save(backbone, str(tmp_path_factory.mktemp(backbone)))
+        return made[backbone]
+
+    return folder
+
+
 @pytest.fixture
 def demo_cfg(demo_dir, tmp_path):
     """The demo preset cut to one tiny epoch, writing into this test's own folder."""

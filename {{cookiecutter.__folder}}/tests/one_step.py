@@ -1,7 +1,8 @@
 """One training step on a fixed global batch of 32 demo images, on N replicas.
 
 Usage: python -m tests.one_step DATA_DIR REPLICAS OUTPUT.npz [--coordinator HOST:PORT
---num-processes REPLICAS --process-id I] (the backend from $KERAS_BACKEND). Writes the loss
+--num-processes REPLICAS --process-id I] [--preset FOLDER] (the backend from $KERAS_BACKEND;
+with --preset, on an efficientnet-b0 from that keras-hub preset folder, else on small-cnn). Writes the loss
 and every weight before and after the step. With a coordinator, REPLICAS JAX processes of one
 CPU device each take the step together, and process I writes OUTPUT-I.npz. test_replicas.py
 runs it in fresh processes: the backend and the device count are fixed once a process starts.
@@ -22,10 +23,14 @@ from {{ cookiecutter.package }}.config import PRESETS, Config
 GLOBAL_BATCH = 32
 
 
-def main(data_dir, replicas, output, coordinator="", num_processes=1, process_id=0) -> None:
+def main(
+    data_dir, replicas, output, coordinator="", num_processes=1, process_id=0, preset=""
+) -> None:
+    backbone = {"backbone": "efficientnet-b0", "weights": preset} if preset else {}
     cfg = Config(
         **{
             **PRESETS["demo"],
+            **backbone,
             "data_dir": data_dir,
             "batch_size": GLOBAL_BATCH // replicas,
             "learning_rate": 8e-3 / replicas,
@@ -81,4 +86,5 @@ if __name__ == "__main__":
     arguments.add_argument("--coordinator", default="")
     arguments.add_argument("--num-processes", type=int, default=1)
     arguments.add_argument("--process-id", type=int, default=0)
+    arguments.add_argument("--preset", default="", help="a keras-hub preset folder")
     main(**vars(arguments.parse_args()))

@@ -13,6 +13,8 @@ import sys
 from conftest import OFFLINE, PROJECT
 from fake_kaggle import RULES_NOT_ACCEPTED
 
+from {{ cookiecutter.package }}.config import BACKBONES, Config
+
 PACKAGE = "{{ cookiecutter.package }}"
 COMPETITION = "{{ cookiecutter.competition }}"
 CREDENTIALS = {"username": "alice", "key": "0123456789abcdef"}
@@ -55,6 +57,9 @@ def test_push_sends_our_notebook_to_a_tpu_v5e8_with_internet_off(tmp_path):
     assert (sent["machineShape"], sent["enableTpu"], sent["enableGpu"]) == ("TpuV5E8", True, False)
     assert sent["enableInternet"] is False and sent["isPrivate"] is True
     assert sent["competitionDataSources"] == [COMPETITION]
+    # The backbone's keras-hub preset, attached from Kaggle Models: it loads with internet off.
+    handle = BACKBONES[Config().backbone]
+    assert sent.get("modelDataSources", []) == ([handle] if handle else [])
     assert (sent["language"], sent["kernelType"]) == ("python", "notebook")
     assert "dockerImage" not in sent
     notebook = json.loads((tmp_path / "kernel" / "{{ cookiecutter.project }}.ipynb").read_text())

@@ -18,11 +18,12 @@ import pytest
 from conftest import OFFLINE, PROJECT
 
 from {{ cookiecutter.package }} import kernel
-from {{ cookiecutter.package }}.config import Config, UserError
+from {{ cookiecutter.package }}.config import BACKBONES, Config, UserError
 
 PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"
 COMPETITION = "{{ cookiecutter.competition }}"
+BACKBONE = "efficientnet-b0"  # a keras-hub preset (tests/presets.py makes a small one)
 PICTURES = {"augmented_batch.png", "learning_rate.png", "curves.png", "confusion.png"}
 
 
@@ -74,21 +75,46 @@ def offline(*command, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def execute(notebook: Path) -> subprocess.CompletedProcess:
-    """Jupyter's own runner (nbclient) in a real kernel, saving the outputs in place."""
+def execute(notebook: Path, *driver: str) -> subprocess.CompletedProcess:
+    """Jupyter's own runner (nbclient) in a real kernel, saving the outputs in place; under
+    `driver` (a command that runs the rest) if given."""
     jupyter = Path(sys.executable).with_name("jupyter")
     return offline(
-        jupyter, "execute", "--inplace", "--timeout=600", notebook.name, cwd=notebook.parent
-    )
+        *driver, jupyter, "execute", "--inplace", "--timeout=600", notebook.name,
+        cwd=notebook.parent,
+    )  # fmt: skip
+
+
+def as_kaggle_mounts(tmp_path: Path, preset: str) -> tuple[Path, Path]:
+    """The preset mounted as Kaggle mounts an attached model, under a mount root of its own;
+    the mounts file and request log of tests/fake_data_proxy.py."""
+    handle = BACKBONES[BACKBONE]
+    slug = handle.split("/", 1)[1]  # model/framework/variation/version, as Kaggle mounts it
+    shutil.copytree(preset, tmp_path / "models" / slug)
+    mounts = tmp_path / "mounts.json"
+    mounts.write_text(json.dumps({"root": str(tmp_path / "models"), "models": {handle: slug}}))
+    return mounts, tmp_path / "proxy-log.json"
 
 
 def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sample(
-    kaggle, tmp_path
+    kaggle, tmp_path, preset
 ):
-    folder = make_kernel(kaggle, tmp_path, "--accelerator", "cpu")
+    """As Kaggle runs it: the notebook's variables set, the keras-hub backbone attached from
+    Kaggle Models (kagglehub's own resolver asks a fake data proxy, then reads the mount)."""
+    flags = ["--accelerator", "cpu", "--backbone", BACKBONE, "--weights", "imagenet"]
+    folder = make_kernel(kaggle, tmp_path, *flags)
+    metadata = json.loads((folder / "kernel-metadata.json").read_text())
+    assert metadata["model_sources"] == [BACKBONES[BACKBONE]]
     notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "run")
-    done = execute(notebook)
+    mounts, log = as_kaggle_mounts(tmp_path, preset(BACKBONE))
+    proxy = PROJECT / "tests" / "fake_data_proxy.py"
+    done = execute(notebook, sys.executable, str(proxy), str(mounts), str(log))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    owner, model, framework, variation, version = BACKBONES[BACKBONE].split("/")
+    asked = {"OwnerSlug": owner, "ModelSlug": model, "Framework": framework}
+    asked |= {"InstanceSlug": variation, "VersionNumber": version}
+    requests = json.loads(log.read_text())  # each command that builds the model asks once
+    assert requests and all(request["json"] == {"modelRef": asked} for request in requests)
 
     working = tmp_path / "working"
     sample = kaggle / "kaggle" / "input" / COMPETITION / "sample_submission.csv"
@@ -101,6 +127,9 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     assert len(pictures) == 4  # batch, learning rate, curves, confusion matrix
     text = "".join(output.get("text", "") for output in outputs)
     assert "problems: none, ready to train" in text and "Epoch 2/2" in text
+    mounted = tmp_path / "models" / BACKBONES[BACKBONE].split("/", 1)[1]
+    found = f"weights: {BACKBONE}, ImageNet weights of kaggle://{BACKBONES[BACKBONE]} at {mounted}"
+    assert found in text  # doctor says which model it found, and where
     assert "precision    recall  f1-score" in text  # scikit-learn's per-class report
     assert (notebook.parent / PACKAGE / "train.py").is_file()  # the notebook wrote its code
 

@@ -1,38 +1,101 @@
-"""Every backbone builds into a classifier; weights and schedule behave as documented."""
+"""Every backbone builds into a classifier of uint8 images; its preset's scaling, its weights
+and the schedule behave as documented."""
 
 import dataclasses
+import json
+import re
 
+import keras_hub
 import numpy as np
 import pytest
 
-from {{ cookiecutter.package }} import model
-from {{ cookiecutter.package }}.config import BACKBONES, Config, UserError
+from {{ cookiecutter.package }} import backbones, model, preflight
+from {{ cookiecutter.package }}.accelerator import detect
+from {{ cookiecutter.package }}.config import BACKBONES, PATCH_SIZE, Config, UserError
+
+PRETRAINED = [name for name, handle in BACKBONES.items() if handle]
 
 
-def test_the_backbone_table_covers_every_config_choice():
-    assert sorted(model.BACKBONES) == sorted(BACKBONES)
+def test_each_pretrained_backbone_is_a_pinned_kaggle_models_handle():
+    """owner/model/framework/variation/version, as model_sources takes it: a version pinned."""
+    for name in PRETRAINED:
+        assert re.fullmatch(r"keras/[a-z0-9_]+/keras/[a-z0-9_]+/[0-9]+", BACKBONES[name]), name
 
 
-@pytest.mark.parametrize("backbone", BACKBONES)
-def test_every_backbone_builds_a_classifier_of_uint8_images(backbone):
-    net = model.build(Config(backbone=backbone, weights="none", image_size=32, num_classes=7))
+@pytest.mark.parametrize("backbone", list(BACKBONES))
+def test_every_backbone_builds_a_classifier_of_uint8_images(backbone, preset):
+    """From a preset folder of the backbone's own keras-hub class (small-cnn: no weights)."""
+    weights = preset(backbone) if backbone in PRETRAINED else "none"
+    size = 42 if backbone in PATCH_SIZE else 32
+    cfg = Config(backbone=backbone, weights=weights, image_size=size, num_classes=7)
+    net = model.build(cfg)
     assert net.input.dtype == "uint8"
-    probabilities = net.predict_on_batch(np.full((2, 32, 32, 3), 128, np.uint8))
+    probabilities = net.predict_on_batch(np.full((2, size, size, 3), 128, np.uint8))
     assert probabilities.shape == (2, 7)
     assert np.allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
 
 
-def test_weights_that_cannot_work_are_refused_with_the_fix():
+@pytest.mark.parametrize("backbone", ["efficientnet-b0", "dinov2-small"])
+def test_our_scaling_gives_the_tensor_the_presets_own_image_converter_gives(backbone, preset):
+    cfg = Config(backbone=backbone, weights=preset(backbone), image_size=42, num_classes=3)
+    image = np.random.default_rng(0).integers(0, 256, (1, 42, 42, 3)).astype("uint8")
+    ours = model.build(cfg).get_layer("to_backbone_range")(image.astype("float32"))
+    converter = keras_hub.layers.ImageConverter.from_preset(preset(backbone))
+    theirs = converter(image.astype("float32"))
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6, atol=1e-6)
+    assert float(np.min(ours)) < -1.5 and float(np.max(ours)) > 2.0  # ImageNet's mean and std
+
+
+def test_the_weights_train_starts_from_are_the_presets(preset):
+    folder = preset("resnet-vd-50")
+    cfg = Config(backbone="resnet-vd-50", weights=folder, image_size=32, num_classes=3)
+    saved = keras_hub.models.Backbone.from_preset(folder).get_weights()
+    built = model.build(cfg).get_layer(index=3).get_weights()  # image, crop, scaling, backbone
+    assert all(np.array_equal(a, b) for a, b in zip(built, saved, strict=True))
+    fresh = backbones.load(cfg, with_weights=False).model.get_weights()  # architecture only
+    assert not all(np.array_equal(a, b) for a, b in zip(fresh, saved, strict=True))
+
+
+def test_preflight_loads_the_backbone_once_and_train_builds_on_it(demo_cfg, preset, monkeypatch):
+    folder = preset("efficientnet-b0")
+    cfg = dataclasses.replace(demo_cfg, backbone="efficientnet-b0", weights=folder)
+    loads = []
+    original = keras_hub.models.Backbone.from_preset
+
+    def counted(*args, **kwargs):
+        loads.append(kwargs.get("load_weights", True))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(keras_hub.models.Backbone, "from_preset", counted)
+    from {{ cookiecutter.package }}.train import train
+
+    train(cfg)
+    assert loads == [True]  # preflight's check; the model is built on what it loaded
+    checked = preflight.check(cfg, detect(cfg), "doctor")
+    assert f"weights: efficientnet-b0, ImageNet weights of {cfg.weights}" in checked.said["weights"]
+
+
+def test_weights_that_cannot_work_are_refused_with_the_fix(tmp_path):
     with pytest.raises(
         UserError, match="has no ImageNet weights; set Config.weights / --weights none"
     ):
-        model.backbone_weights(Config(backbone="small-cnn", weights="imagenet"))
-    with pytest.raises(UserError, match="'/no/such.h5' is neither imagenet, none, nor an existing"):
-        model.backbone_weights(Config(backbone="resnet50v2", weights="/no/such.h5"))
+        backbones.load(Config(backbone="small-cnn", weights="imagenet"))
+    (tmp_path / "model.weights.h5").write_bytes(b"")  # a folder without config.json
+    with pytest.raises(UserError, match="is neither imagenet, none, nor a keras-hub preset folder"):
+        backbones.load(Config(backbone="resnet-vd-50", weights=str(tmp_path)))
+    (tmp_path / "config.json").write_text(json.dumps({"class_name": "NoSuchBackbone"}))
+    with pytest.raises(UserError, match="could not load the keras-hub preset .* for Config.back"):
+        backbones.load(Config(backbone="resnet-vd-50", weights=str(tmp_path)))
 
 
-def test_a_local_weights_file_is_loaded_into_the_backbone(tmp_path):
-    """Offline competitions: weights come from an attached file, not a download."""
+def test_a_vision_transformer_refuses_an_image_size_its_patches_do_not_divide():
+    wanted = "must be a multiple of 14 for Config.backbone / --backbone dinov2-small .its patch"
+    with pytest.raises(UserError, match=wanted + " size., such as 504 or 518"):
+        Config(backbone="dinov2-small", image_size=512)
+
+
+def test_a_local_weights_file_is_loaded_into_the_small_cnn(tmp_path):
+    """A file a small-cnn run saved, attached offline, is what the backbone starts from."""
     cfg = Config(backbone="small-cnn", weights="none", image_size=32, num_classes=3)
     saved = model.build(cfg).get_layer("small_cnn")
     saved.save_weights(tmp_path / "small_cnn.weights.h5")

@@ -201,10 +201,11 @@ def test_an_empty_output_dir_writes_into_output_not_the_project_root(
 
 
 def test_imagenet_weights_that_cannot_be_downloaded_stop_doctor_and_train(demo_dir, tmp_path):
-    """Code competitions run offline: doctor used to say ready, and only train found out."""
+    """Offline with an empty kagglehub cache: doctor and train both say what to do, and train
+    stops before it builds anything."""
     flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path / "out")]
-    flags += ["--backbone", "efficientnetv2-b0", "--weights", "imagenet"]
-    env = {**os.environ, "KERAS_HOME": str(tmp_path / "keras"), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    flags += ["--backbone", "efficientnet-b0", "--weights", "imagenet"]
+    env = {**os.environ, "KAGGLEHUB_CACHE": str(tmp_path / "cache"), "TF_CPP_MIN_LOG_LEVEL": "2"}
     results = {
         command: subprocess.run(
             [*OFFLINE, sys.executable, "-m", PACKAGE, command, *flags],
@@ -218,16 +219,17 @@ def test_imagenet_weights_that_cannot_be_downloaded_stop_doctor_and_train(demo_d
         for command in ("doctor", "train")
     }
     why = (
-        "could not load Config.weights / --weights imagenet for Config.backbone / --backbone "
-        "efficientnetv2-b0: URL fetch failure on https://storage.googleapis.com/"
+        "could not get the keras-hub preset keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2 "
+        "for Config.backbone / --backbone efficientnet-b0 from Kaggle Models (ConnectionError: "
     )
-    fix = "Attach the weights file as a Kaggle dataset and set weights to /kaggle/input/"
+    fix = "in a Kaggle notebook, attach the model (`kernel` writes it into kernel-metadata.json"
     assert results["doctor"].returncode == 1
     assert f"weights: PROBLEM: {why}" in results["doctor"].stdout
     assert fix in results["doctor"].stdout and "ready to train" not in results["doctor"].stdout
     assert results["train"].returncode == 2
     last_line = results["train"].stderr.strip().splitlines()[-1]
     assert last_line.startswith(f"error: {why}") and fix in last_line
+    assert "run `doctor` once with the internet on (kagglehub keeps it" in last_line
     assert "Epoch" not in results["train"].stdout and "Traceback" not in results["train"].stderr
     assert not (tmp_path / "out").exists()
 

@@ -23,6 +23,9 @@ BACKENDS = ("tensorflow", "jax")
 JPEG = tf.io.encode_jpeg(tf.zeros([8, 8, 3], tf.uint8)).numpy()  # any image will do
 # Of the largest weight update: float32 sums over 8 devices add up in another order.
 TOLERANCE = 1e-3
+# Weight arrays of the small EfficientNet of tests/presets.py (its convolutions, batch norms and
+# squeeze-and-excite layers) and the classifier: every one must take the same step.
+NET_WEIGHTS = 45
 
 
 def ids(path):
@@ -30,21 +33,22 @@ def ids(path):
         return [row[0] for row in csv.reader(file)]
 
 
-def one_step(replicas, backend, demo_dir, tmp_path, run_python):
+def one_step(replicas, backend, demo_dir, tmp_path, run_python, preset=""):
     """tests/one_step.py on this many replicas in one process: its loss and weights."""
     output = tmp_path / f"{backend}-{replicas}.npz"
     done = run_python(
-        "-m", "tests.one_step", str(demo_dir), str(replicas), str(output), backend=backend
+        "-m", "tests.one_step", str(demo_dir), str(replicas), str(output), "--preset", preset,
+        backend=backend,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     return np.load(output)
 
 
-def assert_same_step(many, one):
+def assert_same_step(many, one, weights=17):
     """Same loss, same starting weights, and updates within TOLERANCE of the largest one."""
     assert float(many["loss"]) == pytest.approx(float(one["loss"]), rel=1e-6)
     names = [name for name in one.files if re.fullmatch(r"w\d+", name)]
-    assert len(names) == 17  # 3 conv blocks (kernel + 4 batch-norm) and the classifier
+    assert len(names) == weights  # small-cnn: 3 conv blocks (kernel + 4 batch-norm), classifier
     for name in names:
         np.testing.assert_array_equal(many[f"before_{name}"], one[f"before_{name}"])
     updates = {n: (one[n] - one[f"before_{n}"], many[n] - many[f"before_{n}"]) for n in names}
@@ -82,13 +86,15 @@ def tails(output):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_eight_replicas_take_the_same_step_as_one(backend, demo_dir, tmp_path, run_python):
-    """Same loss and same updated weights: the global batch, the loss averaged over it, the
-    learning rate scaled by replicas and the batch statistics all add up (tests/one_step.py)."""
-    one = one_step(1, backend, demo_dir, tmp_path, run_python)
-    eight = one_step(8, backend, demo_dir, tmp_path, run_python)
+def test_eight_replicas_take_the_same_step_as_one(backend, demo_dir, tmp_path, run_python, preset):
+    """Same loss and same updated weights on a keras-hub EfficientNet: the global batch, the
+    loss averaged over it, the learning rate scaled by replicas and the batch statistics of
+    its batch-norm layers all add up (tests/one_step.py)."""
+    folder = preset("efficientnet-b0")
+    one = one_step(1, backend, demo_dir, tmp_path, run_python, folder)
+    eight = one_step(8, backend, demo_dir, tmp_path, run_python, folder)
     assert (int(eight["replicas"]), str(eight["backend"])) == (8, backend)
-    assert_same_step(eight, one)
+    assert_same_step(eight, one, weights=NET_WEIGHTS)
 
 
 def test_two_jax_processes_take_the_same_step_as_one(demo_dir, tmp_path, start_python, run_python):
@@ -186,13 +192,15 @@ def test_doctor_rehearses_eight_replicas_and_their_global_batch(backend, demo_di
     ],
 )
 def test_eight_replicas_fit_and_predict_a_submission(
-    backend, shown, demo_dir, tmp_path, run_python
+    backend, shown, demo_dir, tmp_path, run_python, preset
 ):
-    """JAX runs two steps per call; under tf.distribute Keras 3 cannot, so the trainer takes
-    one, says so, and the run still works end to end. (No validation: it is the pipeline
-    predict runs, and under 8 simulated replicas each pass takes 15 seconds on 2 cores.)"""
+    """On a keras-hub EfficientNet, JAX runs two steps per call; under tf.distribute Keras 3
+    cannot, so the trainer takes one, says so, and the run still works end to end. (No
+    validation: it is the pipeline predict runs, and under 8 simulated replicas each pass
+    takes 15 seconds on 2 cores.)"""
     flags = [
         "--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path),
+        "--backbone", "efficientnet-b0", "--weights", preset("efficientnet-b0"),
         "--simulate-replicas", "8", "--batch-size", "4", "--epochs", "1",
         "--steps-per-epoch", "4", "--steps-per-execution", "2", "--valid-files", "",
     ]  # fmt: skip

@@ -34,7 +34,7 @@ import socket
 import sys
 import threading
 
-from .config import BACKENDS, Config, UserError, named
+from .config import BACKENDS, Config, UserError, first_line, named
 
 # Signs of TPU hardware: remote TPUs (a named TPU, pod endpoints, legacy Colab), which any
 # TensorFlow reaches over the network, and TPU VMs (Kaggle, Cloud), whose chips are local.
@@ -208,11 +208,6 @@ def device_files(patterns) -> list[str]:
 
 def tpu_signs() -> list[str]:
     return [name for name in TPU_ENV if os.environ.get(name)] + device_files(TPU_DEVICE_FILES)
-
-
-def first_line(error: Exception) -> str:
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
 def automatic() -> Accelerator:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import keras
 
-from . import model, plan
+from . import backbones, model, plan
 from .accelerator import Accelerator
-from .config import Config, UserError, named, output_path
+from .config import Config, UserError, first_line, named, output_path
 from .files import write_json, written_whole
 
 # Fields that say where a run happens, not what it trains: a checkpoint does not record them.
@@ -146,13 +146,14 @@ def check_trained(cfg: Config) -> str:
 def load_trained(cfg: Config, found: Accelerator):
     """The trained model; call inside found.scope()."""
     path = Path(check_trained(cfg))
-    untrained = dataclasses.replace(cfg, weights="none")
-    net = model.build(untrained, found.image_dtype, plan.precision(found, cfg.precision))
+    precision = plan.precision(found, cfg.precision)
+    architecture = backbones.load(cfg, precision, with_weights=False)
+    net = model.build(cfg, found.image_dtype, precision, architecture)
     try:
         net.load_weights(path)  # trained weights replace the backbone's
     except (ValueError, OSError) as error:
         raise UserError(
-            f"{path} does not fit this model ({model.first_line(error)}); train again, or set "
+            f"{path} does not fit this model ({first_line(error)}); train again, or set "
             f"{named('output_dir')} to the run that made it"
         ) from error
     return net
@@ -221,7 +222,7 @@ def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
         net.load_weights(where / "checkpoint.weights.h5")
     except (ValueError, OSError) as error:
         raise UserError(
-            f"the checkpoint in {where} does not fit this model ({model.first_line(error)}); "
+            f"the checkpoint in {where} does not fit this model ({first_line(error)}); "
             f"start over with {named('resume')} off (--no-resume), or pick another "
             f"{named('output_dir')}"
         ) from error

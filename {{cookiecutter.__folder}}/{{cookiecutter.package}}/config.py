@@ -20,7 +20,19 @@ KAGGLE_INPUT = Path("/kaggle/input")
 KAGGLE_WORKING = Path("/kaggle/working")
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}
-BACKBONES = ("efficientnetv2-b0", "efficientnetv2-s", "resnet50v2", "convnext-tiny", "small-cnn")
+# Each backbone is a keras-hub preset on Kaggle Models (owner/model/framework/variation/version,
+# pinned), so a Kaggle notebook attaches it and loads its ImageNet weights with the internet
+# off; small-cnn has none and trains in seconds on a CPU (demos, tests).
+BACKBONES = {
+    "efficientnet-b0": "keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2",
+    "efficientnet-b3": "keras/efficientnet/keras/efficientnet_b3_ra2_imagenet/2",
+    "efficientnetv2-s": "keras/efficientnet/keras/efficientnet2_rw_s_ra2_imagenet/2",
+    "resnet-vd-50": "keras/resnet_vd/keras/resnet_vd_50_imagenet/2",
+    "dinov2-small": "keras/dinov2/keras/dinov2_small/1",
+    "small-cnn": "",
+}
+# A vision transformer cuts the image into patches: its size must be a multiple of theirs.
+PATCH_SIZE = {"dinov2-small": 14}
 METRICS = ("macro_f1", "accuracy")
 BACKENDS = ("tensorflow", "jax")
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
@@ -31,6 +43,12 @@ class UserError(Exception):
 
     def _render_traceback_(self):  # IPython shows this instead of a traceback in notebooks
         return [f"error: {self}"]
+
+
+def first_line(error: Exception) -> str:
+    """An exception as one line of a message: its type and its first line."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
 def knob(default, help):
@@ -58,7 +76,7 @@ class Config:
     image_size: int = knob({{ cookiecutter.image_size }}, "square size images are resized to")
     num_classes: int = knob({{ cookiecutter.num_classes }}, "number of classes")
     backbone: str = knob({{ cookiecutter.backbone | tojson }}, "one of " + ", ".join(BACKBONES))
-    weights: str = knob({{ '"none"' if cookiecutter.backbone == "small-cnn" else '"imagenet"' }}, "imagenet, none, or a local .h5 file")
+    weights: str = knob({{ '"none"' if cookiecutter.backbone == "small-cnn" else '"imagenet"' }}, "imagenet, none, a keras-hub preset folder, or small-cnn's .h5")
     dropout: float = knob(0.2, "dropout before the classifier")
     # Training.
     batch_size: int = knob(16, "images per replica per step")
@@ -146,6 +164,15 @@ def problems(cfg: Config) -> list[str]:
             "tfds:NAME with a TensorFlow Datasets name, such as tfds:tf_flowers",
         ),
         ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
+        (
+            "image_size",
+            cfg.image_size % PATCH_SIZE.get(cfg.backbone, 1) == 0,
+            (
+                f"a multiple of {PATCH_SIZE.get(cfg.backbone)} for {named('backbone')} "
+                f"{cfg.backbone} (its patch size), such as "
+                f"{nearest_multiple(cfg.image_size, PATCH_SIZE.get(cfg.backbone, 1))}"
+            ),
+        ),
         ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),
         ("steps_per_execution", cfg.steps_per_execution >= 0, "0 or more"),
         ("precision", cfg.precision in PRECISIONS, "one of " + ", ".join(PRECISIONS)),
@@ -178,6 +205,11 @@ def problems(cfg: Config) -> list[str]:
                     f"must name its own {what}"
                 )
     return wrong
+
+
+def nearest_multiple(size: int, multiple: int) -> str:
+    below = size // multiple * multiple
+    return " or ".join(str(n) for n in (below, below + multiple) if 32 <= n <= 1024)
 
 
 # As Kaggle spells competition slugs (and the template's answer is checked the same way).

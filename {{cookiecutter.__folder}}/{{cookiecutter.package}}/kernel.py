@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 
+from . import backbones
 from .config import KAGGLE_INPUT, Config, UserError, named, resolve_data_dir
 from .files import output_folder, write_json, written_whole
 
@@ -119,8 +120,17 @@ def metadata(cfg: Config, accelerator: str, user: str, datasets: list[str]) -> d
         "competition_sources": [cfg.competition],
         "dataset_sources": datasets,
         "kernel_sources": [],
-        "model_sources": [],
+        "model_sources": model_sources(cfg),
     }
+
+
+def model_sources(cfg: Config) -> list[str]:
+    """The backbone's keras-hub preset on Kaggle Models, attached so that it loads with the
+    internet off; its config.json is the architecture, so it is needed with weights none too.
+    A preset folder given in Config.weights comes from a dataset instead (dataset_sources)."""
+    if not backbones.uses_preset(cfg) or cfg.weights not in ("imagenet", "none"):
+        return []
+    return [backbones.handle(cfg)]
 
 
 def with_pushed_records(cfg: Config) -> tuple[Config, list[str]]:
@@ -208,9 +218,10 @@ def notebook_cells(cfg: Config, accelerator: str) -> list[Cell]:
         Cell(
             "markdown",
             f"## The project's code\n\nEach hidden cell writes one module of `{package}`; "
-            "open one to read it. On Colab, whose TPU runtime has no TensorFlow, the next "
-            "cell installs `tensorflow-cpu` for the input pipeline (Colab has internet; "
-            "Kaggle has everything already, so nothing is ever installed there).",
+            "open one to read it. On Colab, whose TPU runtime has no TensorFlow and no "
+            "keras-hub, the next cell installs `tensorflow-cpu` for the input pipeline and "
+            "`keras-hub` for the backbone (Colab has internet; Kaggle has everything already, "
+            "so nothing is ever installed there).",
         ),
         setup_cell(package),
         *[Cell("module", path.read_text(), f"{package}/{path.name}") for path in modules],
@@ -294,6 +305,7 @@ def setup_cell(package: str) -> Cell:
                 "import os",
                 "import subprocess",
                 "import sys",
+                "from importlib.metadata import version",
                 "",
                 'on_colab = importlib.util.find_spec("google") is not None and (',
                 '    importlib.util.find_spec("google.colab") is not None',
@@ -303,6 +315,16 @@ def setup_cell(package: str) -> Cell:
                 "    subprocess.check_call(",
                 '        [sys.executable, "-m", "pip", "install", "--quiet", "tensorflow-cpu"]',
                 "    )",
+                'if on_colab and importlib.util.find_spec("keras_hub") is None:',
+                "    # --no-deps: keras-hub's tensorflow-text would pull a full TensorFlow, which",
+                "    # fights JAX for the TPU (jax-ml/jax#29989). keras-hub 0.30 and later need",
+                "    # Keras 3.15; Colab's TPU runtime may carry an older Keras.",
+                '    keras = tuple(int(part) for part in version("keras").split(".")[:2])',
+                '    hub = "keras-hub" if keras >= (3, 15) else "keras-hub<0.30"',
+                '    print(f"Colab has no keras-hub: installing {hub} without its dependencies")',
+                '    pip = [sys.executable, "-m", "pip", "install", "--quiet"]',
+                '    subprocess.check_call([*pip, "--no-deps", hub])',
+                '    subprocess.check_call([*pip, "kagglehub", "regex", "rich", "tokenizers"])',
                 f"os.makedirs({python_literal(package)}, exist_ok=True)",
             ]
         ),

@@ -14,11 +14,11 @@ import pandas as pd
 import tensorflow as tf
 
 from . import (
+    backbones,
     checkpoints,
     config,
     dataset,
     folds,
-    model,
     plan,
     records,
     scan,
@@ -63,6 +63,7 @@ class Preflight:
     records: dict[str, int] = dataclasses.field(default_factory=dict)  # by split
     run: plan.Plan | None = None
     training: tf.data.Dataset | None = None  # the training batches, built and checked
+    backbone: backbones.Backbone | None = None  # loaded once: train builds its model on it
     skipped: frozenset[str] = frozenset()  # bad training records left out (--bad-records skip)
     sample: pd.DataFrame | None = None
     test_ids: list[str] = dataclasses.field(default_factory=list)  # every test record's id
@@ -231,7 +232,12 @@ def skip(cfg, found, state):
 
 
 def weights(cfg, found, state):
-    return f"weights: {model.check_weights(cfg)}"
+    """Load the backbone's weights as train will use them, so an offline machine without the
+    preset, or a folder of another model, is found before training; train reuses them."""
+    precision = state.run.precision if state.run else "float32"
+    with found.scope():  # a TensorFlow strategy's variables are made in its scope
+        state.backbone = backbones.load(cfg, precision)
+    return f"weights: {cfg.backbone}, {state.backbone.source}"
 
 
 def resume(cfg, found, state):

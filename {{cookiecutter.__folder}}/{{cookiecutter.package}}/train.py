@@ -24,7 +24,7 @@ from . import (
     tfds_sets,
 )
 from .accelerator import Accelerator
-from .config import Config, UserError, output_path
+from .config import Config, UserError, first_line, output_path
 from .files import write_json
 
 
@@ -60,7 +60,7 @@ def train_run(cfg: Config, found: Accelerator) -> dict:
         print(checked.said["skip"])
 
     with found.scope():
-        net = model.build(cfg, found.image_dtype, run.precision)
+        net = model.build(cfg, found.image_dtype, run.precision, checked.backbone)
         model.compile_for_training(
             net, cfg, found.replicas, run.steps_per_epoch, run.steps_per_execution
         )
@@ -125,7 +125,7 @@ def bad_image(cfg: Config, files: dict[str, list[str]], error: Exception) -> Exc
     the last finished epoch is kept."""
     if tfds_sets.name_of(cfg):
         return error  # TFDS checked the set's images when it prepared it
-    print(f"a record did not decode ({model.first_line(error)}); scanning every image")
+    print(f"a record did not decode ({first_line(error)}); scanning every image")
     named_shards = []
     for split, labeled in (("train", True), ("valid", True)):
         shards = scan.scan_split(files.get(split, []), cfg, labeled, decode=True)

@@ -1,0 +1,79 @@
+"""Kaggle's data proxy as kagglehub meets it inside a Kaggle notebook, on loopback, and a
+driver that runs a command as a Kaggle notebook runs it.
+
+Usage (test_kernel.py runs it): python tests/fake_data_proxy.py MOUNTS.json LOG.json COMMAND...
+inside a network namespace that has only loopback. MOUNTS.json gives the mount root and, for
+each model handle (owner/model/framework/variation/version), the folder under that root where
+Kaggle mounts it. The command runs with the variables a Kaggle notebook has, so kagglehub's
+real Kaggle-notebook resolver asks this proxy to attach the model and then reads the files
+from the mount, as on Kaggle. LOG.json gets every request; the exit code is the command's.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# What a Kaggle notebook's environment holds for kagglehub (kagglesdk's kaggle_env and
+# kagglehub's KaggleJwtClient read these).
+TOKENS = {"KAGGLE_USER_SECRETS_TOKEN": "fake-jwt", "KAGGLE_DATA_PROXY_TOKEN": "fake-proxy-token"}
+ATTACH = "/kaggle-jwt-handler/AttachDatasourceUsingJwtRequest"
+
+
+def serve(mounts: dict, log: list) -> ThreadingHTTPServer:
+    """The proxy on a free loopback port: it attaches the models MOUNTS names, and only those."""
+
+    class Proxy(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            log.append({"path": self.path, "json": body, "headers": dict(self.headers)})
+            signed = self.headers.get("X-Kaggle-Authorization") == "Bearer fake-jwt"
+            ref = body.get("modelRef", {})
+            handle = "/".join(
+                ref.get(key, "")
+                for key in ("OwnerSlug", "ModelSlug", "Framework", "InstanceSlug", "VersionNumber")
+            )
+            if self.path == ATTACH and signed and handle in mounts:
+                answer = {"wasSuccessful": True, "result": {"mountSlug": mounts[handle]}}
+                answer["result"]["versionNumber"] = int(ref["VersionNumber"])
+            else:
+                answer = {"wasSuccessful": False, "errors": [f"no model {handle} to attach"]}
+            data = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def main(mounts_file: str, log_file: str, *command: str) -> int:
+    with open(mounts_file) as file:
+        mounts = json.load(file)
+    log = []
+    server = serve(mounts["models"], log)
+    env = {
+        **os.environ,
+        **TOKENS,
+        "KAGGLE_KERNEL_RUN_TYPE": "Interactive",
+        "KAGGLE_DATA_PROXY_URL": f"http://127.0.0.1:{server.server_address[1]}",
+        "KAGGLE_CACHE_MOUNT_FOLDER": mounts["root"],
+    }
+    try:
+        return subprocess.run(command, env=env, check=False).returncode
+    finally:
+        server.shutdown()
+        with open(log_file, "w") as file:
+            json.dump(log, file)
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

@@ -1,0 +1,144 @@
+"""The backbone: a keras-hub preset from Kaggle Models, or a small CNN for CPU demos.
+
+A preset folder holds the architecture (config.json), the ImageNet weights
+(model.weights.h5) and the input scaling those weights were trained with
+(image_converter.json). On a laptop kagglehub downloads it once into its cache; in a Kaggle
+notebook `kernel` has attached the model (kernel-metadata.json's model_sources), and kagglehub
+finds it under /kaggle/input with the internet off. The scaling becomes a layer of our model,
+so the input pipeline hands every backbone the same uint8 images.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+
+import keras
+from keras import layers
+
+from .config import BACKBONES, PATCH_SIZE, Config, UserError, first_line, named
+
+# Synchronized batch statistics make N TensorFlow replicas train exactly as one (JAX's
+# DataParallel already computes them over the global batch).
+SYNC_BATCH_STATISTICS = keras.backend.backend() == "tensorflow"
+OFFLINE_HELP = (
+    "in a Kaggle notebook, attach the model (`kernel` writes it into kernel-metadata.json's "
+    "model_sources); on a laptop, run `doctor` once with the internet on (kagglehub keeps it "
+    "in ~/.cache/kagglehub), or give {weights} a preset folder you copied"
+)
+
+
+@dataclasses.dataclass
+class Backbone:
+    """A backbone with its weights loaded, and what maps 0..255 pixels to its input range."""
+
+    model: keras.Model
+    scale: float | list[float]
+    offset: float | list[float]
+    source: str  # where it came from, as doctor says it
+
+
+def handle(cfg: Config) -> str:
+    """The backbone's Kaggle Models handle; empty for small-cnn."""
+    return BACKBONES[cfg.backbone]
+
+
+def uses_preset(cfg: Config) -> bool:
+    """Whether the backbone comes from a keras-hub preset (its architecture, at least)."""
+    return bool(handle(cfg))
+
+
+def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> Backbone:
+    """The backbone for cfg.image_size, its variables in `precision` (a dtype policy);
+    `with_weights=False` builds the architecture only (trained weights replace them).
+    Call inside the accelerator's scope."""
+    if not uses_preset(cfg):
+        return small_cnn(cfg, with_weights)
+    folder, source = preset_folder(cfg)
+    import keras_hub
+
+    load_weights = with_weights and cfg.weights != "none"
+    size = (cfg.image_size, cfg.image_size, 3)
+    shape = {"image_shape": size} if cfg.backbone in PATCH_SIZE else {}  # resized patch grid
+    try:
+        model = keras_hub.models.Backbone.from_preset(
+            folder, load_weights=load_weights, dtype=precision, **shape
+        )
+        scale, offset = scaling(folder)
+    except Exception as error:  # a folder of another model, or a file cut short
+        raise UserError(
+            f"could not load the keras-hub preset {folder} for {named('backbone')} "
+            f"{cfg.backbone}: {first_line(error)}; give {named('weights')} a preset folder of "
+            f"this backbone ({handle(cfg)} on Kaggle Models), or imagenet"
+        ) from error
+    for layer in model._flatten_layers():
+        if isinstance(layer, layers.BatchNormalization):
+            layer.synchronized = SYNC_BATCH_STATISTICS
+    said = "ImageNet weights" if load_weights else "architecture only"
+    return Backbone(model, scale, offset, f"{said} of {source}")
+
+
+def scaling(folder: str) -> tuple:
+    """The (scale, offset) of the preset's image converter: what its weights were trained on.
+    Read from its image_converter.json, because keras-hub before 0.30 will not construct the
+    converter without tensorflow-text, which Kaggle's TPU image need not have."""
+    with open(os.path.join(folder, "image_converter.json")) as file:
+        config = json.load(file)["config"]
+    scale, offset = config.get("scale"), config.get("offset")
+    if "mean" in config and "variance" in config:  # the older spelling, as keras-hub reads it
+        std = [math.sqrt(variance) for variance in config["variance"]]
+        scale = [(scale or 1.0) / s for s in std]
+        offset = [-mean / s for mean, s in zip(config["mean"], std, strict=True)]
+    return (1.0 if scale is None else scale), (0.0 if offset is None else offset)
+
+
+def preset_folder(cfg: Config) -> tuple[str, str]:
+    """The preset's local folder, and where it came from: Config.weights when it is a folder,
+    else the Kaggle Models handle through kagglehub (downloaded once, or attached on Kaggle)."""
+    if cfg.weights not in ("imagenet", "none"):
+        if not os.path.isfile(os.path.join(cfg.weights, "config.json")):
+            raise UserError(
+                f"{named('weights')} {cfg.weights!r} is neither imagenet, none, nor a keras-hub "
+                "preset folder (one with config.json and model.weights.h5); attach the preset "
+                "(for example as a Kaggle dataset) and give its folder"
+            )
+        return cfg.weights, cfg.weights
+    try:
+        import kagglehub
+
+        folder = kagglehub.model_download(handle(cfg))
+    except Exception as error:  # offline and not in the cache, or the model not attached
+        raise UserError(
+            f"could not get the keras-hub preset {handle(cfg)} for {named('backbone')} "
+            f"{cfg.backbone} from Kaggle Models ({first_line(error)}): "
+            + OFFLINE_HELP.format(weights=named("weights"))
+        ) from error
+    return folder, f"kaggle://{handle(cfg)} at {folder}"
+
+
+def small_cnn(cfg: Config, with_weights: bool) -> Backbone:
+    """A few conv blocks: trains in seconds on a CPU. Config.weights may be a file it saved."""
+    if cfg.weights == "imagenet":
+        raise UserError(
+            f"{named('backbone')} small-cnn has no ImageNet weights; set {named('weights')} none"
+        )
+    if cfg.weights != "none" and not os.path.isfile(cfg.weights):
+        raise UserError(
+            f"{named('weights')} {cfg.weights!r} is neither imagenet, none, nor an existing "
+            "file; attach the .weights.h5 file (for example as a Kaggle dataset) and give its path"
+        )
+    inputs = keras.Input((cfg.image_size, cfg.image_size, 3))
+    x = inputs
+    for filters in (32, 64, 128):
+        x = layers.Conv2D(filters, 3, padding="same", use_bias=False)(x)
+        # momentum 0.9: few steps per epoch.
+        x = layers.BatchNormalization(momentum=0.9, synchronized=SYNC_BATCH_STATISTICS)(x)
+        x = layers.Activation("relu")(x)
+        x = layers.MaxPooling2D()(x)
+    model = keras.Model(inputs, x, name="small_cnn")
+    if with_weights and cfg.weights != "none":
+        model.load_weights(cfg.weights)
+        return Backbone(model, 1 / 255, 0.0, f"weights from {cfg.weights}")
+    return Backbone(model, 1 / 255, 0.0, "trained from scratch")
