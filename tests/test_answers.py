@@ -68,6 +68,6 @@ def test_a_vision_transformer_needs_an_image_size_its_patches_divide(tmp_path, c
     with pytest.raises(FailedHookException):
         bake(tmp_path, backbone="dinov2-small")  # image_size stays 512
     err = capfd.readouterr().err
-    assert "answer image_size=512 must be a multiple of 14 for backbone=dinov2-small" in err
+    assert "answer image_size='512' must be a multiple of 14 for backbone=dinov2-small" in err
     assert "for example image_size=504" in err
     assert list(tmp_path.iterdir()) == []

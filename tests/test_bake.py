@@ -42,8 +42,10 @@ PACKAGE_FILES = [
 ]
 TEST_FILES = [
     "conftest.py",
+    "fake_data_proxy.py",
     "fake_kaggle.py",
     "one_step.py",
+    "presets.py",
     "process_share.py",
     "test_accelerator.py",
     "test_augment.py",
@@ -138,7 +140,8 @@ def test_config_defaults_are_the_answers(baker, python, answers):
     competition = answers.get("competition", "tpu-getting-started")
     assert cfg["competition"] == competition
     if competition == "tpu-getting-started":  # Kaggle's flowers data has one folder per size
-        assert cfg["train_files"] == "tfrecords-jpeg-512x512/train/*.tfrec"
+        size = cfg["image_size"] if cfg["image_size"] in (192, 224, 331) else 512
+        assert cfg["train_files"] == f"tfrecords-jpeg-{size}x{size}/train/*.tfrec"
     else:
         assert cfg["train_files"] == "train/*.tfrec"
 
