@@ -50,6 +50,11 @@ def uses_preset(cfg: Config) -> bool:
     return bool(handle(cfg))
 
 
+def from_kaggle_models(cfg: Config) -> bool:
+    """Whether the preset comes from Kaggle Models (else from the folder in Config.weights)."""
+    return uses_preset(cfg) and cfg.weights in ("imagenet", "none")
+
+
 def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> Backbone:
     """The backbone for cfg.image_size, its variables in `precision` (a dtype policy);
     `with_weights=False` builds the architecture only (trained weights replace them).
@@ -97,7 +102,7 @@ def scaling(folder: str) -> tuple:
 def preset_folder(cfg: Config) -> tuple[str, str]:
     """The preset's local folder, and where it came from: Config.weights when it is a folder,
     else the Kaggle Models handle through kagglehub (downloaded once, or attached on Kaggle)."""
-    if cfg.weights not in ("imagenet", "none"):
+    if not from_kaggle_models(cfg):
         if not os.path.isfile(os.path.join(cfg.weights, "config.json")):
             raise UserError(
                 f"{named('weights')} {cfg.weights!r} is neither imagenet, none, nor a keras-hub "

@@ -128,9 +128,7 @@ def model_sources(cfg: Config) -> list[str]:
     """The backbone's keras-hub preset on Kaggle Models, attached so that it loads with the
     internet off; its config.json is the architecture, so it is needed with weights none too.
     A preset folder given in Config.weights comes from a dataset instead (dataset_sources)."""
-    if not backbones.uses_preset(cfg) or cfg.weights not in ("imagenet", "none"):
-        return []
-    return [backbones.handle(cfg)]
+    return [backbones.handle(cfg)] if backbones.from_kaggle_models(cfg) else []
 
 
 def with_pushed_records(cfg: Config) -> tuple[Config, list[str]]:
