@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from {{ cookiecutter.package }}.config import PRESETS, Config
+from {{ cookiecutter.package }}.config import from_preset
 
 PROJECT = Path(__file__).resolve().parents[1]
 # Run a command in a network namespace of its own, with only loopback: nothing it does can
@@ -45,7 +45,7 @@ def preset(tmp_path_factory):
 @pytest.fixture
 def demo_cfg(demo_dir, tmp_path):
     """The demo preset cut to one tiny epoch, writing into this test's own folder."""
-    cfg = Config(**PRESETS["demo"])
+    cfg = from_preset("demo")
     return dataclasses.replace(
         cfg,
         data_dir=str(demo_dir),

@@ -18,7 +18,7 @@ import argparse
 import numpy as np
 
 from {{ cookiecutter.package }} import accelerator
-from {{ cookiecutter.package }}.config import PRESETS, Config
+from {{ cookiecutter.package }}.config import from_preset
 
 GLOBAL_BATCH = 32
 
@@ -27,9 +27,9 @@ def main(
     data_dir, replicas, output, coordinator="", num_processes=1, process_id=0, preset=""
 ) -> None:
     backbone = {"backbone": "efficientnet-b0", "weights": preset} if preset else {}
-    cfg = Config(
-        **{
-            **PRESETS["demo"],
+    cfg = from_preset(
+        "demo",
+        {
             **backbone,
             "data_dir": data_dir,
             "batch_size": GLOBAL_BATCH // replicas,
@@ -42,7 +42,7 @@ def main(
             "coordinator": coordinator,
             "num_processes": num_processes,
             "process_id": process_id,
-        }
+        },
     )
     found = accelerator.detect(cfg)  # before Keras is imported
     import keras

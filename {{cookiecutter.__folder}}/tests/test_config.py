@@ -1,18 +1,20 @@
 """Config fields, flags, presets and where the data is looked for."""
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 
-from {{ cookiecutter.package }} import config
+from {{ cookiecutter.package }} import config, preflight, records
 from {{ cookiecutter.package }}.__main__ import main, parser
 from {{ cookiecutter.package }}.config import PRESETS, Config, UserError
+from {{ cookiecutter.package }}.submission import load_sample
 
 
 def test_every_field_is_a_flag_of_its_type():
     """Each config field can be set from the command line and keeps its type."""
-    fields = dataclasses.fields(Config)
+    fields = config.knobs()
     values = {"int": "7", "float": "0.5", "str": "x"}
     argv = ["train"]
     for field in fields:
@@ -93,3 +95,53 @@ def test_a_missing_package_is_named_with_the_command_that_installs_it(capsys, mo
     assert "`train` needs tensorflow, which is not installed here" in err
     assert "-m pip install tensorflow-cpu (Colab's TPU runtime ships none)" in err
     assert "Traceback" not in err
+
+
+def manifest_folder(folder: Path) -> Path:
+    """A records folder whose manifest says 7 classes and the CSV's image_id column."""
+    folder.mkdir()
+    manifest = {"folds": 1, "test": {"records": 0}, "num_classes": 7, "classes": None}
+    manifest |= {"id_column": "image_id", "label_column": "label", "multi_label": False}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def test_a_value_given_wins_over_the_manifest_even_when_it_equals_the_default(tmp_path):
+    """--num-classes 5 where 5 is the default is still the user's: the manifest's 7 fills only
+    what was not given, and doctor says where each value came from."""
+    folder = str(manifest_folder(tmp_path / "records"))
+    default = Config().num_classes
+    flags = ["doctor", "--data-dir", folder, "--num-classes", str(default)]
+    filled, _ = records.with_manifest(config.from_flags(parser().parse_args(flags)))
+    assert filled.num_classes == default
+    assert (filled.id_column, config.origin(filled, "id_column")) == ("image_id", "manifest")
+    said = preflight.values(filled, None, None)
+    assert f"num_classes = {default} (flag)" in said
+    assert "id_column = 'image_id' (manifest)" in said
+
+    assert records.with_manifest(Config(data_dir=folder))[0].num_classes == 7
+    assert records.with_manifest(Config(data_dir=folder, num_classes=default))[0].num_classes == (
+        default
+    )
+    set_later = Config(data_dir=folder)
+    set_later.num_classes = default  # a notebook cell after the config cell
+    filled = records.with_manifest(set_later)[0]
+    assert (filled.num_classes, config.origin(filled, "num_classes")) == (default, "notebook")
+
+
+def test_a_path_given_is_used_from_where_you_run_and_refused_when_missing(tmp_path, monkeypatch):
+    """The README's --sample-submission data/sample_submission.csv is that file, not one
+    inside --data-dir; a path given that does not exist stops the run."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "sample_submission.csv").write_text("image_id,label\nt0.jpg,0\n")
+    flags = ["predict", "--data-dir", "data/records"]
+    given = config.from_flags(
+        parser().parse_args([*flags, "--sample-submission", "data/sample_submission.csv"])
+    )
+    assert load_sample(given)["image_id"].tolist() == ["t0.jpg"]
+    missing = config.from_flags(parser().parse_args([*flags, "--sample-submission", "data/x.csv"]))
+    with pytest.raises(UserError, match=r"data/x.csv \(Config.sample_submission / --sample-submi"):
+        load_sample(missing)
+    # Left out, it is looked up in the data folder, and may be missing (rows sorted by id).
+    assert load_sample(config.from_flags(parser().parse_args(flags))) is None

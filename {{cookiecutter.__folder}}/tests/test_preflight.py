@@ -241,7 +241,7 @@ def test_imagenet_weights_that_cannot_be_downloaded_stop_doctor_and_train(demo_d
 def trained_once(tmp_path_factory, demo_dir):
     """The output of one short demo run: checkpoint, trained weights and what made them."""
     cfg = dataclasses.replace(
-        Config(**config.PRESETS["demo"]),
+        config.from_preset("demo"),
         data_dir=str(demo_dir),
         output_dir=str(tmp_path_factory.mktemp("trained") / "output"),
         epochs=1,
@@ -287,7 +287,7 @@ def test_resuming_with_another_learning_rate_continues_and_says_what_changed(tra
 
 
 def test_predict_refuses_weights_trained_for_another_model_before_building_it(trained, no_model):
-    other = dataclasses.replace(trained, num_classes=12)
+    other = dataclasses.replace(trained, num_classes=12, class_names="")
     with pytest.raises(UserError) as caught:
         predict(other)
     assert str(caught.value) == (

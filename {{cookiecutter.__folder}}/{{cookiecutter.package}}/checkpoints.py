@@ -28,7 +28,7 @@ from .files import write_json, written_whole
 # Fields that say where a run happens, not what it trains: a checkpoint does not record them.
 WHERE_IT_RUNS = (
     "data_dir", "output_dir", "resume", "backend", "simulate_replicas", "coordinator",
-    "coordinator_timeout", "num_processes", "process_id",
+    "coordinator_timeout", "num_processes", "process_id", "sources",
 )  # fmt: skip
 # What shapes the model and the data it learns from, and where in the learning-rate schedule
 # an epoch starts: resuming with any of these changed would continue another run.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import itertools
 import math
 import os
@@ -33,7 +34,12 @@ BACKBONES = {
 }
 # A vision transformer cuts the image into patches: its size must be a multiple of theirs.
 PATCH_SIZE = {"dinov2-small": 14}
-METRICS = ("macro_f1", "accuracy")
+# macro_f1 and accuracy score one class per image; roc_auc (mean over the classes) scores
+# probabilities, as probability-column submissions are scored; samples_f1 scores several
+# labels per image.
+METRICS = ("macro_f1", "accuracy", "roc_auc", "samples_f1")
+# What submission.csv holds besides the id: auto follows the sample's columns.
+SUBMISSIONS = ("auto", "labels", "probabilities")
 BACKENDS = ("tensorflow", "jax")
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
@@ -57,7 +63,8 @@ def knob(default, help):
 
 @dataclasses.dataclass
 class Config:
-    # The competition and its files. Patterns are relative to data_dir unless absolute or gs://.
+    # The competition and its files. Defaults are looked up in data_dir; a path you give is
+    # used as given (relative to where you run, or absolute, or gs://).
     competition: str = knob(COMPETITION, "Kaggle competition slug")
     data_dir: str = knob(
         "", "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's input, data/"
@@ -70,8 +77,11 @@ class Config:
     image_key: str = knob("image", "feature holding JPEG bytes")
     label_key: str = knob("class", "feature holding the int64 class")
     id_key: str = knob("id", "feature holding the string id")
-    id_column: str = knob("id", "submission column for ids")
-    label_column: str = knob("label", "submission column for predicted classes")
+    id_column: str = knob("id", "column of ids (CSV and submission); default: the sample's first")
+    label_column: str = knob("label", "column of labels (CSV and submission)")
+    submission: str = knob("auto", "auto: as the sample's columns say; labels; probabilities")
+    class_names: str = knob("", "class names in class order, comma-separated; empty: the data's")
+    multi_label: bool = knob(False, "several labels per image (sigmoid, per-class thresholds)")
     # The model.
     image_size: int = knob({{ cookiecutter.image_size }}, "square size images are resized to")
     num_classes: int = knob({{ cookiecutter.num_classes }}, "number of classes")
@@ -104,13 +114,76 @@ class Config:
     coordinator_timeout: int = knob(60, "seconds to wait for every process to join; then stop")
     num_processes: int = knob(1, "processes training together (JAX); each runs the same command")
     process_id: int = knob(0, "this process's number, 0 to num_processes - 1")
+    # Where each value came from, by field: "flag", "notebook", "preset NAME" or "manifest";
+    # a field not listed holds its default. Not a knob: Config fills it (see `given`).
+    sources: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
+        self.sources = dict(self.sources)  # a copy's changes stay its own
         wrong = problems(self)
         if wrong:
             raise UserError("; ".join(wrong))
+        object.__setattr__(self, "_made", True)
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name != "sources" and self.__dict__.get("_made"):  # a notebook cell: cfg.epochs = 3
+            self.sources[name] = "notebook"
 
 
+def remember_given(init):
+    """Config(epochs=3) records epochs as given in the notebook, so the records' manifest
+    never replaces it, even when 3 is the default. dataclasses.replace passes `sources` on."""
+
+    @functools.wraps(init)
+    def made(self, **values):
+        values.setdefault("sources", dict.fromkeys(values, "notebook"))
+        init(self, **values)
+
+    return made
+
+
+Config.__init__ = remember_given(Config.__init__)
+
+
+def knobs() -> list[dataclasses.Field]:
+    """The fields a user sets: every field of Config but `sources`."""
+    return [field for field in dataclasses.fields(Config) if "help" in field.metadata]
+
+
+def given(cfg: Config, name: str) -> bool:
+    """Whether the user gave this field (a flag, the notebook, a preset): what the records'
+    manifest must not replace, and a path that is used as given."""
+    return cfg.sources.get(name) not in (None, "manifest")
+
+
+def typed(cfg: Config, name: str) -> bool:
+    """Whether the user typed this value (a flag, the notebook), not a preset or the data."""
+    return cfg.sources.get(name) in ("flag", "notebook")
+
+
+def filled(cfg: Config, found: dict) -> Config:
+    """The config with what the data says (a records manifest, a TFDS set) for the fields the
+    user did not give."""
+    chosen = {name: value for name, value in found.items() if not given(cfg, name)}
+    classes = chosen.get("num_classes", cfg.num_classes)
+    names = names_in(chosen["class_names"]) if chosen.get("class_names") else []
+    if len(names) > classes:  # the user gave fewer classes than the data names: which is which?
+        del chosen["class_names"]
+    elif names:  # more: the classes the data does not name keep their numbers
+        chosen["class_names"] = ",".join(names + [str(n) for n in range(len(names), classes)])
+    sources = {**cfg.sources, **dict.fromkeys(chosen, "manifest")}
+    return dataclasses.replace(cfg, **chosen, sources=sources)
+
+
+def origin(cfg: Config, name: str) -> str:
+    """Where a field's value came from, as doctor and messages say it."""
+    return cfg.sources.get(name, "default")
+
+
+# Fields that name files: a value the user typed is used as given, the others (defaults, a
+# preset's, the manifest's) are looked up in the data folder.
+FILE_FIELDS = ("train_files", "valid_files", "test_files", "sample_submission")
 # Fields that name features of the records, and columns of the submission: each its own.
 FEATURE_FIELDS = ("image_key", "label_key", "id_key")
 COLUMN_FIELDS = ("id_column", "label_column")
@@ -123,7 +196,7 @@ def problems(cfg: Config) -> list[str]:
 
     Run at construction and again before every run: a notebook may change a field after.
     """
-    fields = dataclasses.fields(Config)
+    fields = knobs()
     wrong_type = [
         f"{named(field.name)} = {getattr(cfg, field.name)!r}: must be {KIND_NAMES[field.type]}"
         for field in fields
@@ -174,6 +247,12 @@ def problems(cfg: Config) -> list[str]:
             ),
         ),
         ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),
+        ("submission", cfg.submission in SUBMISSIONS, "one of " + ", ".join(SUBMISSIONS)),
+        (
+            "class_names",
+            not cfg.class_names or len(names_in(cfg.class_names)) == cfg.num_classes,
+            f"{cfg.num_classes} names ({named('num_classes')}), comma-separated",
+        ),
         ("steps_per_execution", cfg.steps_per_execution >= 0, "0 or more"),
         ("precision", cfg.precision in PRECISIONS, "one of " + ", ".join(PRECISIONS)),
         ("backend", cfg.backend in ("", *BACKENDS), "empty or one of " + ", ".join(BACKENDS)),
@@ -207,6 +286,10 @@ def problems(cfg: Config) -> list[str]:
     return wrong
 
 
+def names_in(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",")]
+
+
 def nearest_multiple(size: int, multiple: int) -> str:
     below = size // multiple * multiple
     return " or ".join(str(n) for n in (below, below + multiple) if 32 <= n <= 1024)
@@ -230,6 +313,9 @@ PRESETS = {
         "test_files": "test/*.tfrec",
         "image_size": 32,
         "num_classes": 10,
+        # Named, so the pictures and the per-class report read as words; the sample's labels
+        # are numbers, so submission.csv still carries numbers.
+        "class_names": "zero,one,two,three,four,five,six,seven,eight,nine",
         "backbone": "small-cnn",
         "weights": "none",
         "batch_size": 32,
@@ -256,7 +342,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--preset", choices=sorted(PRESETS), help="start from a named set of values"
     )
-    for field in dataclasses.fields(Config):
+    for field in knobs():
         kind = {"int": int, "float": float, "str": str, "bool": bool}[field.type]
         default = f" (default: {field.default})"
         if kind is bool:
@@ -278,10 +364,20 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def from_flags(args: argparse.Namespace) -> Config:
-    names = {field.name for field in dataclasses.fields(Config)}
-    given = {name: value for name, value in vars(args).items() if name in names}
-    preset = PRESETS[args.preset] if getattr(args, "preset", None) else {}
-    return Config(**{**preset, **given})
+    names = {field.name for field in knobs()}
+    flags = {name: value for name, value in vars(args).items() if name in names}
+    name = getattr(args, "preset", None)
+    if name:
+        return from_preset(name, flags, "flag")
+    return Config(**flags, sources=dict.fromkeys(flags, "flag"))
+
+
+def from_preset(name: str, changes: dict | None = None, source: str = "notebook") -> Config:
+    """A preset's values, then `changes` (given in the notebook, or as flags): the preset's
+    file patterns stay in its data folder, as defaults do."""
+    changes = changes or {}
+    sources = {**dict.fromkeys(PRESETS[name], f"preset {name}"), **dict.fromkeys(changes, source)}
+    return Config(**{**PRESETS[name], **changes}, sources=sources)
 
 
 def on_kaggle() -> bool:
@@ -311,11 +407,17 @@ def data_path(cfg: Config, pattern: str) -> str:
     return os.path.join(folder, pattern)
 
 
-def is_default(cfg: Config, name: str) -> bool:
-    """Whether a field still holds its default: a value the user did not give."""
-    return getattr(cfg, name) == next(
-        f.default for f in dataclasses.fields(Config) if f.name == name
-    )
+def field_path(cfg: Config, name: str) -> str:
+    """The path (or pattern) a file field names: as given when the user gave it, as every
+    command-line tool reads a path; a default, a preset's or the manifest's, in the data folder."""
+    value = getattr(cfg, name)
+    return value if typed(cfg, name) else data_path(cfg, value)
+
+
+def class_names(cfg: Config) -> list[str] | None:
+    """The classes' names in class order (Config.class_names, filled from the records'
+    manifest or the TFDS set), or None when the classes are only numbers."""
+    return names_in(cfg.class_names) if cfg.class_names else None
 
 
 def output_dir(cfg: Config) -> Path:

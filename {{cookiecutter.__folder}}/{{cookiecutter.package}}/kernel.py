@@ -18,7 +18,17 @@ from pathlib import Path
 import nbformat
 
 from . import backbones
-from .config import KAGGLE_INPUT, Config, UserError, named, resolve_data_dir
+from .config import (
+    FILE_FIELDS,
+    KAGGLE_INPUT,
+    Config,
+    UserError,
+    field_path,
+    knobs,
+    named,
+    resolve_data_dir,
+    typed,
+)
 from .files import output_folder, write_json, written_whole
 
 PACKAGE = Path(__file__).resolve().parent
@@ -152,7 +162,7 @@ def dataset_sources(cfg: Config, user: str, datasets) -> list[str]:
     """The datasets to attach: those given, and one for each Config path under Kaggle's input
     folder that is not the competition's (an attached weights file, say), as the user's own."""
     attached = list(datasets)
-    for field in dataclasses.fields(Config):
+    for field in knobs():
         value = getattr(cfg, field.name)
         if not isinstance(value, str) or not value.startswith(f"{KAGGLE_INPUT}/"):
             continue
@@ -170,8 +180,10 @@ def config_source(cfg: Config, accelerator: str) -> str:
     """The config cell: every value that differs from the defaults, then the rest as comments."""
     defaults = Config()
     given, rest = [], []
-    for field in dataclasses.fields(Config):
+    for field in knobs():
         value = getattr(cfg, field.name)
+        if field.name in FILE_FIELDS and value and not typed(cfg, field.name):
+            value = field_path(cfg, field.name)  # a preset's file, in its data folder
         line = f"{field.name}={python_literal(value)},"
         if value != getattr(defaults, field.name):
             given.append(f"    {line}")

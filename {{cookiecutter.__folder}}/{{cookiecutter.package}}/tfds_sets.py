@@ -11,12 +11,11 @@ For such a set, train_files, valid_files and test_files hold TFDS split strings
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import tensorflow as tf
 
-from .config import Config, UserError, is_default, named, resolve_data_dir
+from .config import Config, UserError, filled, named, resolve_data_dir
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
@@ -94,8 +93,7 @@ def fold_splits(folds: int, held_out: int) -> tuple[str, str]:
 
 
 def with_splits(cfg: Config) -> tuple[Config, dict]:
-    """The config with the set's splits and classes wherever it holds the default (values
-    given win), and what `doctor` shows of the set, in the shape of a records manifest."""
+    """The config with the set's splits and classes for the fields the user did not give, and what `doctor` shows of the set, in the shape of a records manifest."""
     name = name_of(cfg)
     builder = prepared(name)
     _, label = image_and_label(builder)
@@ -116,8 +114,8 @@ def with_splits(cfg: Config) -> tuple[Config, dict]:
         "valid_files": validation,
         "test_files": "test" if "test" in splits else "",
         "num_classes": len(classes),
+        "class_names": ",".join(classes),
     }
-    chosen = {field: value for field, value in found.items() if is_default(cfg, field)}
     manifest = {
         "tfds": f"{builder.name} {builder.info.version}",
         "folds": folds,
@@ -125,7 +123,7 @@ def with_splits(cfg: Config) -> tuple[Config, dict]:
         "num_classes": len(classes),
         "splits": {split: info.num_examples for split, info in builder.info.splits.items()},
     }
-    return dataclasses.replace(cfg, **chosen), manifest
+    return filled(cfg, found), manifest
 
 
 def describe(cfg: Config, manifest: dict) -> str:
