@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import tensorflow as tf
 from PIL import Image
 
-from {{ cookiecutter.package }} import dataset, image_records, records
+from {{ cookiecutter.package }} import dataset, image_records, records, scan
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.config import Config, UserError
 from {{ cookiecutter.package }}.predict import predict
@@ -49,7 +50,7 @@ def competition(folder: Path, counts: dict[str, int], group_size: int = 0) -> Pa
     write_csv(
         folder / "sample_submission.csv",
         ["image_id", "label"],
-        [(f"t{n}", "cat") for n in range(6)],
+        [(f"t{n}.jpg", "cat") for n in range(6)],
     )
     return folder
 
@@ -91,6 +92,7 @@ def test_images_and_a_csv_become_records_the_loader_reads_back_whole(tmp_path):
     folder = competition(tmp_path, {"cat": 12, "dog": 9, "owl": 6})
     manifest = write(folder)
     assert manifest["classes"] == ["cat", "dog", "owl"] and manifest["num_classes"] == 3
+    assert manifest["multi_label"] is False
     cfg, found = records.with_manifest(
         dataclasses.replace(Config(), data_dir=str(folder / "records"), image_size=32)
     )
@@ -238,5 +240,187 @@ def test_train_and_predict_on_the_records_need_no_file_flags_and_submit_class_na
     )  # fmt: skip
     train(run)
     submission = read_csv(predict(run))
-    assert [row["image_id"] for row in submission] == [f"t{n}" for n in range(6)]
+    assert [row["image_id"] for row in submission] == [f"t{n}.jpg" for n in range(6)]
     assert {row["label"] for row in submission} <= {"cat", "dog", "owl"}
+
+
+def tiny_jpeg(path: Path, shade: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.full((24, 24, 3), shade, np.uint8)).save(path, quality=90)
+
+
+def test_a_cassava_style_csv_of_file_names_needs_no_id_or_label_flags(tmp_path):
+    """Cassava's train.csv is image_id,label with ids such as 1000015157.jpg: the records keep
+    the ids as the CSV spells them, and the manifest names the columns predict uses."""
+    rows = [(f"{1000015157 + number}.jpg", str(number % 3)) for number in range(12)]
+    for name, label in rows:
+        tiny_jpeg(tmp_path / "train_images" / name, 40 * int(label))
+    write_csv(tmp_path / "train.csv", ["image_id", "label"], rows)
+    flags = ["--images", str(tmp_path / "train_images"), "--csv", str(tmp_path / "train.csv")]
+    assert main(["records", *flags, "--output", str(tmp_path / "records"), "--folds", "2"]) == 0
+    manifest = json.loads((tmp_path / "records" / "manifest.json").read_text())
+    assert (manifest["id_column"], manifest["label_column"]) == ("image_id", "label")
+    assert manifest["classes"] is None and manifest["num_classes"] == 3
+    back = {row["id"]: str(row["class"]) for row in read_back(tmp_path / "records")}
+    assert back == dict(rows)
+
+
+def test_test_record_ids_are_file_names_with_their_extension_and_subfolder(tmp_path):
+    folder = competition(tmp_path, {"cat": 3, "dog": 3, "owl": 3})
+    tiny_jpeg(folder / "test" / "sub" / "t6.jpg", 90)
+    image_records.write_records(
+        Config(folds=1), str(folder / "train"), str(folder / "train.csv"),
+        str(folder / "records"), test_images=str(folder / "test"),
+    )  # fmt: skip
+    spec = {"id": tf.io.FixedLenFeature([], tf.string)}
+    files = [str(path) for path in (folder / "records" / "test").glob("*.tfrec")]
+    parsed = tf.data.TFRecordDataset(files).map(lambda r: tf.io.parse_single_example(r, spec))
+    ids = sorted(row["id"].decode() for row in parsed.as_numpy_iterator())
+    assert ids == sorted([*(f"t{n}.jpg" for n in range(6)), "sub/t6.jpg"])
+
+
+def test_a_csv_whose_columns_name_no_image_asks_for_the_id_column(tmp_path):
+    for number in range(4):
+        tiny_jpeg(tmp_path / "train_images" / f"img{number}.jpg", 60)
+    write_csv(tmp_path / "train.csv", ["name", "label"], [(f"photo{n}", "cat") for n in range(4)])
+    with pytest.raises(UserError) as caught:
+        image_records.write_records(
+            Config(folds=1), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
+            str(tmp_path / "records"),
+        )  # fmt: skip
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'train.csv'}: no column names the images in ")
+    assert "its columns are name, label" in message and "--id-column" in message
+
+
+def test_a_label_column_that_cannot_be_told_asks_for_it(tmp_path):
+    for number in range(4):
+        tiny_jpeg(tmp_path / "train_images" / f"img{number}.jpg", 60)
+    rows = [(f"img{n}", "cat", "left") for n in range(4)]
+    write_csv(tmp_path / "train.csv", ["image", "species", "side"], rows)
+    with pytest.raises(UserError) as caught:
+        image_records.write_records(
+            Config(folds=1), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
+            str(tmp_path / "records"),
+        )  # fmt: skip
+    wanted = "its columns are image, species, side (ids in 'image'), none named 'label'; set "
+    assert wanted + "Config.label_column / --label-column" in str(caught.value)
+
+
+PLANT_LABELS = [
+    "healthy", "scab", "scab frog_eye_leaf_spot", "rust", "frog_eye_leaf_spot",
+    "complex", "powdery_mildew", "rust frog_eye_leaf_spot", "healthy", "scab",
+]  # fmt: skip
+
+
+def plant_pathology(folder: Path, count: int) -> list[tuple[str, str]]:
+    """Plant Pathology 2021's layout: train_images/<hex>.jpg and train.csv with image,labels,
+    some labels naming several diseases."""
+    rows = [(f"{number:016x}.jpg", PLANT_LABELS[number % 10]) for number in range(count)]
+    for number, (name, _) in enumerate(rows):
+        tiny_jpeg(folder / "train_images" / name, 8 * number)
+    write_csv(folder / "train.csv", ["image", "labels"], rows)
+    return rows
+
+
+def read_back_multi_hot(records_dir: Path, num_classes: int) -> list[dict]:
+    spec = {
+        "id": tf.io.FixedLenFeature([], tf.string),
+        "class": tf.io.FixedLenFeature([num_classes], tf.int64),
+        "fold": tf.io.FixedLenFeature([], tf.int64),
+    }
+    files = sorted(str(path) for path in (records_dir / "train").glob("*.tfrec"))
+    parsed = tf.data.TFRecordDataset(files).map(lambda r: tf.io.parse_single_example(r, spec))
+    return [
+        {"id": row["id"].decode(), "class": row["class"].tolist(), "fold": int(row["fold"])}
+        for row in parsed.as_numpy_iterator()
+    ]
+
+
+def test_several_labels_per_image_become_multi_hot_records_in_stratified_folds(tmp_path):
+    rows = plant_pathology(tmp_path, 30)
+    manifest = image_records.write_records(
+        Config(folds=3), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
+        str(tmp_path / "records"),
+    )  # fmt: skip
+    classes = ["complex", "frog_eye_leaf_spot", "healthy", "powdery_mildew", "rust", "scab"]
+    assert manifest["multi_label"] is True and manifest["classes"] == classes
+    assert (manifest["id_column"], manifest["label_column"]) == ("image", "labels")
+    back = read_back_multi_hot(tmp_path / "records", len(classes))
+    held = {row["id"]: {classes[n] for n, v in enumerate(row["class"]) if v} for row in back}
+    assert held == {name: set(labels.split()) for name, labels in rows}
+    assert sorted(row["id"] for row in back) == sorted(name for name, _ in rows)  # each once
+    per_fold = manifest["train"]["per_fold"]
+    for fold in range(3):
+        in_fold = [row for row in back if row["fold"] == fold]
+        assert per_fold[str(fold)]["records"] == len(in_fold) == 10
+        holding = collections.Counter(n for row in in_fold for n, v in enumerate(row["class"]) if v)
+        assert per_fold[str(fold)]["classes"] == {str(n): c for n, c in sorted(holding.items())}
+
+
+def test_multi_hot_records_pass_the_checks_of_a_run_the_manifest_makes_multi_label(tmp_path):
+    plant_pathology(tmp_path, 20)
+    image_records.write_records(
+        Config(folds=2), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
+        str(tmp_path / "records"),
+    )  # fmt: skip
+    cfg, _ = records.with_manifest(Config(data_dir=str(tmp_path / "records"), image_size=32))
+    assert cfg.multi_label and cfg.num_classes == 6
+    files = records.find_checked(cfg, "train_files", labeled=True)
+    assert all(not shard.problems for shard in scan.scan_split(files, cfg, labeled=True))
+
+
+def test_whole_number_labels_of_a_multi_label_csv_sort_as_numbers():
+    classes, rows, rarest = image_records.multi_hot(pd.Series(["10 2", "2", "9 2"]))
+    assert classes == ["2", "9", "10"]
+    assert rows.tolist() == [[1, 0, 1], [1, 0, 0], [1, 1, 0]]
+    assert rarest == [2, 0, 1]  # each image's least common label stratifies its fold
+
+
+def multi_hot_shard(path: Path, rows: list[list[int]]) -> str:
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for row in rows:
+            label = tf.train.Feature(int64_list=tf.train.Int64List(value=row))
+            image = tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"jpeg"]))
+            features = tf.train.Features(feature={"image": image, "class": label})
+            example = tf.train.Example(features=features)
+            writer.write(example.SerializeToString())
+    return str(path)
+
+
+def test_a_multi_hot_shard_checked_as_single_label_says_to_set_multi_label(tmp_path):
+    shard = multi_hot_shard(tmp_path / "00-3.tfrec", [[0, 1, 0], [1, 1, 0], [0, 0, 1]])
+    with pytest.raises(UserError) as caught:
+        records.check_labels(shard, "class", 3)
+    assert str(caught.value).startswith(f"{shard}: record 0 holds 3 values in 'class': ")
+    assert "set Config.multi_label / --multi-label" in str(caught.value)
+    records.check_labels(shard, "class", 3, multi_label=True)  # and they are good multi-hot rows
+    found = scan.scan_shard(shard, Config(num_classes=3), labeled=True)
+    assert found.describe() == (
+        f"{shard}: 3 of 3 records have multi-hot rows in 'class' (several labels per image), "
+        "and this run expects one class number; set Config.multi_label / --multi-label "
+        "(first: record 0)"
+    )
+
+
+def test_single_label_records_checked_as_multi_label_say_to_unset_it(tmp_path):
+    rows = [{"image": b"jpeg", "class": n % 3} for n in range(4)]
+    shard = records.write_shards(str(tmp_path), rows, 1, 8)[0]
+    with pytest.raises(UserError, match=r"record 0 holds 1 values in 'class': one class number"):
+        records.check_labels(shard, "class", 3, multi_label=True)
+    found = scan.scan_shard(shard, Config(num_classes=3, multi_label=True), labeled=True)
+    assert "4 of 4 records have one class number in 'class'" in found.describe()
+    assert "set Config.multi_label / --multi-label to False" in found.describe()
+
+
+def test_a_multi_hot_row_of_another_length_or_value_is_named_with_its_record(tmp_path):
+    shard = multi_hot_shard(tmp_path / "00-3.tfrec", [[0, 1, 0], [1, 0, 0, 1], [0, 2, 1]])
+    with pytest.raises(UserError, match=r"record 1 holds 4 values .* set num_classes to 4"):
+        records.check_labels(shard, "class", 3, multi_label=True)
+    found = scan.scan_shard(shard, Config(num_classes=3, multi_label=True), labeled=True)
+    assert found.problems == {
+        "have multi-hot rows in 'class' of another length than 3 "
+        "(Config.num_classes / --num-classes)": 1,
+        "have multi-hot rows in 'class' with values not 0 or 1": 1,
+    }
+    assert list(found.first.values()) == [1, 2]  # the record each problem is first met in

@@ -1,14 +1,23 @@
 """A competition's images and CSV become sharded TFRecords with folds, and a manifest.
 
     python -m {{ cookiecutter.package }} records --images train_images --csv train.csv --output records \
-        [--id-column image_id] [--label-column label] [--group-column patient] [--folds 5] \
-        [--resize 512] [--test-images test_images]
+        [--group-column patient] [--folds 5] [--resize 512] [--test-images test_images] \
+        [--id-column image_id] [--label-column label] [--multi-label]
 
 writes
     <output>/train/fold0-00-<records>.tfrec ...  image (JPEG), class, id, fold: one fold a file
-    <output>/test/00-<records>.tfrec ...         image, id (the file name without extension)
+    <output>/test/00-<records>.tfrec ...         image, id (the file's path under --test-images,
+                                                 extension included: t0.jpg, sub/t0.jpg)
     <output>/manifest.json                       shards, records per fold and class, class
-                                                 names, image sizes, skipped files, the command
+                                                 names, the CSV columns used, multi_label,
+                                                 image sizes, skipped files, the command
+
+Ids stay as the competition spells them. Without --id-column the id column is the one whose
+values name the most images; without --label-column the labels are in "label", else in the
+one column left. A label of several space-separated names (`scab frog_eye_leaf_spot`), or
+--multi-label, makes the competition multi-label: "class" is then a multi-hot row (1 for each
+label the image has, one value per class), and folds are stratified by each image's rarest
+label.
 
 Images are decoded in parallel over the cores (images.py), shards of about 150 MB are
 written under a .partial name and renamed when whole, and the manifest comes last: a killed
@@ -18,6 +27,7 @@ manifest (records.with_manifest), so `train --data-dir <output>` needs no other 
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import multiprocessing
 import os
@@ -29,7 +39,7 @@ import pandas as pd
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from tqdm.auto import tqdm
 
-from .config import Config, UserError, named
+from .config import Config, UserError, given, named
 from .files import MANIFEST, output_folder, write_json
 from .images import Prepared, prepare_all
 
@@ -46,38 +56,47 @@ def write_records(
     recorded in the manifest as what made it."""
     output = Path(output)
     refuse_unusable_output(output)
-    rows = read_rows(csv, cfg.id_column, cfg.label_column, group_column)
+    rows = read_csv(csv)
     files = image_files(images, "--images")
-    rows["path"] = [files.get(key, "") for key in rows[cfg.id_column]]
+    id_column = find_id_column(cfg, rows, files, csv, images, group_column)
+    label_column = find_label_column(cfg, rows, csv, id_column, group_column)
+    check_rows(rows, csv, id_column, label_column, group_column)
+    rows["path"] = [files.get(key, "") for key in rows[id_column]]
     skipped = [
         {"file": os.path.join(images, key), "reason": f"no image for this id in {csv}"}
-        for key in rows.loc[rows["path"] == "", cfg.id_column]
+        for key in rows.loc[rows["path"] == "", id_column]
     ]
     rows = rows[rows["path"] != ""].reset_index(drop=True)
-    classes, labels = label_numbers(rows[cfg.label_column], csv, cfg.label_column)
-    rows["number"] = labels
+    multi_label = cfg.multi_label or holds_several(rows[label_column], csv, label_column)
+    if multi_label:
+        classes, rows["number"], rows["stratum"] = multi_hot(rows[label_column])
+    else:
+        classes, labels = label_numbers(rows[label_column], csv, label_column)
+        rows["number"] = rows["stratum"] = labels
     rows["fold"] = assign_folds(rows, cfg.folds, cfg.seed, group_column, csv)
-    sizes, kept = [], []  # filled as images are written: (width, height), (fold, number)
+    sizes, kept = [], []  # filled as images are written: (width, height), (fold, classes held)
     train, test = [], []
     with worker_pool() as pool:
         for fold in range(max(cfg.folds, 1)):
             chosen = rows[rows["fold"] == fold]
-            part = pd.DataFrame({"id": chosen[cfg.id_column], **chosen[["path", "number", "fold"]]})
+            part = pd.DataFrame({"id": chosen[id_column], **chosen[["path", "number", "fold"]]})
             where = (output, "train", f"fold{fold}-")
             train += write_split(pool, *where, part, resize, skipped, sizes, kept)
         if test_images:
             found = sorted(set(image_files(test_images, "--test-images").values()))
-            part = pd.DataFrame({"id": [Path(path).stem for path in found], "path": found})
+            ids = [Path(path).relative_to(test_images).as_posix() for path in found]
+            part = pd.DataFrame({"id": ids, "path": found})
             test = write_split(pool, output, "test", "", part, resize, skipped, sizes, [])
     manifest = {
         "command": command,
         "csv": csv,
         "images": images,
         "test_images": test_images,
-        "id_column": cfg.id_column,
-        "label_column": cfg.label_column,
+        "id_column": id_column,
+        "label_column": label_column,
         "group_column": group_column,
         "classes": classes,
+        "multi_label": multi_label,
         "num_classes": len(classes) if classes else int(rows["number"].max()) + 1,
         "folds": cfg.folds,
         "seed": cfg.seed,
@@ -101,32 +120,81 @@ def refuse_unusable_output(output: Path) -> None:
         )
 
 
-def read_rows(csv: str, id_column: str, label_column: str, group_column: str) -> pd.DataFrame:
-    """The CSV as text, after checking the columns and that every id is there once."""
+def read_csv(csv: str) -> pd.DataFrame:
+    """The CSV, every value as text (ids such as 007 stay as they are)."""
     try:
-        rows = pd.read_csv(csv, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        return pd.read_csv(csv, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except (OSError, ValueError) as error:  # missing, a folder, not a CSV
         raise UserError(f"records --csv {csv}: {error}") from error
+
+
+def find_id_column(
+    cfg: Config, rows: pd.DataFrame, files: dict, csv: str, images: str, group_column: str
+) -> str:
+    """Config.id_column when given, else the column whose values name the most images."""
+    if given(cfg, "id_column"):
+        refuse_missing(rows, csv, cfg.id_column, named("id_column"))
+        return cfg.id_column
+    others = {group_column, cfg.label_column if given(cfg, "label_column") else ""}
+    naming = {
+        column: int(rows[column].isin(files.keys()).sum())
+        for column in rows.columns
+        if column not in others
+    }
+    best = max(naming, key=naming.get, default="")
+    if not best or naming[best] == 0:
+        example = next(iter(files))
+        raise UserError(
+            f"{csv}: no column names the images in {images} (such as {example!r}); its "
+            f"columns are {', '.join(rows.columns)}; set {named('id_column')} to the column "
+            "of image ids"
+        )
+    return best
+
+
+def find_label_column(
+    cfg: Config, rows: pd.DataFrame, csv: str, id_column: str, group_column: str
+) -> str:
+    """Config.label_column when given, else "label", else the one column left."""
+    if given(cfg, "label_column"):
+        return cfg.label_column
+    if "label" in rows.columns and id_column != "label":
+        return "label"
+    left = [column for column in rows.columns if column not in (id_column, group_column)]
+    if len(left) != 1:
+        raise UserError(
+            f"{csv}: cannot tell which column holds the labels: its columns are "
+            f"{', '.join(rows.columns)} (ids in {id_column!r}), none named 'label'; set "
+            f"{named('label_column')} to the column of labels"
+        )
+    return left[0]
+
+
+def check_rows(
+    rows: pd.DataFrame, csv: str, id_column: str, label_column: str, group_column: str
+) -> None:
+    """The columns are there, every id is there once, and every row has a label."""
     wanted = {id_column: "id_column", label_column: "label_column"}
     if group_column:
         wanted[group_column] = "--group-column"
     for column, field in wanted.items():
-        if column not in rows.columns:
-            flag = field if field.startswith("--") else named(field)
-            raise UserError(
-                f"{csv} has no column {column!r} ({flag}); its columns are "
-                f"{', '.join(rows.columns)}"
-            )
+        refuse_missing(rows, csv, column, field if field.startswith("--") else named(field))
     repeated = rows[id_column][rows[id_column].duplicated()].tolist()
     if repeated:
         raise UserError(f"{csv}: ids occur more than once, e.g. {repeated[:3]}")
-    blank = rows.index[rows[label_column] == ""].tolist()
+    blank = rows.index[rows[label_column].str.strip() == ""].tolist()
     if blank:
         raise UserError(
             f"{csv}: rows without a label in {label_column!r}, e.g. rows "
             f"{[index + 2 for index in blank[:3]]} (counting the header as row 1)"
         )
-    return rows
+
+
+def refuse_missing(rows: pd.DataFrame, csv: str, column: str, flag: str) -> None:
+    if column not in rows.columns:
+        raise UserError(
+            f"{csv} has no column {column!r} ({flag}); its columns are {', '.join(rows.columns)}"
+        )
 
 
 def image_files(folder: str, flag: str) -> dict[str, str]:
@@ -155,17 +223,52 @@ def label_numbers(labels: pd.Series, csv: str, column: str) -> tuple[list[str] |
     return classes, [index[name] for name in labels]
 
 
+def holds_several(labels: pd.Series, csv: str, column: str) -> bool:
+    """Whether any image has several space-separated labels: a multi-label competition."""
+    several = labels.str.split().str.len() > 1
+    if several.any():
+        first = several.idxmax()
+        print(
+            f"{csv}: {column!r} holds several labels per image (e.g. {labels[first]!r}): "
+            "writing multi-label records"
+        )
+    return bool(several.any())
+
+
+def multi_hot(labels: pd.Series) -> tuple[list[str], pd.Series, list[int]]:
+    """Class names (sorted; as numbers when all are whole numbers), a row of 0s and 1s per
+    image (1 for each label it has) and each image's rarest label, which its fold follows."""
+    held = labels.str.split().map(set)
+    names = set().union(*held)
+    numeric = all(WHOLE_NUMBER.fullmatch(name) for name in names)
+    classes = sorted(names, key=int if numeric else None)
+    index = {name: number for number, name in enumerate(classes)}
+    counts = collections.Counter(name for row in held for name in row)
+    rows = [[int(name in row) for name in classes] for row in held]
+    rarest = [index[min(row, key=lambda name: (counts[name], index[name]))] for row in held]
+    return classes, pd.Series(rows, index=labels.index, dtype=object), rarest
+
+
+def classes_held(number) -> list[int]:
+    """The class numbers of a record's label: its class, or the 1s of its multi-hot row."""
+    if isinstance(number, list):
+        return [position for position, value in enumerate(number) if value]
+    return [int(number)]
+
+
 def assign_folds(rows: pd.DataFrame, folds: int, seed: int, group_column: str, csv: str):
-    """A fold per row: stratified by class, and by group when a group column is given."""
+    """A fold per row: stratified by class (a multi-label image's rarest label), and by group
+    when a group column is given."""
     if folds <= 1:
         return np.zeros(len(rows), int)
     if folds > len(rows):
         raise UserError(f"{named('folds')} {folds}: {csv} has only {len(rows)} usable rows")
     if group_column:
         splitter = StratifiedGroupKFold(folds, shuffle=True, random_state=seed)
-        splits = splitter.split(rows, rows["number"], groups=rows[group_column])
+        splits = splitter.split(rows, rows["stratum"], groups=rows[group_column])
     else:
-        splits = StratifiedKFold(folds, shuffle=True, random_state=seed).split(rows, rows["number"])
+        splitter = StratifiedKFold(folds, shuffle=True, random_state=seed)
+        splits = splitter.split(rows, rows["stratum"])
     fold = np.zeros(len(rows), int)
     for number, (_, held_out) in enumerate(splits):
         fold[held_out] = number
@@ -174,7 +277,7 @@ def assign_folds(rows: pd.DataFrame, folds: int, seed: int, group_column: str, c
 
 def write_split(pool, output, split, prefix, part, resize, skipped, sizes, kept) -> list[dict]:
     """Write one fold (or the test images: no "number" column) as shards; returns what each
-    shard holds. Adds what it skips, the image sizes and each (fold, class) it keeps."""
+    shard holds. Adds what it skips, the image sizes and each (fold, classes) it keeps."""
     import tensorflow as tf  # here: the image workers never import it
 
     if part.empty:
@@ -201,7 +304,7 @@ def write_split(pool, output, split, prefix, part, resize, skipped, sizes, kept)
         written.append(row)
         sizes.append((image.width, image.height))
         if "number" in row:
-            kept.append((int(row["fold"]), int(row["number"])))
+            kept.append((int(row["fold"]), classes_held(row["number"])))
         if len(written) == per_shard:
             shards.append(finish(writer, partial, prefix, len(shards), written, output))
             writer, written = None, []
@@ -219,15 +322,20 @@ def worker_pool():
 
 
 def example(row: dict, image: Prepared) -> bytes:
-    """The record: the features the loader reads by default (image, class, id) and the fold."""
+    """The record: the features the loader reads by default (image, class, id) and the fold.
+    A multi-label record's class is its multi-hot row."""
     import tensorflow as tf
 
     from .records import feature
 
     values = {"image": image.jpeg, "id": str(row["id"])}
     if "number" in row:
-        values.update({"class": int(row["number"]), "fold": int(row["fold"])})
+        values["fold"] = int(row["fold"])
     features = {name: feature(value) for name, value in values.items()}
+    if isinstance(row.get("number"), list):
+        features["class"] = tf.train.Feature(int64_list=tf.train.Int64List(value=row["number"]))
+    elif "number" in row:
+        features["class"] = feature(int(row["number"]))
     return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
 
 
@@ -246,15 +354,19 @@ def summary(shards: list[dict]) -> dict:
     return {"records": sum(shard["records"] for shard in shards), "shards": shards}
 
 
-def per_fold(kept: list[tuple[int, int]]) -> dict:
-    """Records written per fold, and per class within each: what the folds really hold."""
-    counts = pd.DataFrame(kept, columns=["fold", "number"])
+def per_fold(kept: list[tuple[int, list[int]]]) -> dict:
+    """Records written per fold, and per class within each the records holding it: what the
+    folds really hold."""
+    folds = collections.defaultdict(collections.Counter)
+    for fold, numbers in kept:
+        folds[fold]["records"] += 1
+        folds[fold].update(str(number) for number in numbers)
     return {
         str(fold): {
-            "records": len(group),
-            "classes": {str(k): int(v) for k, v in sorted(group["number"].value_counts().items())},
+            "records": counts.pop("records"),
+            "classes": dict(sorted(counts.items(), key=lambda item: int(item[0]))),
         }
-        for fold, group in counts.groupby("fold")
+        for fold, counts in sorted(folds.items())
     }
 
 

@@ -5,7 +5,6 @@ Works on local folders, Kaggle's /kaggle/input and gs:// buckets alike through t
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -13,7 +12,7 @@ import re
 import tensorflow as tf
 
 from . import tfds_sets
-from .config import Config, UserError, data_path, is_default, named
+from .config import Config, UserError, data_path, field_path, filled, named
 from .files import MANIFEST
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
@@ -81,17 +80,54 @@ def check(path: str, wanted: dict[str, tuple[str, str]]) -> None:
             )
 
 
-def check_labels(path: str, label_key: str, num_classes: int) -> None:
-    """Fail before training when a label in the file is outside 0..num_classes-1.
+def check_labels(path: str, label_key: str, num_classes: int, multi_label: bool = False) -> None:
+    """Fail before training when a record's label is not one class number in
+    0..num_classes-1, or with `multi_label` not a multi-hot row: num_classes 0s and 1s.
 
     Only the label is parsed, so a shard is read in well under a second.
     """
-    spec = {label_key: tf.io.FixedLenFeature([], tf.int64)}
-    labels = tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, spec))
-    low, high = num_classes, -1
-    for batch in labels.batch(4096):
-        values = batch[label_key].numpy()
-        low, high = min(low, int(values.min())), max(high, int(values.max()))
+    spec = {label_key: tf.io.RaggedFeature(tf.int64)}
+    batches = tf.data.TFRecordDataset(path).batch(4096)
+    wanted = num_classes if multi_label else 1
+    low, high, start = num_classes, -1, 0
+    for batch in batches.map(lambda r: tf.io.parse_example(r, spec)[label_key]):
+        lengths, values = batch.row_lengths().numpy(), batch.flat_values.numpy()
+        odd = (lengths != wanted).nonzero()[0]
+        if odd.size:
+            length = int(lengths[odd[0]])
+            if length == 0:
+                fix = "every record needs its label; write the records again"
+            elif multi_label and length == 1:
+                fix = (
+                    "one class number, and this multi-label run expects a multi-hot row of "
+                    f"{num_classes}; set {named('multi_label')} to False (--no-multi-label) "
+                    "for single-label records"
+                )
+            elif multi_label:
+                fix = (
+                    f"a multi-hot row of {length} classes, and {named('num_classes')} is "
+                    f"{num_classes}; set num_classes to {length}"
+                )
+            else:
+                fix = (
+                    "a multi-hot row (several labels per image), and this run expects one "
+                    f"class number; set {named('multi_label')} for multi-label records"
+                )
+            raise UserError(
+                f"{path}: record {start + int(odd[0])} holds {length} values in "
+                f"{label_key!r}: {fix}"
+            )
+        if multi_label:
+            odd = ((values != 0) & (values != 1)).nonzero()[0]
+            if odd.size:
+                record = start + int(batch.value_rowids().numpy()[odd[0]])
+                raise UserError(
+                    f"{path}: record {record} holds {values[odd[0]]} in its multi-hot row "
+                    f"{label_key!r}, which holds only 0s and 1s; write the records again"
+                )
+        elif values.size:
+            low, high = min(low, int(values.min())), max(high, int(values.max()))
+        start += len(lengths)
     if low < 0 or high >= num_classes:
         raise UserError(
             f"{path}: labels {label_key!r} run from {low} to {high}, outside 0..{num_classes - 1} "
@@ -101,8 +137,8 @@ def check_labels(path: str, label_key: str, num_classes: int) -> None:
 
 def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
     """The config with what the data folder's manifest says, and the manifest (None without
-    one): the file patterns of each split and fold, and the number of classes, wherever the
-    config holds the default (values given win). `--fold all` is checked as fold 0."""
+    one): the file patterns of each split and fold, the classes and the CSV's columns, for
+    every field the user did not give. `--fold all` is checked as fold 0."""
     if tfds_sets.name_of(cfg):  # a TFDS set: its splits and classes, in a manifest's shape
         return tfds_sets.with_splits(cfg)
     path = data_path(cfg, MANIFEST)
@@ -122,19 +158,22 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
         "valid_files": f"train/fold{held_out}-*.tfrec" if folds > 1 else "",
         "test_files": "test/*.tfrec" if manifest["test"]["records"] else "",
         "num_classes": manifest["num_classes"],
+        "class_names": ",".join(manifest["classes"] or []),
+        "multi_label": manifest.get("multi_label", False),
+        "id_column": manifest["id_column"],
+        "label_column": manifest["label_column"],
     }
-    chosen = {name: value for name, value in found.items() if is_default(cfg, name)}
-    return dataclasses.replace(cfg, **chosen), manifest
+    return filled(cfg, found), manifest
 
 
 def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     """A split's files (`field`: train_files, valid_files or test_files), after checking its
     first shard: image and label (or id) features."""
-    files = find(data_path(cfg, getattr(cfg, field)), field)
+    files = find(field_path(cfg, field), field)
     image = {cfg.image_key: ("bytes", "image_key")}
     if labeled:
         check(files[0], {**image, cfg.label_key: ("int64", "label_key")})
-        check_labels(files[0], cfg.label_key, cfg.num_classes)
+        check_labels(files[0], cfg.label_key, cfg.num_classes, cfg.multi_label)
     else:
         check(files[0], {**image, cfg.id_key: ("bytes", "id_key")})
     return files

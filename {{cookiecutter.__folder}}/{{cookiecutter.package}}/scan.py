@@ -1,9 +1,9 @@
 """Read every record of a split and say what is wrong, shard by shard.
 
 The preflight reads every record's label or id (no image is decoded: a shard takes well
-under a second), so a truncated or empty shard, a missing feature, a label out of range or
-an id that is missing or not UTF-8 stops a run before it starts, naming the shard. `doctor
---scan` decodes every image too.
+under a second), so a truncated or empty shard, a missing feature, a label out of range (or,
+multi-label, a row that is not num_classes 0s and 1s) or an id that is missing or not UTF-8
+stops a run before it starts, naming the shard. `doctor --scan` decodes every image too.
 """
 
 from __future__ import annotations
@@ -86,6 +86,14 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
         label = features.get(cfg.label_key)
         if label is None or not label.int64_list.value:
             shard.problem(f"have no {cfg.label_key!r} feature ({named('label_key')})", index)
+        elif cfg.multi_label:
+            check_multi_hot(shard, index, label.int64_list.value, cfg)
+        elif len(label.int64_list.value) > 1:
+            shard.problem(
+                f"have multi-hot rows in {cfg.label_key!r} (several labels per image), and "
+                f"this run expects one class number; set {named('multi_label')}",
+                index,
+            )
         elif not 0 <= label.int64_list.value[0] < cfg.num_classes:
             shard.problem(
                 f"have labels outside 0..{cfg.num_classes - 1} ({named('num_classes')})", index
@@ -99,6 +107,24 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
         shard.ids.append(key.bytes_list.value[0].decode())
     except UnicodeDecodeError:
         shard.problem("have ids that are not UTF-8 text", index)
+
+
+def check_multi_hot(shard: Shard, index: int, row, cfg: Config) -> None:
+    """A multi-label record's class: num_classes values, each 0 or 1."""
+    if len(row) == 1:
+        shard.problem(
+            f"have one class number in {cfg.label_key!r}, and this multi-label run expects a "
+            f"multi-hot row; set {named('multi_label')} to False (--no-multi-label)",
+            index,
+        )
+    elif len(row) != cfg.num_classes:
+        shard.problem(
+            f"have multi-hot rows in {cfg.label_key!r} of another length than "
+            f"{cfg.num_classes} ({named('num_classes')})",
+            index,
+        )
+    elif set(row) - {0, 1}:
+        shard.problem(f"have multi-hot rows in {cfg.label_key!r} with values not 0 or 1", index)
 
 
 def check_image(shard: Shard, index: int, encoded: bytes, size: int) -> None:
