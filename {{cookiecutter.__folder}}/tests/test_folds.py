@@ -2,10 +2,13 @@
 every fold trained in turn, out-of-fold scores, and a fold ensemble with flips."""
 
 import csv
+import dataclasses
+import shutil
 
 import pandas as pd
+import pytest
 
-from {{ cookiecutter.package }}.config import Config
+from {{ cookiecutter.package }}.config import Config, UserError
 from {{ cookiecutter.package }}.image_records import write_records
 from {{ cookiecutter.package }}.predict import predict
 from {{ cookiecutter.package }}.train import train
@@ -41,6 +44,16 @@ def test_five_folds_score_out_of_fold_and_their_ensemble_with_flips_submits(
     assert sorted(oof["fold"].unique()) == [0, 1, 2, 3, 4]
     assert sorted(result["folds"]) == [0, 1, 2, 3, 4]
 
-    submission = predict(Config(**{**run.__dict__, "tta": True}))
-    assert "averaged 5 fold models, with flips" in capsys.readouterr().out
+    submission = predict(dataclasses.replace(run, tta=True))
+    averaged = capsys.readouterr().out
+    assert "averaged 5 fold models, with flips: " in averaged
+    assert all(f"fold{fold}/model.weights.h5" in averaged for fold in range(5))
     assert ids(submission) == ids(demo_dir / "sample_submission.csv")  # row for row
+
+    # A fold model from an earlier run in more folds is refused, not averaged in.
+    written = submission.read_bytes()
+    (tmp_path / "out" / "fold7").mkdir()
+    shutil.copy(tmp_path / "out" / "fold0" / "model.weights.h5", tmp_path / "out" / "fold7")
+    with pytest.raises(UserError, match=r"fold7/model.weights.h5: trained on folds the current"):
+        predict(run)
+    assert submission.read_bytes() == written

@@ -1,16 +1,45 @@
-"""The metric matches its definition on a case worked by hand."""
+"""Each metric matches its definition on a case worked by hand."""
 
+import numpy as np
 import pytest
 
 from {{ cookiecutter.package }}.config import UserError
-from {{ cookiecutter.package }}.scoring import check_rows_match, score, score_files
+from {{ cookiecutter.package }}.scoring import check_rows_match, score, score_files, score_labels
 
 
 def test_macro_f1_and_accuracy_on_a_worked_case():
     truth, predicted = [0, 0, 1, 1], [0, 1, 1, 1]
-    assert score(truth, predicted, "accuracy") == 0.75
+    assert score_labels(truth, predicted, "accuracy") == 0.75
     # class 0: precision 1, recall 1/2, F1 2/3; class 1: precision 2/3, recall 1, F1 4/5
-    assert score(truth, predicted, "macro_f1") == pytest.approx((2 / 3 + 4 / 5) / 2)
+    assert score_labels(truth, predicted, "macro_f1") == pytest.approx((2 / 3 + 4 / 5) / 2)
+    probabilities = np.eye(2)[predicted] * 0.6 + 0.2
+    assert score(truth, probabilities, "accuracy") == 0.75
+
+
+def test_roc_auc_is_the_mean_over_the_classes_of_their_probabilities():
+    truth = [0, 0, 1, 1]
+    probabilities = np.array([[0.9, 0.1], [0.4, 0.6], [0.7, 0.3], [0.2, 0.8]])
+    # class 1's scores (0.1, 0.6 | 0.3, 0.8): 3 of 4 pairs ranked right; class 0 the same
+    assert score(truth, probabilities, "roc_auc") == pytest.approx(0.75)
+
+
+def test_samples_f1_of_several_labels_with_thresholds():
+    truth = np.array([[1, 1, 0], [0, 0, 1]])
+    probabilities = np.array([[0.9, 0.2, 0.1], [0.1, 0.1, 0.45]])
+    # image 0: {0} against {0, 1}: F1 2/3; image 1: {2} at threshold 0.4: F1 1
+    assert score(truth, probabilities, "samples_f1", [0.5, 0.5, 0.4]) == pytest.approx(5 / 6)
+
+
+def test_probability_and_multi_label_submission_files_are_scored(tmp_path):
+    (tmp_path / "sol.csv").write_text("id,label\na,rust\nb,healthy\n")
+    (tmp_path / "sub.csv").write_text("id,healthy,rust\nb,0.9,0.1\na,0.3,0.7\n")
+    assert score_files(str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "id", "label") == {
+        "roc_auc": 1.0
+    }
+    (tmp_path / "sol.csv").write_text("id,label\na,rust scab\nb,healthy\n")
+    (tmp_path / "sub.csv").write_text("id,label\na,rust\nb,healthy\n")
+    scores = score_files(str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "id", "label")
+    assert scores == {"samples_f1": pytest.approx((2 / 3 + 1) / 2)}
 
 
 def test_files_are_joined_by_id_not_by_row(tmp_path):

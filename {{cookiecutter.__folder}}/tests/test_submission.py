@@ -1,73 +1,133 @@
-"""submission.csv follows the sample row for row, and a failed write loses nothing."""
+"""submission.csv as the sample asks for it: its rows, columns and id spelling; a failed
+write loses nothing."""
 
+import numpy as np
 import pytest
 
-from {{ cookiecutter.package }}.config import UserError
+from {{ cookiecutter.package }}.config import Config, UserError
 from {{ cookiecutter.package }}.files import written_whole
-from {{ cookiecutter.package }}.submission import arrange, read_sample, write
+from {{ cookiecutter.package }}.submission import (
+    arrange,
+    layout,
+    read_sample,
+    values,
+    wants_numbers,
+    write,
+)
 
 
-def sample(text: str):
-    return read_sample(text.encode(), "sample.csv", "id", "label")
+def one_hot(classes, width=3):
+    """Probabilities that pick these classes."""
+    return np.eye(width)[classes] * 0.8 + 0.2 / width
+
+
+def submit(ids, probabilities, text=None, names=None, thresholds=None, **fields):
+    """The rows predict writes for these ids and probabilities, given the sample's text."""
+    cfg = Config(**fields)
+    sample = read_sample(text.encode(), "sample.csv") if text is not None else None
+    shape = layout(cfg, sample, probabilities.shape[1], names)
+    numbers = wants_numbers(sample, shape, names)
+    return arrange(ids, values(probabilities, shape, names, numbers, thresholds), sample, shape)
+
+
+def lines(rows, tmp_path):
+    write(tmp_path / "submission.csv", rows)
+    return (tmp_path / "submission.csv").read_text().splitlines()
 
 
 def test_rows_follow_the_sample_order_not_the_prediction_order(tmp_path):
-    rows = arrange(["b", "c", "a"], [1, 2, 0], sample("id,label\nc,0\na,0\nb,0\n"))
-    write(tmp_path / "submission.csv", rows)
-    assert (tmp_path / "submission.csv").read_text().splitlines() == [
-        "id,label",
-        "c,2",
-        "a,0",
-        "b,1",
-    ]
+    rows = submit(["b", "c", "a"], one_hot([1, 2, 0]), "id,label\nc,0\na,0\nb,0\n")
+    assert lines(rows, tmp_path) == ["id,label", "c,2", "a,0", "b,1"]
 
 
 def test_a_sample_with_the_label_column_first_keeps_that_order(tmp_path):
-    write(tmp_path / "s.csv", arrange(["y", "x"], [4, 5], sample("label,id\n0,x\n0,y\n")))
-    assert (tmp_path / "s.csv").read_text().splitlines() == ["label,id", "5,x", "4,y"]
+    rows = submit(["y", "x"], one_hot([1, 2]), "label,id\n0,x\n0,y\n")
+    assert lines(rows, tmp_path) == ["label,id", "2,x", "1,y"]
 
 
 def test_ids_stay_text_and_a_byte_order_mark_is_read_past(tmp_path):
     """Spreadsheet programs save CSV with a BOM; ids like 007 must not become 7."""
-    marked = read_sample("\ufeffid,label\n007,0\n10,0\n".encode(), "sample.csv", "id", "label")
-    write(tmp_path / "s.csv", arrange(["10", "007"], [3, 1], marked))
-    assert (tmp_path / "s.csv").read_text().splitlines() == ["id,label", "007,1", "10,3"]
+    rows = submit(["10", "007"], one_hot([2, 1]), "\ufeffid,label\n007,0\n10,0\n")
+    assert lines(rows, tmp_path) == ["id,label", "007,1", "10,2"]
 
 
 def test_without_a_sample_rows_are_sorted_by_id(tmp_path):
-    write(tmp_path / "s.csv", arrange(["b", "a"], [1, 0], None))
-    assert (tmp_path / "s.csv").read_text().splitlines() == ["id,label", "a,0", "b,1"]
+    assert lines(submit(["b", "a"], one_hot([1, 0])), tmp_path) == ["id,label", "a,0", "b,1"]
 
 
 @pytest.mark.parametrize(
     "ids, text, problem",
     [
-        (["a", "a", "b"], "id,label\na,0\nb,0\n", "occur more than once"),
+        (["a", "a", "b"], "id,label\na,0\nb,0\n", "occur more than once in the test records"),
         (["a"], "id,label\na,0\nb,0\n", "1 sample ids have no test record"),
         (["a", "b", "z"], "id,label\na,0\nb,0\n", "1 test ids are not in the sample"),
+        (["a", "b"], "id,label\na,0\nb,0\na,0\n", r"sample.csv: 1 ids occur more than once"),
     ],
-    ids=["duplicate", "missing", "unexpected"],
+    ids=["duplicate", "missing", "unexpected", "duplicate-in-sample"],
 )
 def test_ids_that_disagree_with_the_sample_are_rejected(ids, text, problem):
     with pytest.raises(UserError, match=problem):
-        arrange(ids, [0] * len(ids), sample(text))
+        submit(ids, one_hot([0] * len(ids)), text)
+
+
+def test_the_id_column_is_the_samples_own_when_none_is_given(tmp_path):
+    """A Cassava-style sample (image_id,label) needs no id flag."""
+    rows = submit(["t1.jpg", "t0.jpg"], one_hot([1, 2]), "image_id,label\nt0.jpg,4\nt1.jpg,4\n")
+    assert lines(rows, tmp_path) == ["image_id,label", "t0.jpg,2", "t1.jpg,1"]
+
+
+def test_an_id_column_given_that_the_sample_lacks_is_refused():
+    with pytest.raises(
+        UserError, match=r"not 'id' \(Config.id_column / --id-column, from the notebook\)"
+    ):
+        submit(["t0"], one_hot([1]), "image_id,label\nt0,0\n", id_column="id")
+
+
+@pytest.mark.parametrize(
+    "records, sample, written",
+    [(["t0", "t1"], ["t0.jpg", "t1.jpg"], "t0.jpg"), (["t0.jpg", "t1.jpg"], ["t0", "t1"], "t0")],
+    ids=["sample-keeps-extensions", "sample-drops-them"],
+)
+def test_ids_are_written_as_the_sample_spells_them(records, sample, written, tmp_path):
+    text = "image_id,label\n" + "".join(f"{key},0\n" for key in sample)
+    rows = submit(records, one_hot([2, 1]), text)
+    assert lines(rows, tmp_path)[1] == f"{written},2"
+
+
+def test_probability_columns_follow_the_class_names_in_the_samples_order(tmp_path):
+    text = "image_id,rust,healthy,scab\na,0.25,0.25,0.5\n"
+    probabilities = np.array([[0.7, 0.2, 0.1]])  # healthy, rust, scab
+    rows = submit(["a"], probabilities, text, names=["healthy", "rust", "scab"])
+    assert lines(rows, tmp_path) == ["image_id,rust,healthy,scab", "a,0.2,0.7,0.1"]
+
+
+def test_several_labels_per_image_are_space_separated_names_above_their_thresholds(tmp_path):
+    probabilities = np.array([[0.9, 0.6, 0.1], [0.2, 0.3, 0.35]])
+    rows = submit(
+        ["a", "b"], probabilities, "image,labels\na,healthy\nb,healthy\n",
+        names=["healthy", "rust", "scab"], thresholds=[0.5, 0.5, 0.4],
+    )  # fmt: skip
+    # b has no class above its threshold: it gets its most probable one
+    assert lines(rows, tmp_path) == ["image,labels", "a,healthy rust", "b,scab"]
+
+
+def test_class_numbers_are_written_where_the_sample_has_numbers(tmp_path):
+    """Named classes (for the pictures) still submit numbers when the sample's labels are."""
+    names = ["healthy", "rust", "scab"]
+    assert lines(submit(["a"], one_hot([2]), "id,label\na,0\n", names=names), tmp_path)[1] == "a,2"
+    assert lines(submit(["a"], one_hot([2]), "id,label\na,rust\n", names=names), tmp_path)[1] == (
+        "a,scab"
+    )
 
 
 def test_a_rejected_submission_leaves_the_previous_file_intact(tmp_path):
     path = tmp_path / "submission.csv"
-    write(path, arrange(["a"], [1], None))
+    write(path, submit(["a"], one_hot([1])))
     before = path.read_text()
     with pytest.raises(UserError):
-        write(path, arrange(["a"], [2], sample("id,label\na,0\nb,0\n")))
+        write(path, submit(["a"], one_hot([2]), "id,label\na,0\nb,0\n"))
     with pytest.raises(RuntimeError), written_whole(path) as temporary:
         temporary.write_text("id,label\na,")  # a crash half way through writing
         raise RuntimeError("killed")
     assert path.read_text() == before
     assert [p.name for p in tmp_path.iterdir()] == ["submission.csv"]
-
-
-def test_a_sample_with_other_columns_names_them_and_the_fields():
-    with pytest.raises(UserError, match=r"sample.csv has columns \['image_id', 'labels'\]"):
-        sample("image_id,labels\nx,0\n")
-    with pytest.raises(UserError, match="set Config.id_column / --id-column and Config.label"):
-        sample("image_id,labels\nx,0\n")

@@ -205,7 +205,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.command == "evaluate":
         from .evaluate import evaluate
 
-        print(f"picture: {evaluate(cfg, found)}")
+        picture = evaluate(cfg, found)
+        if picture:
+            print(f"picture: {picture}")
     elif args.command == "preview":
         from . import preview
 
@@ -226,13 +228,13 @@ def score(cfg: config.Config, solution: str) -> int:
     submission = str(config.output_path(cfg, "submission.csv"))
     solution = solution or config.data_path(cfg, "solution.csv")
     scores = score_files(submission, solution, cfg.id_column, cfg.label_column)
-    sample = config.data_path(cfg, cfg.sample_submission) if cfg.sample_submission else ""
+    sample = config.field_path(cfg, "sample_submission") if cfg.sample_submission else ""
     if sample and Path(sample).is_file():
         count = check_rows_match(submission, sample, cfg.id_column)
         print(f"rows: {count}, ids match {sample} row for row")
-    print(f"macro_f1: {scores['macro_f1']:.4f}")
     print(f"submission: {Path(submission).resolve()}")
-    print(f"accuracy: {scores['accuracy']:.4f}")
+    for metric, value in scores.items():
+        print(f"{metric}: {value:.4f}")
     return 0
 
 

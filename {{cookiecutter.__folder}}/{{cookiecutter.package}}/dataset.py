@@ -20,12 +20,23 @@ AUTO = tf.data.AUTOTUNE
 
 def parse(cfg: Config, labeled: bool, with_ids: bool = False):
     spec = {cfg.image_key: tf.io.FixedLenFeature([], tf.string)}
-    spec[cfg.label_key if labeled else cfg.id_key] = tf.io.FixedLenFeature(
-        [], tf.int64 if labeled else tf.string
-    )
+    if labeled:  # a class number, or a multi-hot row (Config.multi_label)
+        spec[cfg.label_key] = tf.io.FixedLenFeature(label_shape(cfg), tf.int64)
+    else:
+        spec[cfg.id_key] = tf.io.FixedLenFeature([], tf.string)
     if with_ids:
         spec[cfg.id_key] = tf.io.FixedLenFeature([], tf.string)
     return lambda record: tf.io.parse_single_example(record, spec)
+
+
+def label_shape(cfg: Config) -> list[int]:
+    return [cfg.num_classes] if cfg.multi_label else []
+
+
+def as_label(cfg: Config, label: tf.Tensor) -> tf.Tensor:
+    """What the loss takes: a class number, or a multi-hot row as floats (binary
+    cross-entropy)."""
+    return tf.cast(label, tf.float32 if cfg.multi_label else tf.int32)
 
 
 def to_size(image: tf.Tensor, size: int) -> tf.Tensor:
@@ -125,7 +136,7 @@ def decoded_batches(examples: tf.data.Dataset, cfg: Config, batch: int, image_dt
     batches = examples.map(
         lambda ex: (
             tf.cast(to_size(decoded(ex[cfg.image_key]), cfg.image_size), image_dtype),
-            tf.cast(ex[cfg.label_key], tf.int32),
+            as_label(cfg, ex[cfg.label_key]),
         ),
         num_parallel_calls=AUTO,
     )
@@ -166,7 +177,7 @@ def for_inference(
                     to_size(decoded(ex[cfg.image_key]), cfg.image_size),
                     image_dtype,
                 ),
-                tf.cast(ex[key], tf.int32) if labeled else ex[key],
+                as_label(cfg, ex[key]) if labeled else ex[key],
                 tf.constant(1.0),
             )
             + ((ex[cfg.id_key],) if ids else ())
@@ -175,7 +186,7 @@ def for_inference(
     )
     blank = (
         tf.zeros([cfg.image_size, cfg.image_size, 3], image_dtype),
-        tf.constant(0 if labeled else b"", tf.int32 if labeled else tf.string),
+        as_label(cfg, tf.zeros(label_shape(cfg), tf.int64)) if labeled else tf.constant(b""),
         tf.constant(0.0),
     ) + ((tf.constant(b""),) if ids else ())
     padding = tf.data.Dataset.from_tensors(blank).repeat(-count % global_batch)

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from sklearn.metrics import classification_report
 
-from . import accelerator, checkpoints, dataset, folds, model, plots, preflight, scoring
+from . import accelerator, checkpoints, dataset, folds, model, plots, preflight, scoring, thresholds
 from .accelerator import Accelerator
-from .config import Config, output_path
+from .config import Config, class_names, output_path
 
 
-def evaluate(cfg: Config, found: Accelerator | None = None) -> Path:
-    """Print scikit-learn's per-class report and the competition metric; returns the path of
-    the confusion matrix picture."""
+def evaluate(cfg: Config, found: Accelerator | None = None) -> Path | None:
+    """Print scikit-learn's per-class report (with the class names) and the competition
+    metric; returns the path of the confusion matrix picture (none for multi-label)."""
     found = found or accelerator.detect(cfg)
     if folds.count(cfg) > 1:  # the model of the fold that validates (fold 0 for all)
         cfg = folds.run_config(cfg, 0 if cfg.fold == "all" else int(cfg.fold))
@@ -24,7 +25,21 @@ def evaluate(cfg: Config, found: Accelerator | None = None) -> Path:
     )
     with found.scope():
         net = checkpoints.load_trained(cfg, found)
-        classes, labels = model.predict_classes(net, batches)
-    print(classification_report(labels, classes, digits=4, zero_division=0))
-    print(f"valid {cfg.metric}: {scoring.score(labels, classes, cfg.metric):.4f}")
-    return plots.confusion(labels, classes, cfg.num_classes, output_path(cfg, "confusion.png"))
+        probabilities, (labels,) = model.predict_probabilities(net, batches)
+    names = class_names(cfg) or [str(n) for n in range(cfg.num_classes)]
+    if cfg.multi_label:  # each class's yes or no, at its threshold
+        cuts = thresholds.averaged([cfg])
+        predicted = (probabilities >= np.asarray(cuts)).astype(int)
+    else:
+        cuts, predicted = None, probabilities.argmax(-1)
+    print(
+        classification_report(
+            labels, predicted, labels=range(cfg.num_classes), target_names=names, digits=4,
+            zero_division=0,
+        )
+    )  # fmt: skip
+    print(f"valid {cfg.metric}: {scoring.score(labels, probabilities, cfg.metric, cuts):.4f}")
+    if cfg.multi_label:  # one matrix of classes against classes means nothing here
+        return None
+    path = output_path(cfg, "confusion.png")
+    return plots.confusion(labels, predicted, cfg.num_classes, path, class_names(cfg))

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import records, scoring
-from .config import Config, output_dir, output_path
+from .config import Config, UserError, class_names, output_dir, output_path
 from .files import written_whole
 
 
@@ -41,42 +41,91 @@ def run_config(cfg: Config, fold: int) -> Config:
 
 def trained_runs(cfg: Config) -> list[Config]:
     """The runs whose trained weights `predict` averages: every trained fold's, else the run
-    in the output folder itself."""
-    found = sorted(output_dir(cfg).glob("fold*/model.weights.h5"))
-    numbers = [re.fullmatch(r"fold(\d+)", path.parent.name) for path in found]
-    runs = [run_config(cfg, int(match.group(1))) for match in numbers if match]
-    return sorted(runs, key=lambda run: int(run.fold)) or [cfg]
+    in the output folder itself. A fold model the current folds did not make (fold7/ left
+    beside records in 5 folds) is refused, not averaged in."""
+    folds = count(cfg)
+    found = {
+        int(match.group(1)): path
+        for path in sorted(output_dir(cfg).glob("fold*/model.weights.h5"))
+        if (match := re.fullmatch(r"fold(\d+)", path.parent.name))
+    }
+    stale = [str(path) for number, path in sorted(found.items()) if number >= folds or folds == 1]
+    if stale:
+        made = f"folds 0 to {folds - 1}" if folds > 1 else "no folds"
+        raise UserError(
+            f"{', '.join(stale)}: trained on folds the current records do not have (they have "
+            f"{made}); move these out of {output_dir(cfg)} or delete them, so that only the "
+            "current folds' models are averaged"
+        )
+    return [run_config(cfg, number) for number in sorted(found)] or [cfg]
 
 
-def write_predictions(cfg: Config, probabilities: np.ndarray, labels, ids) -> pd.DataFrame:
-    """One fold's validation predictions, with every class's probability, as valid.csv."""
-    table = pd.DataFrame(
-        {"id": ids, "label": labels, "fold": cfg.fold, "predicted": probabilities.argmax(-1)}
+def write_predictions(
+    cfg: Config, probabilities: np.ndarray, labels, ids, thresholds=None
+) -> pd.DataFrame:
+    """One fold's validation predictions as valid.csv: id, fold, true and predicted classes
+    (numbers, space-separated for multi-label; and names when the classes have them), then
+    each class's probability."""
+    names = class_names(cfg)
+    if thresholds is None:
+        predicted = probabilities.argmax(-1)
+        truth, guess = [str(n) for n in labels], [str(n) for n in predicted]
+    else:  # multi-hot rows: the classes set, as numbers
+        predicted = (probabilities >= np.asarray(thresholds)).astype(int)
+        truth, guess = as_numbers(labels), as_numbers(predicted)
+    table = pd.DataFrame({"id": ids, "fold": cfg.fold, "label": truth, "predicted": guess})
+    if names:
+        for column in ("label", "predicted"):
+            table[f"{column}_name"] = [
+                " ".join(names[int(n)] for n in value.split()) for value in table[column]
+            ]
+    columns = (
+        [f"p_{name}" for name in names] if names else [f"p{n}" for n in range(cfg.num_classes)]
     )
-    table = pd.concat(
-        [table, pd.DataFrame(probabilities, columns=[f"p{n}" for n in range(cfg.num_classes)])],
-        axis=1,
-    )
+    table = pd.concat([table, pd.DataFrame(probabilities, columns=columns)], axis=1)
     with written_whole(output_path(cfg, "valid.csv")) as temporary:
         table.to_csv(temporary, index=False)
     return table
+
+
+def as_numbers(rows: np.ndarray) -> list[str]:
+    """Multi-hot rows as the class numbers they set, separated by spaces."""
+    return [" ".join(str(n) for n in np.flatnonzero(row)) for row in rows]
+
+
+def scored(cfg: Config, table: pd.DataFrame) -> float:
+    """The metric of valid.csv's rows: its probabilities for roc_auc, else its predictions."""
+    rows = [
+        np.array(
+            [[str(n) in value.split() for n in range(cfg.num_classes)] for value in column], int
+        )
+        for column in (table.label.astype(str), table.predicted.astype(str))
+    ]
+    if cfg.metric == "roc_auc":
+        probabilities = table[table.columns[-cfg.num_classes :]].to_numpy()
+        return scoring.score(rows[0], probabilities, "roc_auc")
+    if not cfg.multi_label:
+        rows = [row.argmax(-1) for row in rows]
+    return scoring.score_labels(*rows, cfg.metric)
 
 
 def score_out_of_fold(cfg: Config, folds: list[int]) -> float:
     """Gather every fold's validation predictions into oof.csv; print the metric per fold
     and over all of them; returns the out-of-fold score."""
     tables = [
-        pd.read_csv(output_path(run_config(cfg, fold), "valid.csv"), dtype={"id": str})
+        pd.read_csv(
+            output_path(run_config(cfg, fold), "valid.csv"),
+            dtype={"id": str, "label": str, "predicted": str},
+            keep_default_na=False,
+        )
         for fold in folds
     ]
     for fold, table in zip(folds, tables, strict=True):
-        print(
-            f"fold {fold} {cfg.metric}: {scoring.score(table.label, table.predicted, cfg.metric):.4f}"
-        )
+        print(f"fold {fold} {cfg.metric}: {scored(cfg, table):.4f}")
     everything = pd.concat(tables, ignore_index=True)
     path = output_path(cfg, "oof.csv")
     with written_whole(path) as temporary:
         everything.to_csv(temporary, index=False)
-    result = scoring.score(everything.label, everything.predicted, cfg.metric)
+    result = scored(cfg, everything)
     print(f"out-of-fold {cfg.metric}: {result:.4f} ({len(everything)} records, {path})")
     return result

@@ -43,7 +43,9 @@ def build(
     x = pooling(name="pool")(x)
     x = layers.Dropout(cfg.dropout)(x)
     # float32 probabilities even under mixed precision: softmax in bfloat16 loses the tail.
-    outputs = layers.Dense(cfg.num_classes, activation="softmax", dtype="float32", name="classes")(
+    # Several labels per image: each class its own sigmoid, not one softmax over them all.
+    activation = "sigmoid" if cfg.multi_label else "softmax"
+    outputs = layers.Dense(cfg.num_classes, activation=activation, dtype="float32", name="classes")(
         x
     )
     return keras.Model(inputs, outputs, name=f"{cfg.backbone.replace('-', '_')}_classifier")
@@ -71,11 +73,16 @@ def compile_for_training(
     steps_per_execution: int = 1,
     jit_compile="auto",
 ):
+    accuracy = (  # of each class's yes or no (multi-label), or of the one class
+        keras.metrics.BinaryAccuracy(name="accuracy")
+        if cfg.multi_label
+        else keras.metrics.SparseCategoricalAccuracy(name="accuracy")
+    )
     model.compile(
         optimizer=keras.optimizers.Adam(learning_rate_schedule(cfg, replicas, steps_per_epoch)),
-        loss="sparse_categorical_crossentropy",
+        loss="binary_crossentropy" if cfg.multi_label else "sparse_categorical_crossentropy",
         # Weighted, so the blank rows that fill the last validation batch count for nothing.
-        weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        weighted_metrics=[accuracy],
         steps_per_execution=steps_per_execution,
         jit_compile=jit_compile,
     )
@@ -111,10 +118,3 @@ def predict_probabilities(
     return np.concatenate(probabilities), [
         np.concatenate(column) for column in zip(*keys, strict=True)
     ]
-
-
-def predict_classes(net: keras.Model, batches) -> tuple[np.ndarray, np.ndarray]:
-    """Predicted classes and keys (labels or ids) of the real rows of (image, key, weight)
-    batches."""
-    probabilities, (keys, *_) = predict_probabilities(net, batches)
-    return np.argmax(probabilities, axis=-1), keys

@@ -1,6 +1,6 @@
 """Predict the test set with the trained weights and write submission.csv: the average of
 every trained fold model's probabilities (or the one model's), optionally with flipped
-images too (`--tta`)."""
+images too (`--tta`), in the columns the sample submission asks for."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import accelerator, checkpoints, dataset, model, preflight, submission
-from .config import Config, UserError, named, output_path
+from . import accelerator, checkpoints, dataset, model, preflight, submission, thresholds
+from .config import Config, UserError, class_names, named, output_path
 
 
 def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
@@ -19,7 +19,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
     if found.processes > 1:
         raise UserError(f"predict runs in one process: leave out {named('num_processes')}")
     checked = preflight.ready(cfg, found, "predict")  # test records, sample, weights, output
-    cfg, files, sample = checked.cfg, checked.files["test"], checked.sample
+    cfg, files, sample, shape = checked.cfg, checked.files["test"], checked.sample, checked.layout
     global_batch = cfg.batch_size * found.replicas
     batches = dataset.for_inference(files, cfg, global_batch, False, found.image_dtype)
     averaged, ids = 0, None
@@ -31,14 +31,25 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
             raise RuntimeError("the test records came in another order for another model")
         averaged, ids = averaged + probabilities / len(checked.runs), keys
     if len(checked.runs) > 1:
-        print(f"averaged {len(checked.runs)} fold models" + (", with flips" if cfg.tta else ""))
-    ids = [key.decode() for key in ids]
-    labels = np.argmax(averaged, axis=-1).tolist()
-    names = (checked.manifest or {}).get("classes")
-    if names:  # the records were made from class names: the submission carries them back
-        labels = [names[number] for number in labels]
-    rows = submission.arrange(ids, labels, sample, cfg.id_column, cfg.label_column)
+        print(
+            f"averaged {len(checked.runs)} fold models"
+            + (", with flips" if cfg.tta else "")
+            + ": "
+            + ", ".join(str(checkpoints.trained_weights(run)) for run in checked.runs)
+        )
+    names = class_names(cfg)
+    cut = thresholds.averaged(checked.runs) if cfg.multi_label else None
+    predicted = submission.values(
+        averaged, shape, names, submission.wants_numbers(sample, shape, names), cut
+    )
+    rows = submission.arrange([key.decode() for key in ids], predicted, sample, shape)
     path = output_path(cfg, "submission.csv")
     submission.write(path, rows)
-    print(f"wrote {len(rows)} rows to {path}")
+    print(f"wrote {len(rows)} rows to {path} ({shape.id_column}, {describe(shape)})")
     return path
+
+
+def describe(shape: submission.Layout) -> str:
+    if shape.kind == "probabilities":
+        return f"a probability column per class: {', '.join(shape.columns[:5])}..."
+    return f"labels in {shape.columns[0]}"

@@ -26,7 +26,7 @@ from . import (
     tfds_sets,
 )
 from .accelerator import Accelerator
-from .config import Config, UserError, data_path, named, output_dir, resolve_data_dir
+from .config import Config, UserError, data_path, field_path, named, output_dir, resolve_data_dir
 from .files import unwritable
 
 # What each command needs, in the order it is checked. doctor checks what train needs and
@@ -40,7 +40,18 @@ NEEDS = {
     "evaluate": ("config", "output", "manifest", "valid", "trained"),
     "preview": ("config", "output", "manifest", "train", "plan"),
     "doctor": (
-        *("config", "output", "data", "manifest", "train", "valid", "test", "sample", "plan"),
+        *(
+            "config",
+            "output",
+            "data",
+            "manifest",
+            "values",
+            "train",
+            "valid",
+            "test",
+            "sample",
+            "plan",
+        ),
         *("skip", "batch", "weights", "resume", "trained"),
     ),
 }
@@ -66,10 +77,12 @@ class Preflight:
     backbone: backbones.Backbone | None = None  # loaded once: train builds its model on it
     skipped: frozenset[str] = frozenset()  # bad training records left out (--bad-records skip)
     sample: pd.DataFrame | None = None
+    layout: submission.Layout | None = None  # the columns submission.csv will have
     test_ids: list[str] = dataclasses.field(default_factory=list)  # every test record's id
     runs: list[Config] = dataclasses.field(default_factory=list)  # whose trained weights predict
     said: dict[str, str] = dataclasses.field(default_factory=dict)  # by check, as doctor says it
     problems: list[str] = dataclasses.field(default_factory=list)
+    failed: set[str] = dataclasses.field(default_factory=set)  # the checks that found one
 
 
 def check(cfg: Config, found: Accelerator, command: str, say=lambda line: None) -> Preflight:
@@ -81,6 +94,7 @@ def check(cfg: Config, found: Accelerator, command: str, say=lambda line: None) 
             said = check_one(state.cfg, found, state)
         except UserError as error:
             state.problems.append(str(error))
+            state.failed.add(name)
             say(f"{topic}: PROBLEM: {error}")
         else:
             if said:
@@ -166,7 +180,7 @@ def split(name: str):
         state.records[name] = sum(shard.records for shard in shards)
         if not labeled:
             state.test_ids = [key for shard in shards for key in shard.ids]
-        pattern = data_path(cfg, getattr(cfg, field))
+        pattern = field_path(cfg, field)
         return f"{name}: {len(files)} files, {state.records[name]} records ({pattern})"
 
     return check_split
@@ -193,13 +207,34 @@ def manifest(cfg, found, state):
     return "\n".join([heading, *balance])
 
 
+def values(cfg, found, state):
+    """Each value that is not a default, and where it came from: what the user gave wins over
+    what the records' manifest or the TFDS set says."""
+    shown = [
+        f"  {field.name} = {getattr(cfg, field.name)!r} ({config.origin(cfg, field.name)})"
+        for field in config.knobs()
+        if field.name in cfg.sources
+    ]
+    return "values (flag, notebook, preset, manifest; the rest are defaults):\n" + "\n".join(shown)
+
+
 def sample(cfg, found, state):
     state.sample = submission.load_sample(cfg)
+    shape = submission.layout(cfg, state.sample, cfg.num_classes, config.class_names(cfg))
+    state.layout = shape
     if "test" in state.files:  # a submission must never lack an id: check before the model
-        submission.check_ids(state.test_ids, state.sample, cfg.id_column)
+        submission.check_ids(state.test_ids, state.sample, shape.id_column)
+    what = (
+        f"{shape.id_column} and a probability column per class"
+        if shape.kind == "probabilities"
+        else f"{shape.id_column} and "
+        + ("labels" if cfg.multi_label else "a class")
+        + f" in {shape.columns[0]}"
+    )
     if state.sample is None:
-        return "sample submission: none, rows will be sorted by id"
-    return f"sample submission: {data_path(cfg, cfg.sample_submission)} ({len(state.sample)} rows)"
+        return f"sample submission: none, rows will be sorted by id; columns: {what}"
+    rows = len(state.sample)
+    return f"sample submission: {field_path(cfg, 'sample_submission')} ({rows} rows; {what})"
 
 
 def plan_of_run(cfg, found, state):
@@ -245,6 +280,8 @@ def resume(cfg, found, state):
 
 
 def trained(cfg, found, state):
+    if "manifest" in state.failed:
+        return ""  # which folds the data has is unknown: its problem is said already
     state.runs = folds.trained_runs(cfg) if state.command != "evaluate" else [cfg]
     if state.command == "doctor":  # train makes them, or replaces them
         described = [checkpoints.describe_trained(run) for run in state.runs]
@@ -262,6 +299,7 @@ CHECKS = {
     "train": (split("train"), "train"),
     "valid": (split("valid"), "valid"),
     "test": (split("test"), "test"),
+    "values": (values, "values"),
     "sample": (sample, "sample submission"),
     "plan": (plan_of_run, "steps per epoch"),
     "skip": (skip, "bad records"),

@@ -1,18 +1,65 @@
-"""The competition metric, on labels or on a submission file against the true labels."""
+"""The competition metric, on predictions or on a submission file against the true labels.
+
+Truth is a class number per image, or a multi-hot row per image (multi-label); predictions
+are class probabilities, one column per class. scikit-learn computes every metric.
+"""
 
 from __future__ import annotations
 
 import csv
 
-from sklearn.metrics import accuracy_score, f1_score
+import numpy as np
+from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
+from sklearn.preprocessing import MultiLabelBinarizer
 
 from .config import UserError, named
 
 
-def score(truth, predicted, metric: str) -> float:
+def score(truth, probabilities, metric: str, thresholds=None) -> float:
+    """The metric of class probabilities: roc_auc scores them as they are (the mean over the
+    classes); the others score the most probable class, or with `thresholds` (multi-label)
+    every class at or above its threshold."""
+    truth, probabilities = np.asarray(truth), np.asarray(probabilities)
+    if metric == "roc_auc":
+        return mean_roc_auc(as_rows(truth, probabilities.shape[1]), probabilities)
+    if thresholds is None:
+        predicted = probabilities.argmax(-1)
+        if truth.ndim == 2:
+            predicted = as_rows(predicted, probabilities.shape[1])
+    else:
+        predicted = (probabilities >= np.asarray(thresholds)).astype(int)
+    return score_labels(truth, predicted, metric)
+
+
+def score_labels(truth, predicted, metric: str) -> float:
+    """The metric of predicted labels: class numbers, or multi-hot rows."""
+    truth, predicted = np.asarray(truth), np.asarray(predicted)
+    if metric == "roc_auc":
+        raise UserError("roc_auc scores probabilities, not labels; set --metric to another")
+    if metric == "samples_f1":
+        width = max(int(truth.max()), int(predicted.max())) + 1 if truth.ndim == 1 else None
+        truth, predicted = as_rows(truth, width), as_rows(predicted, width)
+        return float(f1_score(truth, predicted, average="samples", zero_division=0))
     if metric == "macro_f1":
-        return float(f1_score(truth, predicted, average="macro"))
+        return float(f1_score(truth, predicted, average="macro", zero_division=0))
     return float(accuracy_score(truth, predicted))
+
+
+def as_rows(labels: np.ndarray, width: int | None) -> np.ndarray:
+    """Class numbers as one-hot rows; multi-hot rows as they are."""
+    labels = np.asarray(labels)
+    return labels if labels.ndim == 2 else np.eye(width, dtype=int)[labels]
+
+
+def mean_roc_auc(truth: np.ndarray, probabilities: np.ndarray) -> float:
+    """ROC AUC per class, averaged over the classes the truth holds both ways (a class no
+    image has, or every image has, has no ROC curve)."""
+    scored = [
+        roc_auc_score(truth[:, column], probabilities[:, column])
+        for column in range(truth.shape[1])
+        if 0 < truth[:, column].sum() < len(truth)
+    ]
+    return float(np.mean(scored)) if scored else float("nan")
 
 
 def read_columns(path: str, *columns: str) -> list[tuple[str, ...]]:
@@ -53,12 +100,38 @@ def check_rows_match(submission: str, sample: str, id_column: str) -> int:
     return len(ours)
 
 
-def score_files(submission: str, solution: str, id_column: str, label_column: str) -> dict:
-    """Accuracy and macro F1 of a submission, joined to the solution by id."""
-    predicted = read_labels(submission, id_column, label_column)
+def score_files(
+    submission: str, solution: str, id_column: str, label_column: str, metric: str = ""
+) -> dict:
+    """Scores of a submission, joined to the solution (id and label columns) by id: accuracy
+    and macro F1 of a label column, samples F1 of space-separated labels, ROC AUC of a
+    probability column per class; and `metric`'s."""
     truth = read_labels(solution, id_column, label_column)
+    with open(submission, newline="", encoding="utf-8-sig") as file:
+        columns = next(csv.reader(file), [])
+    if label_column in columns:
+        predicted = read_labels(submission, id_column, label_column)
+        probabilities = None
+    else:  # a probability column per class, named as the classes are
+        classes = [column for column in columns if column != id_column]
+        rows = read_columns(submission, id_column, *classes)
+        predicted = {row[0]: row[1:] for row in rows}
     if set(predicted) != set(truth):
         raise UserError(f"{submission} and {solution} hold different ids")
     keys = sorted(truth)
+    if label_column not in columns:
+        probabilities = np.array([[float(p) for p in predicted[key]] for key in keys])
+        binarizer = MultiLabelBinarizer(classes=classes)
+        truth_rows = binarizer.fit_transform([truth[key].split() for key in keys])
+        return {"roc_auc": mean_roc_auc(truth_rows, probabilities)}
+    if any(" " in value for value in [*truth.values(), *predicted.values()]):  # multi-label
+        binarizer = MultiLabelBinarizer().fit(
+            [v.split() for v in [*truth.values(), *predicted.values()]]
+        )
+        rows = [binarizer.transform([d[key].split() for key in keys]) for d in (truth, predicted)]
+        return {"samples_f1": score_labels(*rows, "samples_f1")}
     labels = [truth[key] for key in keys], [predicted[key] for key in keys]
-    return {metric: score(*labels, metric) for metric in ("accuracy", "macro_f1")}
+    return {
+        "macro_f1": float(f1_score(*labels, average="macro", zero_division=0)),
+        "accuracy": float(accuracy_score(*labels)),
+    }

@@ -1,23 +1,53 @@
-"""submission.csv: one row per test id, in the sample submission's order, written whole."""
+"""submission.csv as the competition's sample asks for it: its columns, its ids as it spells
+them, one row per id in its order, written whole.
+
+The sample's columns say what to write besides the id (Config.submission can say it
+instead): one column of labels (one class per image, or several separated by spaces for
+multi-label competitions), or one column of probabilities per class.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from .config import Config, UserError, data_path, named
+from .config import Config, UserError, field_path, given, named, origin
 from .files import written_whole
+
+# Extensions an id may carry or drop between the records and the sample (t0 and t0.jpg).
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".dcm"}
+
+
+@dataclasses.dataclass
+class Layout:
+    """What submission.csv holds: the id column, then `columns`: the one label column
+    ("labels"), or one column per class, in class order ("probabilities")."""
+
+    id_column: str
+    kind: str
+    columns: list[str]
+    order: list[str]  # the sample's columns as it orders them
 
 
 def load_sample(cfg: Config) -> pd.DataFrame | None:
-    """The sample submission, or None (rows sorted by id) when the config names none."""
+    """The sample submission, or None (rows sorted by id) when there is none. A path the user
+    gave must exist; the default is looked up in the data folder."""
     if not cfg.sample_submission:
         return None
-    path = data_path(cfg, cfg.sample_submission)
+    path = field_path(cfg, "sample_submission")
     if not tf.io.gfile.exists(path):
+        if given(cfg, "sample_submission"):
+            raise UserError(
+                f"{path} ({named('sample_submission')}, from the {origin(cfg, 'sample_submission')}) "
+                "does not exist; give the sample's path from where you run, or leave it out to "
+                "use the data folder's sample_submission.csv"
+            )
         print(f"no sample submission at {path}: rows are sorted by id, unchecked")
         return None
     if tf.io.gfile.isdir(path):
@@ -26,12 +56,12 @@ def load_sample(cfg: Config) -> pd.DataFrame | None:
             "CSV file, as the competition's data page lists it (often sample_submission.csv)"
         )
     with tf.io.gfile.GFile(path, "rb") as file:  # gs:// too
-        return read_sample(file.read(), path, cfg.id_column, cfg.label_column)
+        return read_sample(file.read(), path)
 
 
-def read_sample(data: bytes, where: str, id_column: str, label_column: str) -> pd.DataFrame:
-    """The sample submission, every value as text (ids such as 007 stay as they are), after
-    checking its columns. A byte-order mark, as spreadsheet programs write, is read past."""
+def read_sample(data: bytes, where: str) -> pd.DataFrame:
+    """The sample submission, every value as text (ids such as 007 stay as they are). A
+    byte-order mark, as spreadsheet programs write, is read past."""
     try:
         sample = pd.read_csv(
             io.BytesIO(data), dtype=str, keep_default_na=False, encoding="utf-8-sig"
@@ -42,37 +72,106 @@ def read_sample(data: bytes, where: str, id_column: str, label_column: str) -> p
             f"{str(error).splitlines()[0]}); give the competition's sample submission "
             f"({named('sample_submission')})"
         ) from error
-    if sorted(sample.columns) != sorted([id_column, label_column]):
+    if len(sample.columns) < 2:
         raise UserError(
-            f"{where} has columns {list(sample.columns)}, expected {id_column!r} and "
-            f"{label_column!r}; set {named('id_column')} and {named('label_column')} to the "
-            "sample's column names"
+            f"{where} has columns {list(sample.columns)}: a sample submission has an id column "
+            f"and at least one more; check {named('sample_submission')}"
         )
+    sample.attrs["path"] = where
     return sample
 
 
-def arrange(
-    ids: list[str],
-    labels: list,
-    sample: pd.DataFrame | None,
-    id_column: str = "id",
-    label_column: str = "label",
-) -> pd.DataFrame:
-    """The rows to submit: in the sample's rows and columns (sorted by id without a sample),
-    every id exactly once."""
-    check_ids(ids, sample, id_column)
-    predicted = pd.DataFrame({id_column: ids, label_column: labels})
+def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) -> Layout:
+    """The submission's columns: the sample's, else the config's. The id column is the one the
+    user gave, else the records' (their manifest's) when the sample has it, else the sample's
+    first; the rest are one label column or a column per class."""
     if sample is None:
-        return predicted.sort_values(id_column, ignore_index=True)
-    rows = sample[[id_column]].merge(predicted, on=id_column, how="left", validate="many_to_one")
-    return rows[list(sample.columns)]
+        kind = "probabilities" if cfg.submission == "probabilities" else "labels"
+        columns = (
+            list(names or map(str, range(num_classes)))
+            if kind == "probabilities"
+            else [cfg.label_column]
+        )
+        return Layout(cfg.id_column, kind, columns, [cfg.id_column, *columns])
+    where, present = sample.attrs.get("path", "the sample submission"), list(sample.columns)
+    for field in ("id_column", "label_column"):
+        if given(cfg, field) and getattr(cfg, field) not in present:
+            raise UserError(
+                f"{where} has columns {present}, not {getattr(cfg, field)!r} ({named(field)}, "
+                f"from the {origin(cfg, field)}); give one of its columns, or leave it out to "
+                "follow the sample"
+            )
+    id_column = cfg.id_column if cfg.id_column in present else present[0]
+    rest = [column for column in present if column != id_column]
+    kind = cfg.submission if cfg.submission != "auto" else (
+        "probabilities" if len(rest) > 1 else "labels"
+    )  # fmt: skip
+    if kind == "labels" and len(rest) != 1:
+        raise UserError(
+            f"{where} has {len(rest)} columns besides {id_column!r} ({rest}); a labels "
+            f"submission has one. Set {named('submission')} probabilities for a column per class"
+        )
+    if kind == "probabilities":
+        rest = class_columns(rest, num_classes, names, where)
+    repeated = sample[id_column][sample[id_column].duplicated()].unique().tolist()
+    if repeated:
+        raise UserError(
+            f"{where}: {len(repeated)} ids occur more than once in column {id_column!r} "
+            f"(e.g. {repeated[:3]}); a submission has one row per id. Check that this is the "
+            f"competition's sample ({named('sample_submission')}) and that {id_column!r} is "
+            f"its id column ({named('id_column')})"
+        )
+    return Layout(id_column, kind, rest, present)
 
 
-def check_ids(ids: list[str], sample: pd.DataFrame | None, id_column: str = "id") -> None:
-    """Every test id once, and (with a sample) exactly the sample's ids: predict checks this
-    before the model runs, and again before it writes."""
-    given = pd.Series(ids, dtype=str)
-    repeated = given[given.duplicated()].unique().tolist()
+def class_columns(columns: list[str], num_classes: int, names, where: str) -> list[str]:
+    """The sample's probability columns in class order: by class name when the columns are the
+    names, else in the sample's order (class 0 first)."""
+    if names and sorted(columns) == sorted(names):
+        return list(names)
+    if len(columns) != num_classes:
+        raise UserError(
+            f"{where} has {len(columns)} probability columns ({columns[:5]}...), the model "
+            f"{num_classes} classes ({named('num_classes')}); check the sample and the classes"
+        )
+    if names:
+        raise UserError(
+            f"{where}'s columns {columns} are not the class names {names}; set "
+            f"{named('class_names')} to its columns, in class order"
+        )
+    return columns
+
+
+def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str) -> list[str]:
+    """The ids as the sample spells them: records made from file names say t0.jpg where a
+    sample may say t0, or the other way round. Unchanged when they match already, or when the
+    spellings do not pair up one to one."""
+    if sample is None:
+        return ids
+    wanted = set(sample[id_column])
+    if all(key in wanted for key in ids):
+        return ids
+    by_stem = {stem(key): key for key in wanted}
+    if len(by_stem) < len(wanted) or len({stem(key) for key in ids}) < len(ids):
+        return ids  # two ids share a stem: pairing by stem could swap rows
+    spelled = [by_stem.get(stem(key), key) for key in ids]
+    return (
+        spelled
+        if sum(key in wanted for key in spelled) > sum(key in wanted for key in ids)
+        else ids
+    )
+
+
+def stem(key: str) -> str:
+    base, extension = os.path.splitext(key)
+    return base if extension.lower() in IMAGE_SUFFIXES else key
+
+
+def check_ids(ids: list[str], sample: pd.DataFrame | None, id_column: str) -> None:
+    """Every test id once, and (with a sample) exactly the sample's ids, as it spells them:
+    predict checks this before the model runs, and again before it writes."""
+    given_ids = pd.Series(as_sample_spells(ids, sample, id_column), dtype=str)
+    repeated = given_ids[given_ids.duplicated()].unique().tolist()
     if repeated:
         raise UserError(
             f"{len(repeated)} ids occur more than once in the test records, e.g. {repeated[:3]}; "
@@ -80,8 +179,8 @@ def check_ids(ids: list[str], sample: pd.DataFrame | None, id_column: str = "id"
         )
     if sample is None:
         return
-    missing = sample[id_column][~sample[id_column].isin(given)].tolist()
-    unexpected = sorted(given[~given.isin(sample[id_column])])
+    missing = sample[id_column][~sample[id_column].isin(given_ids)].tolist()
+    unexpected = sorted(given_ids[~given_ids.isin(sample[id_column])])
     if missing or unexpected:
         raise UserError(
             f"test records and sample submission disagree: {len(missing)} sample ids have no "
@@ -89,6 +188,57 @@ def check_ids(ids: list[str], sample: pd.DataFrame | None, id_column: str = "id"
             f"(e.g. {unexpected[:3]}); check {named('test_files')}, {named('id_key')} and "
             f"{named('sample_submission')}"
         )
+
+
+def values(
+    probabilities: np.ndarray, shape: Layout, names, numbers_wanted: bool, thresholds=None
+) -> pd.DataFrame:
+    """What the submission says of each image, from its class probabilities: the
+    probabilities themselves, the most probable class (its name unless the competition
+    wants numbers), or with `thresholds` (multi-label) every class at or above its own
+    threshold, names separated by spaces (the most probable one when none is)."""
+    if shape.kind == "probabilities":
+        return pd.DataFrame(probabilities, columns=shape.columns)
+    labels = [str(number) for number in range(probabilities.shape[1])]
+    if names and not numbers_wanted:
+        labels = list(names)
+    if thresholds is None:
+        chosen = [labels[number] for number in probabilities.argmax(-1)]
+    else:
+        above = probabilities >= np.asarray(thresholds)
+        above[np.arange(len(above)), probabilities.argmax(-1)] = True  # at least one label
+        chosen = [" ".join(labels[n] for n in np.flatnonzero(row)) for row in above]
+    return pd.DataFrame({shape.columns[0]: chosen})
+
+
+def wants_numbers(sample: pd.DataFrame | None, shape: Layout, names) -> bool:
+    """Whether the sample's labels are class numbers where the classes also have names (the
+    names are then for people: pictures and reports)."""
+    if sample is None or shape.kind != "labels" or not names:
+        return False
+    shown = set(sample[shape.columns[0]]) - {""}
+    return bool(shown) and not shown & set(names) and all(v.isdigit() for v in shown)
+
+
+def arrange(
+    ids: list[str], predicted: pd.DataFrame, sample: pd.DataFrame | None, shape: Layout
+) -> pd.DataFrame:
+    """The rows to submit: in the sample's rows and columns (sorted by id without a sample),
+    every id exactly once, spelt as the sample spells it."""
+    check_ids(ids, sample, shape.id_column)
+    rows = pd.concat(
+        [
+            pd.DataFrame({shape.id_column: as_sample_spells(ids, sample, shape.id_column)}),
+            predicted,
+        ],
+        axis=1,
+    )
+    if sample is None:
+        return rows.sort_values(shape.id_column, ignore_index=True)
+    rows = sample[[shape.id_column]].merge(
+        rows, on=shape.id_column, how="left", validate="one_to_one"
+    )
+    return rows[shape.order]
 
 
 def write(path: Path, rows: pd.DataFrame) -> None:

@@ -22,6 +22,7 @@ from . import (
     scan,
     scoring,
     tfds_sets,
+    thresholds,
 )
 from .accelerator import Accelerator
 from .config import Config, UserError, first_line, output_path
@@ -111,11 +112,15 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
         valid_files, cfg, run.global_batch, True, found.image_dtype, with_ids=ids
     )
     probabilities, (labels, *id_column) = model.predict_probabilities(net, batches)
-    result = scoring.score(labels, probabilities.argmax(-1), cfg.metric)
+    cuts = thresholds.chosen(labels, probabilities) if cfg.multi_label else None
+    result = scoring.score(labels, probabilities, cfg.metric, cuts)
     print(f"valid {cfg.metric}: {result:.4f}")
     if found.writes_files:
         keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
-        folds.write_predictions(cfg, probabilities, labels, keys)
+        folds.write_predictions(cfg, probabilities, labels, keys, cuts)
+        if cuts is not None:
+            thresholds.save(cfg, cuts)
+            print(f"thresholds per class (best validation F1 each): {cuts}")
     return result
 
 
