@@ -8,6 +8,7 @@ competition laid out as Kaggle mounts a competition: /kaggle/input/<competition>
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import OFFLINE, PROJECT
+from PIL import Image
 
 from {{ cookiecutter.package }} import kernel
 from {{ cookiecutter.package }}.config import BACKBONES, Config, UserError
@@ -24,6 +26,7 @@ PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"
 COMPETITION = "{{ cookiecutter.competition }}"
 BACKBONE = "efficientnet-b0"  # a keras-hub preset (tests/presets.py makes a small one)
+DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 PICTURES = {"augmented_batch.png", "learning_rate.png", "curves.png", "confusion.png"}
 
 
@@ -131,6 +134,10 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     found = f"weights: {BACKBONE}, ImageNet weights of kaggle://{BACKBONES[BACKBONE]} at {mounted}"
     assert found in text  # doctor says which model it found, and where
     assert "precision    recall  f1-score" in text  # scikit-learn's per-class report
+    assert re.search(r"^ +seven +\d", text, re.MULTILINE)  # its rows are the demo's class names
+    for picture in ("augmented_batch.png", "confusion.png"):  # titles and axes name them too
+        said = Image.open(working / picture).text["Description"]
+        assert sum(name in said.split(" | ") for name in DIGITS) >= 3, said
     assert (notebook.parent / PACKAGE / "train.py").is_file()  # the notebook wrote its code
 
 

@@ -3,14 +3,20 @@
 Each function draws one picture from numbers it is given, saves it and returns its path;
 `show` puts a saved picture into the notebook, or prints its path in a terminal. Figures are
 made without pyplot, so nothing here needs a display or changes the notebook's backend.
+Every PNG carries its visible text in a "Description" chunk, so tests and searches can read
+what a picture says without OCR.
 """
 
 from __future__ import annotations
 
 import sys
+import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from sklearn.metrics import confusion_matrix
@@ -19,12 +25,55 @@ from .files import written_whole
 
 
 def save(figure: Figure, path: Path) -> Path:
+    """Write `figure` as a PNG whose "Description" holds the text it shows."""
+    metadata = {"Description": visible_text(figure)}
     with written_whole(path) as temporary:
-        figure.savefig(temporary, dpi=100, bbox_inches="tight")
+        figure.savefig(temporary, dpi=100, bbox_inches="tight", metadata=metadata)
     return path
 
 
-def show(path: Path) -> None:
+def visible_text(figure: Figure) -> str:
+    """The figure's titles, axis labels, tick labels and legend entries, each once, in reading
+    order, joined by " | ". Numbers written inside a plot (a confusion matrix's counts) are left
+    out: hundreds of them would bury the words a reader looks for."""
+    figure.draw_without_rendering()  # tick labels are only chosen when the figure is drawn
+    texts = [figure.get_suptitle()]
+    for axes in figure.axes:
+        texts += axes_text(axes)
+    # One line each, and matplotlib's minus sign as "-": plain text to search, and PNG's tEXt
+    # chunk takes Latin-1 only (PIL writes an iTXt chunk for names beyond it).
+    unique = dict.fromkeys(" ".join(text.replace("\u2212", "-").split()) for text in texts)
+    return " | ".join(text for text in unique if text)
+
+
+def axes_text(axes: Axes) -> list[str]:
+    """The text around one axes: titles, and its axes' labels and ticks unless hidden."""
+    texts = [axes.get_title(where) for where in ("left", "center", "right")]
+    if axes.axison:
+        for axis in (axes.xaxis, axes.yaxis):
+            if axis.get_visible():
+                texts += [axis.label.get_text(), *tick_labels(axis), axis.offsetText.get_text()]
+    legend = axes.get_legend()
+    if legend is not None:
+        texts += [text.get_text() for text in legend.get_texts()]
+    return texts
+
+
+def tick_labels(axis: Axis) -> list[str]:
+    """The tick labels drawn on `axis`: a locator may place ticks beyond the view, unshown."""
+    low, high = sorted(axis.get_view_interval())
+    margin = (high - low) * 1e-9  # a tick on the very edge is drawn
+    located = zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=False)
+    return [
+        label.get_text()
+        for location, label in located
+        if label.get_visible() and low - margin <= location <= high + margin
+    ]
+
+
+def show(path: Path | None) -> None:
+    if path is None:  # a picture that does not apply (a confusion matrix, multi-label)
+        return
     if "ipykernel" in sys.modules:  # a notebook: the picture itself
         from IPython.display import Image, display
 
@@ -33,15 +82,38 @@ def show(path: Path) -> None:
         print(f"picture: {path}")
 
 
-def augmented_batch(images: np.ndarray, labels: np.ndarray, path: Path) -> Path:
-    """A grid of training images as the model sees them (cropped, flipped), with their class."""
+def class_name(number: int, names: Sequence[str] | None) -> str:
+    """A class as a reader knows it: its name, else "class N" (also for a number past names)."""
+    if names is not None and 0 <= number < len(names):
+        return names[number]
+    return f"class {number}"
+
+
+def label_title(label: np.ndarray, names: Sequence[str] | None) -> str:
+    """One image's title: its class, or every class set in a multi-hot row, joined by ", "."""
+    label = np.asarray(label)
+    # A multi-hot row may hold floats; above one half reads as set, whatever the dtype.
+    numbers = np.flatnonzero(label > 0.5) if label.ndim else [label]
+    if len(numbers) == 0:
+        return "no class"
+    return ", ".join(class_name(int(number), names) for number in numbers)
+
+
+def augmented_batch(
+    images: np.ndarray, labels: np.ndarray, path: Path, names: Sequence[str] | None = None
+) -> Path:
+    """A grid of training images as the model sees them (cropped, flipped), titled with their
+    class names (`names[n]` for class n) or numbers. `labels` holds one class per image, or
+    one multi-hot row per image: then the title lists every class set."""
     columns = min(len(images), 8)
     rows = -(-len(images) // columns)
-    figure = Figure(figsize=(2 * columns, 2.2 * rows))
+    # Constrained layout leaves room for titles that wrap onto a second line.
+    figure = Figure(figsize=(2 * columns, 2.4 * rows), layout="constrained")
     for index, (image, label) in enumerate(zip(images, labels, strict=True)):
         axes = figure.add_subplot(rows, columns, index + 1)
         axes.imshow(image)
-        axes.set_title(f"class {label}", fontsize=10)
+        # Long names, or several of them, would run into the next image's title.
+        axes.set_title(textwrap.fill(label_title(label, names), 24), fontsize=10)
         axes.axis("off")
     figure.suptitle("An augmented training batch")
     return save(figure, path)
@@ -78,8 +150,15 @@ def training_curves(history: dict, metric: str, path: Path) -> Path:
     return save(figure, path)
 
 
-def confusion(truth: np.ndarray, predicted: np.ndarray, num_classes: int, path: Path) -> Path:
-    """Validation counts of true class against predicted class; the diagonal is right."""
+def confusion(
+    truth: np.ndarray,
+    predicted: np.ndarray,
+    num_classes: int,
+    path: Path,
+    names: Sequence[str] | None = None,
+) -> Path:
+    """Validation counts of true class against predicted class; the diagonal is right. Up to
+    30 classes, the ticks name each class (`names[n]` for class n) or number it."""
     matrix = confusion_matrix(truth, predicted, labels=np.arange(num_classes))
     size = min(4 + num_classes * 0.4, 16)
     figure = Figure(figsize=(size, size))
@@ -89,6 +168,8 @@ def confusion(truth: np.ndarray, predicted: np.ndarray, num_classes: int, path: 
     if num_classes <= 30:  # beyond that, numbers in cells are unreadable
         axes.set_xticks(range(num_classes))
         axes.set_yticks(range(num_classes))
+        if names is not None:
+            label_ticks(axes, [class_name(number, names) for number in range(num_classes)])
         for (row, column), count in np.ndenumerate(matrix):
             if count:
                 color = "white" if count > matrix.max() / 2 else "black"
@@ -100,3 +181,9 @@ def confusion(truth: np.ndarray, predicted: np.ndarray, num_classes: int, path: 
         title=f"Confusion matrix, validation ({matrix.sum()} images, accuracy {accuracy:.4f})",
     )
     return save(figure, path)
+
+
+def label_ticks(axes: Axes, labels: list[str]) -> None:
+    """Class names on both axes; those along the bottom slant, so long ones do not overlap."""
+    axes.set_xticklabels(labels, rotation=60, ha="right", rotation_mode="anchor")
+    axes.set_yticklabels(labels)

@@ -9,21 +9,22 @@ import numpy as np
 from . import dataset, model, plots, preflight
 from .accelerator import Accelerator
 from .augment import CropAndFlip
-from .config import Config, output_path
+from .config import Config, class_names, output_path
 
 IMAGES = 16
 
 
 def augmented_batch(cfg: Config, found: Accelerator) -> Path:
     """Training images as the model sees them (the pipeline's, cropped and flipped by the
-    model's first layer), with their class labels."""
+    model's first layer), titled with their class names when the config knows them."""
     checked = preflight.ready(cfg, found, "preview")
     cfg, files = checked.cfg, checked.files["train"]
     images, labels = next(iter(dataset.for_training(files, cfg, IMAGES)))
     crop_and_flip = CropAndFlip(cfg.crop_area, cfg.flip, cfg.seed)
     seen = np.asarray(crop_and_flip(images.numpy(), training=True))
     seen = np.clip(np.round(seen), 0, 255).astype(np.uint8)  # floats in 0..255, as pixels
-    return plots.augmented_batch(seen, labels.numpy(), output_path(cfg, "augmented_batch.png"))
+    path = output_path(cfg, "augmented_batch.png")
+    return plots.augmented_batch(seen, labels.numpy(), path, names=class_names(cfg))
 
 
 def learning_rate(cfg: Config, found: Accelerator) -> Path:
