@@ -38,6 +38,7 @@ PACKAGE_FILES = [
     "scoring.py",
     "submission.py",
     "tfds_sets.py",
+    "thresholds.py",
     "train.py",
 ]
 TEST_FILES = [
@@ -58,6 +59,7 @@ TEST_FILES = [
     "test_kernel.py",
     "test_model.py",
     "test_plan.py",
+    "test_plots.py",
     "test_preflight.py",
     "test_records.py",
     "test_replicas.py",

@@ -1,0 +1,174 @@
+"""Competitions as Kaggle ships them (a folder of images, train.csv, a sample submission) go
+through `records`, `train` and `predict` and come out as their samples ask: ids spelt as
+the sample spells them, in its order, with its columns."""
+
+import csv
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from conftest import PROJECT
+from PIL import Image
+
+from {{ cookiecutter.package }}.config import Config
+from {{ cookiecutter.package }}.image_records import write_records
+from {{ cookiecutter.package }}.predict import predict
+from {{ cookiecutter.package }}.scoring import score_files
+from {{ cookiecutter.package }}.train import train
+
+PACKAGE = "{{ cookiecutter.package }}"
+COLOURS = {"healthy": (40, 190, 40), "rust": (190, 90, 20), "scab": (90, 70, 60)}
+NAMES = list(COLOURS)
+COLOURS |= dict(zip("012", COLOURS.values(), strict=True))  # Cassava's labels are numbers
+# Small and quick: what the tests add to the README's commands, which train for real.
+QUICK = "--backbone small-cnn --weights none --image-size 32 --epochs 2 --batch-size 8"
+QUICK_CONFIG = {
+    "backbone": "small-cnn", "weights": "none", "image_size": 32, "epochs": 2,
+    "batch_size": 8, "learning_rate": 3e-3, "flip": False,
+}  # fmt: skip
+
+
+def image(path: Path, classes: list[str], rng) -> None:
+    """A photo-sized JPEG striped in the colours of its classes."""
+    pixels = np.zeros((40, 48, 3))
+    for index, name in enumerate(classes):
+        pixels[index :: len(classes)] = COLOURS[name]
+    pixels = np.clip(pixels + rng.integers(-20, 20, pixels.shape), 0, 255)
+    Image.fromarray(pixels.astype(np.uint8)).save(path, quality=95)
+
+
+def competition(folder: Path, labels: list[str], header: list[str], sample: list[str]) -> Path:
+    """train_images/ and train.csv (`header`: id and label columns; ids with .jpg as Cassava
+    spells them), test_images/ and sample_submission.csv with `sample`'s columns."""
+    rng = np.random.default_rng(0)
+    for folder_name in ("train_images", "test_images"):
+        (folder / folder_name).mkdir(parents=True)
+    rows = []
+    for number, label in enumerate(labels):
+        name = f"{1000 + number * 7}.jpg"
+        image(folder / "train_images" / name, label.split(), rng)
+        rows.append((name, label))
+    write_csv(folder / "train.csv", header, rows)
+    tests = [f"{5000 + n * 3}.jpg" for n in range(9)]
+    for number, name in enumerate(tests):
+        image(folder / "test_images" / name, [NAMES[number % 3]], rng)  # by name
+    order = sorted(tests, key=lambda name: -int(name[:4]))  # not sorted by id: order bugs show
+    placeholder = {"labels": ["healthy"], "probabilities": ["0.25"] * (len(sample) - 1)}
+    values = placeholder["probabilities" if len(sample) > 2 else "labels"]
+    write_csv(folder / "sample_submission.csv", sample, [(name, *values) for name in order])
+    return folder
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as file:
+        csv.writer(file).writerows([header, *rows])
+
+
+def readme_commands(section: str) -> list[str]:
+    """The commands of the README's code block under `section`, continuation lines joined."""
+    text = (PROJECT / "README.md").read_text()
+    block = text.split(f"## {section}", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    joined = re.sub(r"\\\n\s*", "", block)
+    return [line.split("  #")[0].strip() for line in joined.splitlines() if line.strip()]
+
+
+def test_the_readme_commands_on_a_cassava_style_competition_match_its_sample(tmp_path):
+    """Run as the README writes them, from where the data folder is, with no id flags:
+    ids such as 1000015157.jpg in an image_id column, a sample in its own order."""
+    labels = [name for name in ("0", "1", "2") for _ in range(12)]
+    data = tmp_path / "data"
+    competition(data, labels, ["image_id", "label"], ["image_id", "label"])
+    env = {**os.environ, "PYTHONPATH": str(PROJECT), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    commands = readme_commands("A competition of images and a CSV")
+    assert [command.split()[3] for command in commands] == ["records", "train", "predict"]
+    for command in commands:
+        words = shlex.split(command)
+        assert words[:3] == ["python", "-m", PACKAGE], command
+        quick = shlex.split(QUICK) if words[3] != "records" else ["--folds", "3"]
+        done = subprocess.run(
+            [sys.executable, *words[1:], *quick], cwd=tmp_path, env=env, capture_output=True,
+            text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, command + "\n" + done.stdout[-2000:] + done.stderr[-3000:]
+    written = pd.read_csv(tmp_path / "output" / "submission.csv", dtype=str)
+    sample = pd.read_csv(data / "sample_submission.csv", dtype=str)
+    assert list(written.columns) == list(sample.columns) == ["image_id", "label"]
+    assert written["image_id"].tolist() == sample["image_id"].tolist()  # 5024.jpg first
+    assert set(written["label"]) <= {"0", "1", "2"}
+
+
+def test_a_probability_column_competition_submits_a_column_per_class(tmp_path, capsys):
+    """Plant Pathology 2020's shape: image_id and a probability per class, scored by the mean
+    ROC AUC over the classes."""
+    labels = [name for name in NAMES for _ in range(12)]
+    folder = competition(
+        tmp_path, labels, ["image_id", "label"], ["image_id", "rust", "scab", "healthy"]
+    )
+    write_records(
+        Config(folds=2), str(folder / "train_images"), str(folder / "train.csv"),
+        str(folder / "records"), test_images=str(folder / "test_images"),
+    )  # fmt: skip
+    cfg = Config(
+        data_dir=str(folder / "records"), output_dir=str(folder / "out"), metric="roc_auc",
+        sample_submission=str(folder / "sample_submission.csv"), **QUICK_CONFIG,
+    )  # fmt: skip
+    train(cfg)
+    assert re.search(r"valid roc_auc: [01]\.\d{4}", capsys.readouterr().out)
+    written = pd.read_csv(predict(cfg), dtype={"image_id": str})
+    sample = pd.read_csv(folder / "sample_submission.csv", dtype={"image_id": str})
+    assert list(written.columns) == ["image_id", "rust", "scab", "healthy"]
+    assert written["image_id"].tolist() == sample["image_id"].tolist()
+    probabilities = written[["rust", "scab", "healthy"]].to_numpy()
+    assert np.allclose(probabilities.sum(axis=1), 1, atol=1e-4)  # softmax over the classes
+    truth = [NAMES[(int(name[:4]) - 5000) // 3 % 3] for name in written["image_id"]]
+    write_csv(
+        folder / "solution.csv", ["image_id", "label"], zip(written["image_id"], truth, strict=True)
+    )
+    scores = score_files(
+        str(folder / "out" / "submission.csv"), str(folder / "solution.csv"), "image_id", "label"
+    )
+    assert 0 <= scores["roc_auc"] <= 1
+
+
+def test_a_multi_label_competition_submits_labels_above_thresholds_chosen_on_validation(
+    tmp_path, capsys
+):
+    """Plant Pathology 2021's shape: several labels per image separated by spaces, a sigmoid
+    per class, each class's threshold chosen on the validation fold, samples F1."""
+    combinations = ["healthy", "rust", "scab", "rust scab", "healthy rust"]
+    labels = [combination for combination in combinations for _ in range(8)]
+    folder = competition(tmp_path, labels, ["image", "labels"], ["image", "labels"])
+    manifest = write_records(
+        Config(folds=2), str(folder / "train_images"), str(folder / "train.csv"),
+        str(folder / "records"), test_images=str(folder / "test_images"),
+    )  # fmt: skip
+    assert manifest["multi_label"] and manifest["classes"] == ["healthy", "rust", "scab"]
+    cfg = Config(
+        data_dir=str(folder / "records"), output_dir=str(folder / "out"), metric="samples_f1",
+        sample_submission=str(folder / "sample_submission.csv"), **QUICK_CONFIG,
+    )  # fmt: skip
+    train(cfg)
+    printed = capsys.readouterr().out
+    assert re.search(r"valid samples_f1: [01]\.\d{4}", printed)
+    assert "thresholds per class (best validation F1 each): [" in printed
+    assert (folder / "out" / "fold0" / "thresholds.json").is_file()
+    written = pd.read_csv(predict(cfg), dtype=str, keep_default_na=False)
+    sample = pd.read_csv(folder / "sample_submission.csv", dtype=str)
+    assert list(written.columns) == ["image", "labels"]
+    assert written["image"].tolist() == sample["image"].tolist()
+    for value in written["labels"]:  # one or more class names, each once
+        assert value and set(value.split()) <= set(NAMES)
+        assert len(value.split()) == len(set(value.split()))
+    truth = [NAMES[(int(name[:4]) - 5000) // 3 % 3] for name in written["image"]]
+    write_csv(
+        folder / "solution.csv", ["image", "labels"], zip(written["image"], truth, strict=True)
+    )
+    scores = score_files(
+        str(folder / "out" / "submission.csv"), str(folder / "solution.csv"), "image", "labels"
+    )
+    assert 0 <= scores.get("samples_f1", scores.get("accuracy", -1)) <= 1
