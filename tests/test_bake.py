@@ -52,6 +52,7 @@ TEST_FILES = [
     "test_augment.py",
     "test_bad_records.py",
     "test_bench_input.py",
+    "test_competitions.py",
     "test_config.py",
     "test_data.py",
     "test_folds.py",
