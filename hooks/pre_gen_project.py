@@ -21,7 +21,7 @@ BACKBONES = (
     "small-cnn",
 )
 PATCH_SIZE = {"dinov2-small": 14}  # a vision transformer's image size is a multiple of its patch
-METRICS = ("macro_f1", "accuracy")
+METRICS = ("macro_f1", "accuracy", "roc_auc", "samples_f1")
 # Imports the generated project needs; a package named like one of them would shadow it.
 SHADOWED = {"tensorflow", "keras", "numpy", "jax", "sklearn", "pandas", "tests"}
 
