@@ -81,9 +81,11 @@ COMBINATIONS = [
         for name in CHOICES["backbone"]
     ],
     pytest.param({"metric": "accuracy"}, id="accuracy"),
+    pytest.param({"metric": "roc_auc"}, id="roc-auc"),
     pytest.param(
-        {"competition": "plant-pathology-2021-fgvc8", "image_size": "224", "num_classes": "6"},
-        id="other-competition",
+        {"competition": "plant-pathology-2021-fgvc8", "image_size": "224", "num_classes": "6"}
+        | {"metric": "samples_f1"},
+        id="other-competition-multi-label",
     ),
     pytest.param({"project_name": 'Bob\'s "100" \\ Flowers\\n'}, id="quotes-in-name"),
 ]
