@@ -6,28 +6,22 @@ import re
 import pytest
 
 pytestmark = pytest.mark.slow
+# The reason the rendered conftest gives a test that needs a TPU or GPU on a machine without.
+NO_ACCELERATOR = "no TPU or GPU on this machine"
 
 
 def test_rendered_project_passes_its_own_tests(baker, python):
-    """Defaults, as a competitor gets them; includes a tiny CPU training pass and a submission."""
+    """Defaults, as a competitor gets them; includes a tiny CPU training pass and a submission.
+    Every test must pass: none may fail, and none may skip but those that need an accelerator
+    this machine lacks."""
     baked = baker()
     result = baked.run(python, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", timeout=900)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     summary = result.stdout.strip().splitlines()[-1]
-    assert re.search(r"\d+ passed", summary) and "skipped" not in summary, summary
-    for test in (
-        "test_train.py::test_train_then_predict_writes_a_submission_matching_the_sample",
-        "test_train.py::test_doctor_reports_replicas_batch_records_and_spec",
-        "test_replicas.py::test_eight_replicas_take_the_same_step_as_one[tensorflow]",
-        "test_replicas.py::test_eight_replicas_take_the_same_step_as_one[jax]",
-        "test_replicas.py::test_two_jax_processes_take_the_same_step_as_one",
-        "test_replicas.py::test_two_processes_train_one_epoch_of_the_demo_together",
-        "test_resume.py::test_a_killed_run_resumes_from_its_last_finished_epoch[jax]",
-        "test_kernel.py::test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sample",
-        "test_kernel.py::test_the_script_runs_alone_offline_the_same_way",
-        "test_kaggle.py::test_push_sends_our_notebook_to_a_tpu_v5e8_with_internet_off",
-    ):
-        assert f"PASSED tests/{test}" in result.stdout, test
+    assert re.search(r"\d+ passed", summary), summary
+    assert not re.search(r"failed|error|xpass|xfail|deselected", summary), summary
+    skipped = re.findall(r"^SKIPPED \[\d+\] (.+)$", result.stdout, re.MULTILINE)
+    assert all(line.endswith(NO_ACCELERATOR) for line in skipped), skipped
 
 
 def test_demo_writes_a_submission_matching_the_sample_and_scores_well(baker, python):

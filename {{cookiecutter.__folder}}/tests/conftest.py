@@ -2,6 +2,7 @@
 
 import dataclasses
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 from {{ cookiecutter.package }}.config import from_preset
 
 PROJECT = Path(__file__).resolve().parents[1]
+NO_ACCELERATOR = "no TPU or GPU on this machine"
 # Run a command in a network namespace of its own, with only loopback: nothing it does can
 # reach the internet (Jupyter kernels and the fake Kaggle server still talk over loopback).
 OFFLINE = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
@@ -55,6 +57,12 @@ def demo_cfg(demo_dir, tmp_path):
     )
 
 
+def answer_ctrl_c() -> None:
+    """Ctrl-C as a terminal delivers it: a suite started in the background by a shell (`make
+    test &`, a CI runner) ignores SIGINT, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(*args, backend="tensorflow", log=None) -> subprocess.Popen:
     """`python ARGS...` in the project folder, in a fresh process with the given Keras backend.
 
@@ -63,6 +71,8 @@ def start(*args, backend="tensorflow", log=None) -> subprocess.Popen:
     never block on a full pipe that nobody reads.
     """
     env = {**os.environ, "KERAS_BACKEND": backend, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    if not backend:  # the backend the hardware calls for, as a user's run chooses it
+        del env["KERAS_BACKEND"]
     out = open(log, "w") if log else subprocess.PIPE  # noqa: SIM115 - the child holds it
     try:
         return subprocess.Popen(
@@ -72,6 +82,7 @@ def start(*args, backend="tensorflow", log=None) -> subprocess.Popen:
             stdout=out,
             stderr=subprocess.STDOUT if log else subprocess.PIPE,
             text=True,
+            preexec_fn=answer_ctrl_c,  # noqa: PLW1509 - one signal call before exec, no locks
         )
     finally:
         if log:
@@ -113,3 +124,24 @@ def no_model(monkeypatch):
         raise AssertionError("the model was built: the check came too late")
 
     monkeypatch.setattr(model, "build", built)
+
+
+def accelerator_here() -> bool:
+    """Whether this machine has a TPU or a GPU that TensorFlow or JAX can drive."""
+    import tensorflow as tf
+
+    if tf.config.list_physical_devices("GPU") or tf.config.list_physical_devices("TPU"):
+        return True
+    try:
+        import jax
+    except ImportError:
+        return False
+    return jax.default_backend() in ("gpu", "tpu")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `accelerator` skip on a machine without one (a laptop, CI), saying so."""
+    needing = [item for item in items if "accelerator" in item.keywords]
+    if needing and not accelerator_here():
+        for item in needing:
+            item.add_marker(pytest.mark.skip(reason=NO_ACCELERATOR))

@@ -15,6 +15,8 @@ import tensorflow as tf
 from {{ cookiecutter.package }} import accelerator
 from {{ cookiecutter.package }}.config import Config, UserError
 
+PACKAGE = "{{ cookiecutter.package }}"
+
 
 class Device:
     def __init__(self, platform):
@@ -284,3 +286,20 @@ def test_a_jax_rehearsal_without_jax_says_how_to_install_it(machine, monkeypatch
     monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError
     with pytest.raises(UserError, match="simulate-replicas 8 on jax needs JAX.*pip install jax"):
         machine.detect(backend="jax", simulate_replicas=8)
+
+
+@pytest.mark.accelerator
+@pytest.mark.slow
+def test_the_machines_accelerator_is_found_and_doctor_is_ready_on_it(
+    demo_dir, tmp_path, run_python
+):
+    """On a TPU or GPU machine (a Kaggle notebook's, a cloud VM), as a fresh process sees it:
+    detection finds the accelerator, and the demo passes every check with it required."""
+    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path)]
+    for kind in ("tpu", "gpu"):
+        done = run_python("-m", PACKAGE, "doctor", *flags, "--require", kind, backend="")
+        if done.returncode == 0:
+            break
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"accelerator: {kind}" in done.stdout
+    assert "problems: none, ready to train" in done.stdout

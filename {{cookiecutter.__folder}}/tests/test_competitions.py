@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from conftest import PROJECT
 from PIL import Image
 
@@ -77,6 +78,7 @@ def readme_commands(section: str) -> list[str]:
     return [line.split("  #")[0].strip() for line in joined.splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 def test_the_readme_commands_on_a_cassava_style_competition_match_its_sample(tmp_path):
     """Run as the README writes them, from where the data folder is, with no id flags:
     ids such as 1000015157.jpg in an image_id column, a sample in its own order."""

@@ -19,6 +19,7 @@ def ids(path):
         return [row["id"] for row in csv.DictReader(file)]
 
 
+@pytest.mark.slow
 def test_five_folds_score_out_of_fold_and_their_ensemble_with_flips_submits(
     demo_dir, tmp_path, capsys
 ):

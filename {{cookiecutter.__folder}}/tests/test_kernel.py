@@ -99,6 +99,7 @@ def as_kaggle_mounts(tmp_path: Path, preset: str) -> tuple[Path, Path]:
     return mounts, tmp_path / "proxy-log.json"
 
 
+@pytest.mark.slow
 def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sample(
     kaggle, tmp_path, preset
 ):
@@ -141,6 +142,7 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     assert (notebook.parent / PACKAGE / "train.py").is_file()  # the notebook wrote its code
 
 
+@pytest.mark.slow
 def test_the_script_runs_alone_offline_the_same_way(kaggle, tmp_path):
     folder = make_kernel(kaggle, tmp_path, "--accelerator", "cpu")
     script = alone(folder / f"{NAME}.py", tmp_path / "run")
@@ -158,6 +160,7 @@ def test_the_script_runs_alone_offline_the_same_way(kaggle, tmp_path):
         ).read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["ipynb", "py"])
 def test_a_notebook_made_for_a_tpu_stops_in_its_first_cells_without_one(kaggle, tmp_path, kind):
     """Kaggle can run a pushed TPU notebook on a CPU image: it must stop, not train for hours,

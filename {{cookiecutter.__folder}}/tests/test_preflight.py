@@ -200,6 +200,7 @@ def test_an_empty_output_dir_writes_into_output_not_the_project_root(
 # Weights.
 
 
+@pytest.mark.slow
 def test_imagenet_weights_that_cannot_be_downloaded_stop_doctor_and_train(demo_dir, tmp_path):
     """Offline with an empty kagglehub cache: doctor and train both say what to do, and train
     stops before it builds anything."""
@@ -298,6 +299,7 @@ def test_predict_refuses_weights_trained_for_another_model_before_building_it(tr
     assert not (Path(trained.output_dir) / "submission.csv").exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_prints_one_line_saying_how_to_resume_and_keeps_the_checkpoint(
     demo_dir, tmp_path, start_python
 ):

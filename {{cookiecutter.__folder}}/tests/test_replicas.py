@@ -18,6 +18,8 @@ from conftest import free_port
 
 from {{ cookiecutter.package }} import records
 
+pytestmark = pytest.mark.slow  # fresh processes, each importing TensorFlow or JAX
+
 PACKAGE = "{{ cookiecutter.package }}"
 BACKENDS = ("tensorflow", "jax")
 JPEG = tf.io.encode_jpeg(tf.zeros([8, 8, 3], tf.uint8)).numpy()  # any image will do

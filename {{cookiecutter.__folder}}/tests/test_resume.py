@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.slow  # fresh processes, each importing TensorFlow or JAX
+
 PACKAGE = "{{ cookiecutter.package }}"
 EPOCHS = 12
 
