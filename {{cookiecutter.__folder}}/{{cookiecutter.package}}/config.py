@@ -286,6 +286,12 @@ def problems(cfg: Config) -> list[str]:
     return wrong
 
 
+def validating_fold(cfg: Config) -> int:
+    """The fold that validates: the one asked for; with every fold in turn (`all`), fold 0
+    is the one checked before the run and evaluated after."""
+    return 0 if cfg.fold == "all" else int(cfg.fold)
+
+
 def names_in(text: str) -> list[str]:
     return [name.strip() for name in text.split(",")]
 

@@ -3,7 +3,7 @@ spending hours of quota: the checks train and predict run first (preflight.py), 
 
 from __future__ import annotations
 
-from . import accelerator, preflight, scan, tfds_sets
+from . import accelerator, plan, preflight, scan, tfds_sets
 from .accelerator import Accelerator
 from .config import Config, UserError
 
@@ -25,7 +25,7 @@ def doctor(
     except UserError as error:
         problems.append(str(error))
         print(f"accelerator: PROBLEM: {error}")
-    global_batch = cfg.batch_size * found.replicas
+    global_batch = plan.global_batch_size(cfg, found)
     print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {found.replicas})")
     checked = preflight.check(cfg, found, "doctor", say=print)
     problems += checked.problems

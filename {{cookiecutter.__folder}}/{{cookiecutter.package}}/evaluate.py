@@ -7,9 +7,20 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import classification_report
 
-from . import accelerator, checkpoints, dataset, folds, model, plots, preflight, scoring, thresholds
+from . import (
+    accelerator,
+    checkpoints,
+    dataset,
+    folds,
+    model,
+    plan,
+    plots,
+    preflight,
+    scoring,
+    thresholds,
+)
 from .accelerator import Accelerator
-from .config import Config, class_names, output_path
+from .config import Config, class_names, output_path, validating_fold
 
 
 def evaluate(cfg: Config, found: Accelerator | None = None) -> Path | None:
@@ -17,11 +28,11 @@ def evaluate(cfg: Config, found: Accelerator | None = None) -> Path | None:
     metric; returns the path of the confusion matrix picture (none for multi-label)."""
     found = found or accelerator.detect(cfg)
     if folds.count(cfg) > 1:  # the model of the fold that validates (fold 0 for all)
-        cfg = folds.run_config(cfg, 0 if cfg.fold == "all" else int(cfg.fold))
+        cfg = folds.run_config(cfg, validating_fold(cfg))
     checked = preflight.ready(cfg, found, "evaluate")
     cfg = checked.cfg  # with what the records' manifest says
     batches = dataset.for_inference(
-        checked.files["valid"], cfg, cfg.batch_size * found.replicas, True, found.image_dtype
+        checked.files["valid"], cfg, plan.global_batch_size(cfg, found), True, found.image_dtype
     )
     with found.scope():
         net = checkpoints.load_trained(cfg, found)

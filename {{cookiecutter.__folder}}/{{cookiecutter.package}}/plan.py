@@ -31,8 +31,13 @@ class Plan:
         return "\n".join(lines + ([self.note] if self.note else []))
 
 
+def global_batch_size(cfg: Config, found: Accelerator) -> int:
+    """Images per step over every replica: each takes Config.batch_size of them."""
+    return cfg.batch_size * found.replicas
+
+
 def make(cfg: Config, found: Accelerator, training_records: int) -> Plan:
-    global_batch = cfg.batch_size * found.replicas
+    global_batch = global_batch_size(cfg, found)
     steps = cfg.steps_per_epoch or training_records // global_batch
     if steps == 0:
         raise UserError(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import accelerator, checkpoints, dataset, model, preflight, submission, thresholds
+from . import accelerator, checkpoints, dataset, model, plan, preflight, submission, thresholds
 from .config import Config, UserError, class_names, named, output_path
 
 
@@ -20,8 +20,9 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
         raise UserError(f"predict runs in one process: leave out {named('num_processes')}")
     checked = preflight.ready(cfg, found, "predict")  # test records, sample, weights, output
     cfg, files, sample, shape = checked.cfg, checked.files["test"], checked.sample, checked.layout
-    global_batch = cfg.batch_size * found.replicas
-    batches = dataset.for_inference(files, cfg, global_batch, False, found.image_dtype)
+    batches = dataset.for_inference(
+        files, cfg, plan.global_batch_size(cfg, found), False, found.image_dtype
+    )
     averaged, ids = 0, None
     for run in checked.runs:  # one model, or one per trained fold
         with found.scope():

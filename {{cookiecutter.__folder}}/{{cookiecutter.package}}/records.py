@@ -12,7 +12,7 @@ import re
 import tensorflow as tf
 
 from . import tfds_sets
-from .config import Config, UserError, data_path, field_path, filled, named
+from .config import Config, UserError, data_path, field_path, filled, named, validating_fold
 from .files import MANIFEST
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
@@ -147,7 +147,7 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
     with tf.io.gfile.GFile(path) as file:
         manifest = json.load(file)
     folds = manifest["folds"]
-    held_out = 0 if cfg.fold == "all" else int(cfg.fold)
+    held_out = validating_fold(cfg)
     if held_out >= folds:
         raise UserError(
             f"{named('fold')} {cfg.fold}: {path} has folds 0 to {folds - 1}; pick one of them"

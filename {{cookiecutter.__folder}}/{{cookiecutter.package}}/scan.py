@@ -16,6 +16,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tqdm.auto import tqdm
 
+from . import dataset
 from .config import Config, UserError, named
 from .records import COUNT_IN_NAME
 
@@ -129,7 +130,7 @@ def check_multi_hot(shard: Shard, index: int, row, cfg: Config) -> None:
 
 def check_image(shard: Shard, index: int, encoded: bytes, size: int) -> None:
     try:
-        image = tf.io.decode_image(encoded, channels=3, expand_animations=False)
+        image = dataset.decoded(encoded)  # as training decodes it
     except tf.errors.InvalidArgumentError:
         shard.problem("have image bytes that do not decode", index)
         return

@@ -6,9 +6,8 @@ are class probabilities, one column per class. scikit-learn computes every metri
 
 from __future__ import annotations
 
-import csv
-
 import numpy as np
+import pandas as pd
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
@@ -62,34 +61,30 @@ def mean_roc_auc(truth: np.ndarray, probabilities: np.ndarray) -> float:
     return float(np.mean(scored)) if scored else float("nan")
 
 
-def read_columns(path: str, *columns: str) -> list[tuple[str, ...]]:
-    """The named columns of every row of a CSV file, in file order."""
+def read_table(path: str, *columns: str) -> pd.DataFrame:
+    """A CSV file as text (ids such as 007 stay as they are), after checking it has `columns`;
+    a byte-order mark, as spreadsheet programs write, is read past."""
     try:
-        with open(path, newline="", encoding="utf-8-sig") as file:  # spreadsheets add a BOM
-            return [tuple(row[column] for column in columns) for row in csv.DictReader(file)]
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except FileNotFoundError:
         raise UserError(f"{path} does not exist") from None
     except IsADirectoryError:
         raise UserError(f"{path} is a folder; give the CSV file") from None
-    except UnicodeDecodeError:
+    except (UnicodeDecodeError, pd.errors.ParserError):
         raise UserError(f"{path} is not a text CSV file; give the CSV file") from None
-    except KeyError as error:
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
         raise UserError(
-            f"{path} has no column {error}; check {named('id_column')} and {named('label_column')}"
-        ) from None
-
-
-def read_labels(path: str, id_column: str, label_column: str) -> dict[str, str]:
-    return dict(read_columns(path, id_column, label_column))
-
-
-def ids_in_order(path: str, id_column: str) -> list[str]:
-    return [key for (key,) in read_columns(path, id_column)]
+            f"{path} has no column {missing[0]!r}; check {named('id_column')} and "
+            f"{named('label_column')}"
+        )
+    return table
 
 
 def check_rows_match(submission: str, sample: str, id_column: str) -> int:
     """The number of rows, after checking the submission's ids follow the sample row for row."""
-    ours, theirs = ids_in_order(submission, id_column), ids_in_order(sample, id_column)
+    ours = read_table(submission, id_column)[id_column].tolist()
+    theirs = read_table(sample, id_column)[id_column].tolist()
     if ours != theirs:
         pairs = enumerate(zip(ours, theirs, strict=False))
         first = next((i for i, (a, b) in pairs if a != b), min(len(ours), len(theirs)))
@@ -100,38 +95,25 @@ def check_rows_match(submission: str, sample: str, id_column: str) -> int:
     return len(ours)
 
 
-def score_files(
-    submission: str, solution: str, id_column: str, label_column: str, metric: str = ""
-) -> dict:
+def score_files(submission: str, solution: str, id_column: str, label_column: str) -> dict:
     """Scores of a submission, joined to the solution (id and label columns) by id: accuracy
     and macro F1 of a label column, samples F1 of space-separated labels, ROC AUC of a
-    probability column per class; and `metric`'s."""
-    truth = read_labels(solution, id_column, label_column)
-    with open(submission, newline="", encoding="utf-8-sig") as file:
-        columns = next(csv.reader(file), [])
-    if label_column in columns:
-        predicted = read_labels(submission, id_column, label_column)
-        probabilities = None
-    else:  # a probability column per class, named as the classes are
-        classes = [column for column in columns if column != id_column]
-        rows = read_columns(submission, id_column, *classes)
-        predicted = {row[0]: row[1:] for row in rows}
-    if set(predicted) != set(truth):
+    probability column per class."""
+    truth = read_table(solution, id_column, label_column).set_index(id_column)[label_column]
+    predicted = read_table(submission, id_column).set_index(id_column)
+    if set(predicted.index) != set(truth.index):
         raise UserError(f"{submission} and {solution} hold different ids")
-    keys = sorted(truth)
-    if label_column not in columns:
-        probabilities = np.array([[float(p) for p in predicted[key]] for key in keys])
-        binarizer = MultiLabelBinarizer(classes=classes)
-        truth_rows = binarizer.fit_transform([truth[key].split() for key in keys])
-        return {"roc_auc": mean_roc_auc(truth_rows, probabilities)}
-    if any(" " in value for value in [*truth.values(), *predicted.values()]):  # multi-label
-        binarizer = MultiLabelBinarizer().fit(
-            [v.split() for v in [*truth.values(), *predicted.values()]]
-        )
-        rows = [binarizer.transform([d[key].split() for key in keys]) for d in (truth, predicted)]
+    predicted = predicted.loc[truth.index]  # joined by id, not by row
+    if label_column not in predicted.columns:  # a probability column per class, by class name
+        classes = list(predicted.columns)
+        truth_rows = MultiLabelBinarizer(classes=classes).fit_transform(truth.str.split())
+        return {"roc_auc": mean_roc_auc(truth_rows, predicted.to_numpy(float))}
+    guessed = predicted[label_column]
+    if (truth.str.contains(" ") | guessed.str.contains(" ")).any():  # several labels per image
+        binarizer = MultiLabelBinarizer().fit([*truth.str.split(), *guessed.str.split()])
+        rows = [binarizer.transform(labels.str.split()) for labels in (truth, guessed)]
         return {"samples_f1": score_labels(*rows, "samples_f1")}
-    labels = [truth[key] for key in keys], [predicted[key] for key in keys]
     return {
-        "macro_f1": float(f1_score(*labels, average="macro", zero_division=0)),
-        "accuracy": float(accuracy_score(*labels)),
+        "macro_f1": float(f1_score(truth, guessed, average="macro", zero_division=0)),
+        "accuracy": float(accuracy_score(truth, guessed)),
     }

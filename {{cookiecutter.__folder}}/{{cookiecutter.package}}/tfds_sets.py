@@ -15,7 +15,7 @@ import os
 
 import tensorflow as tf
 
-from .config import Config, UserError, filled, named, resolve_data_dir
+from .config import Config, UserError, filled, named, resolve_data_dir, validating_fold
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
@@ -100,7 +100,7 @@ def with_splits(cfg: Config) -> tuple[Config, dict]:
     classes = list(builder.info.features[label].names)
     splits = set(builder.info.splits)
     folds = cfg.folds
-    held_out = 0 if cfg.fold == "all" else int(cfg.fold)
+    held_out = validating_fold(cfg)
     if held_out >= folds:
         raise UserError(
             f"{named('fold')} {cfg.fold}: {named('folds')} is {folds}; pick 0 to {folds - 1}"
