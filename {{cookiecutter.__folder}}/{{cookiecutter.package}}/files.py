@@ -10,6 +10,9 @@ from pathlib import Path
 from .config import UserError
 
 MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, folds, classes
+# Image files `records` reads, and the extensions an id may carry or drop between the records
+# and a sample submission (t0.jpg and t0).
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 
 
 @contextlib.contextmanager

@@ -40,11 +40,10 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from tqdm.auto import tqdm
 
 from .config import Config, UserError, given, named
-from .files import MANIFEST, output_folder, write_json
+from .files import IMAGE_SUFFIXES, MANIFEST, output_folder, write_json
 from .images import Prepared, prepare_all
 
 SHARD_BYTES = 150 * 2**20  # Kaggle's advice for TPUs: shards of 100 to 200 MB
-IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 WHOLE_NUMBER = re.compile(r"-?\d+")
 
 

@@ -18,10 +18,7 @@ import pandas as pd
 import tensorflow as tf
 
 from .config import Config, UserError, field_path, given, named, origin
-from .files import written_whole
-
-# Extensions an id may carry or drop between the records and the sample (t0 and t0.jpg).
-IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".dcm"}
+from .files import IMAGE_SUFFIXES, written_whole
 
 
 @dataclasses.dataclass
