@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from sklearn.metrics import classification_report
 
 from . import (
@@ -40,7 +39,7 @@ def evaluate(cfg: Config, found: Accelerator | None = None) -> Path | None:
     names = class_names(cfg) or [str(n) for n in range(cfg.num_classes)]
     if cfg.multi_label:  # each class's yes or no, at its threshold
         cuts = thresholds.averaged([cfg])
-        predicted = (probabilities >= np.asarray(cuts)).astype(int)
+        predicted = thresholds.applied(probabilities, cuts)
     else:
         cuts, predicted = None, probabilities.argmax(-1)
     print(

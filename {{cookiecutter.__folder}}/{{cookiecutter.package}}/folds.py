@@ -16,6 +16,7 @@ import pandas as pd
 from . import records, scoring
 from .config import Config, UserError, class_names, output_dir, output_path
 from .files import written_whole
+from .thresholds import applied
 
 
 def count(cfg: Config) -> int:
@@ -71,7 +72,7 @@ def write_predictions(
         predicted = probabilities.argmax(-1)
         truth, guess = [str(n) for n in labels], [str(n) for n in predicted]
     else:  # multi-hot rows: the classes set, as numbers
-        predicted = (probabilities >= np.asarray(thresholds)).astype(int)
+        predicted = applied(probabilities, thresholds)
         truth, guess = as_numbers(labels), as_numbers(predicted)
     table = pd.DataFrame({"id": ids, "fold": cfg.fold, "label": truth, "predicted": guess})
     if names:

@@ -46,11 +46,5 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
     rows = submission.arrange([key.decode() for key in ids], predicted, sample, shape)
     path = output_path(cfg, "submission.csv")
     submission.write(path, rows)
-    print(f"wrote {len(rows)} rows to {path} ({shape.id_column}, {describe(shape)})")
+    print(f"wrote {len(rows)} rows to {path} ({submission.describe(shape, cfg.multi_label)})")
     return path
-
-
-def describe(shape: submission.Layout) -> str:
-    if shape.kind == "probabilities":
-        return f"a probability column per class: {', '.join(shape.columns[:5])}..."
-    return f"labels in {shape.columns[0]}"

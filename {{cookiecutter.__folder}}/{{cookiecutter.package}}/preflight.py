@@ -224,13 +224,7 @@ def sample(cfg, found, state):
     state.layout = shape
     if "test" in state.files:  # a submission must never lack an id: check before the model
         submission.check_ids(state.test_ids, state.sample, shape.id_column)
-    what = (
-        f"{shape.id_column} and a probability column per class"
-        if shape.kind == "probabilities"
-        else f"{shape.id_column} and "
-        + ("labels" if cfg.multi_label else "a class")
-        + f" in {shape.columns[0]}"
-    )
+    what = submission.describe(shape, cfg.multi_label)
     if state.sample is None:
         return f"sample submission: none, rows will be sorted by id; columns: {what}"
     rows = len(state.sample)

@@ -12,6 +12,7 @@ from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from .config import UserError, named
+from .thresholds import applied
 
 
 def score(truth, probabilities, metric: str, thresholds=None) -> float:
@@ -26,7 +27,7 @@ def score(truth, probabilities, metric: str, thresholds=None) -> float:
         if truth.ndim == 2:
             predicted = as_rows(predicted, probabilities.shape[1])
     else:
-        predicted = (probabilities >= np.asarray(thresholds)).astype(int)
+        predicted = applied(probabilities, thresholds)
     return score_labels(truth, predicted, metric)
 
 

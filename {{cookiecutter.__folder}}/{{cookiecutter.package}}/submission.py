@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from .config import Config, UserError, field_path, given, named, origin
 from .files import IMAGE_SUFFIXES, written_whole
+from .thresholds import applied
 
 
 @dataclasses.dataclass
@@ -30,6 +31,13 @@ class Layout:
     kind: str
     columns: list[str]
     order: list[str]  # the sample's columns as it orders them
+
+
+def describe(shape: Layout, multi_label: bool) -> str:
+    """The submission's columns, as doctor and predict say them."""
+    if shape.kind == "probabilities":
+        return f"{shape.id_column} and a probability column per class"
+    return f"{shape.id_column} and {'labels' if multi_label else 'a class'} in {shape.columns[0]}"
 
 
 def load_sample(cfg: Config) -> pd.DataFrame | None:
@@ -202,7 +210,7 @@ def values(
     if thresholds is None:
         chosen = [labels[number] for number in probabilities.argmax(-1)]
     else:
-        above = probabilities >= np.asarray(thresholds)
+        above = applied(probabilities, thresholds)
         above[np.arange(len(above)), probabilities.argmax(-1)] = True  # at least one label
         chosen = [" ".join(labels[n] for n in np.flatnonzero(row)) for row in above]
     return pd.DataFrame({shape.columns[0]: chosen})

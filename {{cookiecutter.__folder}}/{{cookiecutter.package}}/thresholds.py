@@ -32,6 +32,11 @@ def chosen(truth: np.ndarray, probabilities: np.ndarray) -> list[float]:
     return cuts
 
 
+def applied(probabilities: np.ndarray, cuts) -> np.ndarray:
+    """Multi-hot rows: 1 for each class at or above its threshold."""
+    return (np.asarray(probabilities) >= np.asarray(cuts)).astype(int)
+
+
 def save(cfg: Config, cuts: list[float]) -> None:
     write_json(output_path(cfg, "thresholds.json"), {"thresholds": cuts})
 
