@@ -12,16 +12,14 @@ ANSWERS = json.loads(
 """.strip()
 )
 
-BACKBONES = (
-    "efficientnet-b0",
-    "efficientnet-b3",
-    "efficientnetv2-s",
-    "resnet-vd-50",
-    "dinov2-small",
-    "small-cnn",
+# The choices as cookiecutter.json lists them (cookiecutter keeps the original lists).
+CHOICES = json.loads(
+    r"""
+{{ _cookiecutter | tojson }}
+""".strip()
 )
+BACKBONES, METRICS = CHOICES["backbone"], CHOICES["metric"]
 PATCH_SIZE = {"dinov2-small": 14}  # a vision transformer's image size is a multiple of its patch
-METRICS = ("macro_f1", "accuracy", "roc_auc", "samples_f1")
 # Imports the generated project needs; a package named like one of them would shadow it.
 SHADOWED = {"tensorflow", "keras", "numpy", "jax", "sklearn", "pandas", "tests"}
 

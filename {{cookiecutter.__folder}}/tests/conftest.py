@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from {{ cookiecutter.package }}.config import from_preset
+from {{ cookiecutter.package }}.runtime.config import from_preset
 
 PROJECT = Path(__file__).resolve().parents[1]
 NO_ACCELERATOR = "no TPU or GPU on this machine"
@@ -21,7 +21,7 @@ OFFLINE = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
 
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory):
-    from {{ cookiecutter.package }}.demo import write_competition
+    from {{ cookiecutter.package }}.tools.demo import write_competition
 
     folder = tmp_path_factory.mktemp("demo")
     write_competition(folder, size=32)
@@ -118,12 +118,12 @@ def free_port() -> int:
 @pytest.fixture
 def no_model(monkeypatch):
     """Fail the test if a command gets as far as building its model."""
-    from {{ cookiecutter.package }} import model
+    from {{ cookiecutter.package }}.runtime import model
 
     def built(*args, **kwargs):
         raise AssertionError("the model was built: the check came too late")
 
-    monkeypatch.setattr(model, "build", built)
+    monkeypatch.setattr(model, "build_model", built)
 
 
 def accelerator_here() -> bool:

@@ -17,8 +17,8 @@ import argparse
 
 import numpy as np
 
-from {{ cookiecutter.package }} import accelerator
-from {{ cookiecutter.package }}.config import from_preset
+from {{ cookiecutter.package }}.runtime import accelerator
+from {{ cookiecutter.package }}.runtime.config import from_preset
 
 GLOBAL_BATCH = 32
 
@@ -48,19 +48,20 @@ def main(
     import keras
     import tensorflow as tf
 
-    from {{ cookiecutter.package }} import dataset, model, records
-    from {{ cookiecutter.package }}.config import data_path
+    from {{ cookiecutter.package }}.runtime import backbones, model, plan
+    from {{ cookiecutter.package }}.runtime.config import data_path
+    from {{ cookiecutter.package }}.runtime.data import pipeline, records
 
     files = records.find(data_path(cfg, cfg.train_files), "train_files")
-    images, labels, _ = next(iter(dataset.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))
+    images, labels, _ = next(iter(pipeline.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))
     batch = tf.data.Dataset.from_tensors((images, labels))
     keras.utils.set_random_seed(cfg.seed)
     with found.scope():
-        net = model.build(cfg)
+        net = model.build_model(cfg, backbones.load(cfg))
         before = {f"before_w{i}": np.asarray(w) for i, w in enumerate(net.get_weights())}
         # SGD with the project's scaled schedule: Adam divides each gradient by its own size,
         # which would hide a wrong loss scale.
-        rate = model.learning_rate_schedule(cfg, found.replicas, steps_per_epoch=1)
+        rate = plan.learning_rate_schedule(cfg, found.replicas, steps_per_epoch=1)
         net.compile(optimizer=keras.optimizers.SGD(rate), loss="sparse_categorical_crossentropy")
         fitted = net.fit(batch, epochs=1, steps_per_epoch=1, verbose=0, shuffle=False)
     loss = fitted.history["loss"][0]

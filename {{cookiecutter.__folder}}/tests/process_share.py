@@ -9,8 +9,8 @@ process, as a multi-host run does.
 import json
 import sys
 
-from {{ cookiecutter.package }} import dataset, records
-from {{ cookiecutter.package }}.config import Config, data_path
+from {{ cookiecutter.package }}.runtime.config import Config, data_path
+from {{ cookiecutter.package }}.runtime.data import pipeline, records
 
 GLOBAL_BATCH = 16
 
@@ -22,7 +22,7 @@ def labels_read(data_dir: str, processes: int, process: int) -> list[int]:
     )  # fmt: skip
     files = records.find(data_path(cfg, cfg.train_files), "train_files")
     steps = records.count(files) // GLOBAL_BATCH  # one epoch, as plan.py counts it
-    batches = dataset.for_training(files, cfg, GLOBAL_BATCH).take(steps)
+    batches = pipeline.for_training(files, cfg, GLOBAL_BATCH).take(steps)
     return [int(label) for _, batch in batches for label in batch.numpy()]
 
 

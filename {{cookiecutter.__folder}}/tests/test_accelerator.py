@@ -12,8 +12,8 @@ import types
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }} import accelerator
-from {{ cookiecutter.package }}.config import Config, UserError
+from {{ cookiecutter.package }}.runtime import accelerator, backend
+from {{ cookiecutter.package }}.runtime.config import Config, UserError
 
 PACKAGE = "{{ cookiecutter.package }}"
 
@@ -41,12 +41,12 @@ class Machine:
         self.packages = {"tensorflow-cpu"}  # what Kaggle's TPU image installs
         self.jax_tpus = 0  # 0: JAX has no TPU backend
         self.connected_to = []
-        for name in (*accelerator.TPU_ENV, "KERAS_BACKEND"):
+        for name in (*backend.TPU_ENV, "KERAS_BACKEND"):
             monkeypatch.delenv(name, raising=False)  # also undoes what detect() sets
-        monkeypatch.setattr(accelerator, "keras_backend_in_use", lambda: "")
-        monkeypatch.setattr(accelerator, "chosen_at_import", "")  # a fresh process
-        monkeypatch.setattr(accelerator, "device_files", self.device_files)
-        monkeypatch.setattr(accelerator, "installed", lambda name: name in self.packages)
+        monkeypatch.setattr(backend, "in_use_by_keras", lambda: "")
+        monkeypatch.setattr(backend, "chosen_at_import", "")  # a fresh process
+        monkeypatch.setattr(backend, "device_files", self.device_files)
+        monkeypatch.setattr(backend, "installed", lambda name: name in self.packages)
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver
         monkeypatch.setattr(resolver, "connect", self.connect)
         monkeypatch.setattr(tf.distribute, "TPUStrategy", Strategy)
@@ -225,7 +225,7 @@ def test_backends_this_project_cannot_run_on_are_refused(machine, monkeypatch):
 
 
 def test_a_backend_keras_already_fixed_cannot_change(machine, monkeypatch):
-    monkeypatch.setattr(accelerator, "keras_backend_in_use", lambda: "tensorflow")
+    monkeypatch.setattr(backend, "in_use_by_keras", lambda: "tensorflow")
     with pytest.raises(UserError, match="already loaded with the tensorflow backend .*restart"):
         machine.detect(backend="jax")
     assert machine.detect().backend == "tensorflow"  # no choice: the one in use
@@ -237,7 +237,7 @@ def test_keras_loaded_before_detection_on_a_tpu_it_cannot_drive_says_restart(mac
     monkeypatch.setenv("ISTPUVM", "1")
     machine.jax_tpus = 8
     machine.tf_error = tf.errors.NotFoundError(None, None, "TPUs not found in the cluster")
-    monkeypatch.setattr(accelerator, "keras_backend_in_use", lambda: "tensorflow")
+    monkeypatch.setattr(backend, "in_use_by_keras", lambda: "tensorflow")
     with pytest.raises(UserError) as caught:
         machine.detect()
     assert "Restart the kernel and run the accelerator cell" in str(caught.value)
@@ -263,10 +263,10 @@ def test_importing_the_package_picks_the_backend_the_hardware_needs(
     machine.packages = packages
     monkeypatch.delitem(sys.modules, "keras", raising=False)
     monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
-    accelerator.choose_backend()
-    assert keras_backend() == chosen == accelerator.chosen_at_import
+    backend.choose()
+    assert keras_backend() == chosen == backend.chosen_at_import
     monkeypatch.setenv("KERAS_BACKEND", "torch")  # a user's own choice is never replaced
-    accelerator.choose_backend()
+    backend.choose()
     assert keras_backend() == "torch"
 
 

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.augment import CropAndFlip, crop_windows, resize_matrix
-from {{ cookiecutter.package }}.config import Config
-from {{ cookiecutter.package }}.model import build
+from {{ cookiecutter.package }}.runtime.augment import CropAndFlip, crop_windows, resize_matrix
+from {{ cookiecutter.package }}.runtime.backbones import load
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.model import build_model
 
 WINDOWS = 4000
 
@@ -63,6 +64,7 @@ def test_only_training_crops_and_flips_validation_and_prediction_see_the_image()
     for seen, image in zip(np.asarray(whole_and_flipped), images, strict=True):
         assert np.allclose(seen, image) or np.allclose(seen, image[:, ::-1])  # exact flips
 
-    net = build(Config(backbone="small-cnn", weights="none", image_size=32, crop_area=0.5))
+    cfg = Config(backbone="small-cnn", weights="none", image_size=32, crop_area=0.5)
+    net = build_model(cfg, load(cfg))
     first, again = net(images, training=False), net(images, training=False)
     np.testing.assert_array_equal(np.asarray(first), np.asarray(again))  # no randomness

@@ -10,12 +10,12 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
-from {{ cookiecutter.package }} import accelerator
-from {{ cookiecutter.package }}.config import UserError
-from {{ cookiecutter.package }}.doctor import doctor
-from {{ cookiecutter.package }}.predict import predict
-from {{ cookiecutter.package }}.records import feature
-from {{ cookiecutter.package }}.train import train
+from {{ cookiecutter.package }}.runtime import accelerator
+from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.data.records import feature
+from {{ cookiecutter.package }}.runtime.doctor import doctor
+from {{ cookiecutter.package }}.runtime.predict import predict
+from {{ cookiecutter.package }}.runtime.train import train
 
 FIX = "write them again or leave them out of"
 
@@ -180,7 +180,7 @@ def test_a_test_record_without_a_usable_id_stops_predict_before_the_model(
     cfg, data, monkeypatch, change, expected
 ):
     """A submission must never lack an id silently."""
-    from {{ cookiecutter.package }} import checkpoints
+    from {{ cookiecutter.package }}.runtime import checkpoints
 
     monkeypatch.setattr(checkpoints, "load_trained", lambda *a: pytest.fail("the model was loaded"))
     second = shard(data, "test", 1)
@@ -194,7 +194,7 @@ def test_a_test_record_without_a_usable_id_stops_predict_before_the_model(
 def test_test_records_missing_ids_of_the_sample_stop_predict_before_the_model(
     cfg, data, monkeypatch
 ):
-    from {{ cookiecutter.package }} import checkpoints
+    from {{ cookiecutter.package }}.runtime import checkpoints
 
     monkeypatch.setattr(checkpoints, "load_trained", lambda *a: pytest.fail("the model was loaded"))
     second = shard(data, "test", 1)

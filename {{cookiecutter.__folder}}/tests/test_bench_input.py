@@ -3,8 +3,8 @@
 
 import re
 
-from {{ cookiecutter.package }}.bench_input import VARIANTS, bench
-from {{ cookiecutter.package }}.config import Config
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.tools.bench_input import VARIANTS, bench
 
 
 def test_bench_input_measures_every_pipeline_on_photo_like_jpegs_it_writes(tmp_path, capsys):

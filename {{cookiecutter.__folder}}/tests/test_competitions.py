@@ -16,11 +16,11 @@ import pytest
 from conftest import PROJECT
 from PIL import Image
 
-from {{ cookiecutter.package }}.config import Config
-from {{ cookiecutter.package }}.image_records import write_records
-from {{ cookiecutter.package }}.predict import predict
-from {{ cookiecutter.package }}.scoring import score_files
-from {{ cookiecutter.package }}.train import train
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.predict import predict
+from {{ cookiecutter.package }}.runtime.scoring import score_files
+from {{ cookiecutter.package }}.runtime.train import train
+from {{ cookiecutter.package }}.tools.images_to_records import write_records
 
 PACKAGE = "{{ cookiecutter.package }}"
 COLOURS = {"healthy": (40, 190, 40), "rust": (190, 90, 20), "scab": (90, 70, 60)}

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from {{ cookiecutter.package }} import config, preflight, records
 from {{ cookiecutter.package }}.__main__ import main, parser
-from {{ cookiecutter.package }}.config import PRESETS, Config, UserError
-from {{ cookiecutter.package }}.submission import load_sample
+from {{ cookiecutter.package }}.runtime import config, preflight
+from {{ cookiecutter.package }}.runtime.config import PRESETS, Config, UserError
+from {{ cookiecutter.package }}.runtime.data import records
+from {{ cookiecutter.package }}.runtime.submission import load_sample
 
 
 def test_every_field_is_a_flag_of_its_type():

@@ -5,9 +5,9 @@ import dataclasses
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }} import dataset, records
-from {{ cookiecutter.package }}.config import UserError, data_path
-from {{ cookiecutter.package }}.submission import read_sample
+from {{ cookiecutter.package }}.runtime.config import UserError, data_path
+from {{ cookiecutter.package }}.runtime.data import pipeline, records
+from {{ cookiecutter.package }}.runtime.submission import read_sample
 
 
 def files(cfg, pattern):
@@ -15,7 +15,7 @@ def files(cfg, pattern):
 
 
 def test_training_batches_have_static_shapes_and_varied_labels(demo_cfg):
-    batches = dataset.for_training(files(demo_cfg, demo_cfg.train_files), demo_cfg, 16)
+    batches = pipeline.for_training(files(demo_cfg, demo_cfg.train_files), demo_cfg, 16)
     image_spec, label_spec = batches.element_spec
     assert image_spec.shape == (16, 32, 32, 3) and image_spec.dtype == tf.uint8
     assert label_spec.shape == (16,) and label_spec.dtype == tf.int32
@@ -28,18 +28,18 @@ def test_tpu_batches_under_tensorflow_carry_bfloat16_pixels_in_0_to_255(demo_cfg
     """TPUs under TensorFlow take no uint8: the same pixels travel as bfloat16."""
     train_files = files(demo_cfg, demo_cfg.train_files)
     cfg = dataclasses.replace(demo_cfg, crop_area=1.0, shuffle_buffer=1)
-    as_uint8 = dataset.for_inference(train_files, cfg, 16, labeled=True)
-    as_bfloat16 = dataset.for_inference(train_files, cfg, 16, True, image_dtype="bfloat16")
+    as_uint8 = pipeline.for_inference(train_files, cfg, 16, labeled=True)
+    as_bfloat16 = pipeline.for_inference(train_files, cfg, 16, True, image_dtype="bfloat16")
     assert as_bfloat16.element_spec[0].dtype == tf.bfloat16
     first, second = next(iter(as_uint8))[0], next(iter(as_bfloat16))[0]
     assert tf.reduce_all(tf.cast(first, tf.bfloat16) == second)
-    training = dataset.for_training(train_files, cfg, 16, image_dtype="bfloat16")
+    training = pipeline.for_training(train_files, cfg, 16, image_dtype="bfloat16")
     assert training.element_spec[0].dtype == tf.bfloat16
 
 
 def test_images_are_resized_to_the_configured_size(demo_cfg):
     cfg = dataclasses.replace(demo_cfg, image_size=48)
-    batches = dataset.for_inference(files(cfg, cfg.test_files), cfg, 8, labeled=False)
+    batches = pipeline.for_inference(files(cfg, cfg.test_files), cfg, 8, labeled=False)
     assert batches.element_spec[0].shape[1:] == (48, 48, 3)
     assert next(iter(batches))[0].shape == (8, 48, 48, 3)
 
@@ -47,7 +47,7 @@ def test_images_are_resized_to_the_configured_size(demo_cfg):
 def test_the_last_inference_batch_is_filled_with_weight_zero_rows(demo_cfg):
     """XLA sees one batch shape; the blank rows never reach a score or a submission."""
     test_files = files(demo_cfg, demo_cfg.test_files)
-    batches = dataset.for_inference(test_files, demo_cfg, 64, labeled=False)
+    batches = pipeline.for_inference(test_files, demo_cfg, 64, labeled=False)
     assert all(part.shape.is_fully_defined() for part in batches.element_spec)
     weights = tf.concat([weight for _, _, weight in batches], axis=0).numpy()
     ids = tf.concat([key for _, key, _ in batches], axis=0).numpy()
@@ -59,7 +59,7 @@ def test_the_last_inference_batch_is_filled_with_weight_zero_rows(demo_cfg):
 
 def test_inference_yields_every_test_id_once_in_the_same_order_twice(demo_cfg, demo_dir):
     test_files = files(demo_cfg, demo_cfg.test_files)
-    batches = dataset.for_inference(test_files, demo_cfg, 32, labeled=False)
+    batches = pipeline.for_inference(test_files, demo_cfg, 32, labeled=False)
     first = [key.decode() for _, ids, weights in batches for key in ids.numpy()[weights > 0]]
     second = [key.decode() for _, ids, weights in batches for key in ids.numpy()[weights > 0]]
     sample = read_sample((demo_dir / "sample_submission.csv").read_bytes(), "sample")["id"].tolist()

@@ -8,10 +8,10 @@ import shutil
 import pandas as pd
 import pytest
 
-from {{ cookiecutter.package }}.config import Config, UserError
-from {{ cookiecutter.package }}.image_records import write_records
-from {{ cookiecutter.package }}.predict import predict
-from {{ cookiecutter.package }}.train import train
+from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.predict import predict
+from {{ cookiecutter.package }}.runtime.train import train
+from {{ cookiecutter.package }}.tools.images_to_records import write_records
 
 
 def ids(path):

@@ -13,7 +13,7 @@ import sys
 from conftest import OFFLINE, PROJECT
 from fake_kaggle import RULES_NOT_ACCEPTED
 
-from {{ cookiecutter.package }}.config import BACKBONES, Config
+from {{ cookiecutter.package }}.runtime.config import BACKBONES, Config
 
 PACKAGE = "{{ cookiecutter.package }}"
 COMPETITION = "{{ cookiecutter.competition }}"

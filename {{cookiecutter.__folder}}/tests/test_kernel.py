@@ -19,8 +19,11 @@ import pytest
 from conftest import OFFLINE, PROJECT
 from PIL import Image
 
-from {{ cookiecutter.package }} import kernel
-from {{ cookiecutter.package }}.config import BACKBONES, Config, UserError
+from {{ cookiecutter.package }}.runtime import backbones
+from {{ cookiecutter.package }}.runtime.model import build_model
+from {{ cookiecutter.package }}.runtime.config import BACKBONES, Config, UserError, from_preset, knobs
+from {{ cookiecutter.package }}.tools import kernel
+from {{ cookiecutter.package }}.tools.notebook import DATA_STEPS, runtime_modules
 
 PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"
@@ -28,6 +31,9 @@ COMPETITION = "{{ cookiecutter.competition }}"
 BACKBONE = "efficientnet-b0"  # a keras-hub preset (tests/presets.py makes a small one)
 DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 PICTURES = {"augmented_batch.png", "learning_rate.png", "curves.png", "confusion.png"}
+# A second dense layer in the head, as a competitor would add it in the model cell.
+HEAD = "    x = layers.Dropout(cfg.dropout)(x)\n"
+WIDER_HEAD = HEAD + '    x = layers.Dense(32, activation="relu", name="hidden")(x)\n'
 
 
 def ids(path):
@@ -39,7 +45,7 @@ def ids(path):
 def kaggle(tmp_path_factory):
     """A Kaggle-like root: the demo competition under kaggle/input, and kaggle/working."""
     root = tmp_path_factory.mktemp("kaggle-root")
-    from {{ cookiecutter.package }}.demo import write_competition
+    from {{ cookiecutter.package }}.tools.demo import write_competition
 
     write_competition(root / "kaggle" / "input" / COMPETITION, size=32)
     return root
@@ -110,6 +116,11 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
     assert metadata["model_sources"] == [BACKBONES[BACKBONE]]
     notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "run")
+    edited = nbformat.read(notebook, as_version=4)
+    (cell,) = [cell for cell in edited.cells if "def build_model(" in cell.source]
+    assert HEAD in cell.source and not cell.metadata.get("_kg_hide-input")  # in view
+    cell.source = cell.source.replace(HEAD, WIDER_HEAD)
+    nbformat.write(edited, notebook)
     mounts, log = as_kaggle_mounts(tmp_path, preset(BACKBONE))
     proxy = PROJECT / "tests" / "fake_data_proxy.py"
     done = execute(notebook, sys.executable, str(proxy), str(mounts), str(log))
@@ -131,6 +142,11 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     assert len(pictures) == 4  # batch, learning rate, curves, confusion matrix
     text = "".join(output.get("text", "") for output in outputs)
     assert "problems: none, ready to train" in text and "Epoch 2/2" in text
+    cfg = from_preset("demo", {"backbone": BACKBONE, "weights": preset(BACKBONE)})
+    unedited = build_model(cfg, backbones.load(cfg))
+    features = unedited.get_layer("pool").output.shape[-1]
+    wider = (features * 32 + 32) + (32 * 10 + 10) - (features * 10 + 10)
+    assert f"{unedited.count_params() + wider:,} parameters" in text  # the edited cell ran
     mounted = tmp_path / "models" / BACKBONES[BACKBONE].split("/", 1)[1]
     found = f"weights: {BACKBONE}, ImageNet weights of kaggle://{BACKBONES[BACKBONE]} at {mounted}"
     assert found in text  # doctor says which model it found, and where
@@ -139,7 +155,8 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     for picture in ("augmented_batch.png", "confusion.png"):  # titles and axes name them too
         said = Image.open(working / picture).text["Description"]
         assert sum(name in said.split(" | ") for name in DIGITS) >= 3, said
-    assert (notebook.parent / PACKAGE / "train.py").is_file()  # the notebook wrote its code
+    assert (notebook.parent / PACKAGE / "runtime" / "train.py").is_file()  # it wrote its code
+    assert not (notebook.parent / PACKAGE / "runtime" / "model.py").exists()  # the cell is it
 
 
 @pytest.mark.slow
@@ -152,12 +169,12 @@ def test_the_script_runs_alone_offline_the_same_way(kaggle, tmp_path):
     sample = kaggle / "kaggle" / "input" / COMPETITION / "sample_submission.csv"
     assert ids(working / "submission.csv") == ids(sample)
     assert PICTURES <= {path.name for path in working.iterdir()}
-    written = sorted(p.name for p in (script.parent / PACKAGE).glob("*.py"))
-    assert written == sorted(p.name for p in (PROJECT / PACKAGE).glob("*.py"))
+    package = script.parent / PACKAGE
+    written = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py"))
+    assert written == sorted([*runtime_modules(), DATA_STEPS])
+    assert not [name for name in written if name.startswith("tools/") or "__main__" in name]
     for name in written:  # each module written as it is in the package, to the byte
-        assert (script.parent / PACKAGE / name).read_text() == (
-            PROJECT / PACKAGE / name
-        ).read_text()
+        assert (package / name).read_text() == (PROJECT / PACKAGE / name).read_text()
 
 
 @pytest.mark.slow
@@ -217,27 +234,50 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     shown = [c for c in notebook.cells if not c.metadata.get("_kg_hide-input")]
     hidden = [c for c in notebook.cells if c.metadata.get("_kg_hide-input")]
     assert shown[0].cell_type == "markdown" and shown[0].source.startswith("# ")
-    config_cell = shown[1].source
+    assert "An EfficientNet-B0 image classifier" in shown[0].source
+    settings, config_cell = shown[1].source, shown[2].source
     assert "    epochs=3," in config_cell and "    batch_size=64," in config_cell
     assert '    weights="/kaggle/input/effnet/b0.h5",' in config_cell
-    assert "    # seed=42,  # random seed" in config_cell  # the rest, commented, with defaults
+    assert "    dropout=0.2," in config_cell  # tuned often: shown with its default
+    assert "    # Training\n" in config_cell  # grouped as Config groups its fields
+    assert "seed=" not in config_cell and "| `seed` | `42` | random seed |" in settings
+    for field in ("coordinator", "num_processes", "process_id"):  # several hosts: out of view
+        assert f"{field}=" not in config_cell and f"| `{field}` |" in settings
+    for field in knobs():  # none left out: in the cell, or one click away with its default
+        assert f"    {field.name}=" in config_cell or f"| `{field.name}` |" in settings
     assert 'ACCELERATOR = "tpu"' in config_cell
     headings = [c.source.splitlines()[0] for c in shown if c.cell_type == "markdown"]
-    assert headings[2:] == [
+    assert headings[1:] == [
+        "## Settings",
+        "## The project's code",
+        "## Data steps",
         "## Accelerator",
         "## Doctor",
         "## Data preview",
+        "## Model",
         "## Training",
         "## Evaluation",
         "## Prediction",
     ]
+    code = {c.source.splitlines()[0]: c.source for c in shown if c.cell_type == "code"}
+    assert f"%%writefile {PACKAGE}/{DATA_STEPS}" in code  # the data steps, in view
+    assert [s for s in code.values() if "def build_model(" in s and "%%writefile" not in s]
+    assert [s for s in code.values() if "train(cfg, found, build_model, compile_model)" in s]
     assert {c.source.splitlines()[0] for c in hidden} == {
-        f"%%writefile {PACKAGE}/{p.name}" for p in (PROJECT / PACKAGE).glob("*.py")
+        f"%%writefile {PACKAGE}/{path}" for path in runtime_modules()
     }
+    assert not [path for path in runtime_modules() if "tools/" in path or "__main__" in path]
     assert all(c.metadata["jupyter"]["source_hidden"] for c in hidden)
     assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
     # Attached weights come from a dataset: it is attached, as the user's own.
     assert metadata["dataset_sources"] == ["alice/effnet"]
+
+
+def test_the_title_names_the_classes_when_they_are_known(tmp_path):
+    folder = kernel.write_kernel(from_preset("demo"), "cpu", "alice", str(tmp_path))
+    title = read(folder)[1].cells[0].source
+    assert "A small CNN image classifier for the Kaggle competition" in title
+    assert "10 classes (zero, one, two, three, four, five, six, seven, ...)" in title
 
 
 def test_a_short_project_name_still_makes_a_slug_kaggle_takes(tmp_path, monkeypatch):

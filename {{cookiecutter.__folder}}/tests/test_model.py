@@ -9,9 +9,15 @@ import keras_hub
 import numpy as np
 import pytest
 
-from {{ cookiecutter.package }} import backbones, model, preflight
-from {{ cookiecutter.package }}.accelerator import detect
-from {{ cookiecutter.package }}.config import BACKBONES, PATCH_SIZE, Config, UserError
+from {{ cookiecutter.package }}.runtime import backbones, model, plan, preflight
+from {{ cookiecutter.package }}.runtime.accelerator import detect
+from {{ cookiecutter.package }}.runtime.config import BACKBONES, PATCH_SIZE, Config, UserError
+
+
+def built(cfg):
+    """The classifier on the backbone the config names, as train builds it."""
+    return model.build_model(cfg, backbones.load(cfg))
+
 
 PRETRAINED = [name for name, handle in BACKBONES.items() if handle]
 
@@ -28,7 +34,7 @@ def test_every_backbone_builds_a_classifier_of_uint8_images(backbone, preset):
     weights = preset(backbone) if backbone in PRETRAINED else "none"
     size = 42 if backbone in PATCH_SIZE else 32
     cfg = Config(backbone=backbone, weights=weights, image_size=size, num_classes=7)
-    net = model.build(cfg)
+    net = built(cfg)
     assert net.input.dtype == "uint8"
     probabilities = net.predict_on_batch(np.full((2, size, size, 3), 128, np.uint8))
     assert probabilities.shape == (2, 7)
@@ -39,7 +45,7 @@ def test_every_backbone_builds_a_classifier_of_uint8_images(backbone, preset):
 def test_our_scaling_gives_the_tensor_the_presets_own_image_converter_gives(backbone, preset):
     cfg = Config(backbone=backbone, weights=preset(backbone), image_size=42, num_classes=3)
     image = np.random.default_rng(0).integers(0, 256, (1, 42, 42, 3)).astype("uint8")
-    ours = model.build(cfg).get_layer("to_backbone_range")(image.astype("float32"))
+    ours = built(cfg).get_layer("to_backbone_range")(image.astype("float32"))
     converter = keras_hub.layers.ImageConverter.from_preset(preset(backbone))
     theirs = converter(image.astype("float32"))
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6, atol=1e-6)
@@ -50,8 +56,8 @@ def test_the_weights_train_starts_from_are_the_presets(preset):
     folder = preset("resnet-vd-50")
     cfg = Config(backbone="resnet-vd-50", weights=folder, image_size=32, num_classes=3)
     saved = keras_hub.models.Backbone.from_preset(folder).get_weights()
-    built = model.build(cfg).get_layer(index=3).get_weights()  # image, crop, scaling, backbone
-    assert all(np.array_equal(a, b) for a, b in zip(built, saved, strict=True))
+    weights = built(cfg).get_layer(index=3).get_weights()  # image, crop, scaling, backbone
+    assert all(np.array_equal(a, b) for a, b in zip(weights, saved, strict=True))
     fresh = backbones.load(cfg, with_weights=False).model.get_weights()  # architecture only
     assert not all(np.array_equal(a, b) for a, b in zip(fresh, saved, strict=True))
 
@@ -67,7 +73,7 @@ def test_preflight_loads_the_backbone_once_and_train_builds_on_it(demo_cfg, pres
         return original(*args, **kwargs)
 
     monkeypatch.setattr(keras_hub.models.Backbone, "from_preset", counted)
-    from {{ cookiecutter.package }}.train import train
+    from {{ cookiecutter.package }}.runtime.train import train
 
     train(cfg)
     assert loads == [True]  # preflight's check; the model is built on what it loaded
@@ -97,10 +103,10 @@ def test_a_vision_transformer_refuses_an_image_size_its_patches_do_not_divide():
 def test_a_local_weights_file_is_loaded_into_the_small_cnn(tmp_path):
     """A file a small-cnn run saved, attached offline, is what the backbone starts from."""
     cfg = Config(backbone="small-cnn", weights="none", image_size=32, num_classes=3)
-    saved = model.build(cfg).get_layer("small_cnn")
+    saved = built(cfg).get_layer("small_cnn")
     saved.save_weights(tmp_path / "small_cnn.weights.h5")
-    loaded = model.build(dataclasses.replace(cfg, weights=str(tmp_path / "small_cnn.weights.h5")))
-    fresh = model.build(cfg)
+    loaded = built(dataclasses.replace(cfg, weights=str(tmp_path / "small_cnn.weights.h5")))
+    fresh = built(cfg)
     kernel = [net.get_layer("small_cnn").weights[0].numpy() for net in (loaded, fresh)]
     assert np.array_equal(kernel[0], saved.weights[0].numpy())
     assert not np.array_equal(kernel[1], saved.weights[0].numpy())
@@ -108,10 +114,10 @@ def test_a_local_weights_file_is_loaded_into_the_small_cnn(tmp_path):
 
 def test_learning_rate_warms_up_to_a_peak_scaled_by_replicas_then_decays():
     cfg = Config(learning_rate=1e-3, epochs=10, warmup_epochs=2)
-    schedule = model.learning_rate_schedule(cfg, replicas=8, steps_per_epoch=100)
+    schedule = plan.learning_rate_schedule(cfg, replicas=8, steps_per_epoch=100)
     rate = [float(schedule(step)) for step in (0, 100, 200, 600, 1000)]
     assert rate[0] == pytest.approx(8e-4)
     assert rate[0] < rate[1] < rate[2] == pytest.approx(8e-3)
     assert rate[2] > rate[3] > rate[4] == pytest.approx(8e-5)
-    flat = model.learning_rate_schedule(dataclasses.replace(cfg, warmup_epochs=0), 1, 100)
+    flat = plan.learning_rate_schedule(dataclasses.replace(cfg, warmup_epochs=0), 1, 100)
     assert float(flat(0)) == pytest.approx(1e-3)

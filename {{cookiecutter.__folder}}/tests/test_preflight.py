@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from conftest import OFFLINE, PROJECT, free_port
 
-from {{ cookiecutter.package }} import accelerator, checkpoints, config
 from {{ cookiecutter.package }}.__main__ import main
-from {{ cookiecutter.package }}.config import Config, UserError
-from {{ cookiecutter.package }}.doctor import doctor
-from {{ cookiecutter.package }}.predict import predict
-from {{ cookiecutter.package }}.train import train
+from {{ cookiecutter.package }}.runtime import accelerator, checkpoints, config
+from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.doctor import doctor
+from {{ cookiecutter.package }}.runtime.predict import predict
+from {{ cookiecutter.package }}.runtime.train import train
 
 PACKAGE = "{{ cookiecutter.package }}"
 
@@ -127,7 +127,7 @@ def test_the_command_line_refuses_an_infinite_learning_rate_in_one_line(capsys, 
 
 def test_a_loss_gone_to_nan_stops_training_and_keeps_the_last_checkpoint(demo_cfg):
     """The backstop for a learning rate that is finite but still too high."""
-    from {{ cookiecutter.package }}.plan import Plan
+    from {{ cookiecutter.package }}.runtime.plan import Plan
 
     every_epoch = checkpoints.EveryEpoch(demo_cfg, Plan(32, 2, "float32", 1), {}, True)
     with pytest.raises(UserError) as caught:

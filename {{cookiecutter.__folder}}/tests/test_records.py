@@ -12,11 +12,12 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
-from {{ cookiecutter.package }} import dataset, image_records, records, scan
 from {{ cookiecutter.package }}.__main__ import main
-from {{ cookiecutter.package }}.config import Config, UserError
-from {{ cookiecutter.package }}.predict import predict
-from {{ cookiecutter.package }}.train import train
+from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.data import pipeline, records, scan
+from {{ cookiecutter.package }}.runtime.predict import predict
+from {{ cookiecutter.package }}.runtime.train import train
+from {{ cookiecutter.package }}.tools import images_to_records
 
 COLOURS = {"cat": (200, 30, 30), "dog": (30, 200, 30), "owl": (30, 30, 200)}
 
@@ -67,7 +68,7 @@ def read_csv(path):
 
 def write(folder: Path, *flags: str, cfg=None) -> dict:
     cfg = cfg or Config(id_column="image_id", folds=5)
-    return image_records.write_records(
+    return images_to_records.write_records(
         cfg, str(folder / "train"), str(folder / "train.csv"), str(folder / "records"),
         *flags,
     )  # fmt: skip
@@ -101,8 +102,8 @@ def test_images_and_a_csv_become_records_the_loader_reads_back_whole(tmp_path):
     # Every id and label comes back through the loader, training and validation together.
     everything = dataclasses.replace(cfg, train_files="train/*.tfrec")
     files = records.find_checked(everything, "train_files", labeled=True)
-    labels = [number for number in real_keys(dataset.for_inference(files, everything, 8, True))]
-    ids = [key.decode() for key in real_keys(dataset.for_inference(files, everything, 8, False))]
+    labels = [number for number in real_keys(pipeline.for_inference(files, everything, 8, True))]
+    ids = [key.decode() for key in real_keys(pipeline.for_inference(files, everything, 8, False))]
     rows = read_csv(folder / "train.csv")
     assert sorted(ids) == sorted(row["image_id"] for row in rows)
     names = manifest["classes"]
@@ -158,7 +159,7 @@ def test_grouped_folds_never_split_a_group(tmp_path):
 
 def test_png_grayscale_cmyk_and_rotated_photos_come_out_rgb_and_upright(tmp_path):
     """The loader decodes JPEG as RGB and ignores EXIF: the writer must store them right."""
-    from {{ cookiecutter.package }}.images import prepare
+    from {{ cookiecutter.package }}.tools.image_files import prepare
 
     left_red = np.zeros((40, 60, 3), np.uint8)
     left_red[:, :30] = (220, 20, 20)
@@ -205,7 +206,7 @@ def test_an_image_that_does_not_decode_is_listed_and_not_written(tmp_path, capsy
 
 def test_a_killed_writer_leaves_no_shard_that_looks_whole(tmp_path, monkeypatch):
     folder = competition(tmp_path, {"cat": 10, "dog": 10, "owl": 10})
-    real, written = image_records.example, []
+    real, written = images_to_records.example, []
 
     def dies_in_the_third_fold(row, image):
         if len(written) == 14:
@@ -213,7 +214,7 @@ def test_a_killed_writer_leaves_no_shard_that_looks_whole(tmp_path, monkeypatch)
         written.append(row)
         return real(row, image)
 
-    monkeypatch.setattr(image_records, "example", dies_in_the_third_fold)
+    monkeypatch.setattr(images_to_records, "example", dies_in_the_third_fold)
     with pytest.raises(KeyboardInterrupt):
         write(folder)
     shards = sorted((folder / "records" / "train").glob("*.tfrec"))
@@ -221,7 +222,7 @@ def test_a_killed_writer_leaves_no_shard_that_looks_whole(tmp_path, monkeypatch)
     for shard in shards:  # each whole: the count in its name is the count it holds
         assert sum(1 for _ in tf.data.TFRecordDataset(str(shard))) == 6
     assert not (folder / "records" / "manifest.json").exists()
-    monkeypatch.setattr(image_records, "example", real)
+    monkeypatch.setattr(images_to_records, "example", real)
     with pytest.raises(UserError, match="already holds records .*; give an empty folder"):
         write(folder)
 
@@ -229,7 +230,7 @@ def test_a_killed_writer_leaves_no_shard_that_looks_whole(tmp_path, monkeypatch)
 def test_train_and_predict_on_the_records_need_no_file_flags_and_submit_class_names(tmp_path):
     folder = competition(tmp_path, {"cat": 16, "dog": 16, "owl": 16})
     cfg = Config(id_column="image_id", folds=3)
-    image_records.write_records(
+    images_to_records.write_records(
         cfg, str(folder / "train"), str(folder / "train.csv"), str(folder / "records"),
         test_images=str(folder / "test"),
     )  # fmt: skip
@@ -268,7 +269,7 @@ def test_a_cassava_style_csv_of_file_names_needs_no_id_or_label_flags(tmp_path):
 def test_test_record_ids_are_file_names_with_their_extension_and_subfolder(tmp_path):
     folder = competition(tmp_path, {"cat": 3, "dog": 3, "owl": 3})
     tiny_jpeg(folder / "test" / "sub" / "t6.jpg", 90)
-    image_records.write_records(
+    images_to_records.write_records(
         Config(folds=1), str(folder / "train"), str(folder / "train.csv"),
         str(folder / "records"), test_images=str(folder / "test"),
     )  # fmt: skip
@@ -284,7 +285,7 @@ def test_a_csv_whose_columns_name_no_image_asks_for_the_id_column(tmp_path):
         tiny_jpeg(tmp_path / "train_images" / f"img{number}.jpg", 60)
     write_csv(tmp_path / "train.csv", ["name", "label"], [(f"photo{n}", "cat") for n in range(4)])
     with pytest.raises(UserError) as caught:
-        image_records.write_records(
+        images_to_records.write_records(
             Config(folds=1), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
             str(tmp_path / "records"),
         )  # fmt: skip
@@ -299,7 +300,7 @@ def test_a_label_column_that_cannot_be_told_asks_for_it(tmp_path):
     rows = [(f"img{n}", "cat", "left") for n in range(4)]
     write_csv(tmp_path / "train.csv", ["image", "species", "side"], rows)
     with pytest.raises(UserError) as caught:
-        image_records.write_records(
+        images_to_records.write_records(
             Config(folds=1), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
             str(tmp_path / "records"),
         )  # fmt: skip
@@ -339,7 +340,7 @@ def read_back_multi_hot(records_dir: Path, num_classes: int) -> list[dict]:
 
 def test_several_labels_per_image_become_multi_hot_records_in_stratified_folds(tmp_path):
     rows = plant_pathology(tmp_path, 30)
-    manifest = image_records.write_records(
+    manifest = images_to_records.write_records(
         Config(folds=3), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
         str(tmp_path / "records"),
     )  # fmt: skip
@@ -360,7 +361,7 @@ def test_several_labels_per_image_become_multi_hot_records_in_stratified_folds(t
 
 def test_multi_hot_records_pass_the_checks_of_a_run_the_manifest_makes_multi_label(tmp_path):
     plant_pathology(tmp_path, 20)
-    image_records.write_records(
+    images_to_records.write_records(
         Config(folds=2), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
         str(tmp_path / "records"),
     )  # fmt: skip
@@ -371,7 +372,7 @@ def test_multi_hot_records_pass_the_checks_of_a_run_the_manifest_makes_multi_lab
 
 
 def test_whole_number_labels_of_a_multi_label_csv_sort_as_numbers():
-    classes, rows, rarest = image_records.multi_hot(pd.Series(["10 2", "2", "9 2"]))
+    classes, rows, rarest = images_to_records.multi_hot(pd.Series(["10 2", "2", "9 2"]))
     assert classes == ["2", "9", "10"]
     assert rows.tolist() == [[1, 0, 1], [1, 0, 0], [1, 1, 0]]
     assert rarest == [2, 0, 1]  # each image's least common label stratifies its fold

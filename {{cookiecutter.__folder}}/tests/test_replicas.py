@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 from conftest import free_port
 
-from {{ cookiecutter.package }} import records
+from {{ cookiecutter.package }}.runtime.data import records
 
 pytestmark = pytest.mark.slow  # fresh processes, each importing TensorFlow or JAX
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from {{ cookiecutter.package }}.config import UserError
-from {{ cookiecutter.package }}.scoring import check_rows_match, score, score_files, score_labels
+from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.scoring import check_rows_match, score, score_files, score_labels
 
 
 def test_macro_f1_and_accuracy_on_a_worked_case():

@@ -4,9 +4,9 @@ write loses nothing."""
 import numpy as np
 import pytest
 
-from {{ cookiecutter.package }}.config import Config, UserError
-from {{ cookiecutter.package }}.files import written_whole
-from {{ cookiecutter.package }}.submission import (
+from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.files import written_whole
+from {{ cookiecutter.package }}.runtime.submission import (
     arrange,
     layout,
     read_sample,

@@ -13,12 +13,12 @@ import pytest
 import tensorflow_datasets as tfds
 from conftest import OFFLINE, PROJECT
 
-from {{ cookiecutter.package }} import records, tfds_sets
-from {{ cookiecutter.package }}.config import Config, UserError
-from {{ cookiecutter.package }}.doctor import doctor
-from {{ cookiecutter.package }}.kernel import metadata
-from {{ cookiecutter.package }}.predict import predict
-from {{ cookiecutter.package }}.train import train
+from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.data import records, tfds_sets
+from {{ cookiecutter.package }}.runtime.doctor import doctor
+from {{ cookiecutter.package }}.runtime.predict import predict
+from {{ cookiecutter.package }}.runtime.train import train
+from {{ cookiecutter.package }}.tools.kernel import metadata
 
 
 class TinyShapes(tfds.core.GeneratorBasedBuilder):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from {{ cookiecutter.package }}.config import UserError
-from {{ cookiecutter.package }}.predict import predict
-from {{ cookiecutter.package }}.train import train
+from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.predict import predict
+from {{ cookiecutter.package }}.runtime.train import train
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -93,10 +93,11 @@ def test_doctor_require_tpu_stops_a_run_that_would_train_on_the_cpu(demo_dir):
 
 def test_doctor_reports_batches_of_unknown_shape_before_any_training(demo_cfg, monkeypatch):
     """XLA preflight: a pipeline that forgets to resize is caught by doctor and by train."""
-    from {{ cookiecutter.package }} import accelerator, dataset
-    from {{ cookiecutter.package }}.doctor import doctor as check
+    from {{ cookiecutter.package }}.runtime import accelerator
+    from {{ cookiecutter.package }}.runtime.data import steps
+    from {{ cookiecutter.package }}.runtime.doctor import doctor as check
 
-    monkeypatch.setattr(dataset, "to_size", lambda image, size: image)
+    monkeypatch.setattr(steps, "to_size", lambda image, size: image)
     problems = check(demo_cfg, accelerator.detect(demo_cfg))
     assert any("unknown dimension" in problem for problem in problems)
     with pytest.raises(UserError, match="train_files / --train-files have an unknown dimension"):
@@ -108,13 +109,15 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
     """Static shapes let XLA compile the whole step, as a TPU will."""
     import keras
 
-    from {{ cookiecutter.package }} import dataset, model, records
-    from {{ cookiecutter.package }}.config import data_path
+    from {{ cookiecutter.package }}.runtime import backbones, model, plan
+    from {{ cookiecutter.package }}.runtime.config import data_path
+    from {{ cookiecutter.package }}.runtime.data import pipeline, records
 
     files = records.find(data_path(demo_cfg, demo_cfg.train_files), "train_files")
-    net = model.build(demo_cfg)
-    model.compile_for_training(net, demo_cfg, 1, 2, steps_per_execution=2, jit_compile=True)
-    history = net.fit(dataset.for_training(files, demo_cfg, 32), steps_per_epoch=2, verbose=0)
+    net = model.build_model(demo_cfg, backbones.load(demo_cfg))
+    schedule = plan.learning_rate_schedule(demo_cfg, 1, 2)
+    model.compile_model(net, demo_cfg, schedule, steps_per_execution=2, jit_compile=True)
+    history = net.fit(pipeline.for_training(files, demo_cfg, 32), steps_per_epoch=2, verbose=0)
     assert net.jit_compile is True and history.history["loss"][0] > 0
     assert keras.backend.backend() == "tensorflow"
 

@@ -5,6 +5,6 @@ Kaggle's TPU image, TensorFlow elsewhere) unless $KERAS_BACKEND says otherwise: 
 once, when something first imports keras or tensorflow. `accelerator.detect` does the rest.
 """
 
-from . import accelerator
+from .runtime import backend
 
-accelerator.choose_backend()
+backend.choose()

@@ -11,22 +11,11 @@ from __future__ import annotations
 import dataclasses
 
 import pandas as pd
-import tensorflow as tf
 
-from . import (
-    backbones,
-    checkpoints,
-    config,
-    dataset,
-    folds,
-    plan,
-    records,
-    scan,
-    submission,
-    tfds_sets,
-)
+from . import backbones, checkpoints, config, folds, plan, submission
 from .accelerator import Accelerator
 from .config import Config, UserError, data_path, field_path, named, output_dir, resolve_data_dir
+from .data import pipeline, records, scan, tfds_sets
 from .files import unwritable
 
 # What each command needs, in the order it is checked. doctor checks what train needs and
@@ -73,7 +62,6 @@ class Preflight:
     files: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # by split
     records: dict[str, int] = dataclasses.field(default_factory=dict)  # by split
     run: plan.Plan | None = None
-    training: tf.data.Dataset | None = None  # the training batches, built and checked
     backbone: backbones.Backbone | None = None  # loaded once: train builds its model on it
     skipped: frozenset[str] = frozenset()  # bad training records left out (--bad-records skip)
     sample: pd.DataFrame | None = None
@@ -241,11 +229,12 @@ def plan_of_run(cfg, found, state):
 def batch(cfg, found, state):
     if state.run is None:
         return ""
-    state.training = dataset.for_training(
+    # Built, not read: its shapes are known at once. XLA compiles only static shapes.
+    training = pipeline.for_training(
         state.files["train"], cfg, state.run.global_batch, found.image_dtype, state.skipped
     )
-    dataset.check_static(state.training, "train_files")  # XLA compiles only static shapes
-    return f"train batch: {dataset.describe_spec(state.training.element_spec)}"
+    pipeline.check_static(training, "train_files")
+    return f"train batch: {pipeline.describe_spec(training.element_spec)}"
 
 
 def skip(cfg, found, state):

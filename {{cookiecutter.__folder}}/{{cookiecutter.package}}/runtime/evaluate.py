@@ -6,36 +6,28 @@ from pathlib import Path
 
 from sklearn.metrics import classification_report
 
-from . import (
-    accelerator,
-    checkpoints,
-    dataset,
-    folds,
-    model,
-    plan,
-    plots,
-    preflight,
-    scoring,
-    thresholds,
-)
+from . import accelerator, checkpoints, folds, plan, plots, preflight, scoring, thresholds
 from .accelerator import Accelerator
 from .config import Config, class_names, output_path, validating_fold
+from .data import pipeline
+from .predictions import predict_probabilities
 
 
-def evaluate(cfg: Config, found: Accelerator | None = None) -> Path | None:
+def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) -> Path | None:
     """Print scikit-learn's per-class report (with the class names) and the competition
-    metric; returns the path of the confusion matrix picture (none for multi-label)."""
+    metric; returns the path of the confusion matrix picture (none for multi-label).
+    `build_model` makes the model the weights were trained on (model.py's by default)."""
     found = found or accelerator.detect(cfg)
     if folds.count(cfg) > 1:  # the model of the fold that validates (fold 0 for all)
         cfg = folds.run_config(cfg, validating_fold(cfg))
     checked = preflight.ready(cfg, found, "evaluate")
     cfg = checked.cfg  # with what the records' manifest says
-    batches = dataset.for_inference(
+    batches = pipeline.for_inference(
         checked.files["valid"], cfg, plan.global_batch_size(cfg, found), True, found.image_dtype
     )
     with found.scope():
-        net = checkpoints.load_trained(cfg, found)
-        probabilities, (labels,) = model.predict_probabilities(net, batches)
+        net = checkpoints.load_trained(cfg, found, build_model)
+        probabilities, (labels,) = predict_probabilities(net, batches)
     names = class_names(cfg) or [str(n) for n in range(cfg.num_classes)]
     if cfg.multi_label:  # each class's yes or no, at its threshold
         cuts = thresholds.averaged([cfg])
@@ -53,3 +45,10 @@ def evaluate(cfg: Config, found: Accelerator | None = None) -> Path | None:
         return None
     path = output_path(cfg, "confusion.png")
     return plots.confusion(labels, predicted, cfg.num_classes, path, class_names(cfg))
+
+
+def command(args, cfg: Config, found=None) -> int:
+    picture = evaluate(cfg, found)
+    if picture:
+        print(f"picture: {picture}")
+    return 0

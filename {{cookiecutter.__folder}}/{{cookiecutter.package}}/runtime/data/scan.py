@@ -16,12 +16,16 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tqdm.auto import tqdm
 
-from . import dataset
-from .config import Config, UserError, named
+from ..config import Config, UserError, named
+from . import steps
 from .records import COUNT_IN_NAME
 
 SHOWN = 5  # shards named in one error; doctor --scan lists them all
 WHOLE_FILE = -1  # a problem of the file, not of one record
+# The fields a check reads: a split checked once is not read again while they and its files
+# stay the same (a notebook's doctor, preview, train and predict each check their splits).
+READS = ("image_key", "label_key", "id_key", "num_classes", "multi_label", "image_size")
+checked: dict[tuple, list] = {}
 
 
 @dataclasses.dataclass
@@ -130,7 +134,7 @@ def check_multi_hot(shard: Shard, index: int, row, cfg: Config) -> None:
 
 def check_image(shard: Shard, index: int, encoded: bytes, size: int) -> None:
     try:
-        image = dataset.decoded(encoded)  # as training decodes it
+        image = steps.decoded(encoded)  # as training decodes it
     except tf.errors.InvalidArgumentError:
         shard.problem("have image bytes that do not decode", index)
         return
@@ -153,8 +157,15 @@ def skipped(shards: list[Shard]) -> frozenset[str]:
 
 
 def check_split(files: list[str], cfg: Config, field: str, labeled: bool) -> list[Shard]:
-    """Every shard of the split, read; one error naming each shard with a problem."""
-    shards = scan_split(files, cfg, labeled)
+    """Every shard of the split, read once a session while the files stay as they are; one
+    error naming each shard with a problem."""
+    stamps = [
+        (path, stat.length, stat.mtime_nsec) for path in files for stat in [tf.io.gfile.stat(path)]
+    ]
+    key = (labeled, *(getattr(cfg, name) for name in READS), *stamps)
+    if key not in checked:
+        checked[key] = scan_split(files, cfg, labeled)
+    shards = checked[key]
     bad = [shard for shard in shards if shard.problems]
     if bad:
         listed = "\n".join(f"  {shard.describe()}" for shard in bad[:SHOWN])

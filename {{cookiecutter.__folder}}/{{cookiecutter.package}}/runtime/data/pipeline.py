@@ -12,47 +12,10 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from . import records, tfds_sets
-from .config import Config, UserError, named
+from ..config import Config, UserError, named
+from . import records, steps, tfds_sets
 
 AUTO = tf.data.AUTOTUNE
-
-
-def parse(cfg: Config, labeled: bool, with_ids: bool = False):
-    spec = {cfg.image_key: tf.io.FixedLenFeature([], tf.string)}
-    if labeled:  # a class number, or a multi-hot row (Config.multi_label)
-        spec[cfg.label_key] = tf.io.FixedLenFeature(label_shape(cfg), tf.int64)
-    else:
-        spec[cfg.id_key] = tf.io.FixedLenFeature([], tf.string)
-    if with_ids:
-        spec[cfg.id_key] = tf.io.FixedLenFeature([], tf.string)
-    return lambda record: tf.io.parse_single_example(record, spec)
-
-
-def label_shape(cfg: Config) -> list[int]:
-    return [cfg.num_classes] if cfg.multi_label else []
-
-
-def as_label(cfg: Config, label: tf.Tensor) -> tf.Tensor:
-    """What the loss takes: a class number, or a multi-hot row as floats (binary
-    cross-entropy)."""
-    return tf.cast(label, tf.float32 if cfg.multi_label else tf.int32)
-
-
-def to_size(image: tf.Tensor, size: int) -> tf.Tensor:
-    """Resize to size x size uint8 only when needed; the result has a static shape."""
-    image = tf.cond(
-        tf.reduce_all(tf.shape(image)[:2] == size),
-        lambda: image,
-        lambda: tf.saturate_cast(tf.round(tf.image.resize(image, [size, size])), tf.uint8),
-    )
-    return tf.ensure_shape(image, [size, size, 3])
-
-
-def decoded(encoded: tf.Tensor) -> tf.Tensor:
-    """RGB pixels of JPEG bytes, or of PNG and other formats that datasets sometimes mix in."""
-    image = tf.io.decode_image(encoded, channels=3, expand_animations=False)
-    return tf.ensure_shape(image, [None, None, 3])
 
 
 def for_training(
@@ -99,7 +62,7 @@ def for_training(
         )
     # Shuffled within a pass, then repeated: each pass serves every record once.
     examples = serialized.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
-    examples = examples.repeat().map(parse(cfg, labeled=True), num_parallel_calls=AUTO)
+    examples = examples.repeat().map(steps.parse(cfg, labeled=True), num_parallel_calls=AUTO)
     return decoded_batches(examples, cfg, batch, image_dtype)
 
 
@@ -135,8 +98,8 @@ def decoded_batches(examples: tf.data.Dataset, cfg: Config, batch: int, image_dt
     model crops and flips them (augment.py), so the host does the least it can."""
     batches = examples.map(
         lambda ex: (
-            tf.cast(to_size(decoded(ex[cfg.image_key]), cfg.image_size), image_dtype),
-            as_label(cfg, ex[cfg.label_key]),
+            tf.cast(steps.image(ex[cfg.image_key], cfg), image_dtype),
+            steps.as_label(cfg, ex[cfg.label_key]),
         ),
         num_parallel_calls=AUTO,
     )
@@ -169,15 +132,15 @@ def for_inference(
         count = records.count(files)
         serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
         serialized = serialized.apply(tf.data.experimental.assert_cardinality(count))
-        examples = serialized.map(parse(cfg, labeled, ids), num_parallel_calls=AUTO)
+        examples = serialized.map(steps.parse(cfg, labeled, ids), num_parallel_calls=AUTO)
     rows = examples.map(
         lambda ex: (
             (
                 tf.cast(
-                    to_size(decoded(ex[cfg.image_key]), cfg.image_size),
+                    steps.image(ex[cfg.image_key], cfg),
                     image_dtype,
                 ),
-                as_label(cfg, ex[key]) if labeled else ex[key],
+                steps.as_label(cfg, ex[key]) if labeled else ex[key],
                 tf.constant(1.0),
             )
             + ((ex[cfg.id_key],) if ids else ())
@@ -186,7 +149,9 @@ def for_inference(
     )
     blank = (
         tf.zeros([cfg.image_size, cfg.image_size, 3], image_dtype),
-        as_label(cfg, tf.zeros(label_shape(cfg), tf.int64)) if labeled else tf.constant(b""),
+        steps.as_label(cfg, tf.zeros(steps.label_shape(cfg), tf.int64))
+        if labeled
+        else tf.constant(b""),
         tf.constant(0.0),
     ) + ((tf.constant(b""),) if ids else ())
     padding = tf.data.Dataset.from_tensors(blank).repeat(-count % global_batch)

@@ -3,9 +3,10 @@ spending hours of quota: the checks train and predict run first (preflight.py), 
 
 from __future__ import annotations
 
-from . import accelerator, plan, preflight, scan, tfds_sets
+from . import accelerator, plan, preflight
 from .accelerator import Accelerator
 from .config import Config, UserError
+from .data import scan, tfds_sets
 
 
 def doctor(
@@ -54,3 +55,18 @@ def scan_images(checked: preflight.Preflight) -> list[str]:
             for note, count in shard.notes.items():
                 print(f"  note: {shard.path}: {count} of {shard.records} records are {note}")
     return problems
+
+
+def arguments(parser) -> None:
+    parser.add_argument(
+        "--scan",
+        action="store_true",
+        help="decode every image of every split and list every bad record per shard",
+    )
+    parser.add_argument(
+        "--require", choices=("tpu", "gpu"), help="exit 1 unless this accelerator would be used"
+    )
+
+
+def command(args, cfg: Config, found=None) -> int:
+    return 1 if doctor(cfg, found, args.require, args.scan) else 0

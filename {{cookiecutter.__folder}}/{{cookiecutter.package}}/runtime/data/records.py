@@ -11,9 +11,9 @@ import re
 
 import tensorflow as tf
 
+from ..config import Config, UserError, data_path, field_path, filled, named, validating_fold
+from ..files import MANIFEST
 from . import tfds_sets
-from .config import Config, UserError, data_path, field_path, filled, named, validating_fold
-from .files import MANIFEST
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
 COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")

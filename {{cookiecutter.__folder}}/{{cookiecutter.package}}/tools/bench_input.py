@@ -5,7 +5,7 @@ Four pipelines over the same training records, in one process, taking turns, eac
 
   DN    decode only, on every core: what this machine can do at all
   DA    decode plus the host's part of ours (a resize, only for images not at size)
-  OURS  the training pipeline exactly as `train` builds it (dataset.for_training)
+  OURS  the training pipeline exactly as `train` builds it (pipeline.for_training)
   B1    the textbook Kaggle pipeline: decode, cast to float32 and divide by 255, reshape,
         flip, batch, prefetch, in order
 
@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from . import dataset, records
-from .config import Config, UserError, data_path, named, output_path
+from ..runtime.config import Config, UserError, data_path, named, output_path
+from ..runtime.data import pipeline, records, steps
 
 AUTO = tf.data.AUTOTUNE
 VARIANTS = ("DN", "DA", "OURS", "B1")
@@ -77,14 +77,14 @@ def pipelines(files: list[str], cfg: Config, batch: int) -> dict:
 
     def decode_only():
         def decode(record):
-            return tf.ensure_shape(dataset.decoded(image_of(record)), [size, size, 3])
+            return tf.ensure_shape(steps.decoded(image_of(record)), [size, size, 3])
 
         read = tf.data.TFRecordDataset(files, num_parallel_reads=AUTO).with_options(unordered)
         return read.map(decode, num_parallel_calls=AUTO).batch(batch, True).prefetch(AUTO)
 
     def decode_and_host_steps():
         def decode(record):
-            return dataset.to_size(dataset.decoded(image_of(record)), size)
+            return steps.to_size(steps.decoded(image_of(record)), size)
 
         read = tf.data.TFRecordDataset(files, num_parallel_reads=AUTO).with_options(unordered)
         return read.map(decode, num_parallel_calls=AUTO).batch(batch, True).prefetch(AUTO)
@@ -102,7 +102,7 @@ def pipelines(files: list[str], cfg: Config, batch: int) -> dict:
     return {
         "DN": decode_only,
         "DA": decode_and_host_steps,
-        "OURS": lambda: dataset.for_training(files, cfg, batch),
+        "OURS": lambda: pipeline.for_training(files, cfg, batch),
         "B1": textbook,
     }
 
@@ -120,7 +120,7 @@ def images_per_second(make, batches: int, batch: int) -> float:
 def check_size(path: str, cfg: Config) -> None:
     """DN and B1 take images at --image-size, as their Kaggle originals do."""
     for raw in tf.data.TFRecordDataset(path).take(1):
-        image = dataset.decoded(tf.io.parse_single_example(
+        image = steps.decoded(tf.io.parse_single_example(
             raw, {cfg.image_key: tf.io.FixedLenFeature([], tf.string)})[cfg.image_key])  # fmt: skip
         if tuple(image.shape[:2]) != (cfg.image_size, cfg.image_size):
             raise UserError(
@@ -164,3 +164,20 @@ def bench(cfg: Config, synthetic: bool = False, images: int = 2048, repeats: int
     for other in ("DN", "DA", "B1"):
         print(f"OURS/{other} {medians['OURS'] / medians[other]:.2f}")
     return medians
+
+
+def arguments(parser) -> None:
+    parser.add_argument(
+        "--synthetic",
+        action="store_true",
+        help="measure on photo-like JPEGs it writes at --image-size, not the records",
+    )
+    parser.add_argument("--images", type=int, default=2048, help="images a pass (default: 2048)")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="passes of each pipeline (default: 5)"
+    )
+
+
+def command(args, cfg: Config, found=None) -> int:
+    bench(cfg, args.synthetic, args.images, args.repeats)
+    return 0

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import keras
 
-from . import backbones, model, plan
+from . import backbones, plan
 from .accelerator import Accelerator
 from .config import Config, UserError, first_line, named, output_path
 from .files import write_json, written_whole
@@ -143,12 +143,17 @@ def check_trained(cfg: Config) -> str:
     return str(path)
 
 
-def load_trained(cfg: Config, found: Accelerator):
-    """The trained model; call inside found.scope()."""
+def load_trained(cfg: Config, found: Accelerator, build_model=None):
+    """The trained model, made by `build_model` (model.py's by default); call inside
+    found.scope()."""
+    if build_model is None:
+        from .model import build_model  # the package's own; a notebook passes its model cell's
+
     path = Path(check_trained(cfg))
     precision = plan.precision(found, cfg.precision)
     architecture = backbones.load(cfg, precision, with_weights=False)
-    net = model.build(cfg, found.image_dtype, precision, architecture)
+    keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made
+    net = build_model(cfg, architecture, found.image_dtype)
     try:
         net.load_weights(path)  # trained weights replace the backbone's
     except (ValueError, OSError) as error:

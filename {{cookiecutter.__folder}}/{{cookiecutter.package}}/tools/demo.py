@@ -19,8 +19,8 @@ import tensorflow as tf
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
-from .files import output_folder, written_whole
-from .records import write_shards
+from ..runtime.data.records import write_shards
+from ..runtime.files import output_folder, written_whole
 
 SHARDS = {"train": 4, "val": 2, "test": 2}
 
@@ -68,3 +68,16 @@ def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict
     write_csv(output / "sample_submission.csv", [(key, 0) for key, _ in test_rows])
     write_csv(output / "solution.csv", test_rows)
     return {"train": len(train), "val": len(val), "test": len(test)}
+
+
+def arguments(parser) -> None:
+    parser.add_argument(
+        "--output", default="data/demo", help="folder to write (default: data/demo)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="split and id seed (default: 0)")
+
+
+def command(args, cfg, found=None) -> int:
+    counts = write_competition(args.output, seed=args.seed)
+    print(f"demo competition in {args.output}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0

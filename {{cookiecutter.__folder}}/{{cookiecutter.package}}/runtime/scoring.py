@@ -6,12 +6,14 @@ are class probabilities, one column per class. scikit-learn computes every metri
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from .config import UserError, named
+from .config import Config, UserError, data_path, field_path, named, output_path
 from .thresholds import applied
 
 
@@ -118,3 +120,25 @@ def score_files(submission: str, solution: str, id_column: str, label_column: st
         "macro_f1": float(f1_score(truth, guessed, average="macro", zero_division=0)),
         "accuracy": float(accuracy_score(truth, guessed)),
     }
+
+
+def arguments(parser) -> None:
+    parser.add_argument(
+        "--solution", default="", help="true labels (default: <data-dir>/solution.csv)"
+    )
+
+
+def command(args, cfg: Config, found=None) -> int:
+    """`score`: the output's submission.csv against the solution, and, when the sample
+    submission is there, whether its rows are the sample's, row for row."""
+    submission = str(output_path(cfg, "submission.csv"))
+    solution = args.solution or data_path(cfg, "solution.csv")
+    scores = score_files(submission, solution, cfg.id_column, cfg.label_column)
+    sample = field_path(cfg, "sample_submission") if cfg.sample_submission else ""
+    if sample and Path(sample).is_file():
+        count = check_rows_match(submission, sample, cfg.id_column)
+        print(f"rows: {count}, ids match {sample} row for row")
+    print(f"submission: {Path(submission).resolve()}")
+    for metric, value in scores.items():
+        print(f"{metric}: {value:.4f}")
+    return 0

@@ -11,6 +11,7 @@ so the input pipeline hands every backbone the same uint8 images.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -23,6 +24,15 @@ from .config import BACKBONES, PATCH_SIZE, Config, UserError, first_line, named
 # Synchronized batch statistics make N TensorFlow replicas train exactly as one (JAX's
 # DataParallel already computes them over the global batch).
 SYNC_BATCH_STATISTICS = keras.backend.backend() == "tensorflow"
+# As people write them (the notebook's title).
+NAMES = {
+    "efficientnet-b0": "EfficientNet-B0",
+    "efficientnet-b3": "EfficientNet-B3",
+    "efficientnetv2-s": "EfficientNetV2-S",
+    "resnet-vd-50": "ResNet50-vd",
+    "dinov2-small": "DINOv2 ViT-S/14",
+    "small-cnn": "small CNN",
+}
 OFFLINE_HELP = (
     "in a Kaggle notebook, attach the model (`kernel` writes it into kernel-metadata.json's "
     "model_sources); on a laptop, run `doctor` once with the internet on (kagglehub keeps it "
@@ -111,9 +121,7 @@ def preset_folder(cfg: Config) -> tuple[str, str]:
             )
         return cfg.weights, cfg.weights
     try:
-        import kagglehub
-
-        folder = kagglehub.model_download(handle(cfg))
+        folder = downloaded(handle(cfg))
     except Exception as error:  # offline and not in the cache, or the model not attached
         raise UserError(
             f"could not get the keras-hub preset {handle(cfg)} for {named('backbone')} "
@@ -121,6 +129,13 @@ def preset_folder(cfg: Config) -> tuple[str, str]:
             + OFFLINE_HELP.format(weights=named("weights"))
         ) from error
     return folder, f"kaggle://{handle(cfg)} at {folder}"
+
+
+@functools.cache  # asked once a session: a notebook's doctor, train and predict each load it
+def downloaded(handle: str) -> str:
+    import kagglehub
+
+    return kagglehub.model_download(handle)
 
 
 def small_cnn(cfg: Config, with_weights: bool) -> Backbone:

@@ -57,8 +57,9 @@ def first_line(error: Exception) -> str:
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
-def knob(default, help):
-    return dataclasses.field(default=default, metadata={"help": help})
+def knob(default, help, tuned=False):
+    """A field of Config; `tuned` ones are what the notebook's config cell shows."""
+    return dataclasses.field(default=default, metadata={"help": help, "tuned": tuned})
 
 
 @dataclasses.dataclass
@@ -67,7 +68,9 @@ class Config:
     # used as given (relative to where you run, or absolute, or gs://).
     competition: str = knob(COMPETITION, "Kaggle competition slug")
     data_dir: str = knob(
-        "", "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's input, data/"
+        "",
+        "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's input, data/",
+        tuned=True,
     )
     train_files: str = knob({{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }}, "training TFRecords")
     valid_files: str = knob({{ (cookiecutter.__records_prefix ~ "val/*.tfrec") | tojson }}, "validation TFRecords, or none")
@@ -83,22 +86,26 @@ class Config:
     class_names: str = knob("", "class names in class order, comma-separated; empty: the data's")
     multi_label: bool = knob(False, "several labels per image (sigmoid, per-class thresholds)")
     # The model.
-    image_size: int = knob({{ cookiecutter.image_size }}, "square size images are resized to")
+    image_size: int = knob({{ cookiecutter.image_size }}, "square size images are resized to", tuned=True)
     num_classes: int = knob({{ cookiecutter.num_classes }}, "number of classes")
-    backbone: str = knob({{ cookiecutter.backbone | tojson }}, "one of " + ", ".join(BACKBONES))
+    backbone: str = knob({{ cookiecutter.backbone | tojson }}, "one of " + ", ".join(BACKBONES), tuned=True)
     weights: str = knob({{ '"none"' if cookiecutter.backbone == "small-cnn" else '"imagenet"' }}, "imagenet, none, a keras-hub preset folder, or small-cnn's .h5")
-    dropout: float = knob(0.2, "dropout before the classifier")
+    dropout: float = knob(0.2, "dropout before the classifier", tuned=True)
     # Training.
-    batch_size: int = knob(16, "images per replica per step")
-    epochs: int = knob(12, "training epochs")
+    batch_size: int = knob(16, "images per replica per step", tuned=True)
+    epochs: int = knob(12, "training epochs", tuned=True)
     steps_per_epoch: int = knob(0, "steps per epoch; 0: one pass over the training records")
-    learning_rate: float = knob({{ "1e-3" if cookiecutter.backbone == "small-cnn" else "1e-4" }}, "peak learning rate for one replica; scaled by replicas")
-    warmup_epochs: float = knob(1.0, "epochs of linear warm-up before the cosine decay")
-    flip: bool = knob(True, "random horizontal flips while training")
-    crop_area: float = knob(0.75, "smallest area kept by random crops; 1.0: no crops")
+    learning_rate: float = knob(
+        {{ "1e-3" if cookiecutter.backbone == "small-cnn" else "1e-4" }}, "peak learning rate for one replica; scaled by replicas", tuned=True
+    )
+    warmup_epochs: float = knob(1.0, "epochs of linear warm-up before the cosine decay", tuned=True)
+    flip: bool = knob(True, "random horizontal flips while training", tuned=True)
+    crop_area: float = knob(0.75, "smallest area kept by random crops; 1.0: no crops", tuned=True)
     folds: int = knob(5, "folds `records` splits the training images into (1: none)")
-    fold: str = knob("0", "records with folds: the fold that validates, or all: each in turn")
-    tta: bool = knob(False, "predict: average with horizontally flipped images too")
+    fold: str = knob(
+        "0", "records with folds: the fold that validates, or all: each in turn", tuned=True
+    )
+    tta: bool = knob(False, "predict: average with horizontally flipped images too", tuned=True)
     bad_records: str = knob("fail", "training images that do not decode: fail, or skip them")
     shuffle_buffer: int = knob(2048, "records shuffled together while training")
     steps_per_execution: int = knob(0, "training steps per device call; 0: 32 on TPU, 1 elsewhere")
@@ -110,6 +117,7 @@ class Config:
     # Where it runs. See accelerator.py for how the hardware is found.
     backend: str = knob("", "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware")
     simulate_replicas: int = knob(0, "rehearse N replicas on the CPU; 0: off")
+    # Several hosts (Cloud TPU pods, or machines joined by hand): see processes.py.
     coordinator: str = knob("", "host:port of process 0 (multi-process JAX); empty: none")
     coordinator_timeout: int = knob(60, "seconds to wait for every process to join; then stop")
     num_processes: int = knob(1, "processes training together (JAX); each runs the same command")
@@ -149,6 +157,27 @@ Config.__init__ = remember_given(Config.__init__)
 def knobs() -> list[dataclasses.Field]:
     """The fields a user sets: every field of Config but `sources`."""
     return [field for field in dataclasses.fields(Config) if "help" in field.metadata]
+
+
+# Config's sections, each from the field named here to the next section's: the notebook shows
+# them in this order.
+SECTIONS = {
+    "competition": "The competition and its files",
+    "image_key": "What the records hold",
+    "image_size": "The model",
+    "batch_size": "Training",
+    "backend": "Where it runs",
+    "coordinator": "Several hosts (Cloud TPU pods)",
+}
+
+
+def sections() -> dict[str, list[dataclasses.Field]]:
+    """The knobs by section title, in Config's order."""
+    grouped, title = {}, ""
+    for field in knobs():
+        title = SECTIONS.get(field.name, title)
+        grouped.setdefault(title, []).append(field)
+    return grouped
 
 
 def given(cfg: Config, name: str) -> bool:

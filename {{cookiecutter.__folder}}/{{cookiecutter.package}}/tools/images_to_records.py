@@ -19,7 +19,7 @@ one column left. A label of several space-separated names (`scab frog_eye_leaf_s
 label the image has, one value per class), and folds are stratified by each image's rarest
 label.
 
-Images are decoded in parallel over the cores (images.py), shards of about 150 MB are
+Images are decoded in parallel over the cores (image_files.py), shards of about 150 MB are
 written under a .partial name and renamed when whole, and the manifest comes last: a killed
 run leaves no shard that looks whole and no manifest that lists one. The loader reads the
 manifest (records.with_manifest), so `train --data-dir <output>` needs no other file flag.
@@ -32,6 +32,7 @@ import concurrent.futures
 import multiprocessing
 import os
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -39,9 +40,9 @@ import pandas as pd
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from tqdm.auto import tqdm
 
-from .config import Config, UserError, given, named
-from .files import IMAGE_SUFFIXES, MANIFEST, output_folder, write_json
-from .images import Prepared, prepare_all
+from ..runtime.config import Config, UserError, given, named
+from ..runtime.files import IMAGE_SUFFIXES, MANIFEST, output_folder, write_json
+from .image_files import Prepared, prepare_all
 
 SHARD_BYTES = 150 * 2**20  # Kaggle's advice for TPUs: shards of 100 to 200 MB
 WHOLE_NUMBER = re.compile(r"-?\d+")
@@ -325,7 +326,7 @@ def example(row: dict, image: Prepared) -> bytes:
     A multi-label record's class is its multi-hot row."""
     import tensorflow as tf
 
-    from .records import feature
+    from ..runtime.data.records import feature
 
     values = {"image": image.jpeg, "id": str(row["id"])}
     if "number" in row:
@@ -377,3 +378,31 @@ def size_range(sizes: list[tuple[int, int]]) -> dict:
         "smallest": list(sizes[int(np.argmin(areas))]),
         "largest": list(sizes[int(np.argmax(areas))]),
     }
+
+
+def arguments(parser) -> None:
+    parser.add_argument("--images", required=True, help="folder of training images")
+    parser.add_argument(
+        "--csv", required=True, help="one row per training image: id and label columns"
+    )
+    parser.add_argument("--output", required=True, help="folder to write (empty)")
+    parser.add_argument(
+        "--group-column", default="", help="keep each group in one fold (e.g. patient)"
+    )
+    parser.add_argument(
+        "--resize", type=int, default=0, help="store N x N images (default: as they are)"
+    )
+    parser.add_argument("--test-images", default="", help="folder of test images (ids: file names)")
+
+
+def command(args, cfg: Config, found=None) -> int:
+    made = write_records(
+        cfg, args.images, args.csv, args.output, args.group_column, args.resize,
+        args.test_images, command=" ".join(["python -m {{ cookiecutter.package }}", *sys.argv[1:]]),
+    )  # fmt: skip
+    print(
+        f"records in {args.output}: train {made['train']['records']} in {made['folds']} "
+        f"folds, test {made['test']['records']}, skipped {len(made['skipped'])} (listed in "
+        f"{args.output}/manifest.json)"
+    )
+    return 0

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from .config import Config, UserError, field_path, given, named, origin
+from .config import Config, UserError, field_path, first_line, given, named, origin
 from .files import IMAGE_SUFFIXES, written_whole
 from .thresholds import applied
 
@@ -73,8 +73,8 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
         )
     except ValueError as error:  # pandas' parser errors and undecodable bytes are ValueErrors
         raise UserError(
-            f"{where} is not a CSV file pandas can read ({type(error).__name__}: "
-            f"{str(error).splitlines()[0]}); give the competition's sample submission "
+            f"{where} is not a CSV file pandas can read ({first_line(error)}); give the "
+            "competition's sample submission "
             f"({named('sample_submission')})"
         ) from error
     if len(sample.columns) < 2:

@@ -13,8 +13,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from . import records, scoring
+from . import scoring
 from .config import Config, UserError, class_names, output_dir, output_path
+from .data import records
 from .files import written_whole
 from .thresholds import applied
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import dataset, model, plots, preflight
+from . import plan, plots, preflight
 from .accelerator import Accelerator
 from .augment import CropAndFlip
 from .config import Config, class_names, output_path
+from .data import pipeline
 
 IMAGES = 16
 
@@ -19,7 +20,7 @@ def augmented_batch(cfg: Config, found: Accelerator) -> Path:
     model's first layer), titled with their class names when the config knows them."""
     checked = preflight.ready(cfg, found, "preview")
     cfg, files = checked.cfg, checked.files["train"]
-    images, labels = next(iter(dataset.for_training(files, cfg, IMAGES)))
+    images, labels = next(iter(pipeline.for_training(files, cfg, IMAGES)))
     crop_and_flip = CropAndFlip(cfg.crop_area, cfg.flip, cfg.seed)
     seen = np.asarray(crop_and_flip(images.numpy(), training=True))
     seen = np.clip(np.round(seen), 0, 255).astype(np.uint8)  # floats in 0..255, as pixels
@@ -31,10 +32,16 @@ def learning_rate(cfg: Config, found: Accelerator) -> Path:
     """The schedule train will follow: warm-up, then cosine decay, over every step."""
     checked = preflight.ready(cfg, found, "preview")
     cfg, run = checked.cfg, checked.run
-    schedule = model.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
+    schedule = plan.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
     # At most 500 steps of the run, evenly spread: one call per step, and the curve is smooth.
     total = cfg.epochs * run.steps_per_epoch
     steps = np.unique(np.linspace(0, total - 1, min(total, 500)).astype(int))
     rates = np.array([float(schedule(int(step))) for step in steps])
     epochs = steps / run.steps_per_epoch
     return plots.learning_rate(epochs, rates, output_path(cfg, "learning_rate.png"))
+
+
+def command(args, cfg: Config, found=None) -> int:
+    print(f"picture: {augmented_batch(cfg, found)}")
+    print(f"picture: {learning_rate(cfg, found)}")
+    return 0

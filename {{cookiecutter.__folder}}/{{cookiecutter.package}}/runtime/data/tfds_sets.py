@@ -15,7 +15,15 @@ import os
 
 import tensorflow as tf
 
-from .config import Config, UserError, filled, named, resolve_data_dir, validating_fold
+from ..config import (
+    Config,
+    UserError,
+    filled,
+    first_line,
+    named,
+    resolve_data_dir,
+    validating_fold,
+)
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
@@ -48,10 +56,9 @@ def prepared(name: str):
     try:
         builder.download_and_prepare()
     except Exception as error:  # network errors come in many types; each says what it is
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UserError(
             f"could not download and prepare the TFDS set {name} into {builder.data_dir} "
-            f"({reason}); a Kaggle notebook needs the internet on for this, or prepare the "
+            f"({first_line(error)}); a Kaggle notebook needs the internet on for this, or prepare the "
             "set where there is internet and point $TFDS_DATA_DIR at it"
         ) from error
     return builder

@@ -10,27 +10,21 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from . import (
-    accelerator,
-    checkpoints,
-    dataset,
-    folds,
-    model,
-    plots,
-    preflight,
-    records,
-    scan,
-    scoring,
-    tfds_sets,
-    thresholds,
-)
+from . import accelerator, checkpoints, folds, plan, plots, preflight, scoring, thresholds
 from .accelerator import Accelerator
 from .config import Config, UserError, first_line, output_path
+from .data import pipeline, records, scan, tfds_sets
 from .files import write_json
+from .predictions import predict_probabilities, progress_verbosity
 
 
-def train(cfg: Config, found: Accelerator | None = None) -> dict:
+def train(
+    cfg: Config, found: Accelerator | None = None, build_model=None, compile_model=None
+) -> dict:
     """Fit the model on the training records; returns the history (loss and metrics per epoch).
+
+    `build_model` and `compile_model` make the model (model.py's, unless a notebook passes
+    its model cell's).
 
     With records in folds, fold `cfg.fold` validates and the others train, in
     <output>/fold<k>/; `fold="all"` trains every fold in turn, then scores their out-of-fold
@@ -38,39 +32,51 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
     Pass the accelerator from `accelerator.detect(cfg)`; without it, train detects it itself.
     """
     found = found or accelerator.detect(cfg)
+    if build_model is None or compile_model is None:
+        from . import model  # the package's own; a notebook passes its model cell's
+
+        build_model, compile_model = (
+            build_model or model.build_model,
+            compile_model or model.compile_model,
+        )
+    make = (build_model, compile_model)
     runs = folds.runs(cfg)
     if runs == [cfg]:  # no folds: the one run, in the output folder itself
-        return train_run(cfg, found)
-    histories = {int(run.fold): train_run(run, found) for run in runs}
+        return train_run(cfg, found, *make)
+    histories = {int(run.fold): train_run(run, found, *make) for run in runs}
     if cfg.fold != "all":
         return histories[int(cfg.fold)]
     score = folds.score_out_of_fold(cfg, list(histories)) if found.writes_files else None
     return {"folds": histories, "out_of_fold": score}
 
 
-def train_run(cfg: Config, found: Accelerator) -> dict:
+def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> dict:
     """One run: preflight, build, resume, fit, score the validation records."""
     keras.utils.set_random_seed(cfg.seed)  # before the pipeline and the model are built
     checked = preflight.ready(cfg, found, "train")  # what doctor checks: fails in seconds
     cfg = checked.cfg  # with what the records' manifest says
-    run, training, valid_files = checked.run, checked.training, checked.files.get("valid")
+    run, valid_files = checked.run, checked.files.get("valid")
     print(f"global batch: {run.global_batch}, training records: {checked.records['train']}")
+    training = pipeline.for_training(
+        checked.files["train"], cfg, run.global_batch, found.image_dtype, checked.skipped
+    )
     print(run.describe())
     print(checked.said["resume"])  # where it starts, and what changed since the checkpoint
     if "skip" in checked.said:
         print(checked.said["skip"])
 
     with found.scope():
-        net = model.build(cfg, found.image_dtype, run.precision, checked.backbone)
-        model.compile_for_training(
-            net, cfg, found.replicas, run.steps_per_epoch, run.steps_per_execution
-        )
+        keras.mixed_precision.set_global_policy(run.precision)  # read by each layer made
+        net = build_model(cfg, checked.backbone, found.image_dtype)
+        print(f"model: {net.name}, {net.count_params():,} parameters")
+        schedule = plan.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
+        compile_model(net, cfg, schedule, steps_per_execution=run.steps_per_execution)
         done, history = checkpoints.resume(net, cfg)
         valid = None
         if valid_files and found.processes > 1:
             print("validation: skipped with several processes; score a `predict` run instead")
         elif valid_files:
-            valid = dataset.for_inference(
+            valid = pipeline.for_inference(
                 valid_files, cfg, run.global_batch, True, found.image_dtype
             )
         if done < cfg.epochs:
@@ -86,7 +92,7 @@ def train_run(cfg: Config, found: Accelerator) -> dict:
                         *skipping(checked.skipped),
                     ],
                     shuffle=False,  # the dataset shuffles itself; Keras cannot shuffle tf.data
-                    verbose=model.progress_verbosity(),
+                    verbose=progress_verbosity(),
                 )
             except tf.errors.InvalidArgumentError as error:  # an image that does not decode
                 raise bad_image(cfg, checked.files, error) from error
@@ -108,10 +114,10 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
     """The metric on the validation records; their predictions go to valid.csv, with the ids
     when the records carry them (out-of-fold predictions, for k-fold)."""
     ids = bool(tfds_sets.name_of(cfg)) or cfg.id_key in records.features_of(valid_files[0])
-    batches = dataset.for_inference(
+    batches = pipeline.for_inference(
         valid_files, cfg, run.global_batch, True, found.image_dtype, with_ids=ids
     )
-    probabilities, (labels, *id_column) = model.predict_probabilities(net, batches)
+    probabilities, (labels, *id_column) = predict_probabilities(net, batches)
     cuts = thresholds.chosen(labels, probabilities) if cfg.multi_label else None
     result = scoring.score(labels, probabilities, cfg.metric, cuts)
     print(f"valid {cfg.metric}: {result:.4f}")
@@ -151,3 +157,8 @@ def skipping(skipped: frozenset[str]) -> list[keras.callbacks.Callback]:
         return []
     line = f"bad records skipped: {len(skipped)} in every pass (--bad-records skip)"
     return [keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: print(line))]
+
+
+def command(args, cfg: Config, found=None) -> int:
+    train(cfg, found)
+    return 0

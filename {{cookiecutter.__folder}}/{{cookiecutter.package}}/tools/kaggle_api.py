@@ -22,9 +22,18 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from .config import SLUG, Config, UserError, named, output_dir, output_path, resolve_data_dir
-from .files import MANIFEST, unwritable, write_json
+from ..runtime.config import (
+    SLUG,
+    Config,
+    UserError,
+    named,
+    output_dir,
+    output_path,
+    resolve_data_dir,
+)
+from ..runtime.files import MANIFEST, unwritable, write_json
 
+PACKAGE = __package__.partition(".")[0]  # as `python -m` names it
 CREDENTIALS_HELP = (
     "on kaggle.com open Settings > API > Create New Token, save kaggle.json as "
     "~/.kaggle/kaggle.json (chmod 600), or set KAGGLE_USERNAME and KAGGLE_KEY"
@@ -82,7 +91,7 @@ def kernel_id(kernel_dir: str) -> str:
     path = Path(kernel_dir) / "kernel-metadata.json"
     if not path.is_file():
         raise UserError(
-            f"no {path}: write the kernel first with `python -m {__package__} kernel`, or "
+            f"no {path}: write the kernel first with `python -m {PACKAGE} kernel`, or "
             "give --kernel-dir"
         )
     return json.loads(path.read_text())["id"]
@@ -125,7 +134,7 @@ def push(api, kernel_dir: str) -> None:
     if response.error:  # Kaggle answers 200 with the reason in `error`
         raise UserError(f"Kaggle refused the kernel {kernel}: {response.error}")
     print(f"pushed {kernel}, version {response.version_number}: {response.url}")
-    print(f"follow it with `python -m {__package__} kaggle status`")
+    print(f"follow it with `python -m {PACKAGE} kaggle status`")
 
 
 def status(api, kernel_dir: str) -> int:
@@ -176,11 +185,11 @@ def push_dataset(api, cfg: Config, slug: str) -> None:
     if not (folder / MANIFEST).is_file():
         raise UserError(
             f"{folder} ({named('data_dir')}) holds no records that `records` wrote (no "
-            f"{MANIFEST}); write them with `python -m {__package__} records ... --output DIR`, "
+            f"{MANIFEST}); write them with `python -m {PACKAGE} records ... --output DIR`, "
             "then push them with --data-dir DIR"
         )
     owner = api.config_values["username"]
-    default = f"{owner}/{__package__.replace('_', '-')}-records"
+    default = f"{owner}/{PACKAGE.replace('_', '-')}-records"
     ref = f"{owner}/{slug}" if slug else pushed_dataset(str(folder)) or default
     name = ref.split("/")[1]
     if not (6 <= len(name) <= 50 and SLUG.fullmatch(name)):
@@ -271,3 +280,34 @@ def run(
             "with `kaggle push`, or check the id in kernel-metadata.json"
         ) from error
     return 0
+
+
+ACTIONS = {
+    "download": "the competition's files into the data folder, unzipped",
+    "push": "the kernel folder to Kaggle, where it runs",
+    "status": "of the pushed notebook",
+    "output": "of the pushed notebook (submission.csv, the log) into the output folder",
+    "submit": "the output's submission.csv to the competition",
+    "dataset": "the records folder (--data-dir) as a private Kaggle dataset, new or a new version",
+}
+
+
+def arguments(parser) -> None:
+    parser.add_argument(
+        "action",
+        choices=list(ACTIONS),
+        help=", ".join(f"{action}: {help}" for action, help in ACTIONS.items()),
+    )
+    parser.add_argument(
+        "--kernel-dir", default="kernel", help="the folder `kernel` wrote (default: kernel)"
+    )
+    parser.add_argument("--message", default="", help="submit: the submission's description")
+    parser.add_argument(
+        "--slug",
+        default="",
+        help="dataset: its slug (default: the one pushed before, else <package>-records)",
+    )
+
+
+def command(args, cfg: Config, found=None) -> int:
+    return run(args.action, cfg, args.kernel_dir, args.message, args.slug)

@@ -8,26 +8,29 @@ from pathlib import Path
 
 import numpy as np
 
-from . import accelerator, checkpoints, dataset, model, plan, preflight, submission, thresholds
+from . import accelerator, checkpoints, plan, preflight, submission, thresholds
 from .config import Config, UserError, class_names, named, output_path
+from .data import pipeline
+from .predictions import predict_probabilities
 
 
-def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
+def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_model=None) -> Path:
     """Write submission.csv; returns its path. Pass the accelerator from
-    `accelerator.detect(cfg)`; without it, predict detects it itself."""
+    `accelerator.detect(cfg)`; without it, predict detects it itself. `build_model` makes the
+    model the weights were trained on (model.py's by default)."""
     found = found or accelerator.detect(cfg)
     if found.processes > 1:
         raise UserError(f"predict runs in one process: leave out {named('num_processes')}")
     checked = preflight.ready(cfg, found, "predict")  # test records, sample, weights, output
     cfg, files, sample, shape = checked.cfg, checked.files["test"], checked.sample, checked.layout
-    batches = dataset.for_inference(
+    batches = pipeline.for_inference(
         files, cfg, plan.global_batch_size(cfg, found), False, found.image_dtype
     )
     averaged, ids = 0, None
     for run in checked.runs:  # one model, or one per trained fold
         with found.scope():
-            net = checkpoints.load_trained(run, found)
-            probabilities, (keys,) = model.predict_probabilities(net, batches, cfg.tta)
+            net = checkpoints.load_trained(run, found, build_model)
+            probabilities, (keys,) = predict_probabilities(net, batches, cfg.tta)
         if ids is not None and not np.array_equal(ids, keys):  # one fixed order: never
             raise RuntimeError("the test records came in another order for another model")
         averaged, ids = averaged + probabilities / len(checked.runs), keys
@@ -48,3 +51,8 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
     submission.write(path, rows)
     print(f"wrote {len(rows)} rows to {path} ({submission.describe(shape, cfg.multi_label)})")
     return path
+
+
+def command(args, cfg: Config, found=None) -> int:
+    predict(cfg, found)
+    return 0

@@ -1,0 +1,108 @@
+"""The Keras backend, chosen before anything loads Keras.
+
+Keras reads $KERAS_BACKEND once, when something first imports keras or tensorflow (which
+imports Keras). Importing the package calls `choose()`: it sets $KERAS_BACKEND from the
+hardware signs alone, jax where a TPU shows that this TensorFlow cannot drive (Kaggle's TPU
+image: its TensorFlow is CPU-only), else tensorflow. So code that imports `train` before
+calling `accelerator.detect` still loads Keras with a backend that can drive the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import importlib.metadata
+import os
+import sys
+
+from .config import BACKENDS, UserError, named
+
+# Signs of TPU hardware: remote TPUs (a named TPU, pod endpoints, legacy Colab), which any
+# TensorFlow reaches over the network, and TPU VMs (Kaggle, Cloud), whose chips are local.
+REMOTE_TPU_ENV = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR")
+TPU_ENV = (*REMOTE_TPU_ENV, "ISTPUVM", "TPU_PROCESS_ADDRESSES")
+TPU_DEVICE_FILES = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v2-v4, v5e and later
+GPU_DEVICE_FILES = ("/dev/nvidia[0-9]*",)
+KERAS_LOADED = "Keras, already loaded"
+
+# The backend choose() put in $KERAS_BACKEND: a default of ours, not the user's choice.
+chosen_at_import = ""
+
+
+def choose() -> None:
+    """Set $KERAS_BACKEND before anything loads Keras, unless it is set or Keras is loaded.
+    Reads only the environment, device files and installed packages: it imports nothing."""
+    global chosen_at_import
+    if os.environ.get("KERAS_BACKEND") or "keras" in sys.modules or "tensorflow" in sys.modules:
+        return
+    tpu_for_jax = tpu_signs() and not tensorflow_drives_tpus() and installed("jax")
+    chosen_at_import = "jax" if tpu_for_jax else "tensorflow"
+    os.environ["KERAS_BACKEND"] = chosen_at_import
+
+
+def asked_for(field: str) -> tuple[str, str]:
+    """The backend the user asked for and where they said so; ("", "") when they did not."""
+    wanted, source = "", ""
+    if field:
+        wanted, source = field, named("backend")
+    elif os.environ.get("KERAS_BACKEND", chosen_at_import) != chosen_at_import:
+        wanted, source = os.environ["KERAS_BACKEND"], "$KERAS_BACKEND"
+    if wanted and wanted not in BACKENDS:
+        raise UserError(f"{source}={wanted!r}: this project runs on " + " or ".join(BACKENDS))
+    in_use = in_use_by_keras()
+    if in_use and wanted and wanted != in_use:
+        raise UserError(
+            f"{source} is {wanted}, but Keras was already loaded with the {in_use} backend "
+            "(something imported keras or tensorflow first); restart the kernel and run the "
+            "accelerator cell (accelerator.detect) before anything else"
+        )
+    if in_use and not wanted:
+        return in_use, KERAS_LOADED
+    return wanted, source
+
+
+def in_use_by_keras() -> str:
+    if "keras" not in sys.modules:
+        return ""
+    import keras
+
+    return keras.backend.backend()
+
+
+def use(backend: str) -> None:
+    """Fix the Keras backend; call before importing TensorFlow, which imports Keras."""
+    if not in_use_by_keras():
+        os.environ["KERAS_BACKEND"] = backend
+
+
+def installed(package: str) -> bool:
+    try:
+        importlib.metadata.version(package)
+        return True
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
+def tensorflow_drives_tpus() -> bool:
+    """Remote TPUs work with any TensorFlow; a TPU VM's own chips need the tensorflow-tpu
+    build (Kaggle's TPU image has tensorflow-cpu instead). Read from the installed packages:
+    importing TensorFlow would fix Keras' backend."""
+    if any(os.environ.get(name) for name in REMOTE_TPU_ENV):
+        return any(installed(name) for name in ("tensorflow", "tensorflow-cpu", "tensorflow-tpu"))
+    return installed("tensorflow-tpu")
+
+
+def device_files(patterns) -> list[str]:
+    return [path for pattern in patterns for path in sorted(glob.glob(pattern))]
+
+
+def tpu_signs() -> list[str]:
+    return [name for name in TPU_ENV if os.environ.get(name)] + device_files(TPU_DEVICE_FILES)
+
+
+def hide_gpus_from_tensorflow() -> None:
+    """tf.data runs beside JAX; TensorFlow must not take the GPU's memory for itself."""
+    with contextlib.suppress(ImportError, RuntimeError):
+        import tensorflow as tf
+
+        tf.config.set_visible_devices([], "GPU")

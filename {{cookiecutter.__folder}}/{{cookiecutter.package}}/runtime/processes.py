@@ -1,0 +1,74 @@
+"""Several JAX processes training together (Cloud TPU pods, or hosts joined by hand with
+Config.coordinator): each runs the same command with its own Config.process_id.
+
+JAX waits for every process to join, then aborts with a C++ stack trace that names no
+address; a watchdog stops first, after Config.coordinator_timeout, with the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import threading
+
+from .config import Config, named
+
+
+def join(cfg: Config) -> None:
+    """Join the other processes; on TPU pods JAX finds its peers itself."""
+    import jax
+
+    with contextlib.suppress(AttributeError, ValueError):  # CPUs need gloo to talk
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    watchdog = threading.Timer(cfg.coordinator_timeout, stop_waiting, args=(cfg,))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        jax.distributed.initialize(
+            cfg.coordinator or None,
+            num_processes=cfg.num_processes,
+            process_id=cfg.process_id,
+            initialization_timeout=cfg.coordinator_timeout + 60,  # the watchdog goes first
+        )
+    finally:
+        watchdog.cancel()
+
+
+def stop_waiting(cfg: Config) -> None:
+    """Runs on the watchdog's thread while JAX holds the main one: print the error, exit 2."""
+    where = cfg.coordinator or "the coordinator JAX found"
+    if cfg.process_id == 0:
+        why = (
+            f"process 0 serves {where}, and not all {cfg.num_processes} processes joined; "
+            "start every process with the same --coordinator and --num-processes, each with "
+            "its own --process-id, and check that the other hosts can reach this port"
+        )
+    elif cfg.coordinator and not answers(cfg.coordinator):
+        why = (
+            f"nothing answers at {where}: start process 0 first with the same --coordinator, "
+            "and check the host name, the port and that no firewall is in between"
+        )
+    else:
+        why = (
+            f"{where} answers, but not all {cfg.num_processes} processes joined; start every "
+            "process with the same --coordinator and --num-processes, each with its own "
+            "--process-id"
+        )
+    print(
+        f"error: process {cfg.process_id} waited {cfg.coordinator_timeout} s "
+        f"({named('coordinator_timeout')}) for the other processes: {why}",
+        file=sys.stderr,
+        flush=True,
+    )
+    os._exit(2)  # the main thread is inside JAX and cannot be interrupted
+
+
+def answers(address: str) -> bool:
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=3).close()
+        return True
+    except OSError:
+        return False

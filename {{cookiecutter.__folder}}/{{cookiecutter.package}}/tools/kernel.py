@@ -1,0 +1,177 @@
+"""`kernel`: the project as one Kaggle notebook, the same as one script, and the
+kernel-metadata.json that `kaggle kernels push` reads.
+
+The notebook (notebook.py) carries the package's runtime: hidden cells write each module next
+to it, and the cells a competitor reads and edits run the steps in order. So what runs on
+Kaggle is exactly what the tests run, with nothing to pip install and no code dataset to
+attach; this module says what Kaggle attaches and runs it on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import nbformat
+
+from ..runtime import backbones
+from ..runtime.config import (
+    KAGGLE_INPUT,
+    Config,
+    UserError,
+    class_names,
+    knobs,
+    named,
+    resolve_data_dir,
+)
+from ..runtime.data import records
+from ..runtime.files import output_folder, write_json, written_whole
+from . import notebook
+from .notebook import PROJECT, TITLE
+
+# What `kaggle kernels push` asks Kaggle for. TPU v5e-8 and T4 x2 are what the editor offers.
+ACCELERATORS = {
+    "tpu": {"enable_gpu": False, "enable_tpu": True, "machine_shape": "TpuV5E8"},
+    "gpu": {"enable_gpu": True, "enable_tpu": False, "machine_shape": "NvidiaTeslaT4"},
+    "cpu": {"enable_gpu": False, "enable_tpu": False},
+}
+
+
+def write_kernel(
+    cfg: Config, accelerator: str = "tpu", user: str = "", output: str = "kernel", datasets=()
+) -> Path:
+    """Write the notebook, the script and kernel-metadata.json into `output`; returns it.
+    `datasets` are Kaggle datasets (owner/slug) to attach beside the competition."""
+    if accelerator not in ACCELERATORS:
+        raise UserError(f"--accelerator {accelerator!r}: one of {', '.join(ACCELERATORS)}")
+    user = user or configured_user()
+    cfg, pushed = with_pushed_records(cfg)
+    sources = dataset_sources(cfg, user, [*pushed, *datasets])
+    folder = Path(output)
+    output_folder(folder, "kernel --output")
+    cells = notebook.cells(cfg, accelerator, names_known(cfg))
+    with written_whole(folder / f"{PROJECT}.ipynb") as temporary:
+        nbformat.write(notebook.as_notebook(cells), temporary)
+    with written_whole(folder / f"{PROJECT}.py") as temporary:
+        temporary.write_text(notebook.as_script(cells))
+    write_json(folder / "kernel-metadata.json", metadata(cfg, accelerator, user, sources))
+    return folder
+
+
+def names_known(cfg: Config) -> list[str] | None:
+    """The class names for the title: the config's, else the records' manifest's when the
+    records are here to read; the notebook itself reads them where it runs."""
+    try:
+        return class_names(records.with_manifest(cfg)[0])
+    except (UserError, KeyError, ValueError):  # for the title only: doctor checks the records
+        return class_names(cfg)
+
+
+def configured_user() -> str:
+    """The username in the kaggle client's own configuration, without any network call."""
+    from . import kaggle_api
+
+    user = kaggle_api.configured_username()
+    if not user:
+        raise UserError(
+            "no Kaggle username for the kernel's id: pass --kaggle-user NAME, or give the "
+            f"kaggle client your credentials ({kaggle_api.CREDENTIALS_HELP})"
+        )
+    return user
+
+
+def slug(text: str) -> str:
+    """As Kaggle makes a kernel's slug from its title: lowercase words joined by '-'."""
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def metadata(cfg: Config, accelerator: str, user: str, datasets: list[str]) -> dict:
+    name = slug(PROJECT)
+    if len(name) < 5:  # Kaggle refuses shorter kernel slugs
+        name += "-notebook"
+    # Kaggle derives the slug from the title: a title that slugifies elsewhere makes a new kernel.
+    title = TITLE if slug(TITLE) == name else name.replace("-", " ").title()
+    return {
+        "id": f"{user}/{name}",
+        "title": title,
+        "code_file": f"{PROJECT}.ipynb",
+        "language": "python",
+        "kernel_type": "notebook",
+        "is_private": True,
+        # The client's default is true; competitions run offline, TFDS sets download.
+        "enable_internet": cfg.data_dir.startswith("tfds:"),
+        **ACCELERATORS[accelerator],
+        "competition_sources": [cfg.competition],
+        "dataset_sources": datasets,
+        "kernel_sources": [],
+        "model_sources": model_sources(cfg),
+    }
+
+
+def model_sources(cfg: Config) -> list[str]:
+    """The backbone's keras-hub preset on Kaggle Models, attached so that it loads with the
+    internet off; its config.json is the architecture, so it is needed with weights none too.
+    A preset folder given in Config.weights comes from a dataset instead (dataset_sources)."""
+    return [backbones.handle(cfg)] if backbones.from_kaggle_models(cfg) else []
+
+
+def with_pushed_records(cfg: Config) -> tuple[Config, list[str]]:
+    """A records folder pushed with `kaggle dataset` is read from Kaggle's input in the
+    notebook, and the competition's sample submission from the competition's folder there."""
+    from .kaggle_api import pushed_dataset
+
+    folder = resolve_data_dir(cfg)[0]
+    ref = "" if "://" in folder or folder.startswith("tfds:") else pushed_dataset(folder)
+    if not ref:
+        return cfg, []
+    where = f"{KAGGLE_INPUT}/{ref.split('/')[1]}"
+    print(f"attaching the dataset {ref} (pushed from {folder}): the notebook reads {where}")
+    sample = cfg.sample_submission
+    if sample and not sample.startswith("/") and "://" not in sample:
+        sample = f"{KAGGLE_INPUT}/{cfg.competition}/{sample}"
+    return dataclasses.replace(cfg, data_dir=where, sample_submission=sample), [ref]
+
+
+def dataset_sources(cfg: Config, user: str, datasets) -> list[str]:
+    """The datasets to attach: those given, and one for each Config path under Kaggle's input
+    folder that is not the competition's (an attached weights file, say), as the user's own."""
+    attached = list(datasets)
+    for field in knobs():
+        value = getattr(cfg, field.name)
+        if not isinstance(value, str) or not value.startswith(f"{KAGGLE_INPUT}/"):
+            continue
+        name = Path(value).relative_to(KAGGLE_INPUT).parts[0]
+        if name != cfg.competition and not any(d.split("/")[-1] == name for d in attached):
+            attached.append(f"{user}/{name}")
+            print(
+                f"attaching the dataset {user}/{name} for {named(field.name)} (another owner's? "
+                "pass --dataset OWNER/SLUG)"
+            )
+    return attached
+
+
+def arguments(parser) -> None:
+    parser.add_argument(
+        "--accelerator",
+        choices=tuple(ACCELERATORS),
+        default="tpu",
+        help="what Kaggle runs it on: TPU v5e-8, T4 x2 GPUs, or the CPU (default: tpu)",
+    )
+    parser.add_argument(
+        "--kaggle-user", default="", help="owner of the kernel (default: the kaggle config's)"
+    )
+    parser.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        metavar="OWNER/SLUG",
+        help="a Kaggle dataset to attach (repeatable)",
+    )
+    parser.add_argument("--output", default="kernel", help="folder to write (default: kernel)")
+
+
+def command(args, cfg: Config, found=None) -> int:
+    folder = write_kernel(cfg, args.accelerator, args.kaggle_user, args.output, args.dataset)
+    print(f"kernel: {folder}/ (push it with `python -m {notebook.PACKAGE.name} kaggle push`)")
+    return 0
