@@ -162,7 +162,9 @@ def test_config_defaults_are_the_answers(baker, python, answers):
 
 def test_the_flowers_folder_follows_the_image_size(baker, python):
     baked = baker(image_size="331")
-    assert '"tfrecords-jpeg-331x331/val/*.tfrec"' in baked.read("flower_classification/runtime/config.py")
+    assert '"tfrecords-jpeg-331x331/val/*.tfrec"' in baked.read(
+        "flower_classification/runtime/config.py"
+    )
 
 
 def test_a_project_name_with_quotes_and_backslashes_stays_text(baker):

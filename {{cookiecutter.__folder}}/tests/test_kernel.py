@@ -20,8 +20,8 @@ from conftest import OFFLINE, PROJECT
 from PIL import Image
 
 from {{ cookiecutter.package }}.runtime import backbones
-from {{ cookiecutter.package }}.runtime.model import build_model
 from {{ cookiecutter.package }}.runtime.config import BACKBONES, Config, UserError, from_preset, knobs
+from {{ cookiecutter.package }}.runtime.model import build_model
 from {{ cookiecutter.package }}.tools import kernel
 from {{ cookiecutter.package }}.tools.notebook import DATA_STEPS, runtime_modules
 
