@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import keras
+
 from .accelerator import Accelerator
 from .config import Config, UserError, named
 
@@ -69,8 +71,6 @@ def steps_per_execution(found: Accelerator, requested: int, steps_per_epoch: int
 
 def learning_rate_schedule(cfg: Config, replicas: int, steps_per_epoch: int):
     """Linear warm-up to the peak (scaled by replicas, as the global batch is), then cosine decay."""
-    import keras
-
     peak = cfg.learning_rate * replicas
     total = cfg.epochs * steps_per_epoch
     warmup = min(int(cfg.warmup_epochs * steps_per_epoch), total)  # a short run may be all warm-up
