@@ -23,6 +23,7 @@ PACKAGE_FILES = [
     "runtime/files.py",
     "runtime/folds.py",
     "runtime/model.py",
+    "runtime/paths.py",
     "runtime/plan.py",
     "runtime/plots.py",
     "runtime/predict.py",
@@ -39,6 +40,7 @@ PACKAGE_FILES = [
     "runtime/data/pipeline.py",
     "runtime/data/records.py",
     "runtime/data/scan.py",
+    "runtime/data/source.py",
     "runtime/data/steps.py",
     "runtime/data/tfds_sets.py",
     "tools/__init__.py",
@@ -47,8 +49,11 @@ PACKAGE_FILES = [
     "tools/image_files.py",
     "tools/images_to_records.py",
     "tools/kaggle_api.py",
+    "tools/kaggle_auth.py",
     "tools/kernel.py",
     "tools/notebook.py",
+    "tools/settings_cell.py",
+    "tools/shards.py",
 ]
 TEST_FILES = [
     "conftest.py",

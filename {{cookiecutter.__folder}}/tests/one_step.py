@@ -49,8 +49,8 @@ def main(
     import tensorflow as tf
 
     from {{ cookiecutter.package }}.runtime import backbones, model, plan
-    from {{ cookiecutter.package }}.runtime.config import data_path
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
+    from {{ cookiecutter.package }}.runtime.paths import data_path
 
     files = records.find(data_path(cfg, cfg.train_files), "train_files")
     images, labels, _ = next(iter(pipeline.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))

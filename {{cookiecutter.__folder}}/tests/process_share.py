@@ -9,8 +9,9 @@ process, as a multi-host run does.
 import json
 import sys
 
-from {{ cookiecutter.package }}.runtime.config import Config, data_path
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import pipeline, records
+from {{ cookiecutter.package }}.runtime.paths import data_path
 
 GLOBAL_BATCH = 16
 

@@ -12,10 +12,10 @@ from PIL import Image
 
 from {{ cookiecutter.package }}.runtime import accelerator
 from {{ cookiecutter.package }}.runtime.config import UserError
-from {{ cookiecutter.package }}.runtime.data.records import feature
 from {{ cookiecutter.package }}.runtime.doctor import doctor
 from {{ cookiecutter.package }}.runtime.predict import predict
 from {{ cookiecutter.package }}.runtime.train import train
+from {{ cookiecutter.package }}.tools.shards import feature
 
 FIX = "write them again or leave them out of"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from {{ cookiecutter.package }}.__main__ import main, parser
-from {{ cookiecutter.package }}.runtime import config, preflight
+from {{ cookiecutter.package }}.__main__ import from_flags, main, parser
+from {{ cookiecutter.package }}.runtime import config, paths, preflight
 from {{ cookiecutter.package }}.runtime.config import PRESETS, Config, UserError
 from {{ cookiecutter.package }}.runtime.data import records
 from {{ cookiecutter.package }}.runtime.submission import load_sample
@@ -32,7 +32,7 @@ def test_every_field_is_a_flag_of_its_type():
 
 def test_flags_override_the_preset_and_the_rest_keep_defaults():
     args = parser().parse_args(["train", "--preset", "demo", "--epochs", "2", "--no-flip"])
-    cfg = config.from_flags(args)
+    cfg = from_flags(args)
     assert cfg.epochs == 2 and cfg.flip is False
     assert cfg.backbone == PRESETS["demo"]["backbone"]
     assert cfg.seed == Config().seed
@@ -40,21 +40,21 @@ def test_flags_override_the_preset_and_the_rest_keep_defaults():
 
 def test_data_dir_comes_from_flag_then_env_then_kaggle_then_data(tmp_path, monkeypatch):
     """Resolution order: --data-dir, $DATA_DIR, /kaggle/input/<competition>, data/."""
-    monkeypatch.setattr(config, "KAGGLE_INPUT", tmp_path)
+    monkeypatch.setattr(paths, "KAGGLE_INPUT", tmp_path)
     monkeypatch.delenv("DATA_DIR", raising=False)
     cfg = Config(competition="some-competition")
-    assert config.resolve_data_dir(cfg) == (
+    assert paths.resolve_data_dir(cfg) == (
         "data",
         f"default: no Config.data_dir / --data-dir, $DATA_DIR or {tmp_path / 'some-competition'}",
     )
     (tmp_path / "some-competition").mkdir()
-    assert config.resolve_data_dir(cfg) == (str(tmp_path / "some-competition"), "Kaggle input")
+    assert paths.resolve_data_dir(cfg) == (str(tmp_path / "some-competition"), "Kaggle input")
     monkeypatch.setenv("DATA_DIR", "/elsewhere")
-    assert config.resolve_data_dir(cfg) == ("/elsewhere", "$DATA_DIR")
+    assert paths.resolve_data_dir(cfg) == ("/elsewhere", "$DATA_DIR")
     flagged = dataclasses.replace(cfg, data_dir="gs://bucket/flowers")
-    assert config.resolve_data_dir(flagged) == ("gs://bucket/flowers", "Config.data_dir")
-    assert config.data_path(flagged, "train/*.tfrec") == "gs://bucket/flowers/train/*.tfrec"
-    assert config.data_path(flagged, "/abs/*.tfrec") == "/abs/*.tfrec"
+    assert paths.resolve_data_dir(flagged) == ("gs://bucket/flowers", "Config.data_dir")
+    assert paths.data_path(flagged, "train/*.tfrec") == "gs://bucket/flowers/train/*.tfrec"
+    assert paths.data_path(flagged, "/abs/*.tfrec") == "/abs/*.tfrec"
 
 
 def test_every_bad_value_is_named_by_its_flag():
@@ -77,13 +77,13 @@ def test_cli_reports_a_bad_flag_in_one_line_and_exits_2(capsys):
 
 def test_output_goes_where_kaggle_keeps_it_unless_the_config_says_otherwise(tmp_path, monkeypatch):
     """In a Kaggle notebook submission.csv must land in /kaggle/working; elsewhere output/."""
-    monkeypatch.setattr(config, "KAGGLE_WORKING", tmp_path / "working")
+    monkeypatch.setattr(paths, "KAGGLE_WORKING", tmp_path / "working")
     monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
-    assert config.output_path(Config(), "submission.csv") == Path("output/submission.csv")
+    assert paths.output_path(Config(), "submission.csv") == Path("output/submission.csv")
     monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Batch")  # set in every Kaggle notebook
-    assert config.output_path(Config(), "submission.csv") == tmp_path / "working/submission.csv"
+    assert paths.output_path(Config(), "submission.csv") == tmp_path / "working/submission.csv"
     chosen = Config(output_dir=str(tmp_path / "mine"))
-    assert config.output_path(chosen, "submission.csv") == tmp_path / "mine/submission.csv"
+    assert paths.output_path(chosen, "submission.csv") == tmp_path / "mine/submission.csv"
 
 
 def test_a_missing_package_is_named_with_the_command_that_installs_it(capsys, monkeypatch):
@@ -113,7 +113,7 @@ def test_a_value_given_wins_over_the_manifest_even_when_it_equals_the_default(tm
     folder = str(manifest_folder(tmp_path / "records"))
     default = Config().num_classes
     flags = ["doctor", "--data-dir", folder, "--num-classes", str(default)]
-    filled, _ = records.with_manifest(config.from_flags(parser().parse_args(flags)))
+    filled, _ = records.with_manifest(from_flags(parser().parse_args(flags)))
     assert filled.num_classes == default
     assert (filled.id_column, config.origin(filled, "id_column")) == ("image_id", "manifest")
     said = preflight.values(filled, None, None)
@@ -137,12 +137,12 @@ def test_a_path_given_is_used_from_where_you_run_and_refused_when_missing(tmp_pa
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "sample_submission.csv").write_text("image_id,label\nt0.jpg,0\n")
     flags = ["predict", "--data-dir", "data/records"]
-    given = config.from_flags(
+    given = from_flags(
         parser().parse_args([*flags, "--sample-submission", "data/sample_submission.csv"])
     )
     assert load_sample(given)["image_id"].tolist() == ["t0.jpg"]
-    missing = config.from_flags(parser().parse_args([*flags, "--sample-submission", "data/x.csv"]))
+    missing = from_flags(parser().parse_args([*flags, "--sample-submission", "data/x.csv"]))
     with pytest.raises(UserError, match=r"data/x.csv \(Config.sample_submission / --sample-submi"):
         load_sample(missing)
     # Left out, it is looked up in the data folder, and may be missing (rows sorted by id).
-    assert load_sample(config.from_flags(parser().parse_args(flags))) is None
+    assert load_sample(from_flags(parser().parse_args(flags))) is None

@@ -5,9 +5,11 @@ import dataclasses
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.runtime.config import UserError, data_path
+from {{ cookiecutter.package }}.runtime.config import UserError
 from {{ cookiecutter.package }}.runtime.data import pipeline, records
+from {{ cookiecutter.package }}.runtime.paths import data_path
 from {{ cookiecutter.package }}.runtime.submission import read_sample
+from {{ cookiecutter.package }}.tools import shards
 
 
 def files(cfg, pattern):
@@ -74,7 +76,7 @@ def test_record_count_from_kaggle_names_matches_the_records(demo_cfg):
 
 
 def test_a_missing_feature_is_named_with_its_file_and_flag(tmp_path):
-    shard = records.write_shards(str(tmp_path), [{"image": b"jpeg", "label": 3}], 1, 8)[0]
+    shard = shards.write_shards(str(tmp_path), [{"image": b"jpeg", "label": 3}], 1, 8)[0]
     with pytest.raises(UserError) as caught:
         records.check(shard, {"class": ("int64", "label_key")})
     message = str(caught.value)
@@ -83,7 +85,7 @@ def test_a_missing_feature_is_named_with_its_file_and_flag(tmp_path):
 
 
 def test_a_feature_of_the_wrong_kind_is_named(tmp_path):
-    shard = records.write_shards(str(tmp_path), [{"image": b"jpeg", "class": "three"}], 1, 8)[0]
+    shard = shards.write_shards(str(tmp_path), [{"image": b"jpeg", "class": "three"}], 1, 8)[0]
     with pytest.raises(UserError, match="'class' .*is bytes, the pipeline needs int64"):
         records.check(shard, {"class": ("int64", "label_key")})
 

@@ -17,7 +17,7 @@ from {{ cookiecutter.package }}.runtime.config import Config, UserError
 from {{ cookiecutter.package }}.runtime.data import pipeline, records, scan
 from {{ cookiecutter.package }}.runtime.predict import predict
 from {{ cookiecutter.package }}.runtime.train import train
-from {{ cookiecutter.package }}.tools import images_to_records
+from {{ cookiecutter.package }}.tools import images_to_records, shards
 
 COLOURS = {"cat": (200, 30, 30), "dog": (30, 200, 30), "owl": (30, 30, 200)}
 
@@ -406,7 +406,7 @@ def test_a_multi_hot_shard_checked_as_single_label_says_to_set_multi_label(tmp_p
 
 def test_single_label_records_checked_as_multi_label_say_to_unset_it(tmp_path):
     rows = [{"image": b"jpeg", "class": n % 3} for n in range(4)]
-    shard = records.write_shards(str(tmp_path), rows, 1, 8)[0]
+    shard = shards.write_shards(str(tmp_path), rows, 1, 8)[0]
     with pytest.raises(UserError, match=r"record 0 holds 1 values in 'class': one class number"):
         records.check_labels(shard, "class", 3, multi_label=True)
     found = scan.scan_shard(shard, Config(num_classes=3, multi_label=True), labeled=True)

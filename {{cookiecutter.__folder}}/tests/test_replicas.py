@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 from conftest import free_port
 
-from {{ cookiecutter.package }}.runtime.data import records
+from {{ cookiecutter.package }}.tools.shards import write_shards
 
 pytestmark = pytest.mark.slow  # fresh processes, each importing TensorFlow or JAX
 
@@ -221,7 +221,7 @@ def test_two_processes_read_disjoint_shares_that_together_cover_the_epoch(tmp_pa
     examples = [{"image": JPEG, "class": number} for number in range(64)]  # label: its number
     layouts = {shards: str(tmp_path / f"{shards}-shards") for shards in (4, 3)}
     for shards, folder in layouts.items():
-        records.write_shards(folder, examples, shards, 8)
+        write_shards(folder, examples, shards, 8)
     started = []
     for process in range(2):  # as two hosts of one run
         output, log = tmp_path / f"{process}.json", tmp_path / f"{process}.log"

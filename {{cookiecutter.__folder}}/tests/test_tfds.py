@@ -14,7 +14,7 @@ import tensorflow_datasets as tfds
 from conftest import OFFLINE, PROJECT
 
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
-from {{ cookiecutter.package }}.runtime.data import records, tfds_sets
+from {{ cookiecutter.package }}.runtime.data import source, tfds_sets
 from {{ cookiecutter.package }}.runtime.doctor import doctor
 from {{ cookiecutter.package }}.runtime.predict import predict
 from {{ cookiecutter.package }}.runtime.train import train
@@ -58,7 +58,7 @@ def tiny_shapes(tmp_path, monkeypatch):
 
 def ids_of(cfg, field):
     """Every id the pipeline serves for the split in `field`, with the configured folds."""
-    checked, _ = records.with_manifest(cfg)
+    checked, _ = source.resolved(cfg)
     served = tfds_sets.examples(checked, getattr(checked, field))
     return [key.decode() for key in served.map(lambda ex: ex["id"]).as_numpy_iterator()]
 

@@ -110,8 +110,8 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
     import keras
 
     from {{ cookiecutter.package }}.runtime import backbones, model, plan
-    from {{ cookiecutter.package }}.runtime.config import data_path
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
+    from {{ cookiecutter.package }}.runtime.paths import data_path
 
     files = records.find(data_path(demo_cfg, demo_cfg.train_files), "train_files")
     net = model.build_model(demo_cfg, backbones.load(demo_cfg))

@@ -98,8 +98,43 @@ def parser(only: str | None = None, own: bool = True) -> argparse.ArgumentParser
         if arguments:
             arguments(command)
         if name not in WITHOUT_CONFIG:
-            config.add_flags(command)
+            add_flags(command)
     return root
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per field; flags left out keep the preset's or the field's default."""
+    parser.add_argument(
+        "--preset", choices=sorted(config.PRESETS), help="start from a named set of values"
+    )
+    for field in config.knobs():
+        kind = {"int": int, "float": float, "str": str, "bool": bool}[field.type]
+        default = f" (default: {field.default})"
+        if kind is bool:
+            action = argparse.BooleanOptionalAction
+            parser.add_argument(
+                config.flag(field.name),
+                action=action,
+                default=argparse.SUPPRESS,
+                help=field.metadata["help"] + default,
+            )
+        else:
+            parser.add_argument(
+                config.flag(field.name),
+                type=kind,
+                default=argparse.SUPPRESS,
+                metavar=field.name.upper(),
+                help=field.metadata["help"] + default,
+            )
+
+
+def from_flags(args: argparse.Namespace) -> config.Config:
+    names = {field.name for field in config.knobs()}
+    flags = {name: value for name, value in vars(args).items() if name in names}
+    name = getattr(args, "preset", None)
+    if name:
+        return config.from_preset(name, flags, "flag")
+    return config.Config(**flags, sources=dict.fromkeys(flags, "flag"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,9 +144,9 @@ def main(argv: list[str] | None = None) -> int:
         found = None
         if asked in ON_ACCELERATOR and not {"-h", "--help"} & set(argv):
             flags, _ = parser(asked, own=False).parse_known_args(argv)
-            found = accelerator.detect(config.from_flags(flags))
+            found = accelerator.detect(from_flags(flags))
         args = parser(asked).parse_args(argv)
-        cfg = None if args.command in WITHOUT_CONFIG else config.from_flags(args)
+        cfg = None if args.command in WITHOUT_CONFIG else from_flags(args)
         return owner(args.command).command(args, cfg, found)
     except config.UserError as error:
         print(f"error: {error}", file=sys.stderr)

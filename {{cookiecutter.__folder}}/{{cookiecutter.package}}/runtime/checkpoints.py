@@ -22,8 +22,9 @@ import keras
 
 from . import backbones, plan
 from .accelerator import Accelerator
-from .config import Config, UserError, first_line, named, output_path
+from .config import Config, UserError, first_line, named
 from .files import write_json, written_whole
+from .paths import output_path
 
 # Fields that say where a run happens, not what it trains: a checkpoint does not record them.
 WHERE_IT_RUNS = (

@@ -6,19 +6,12 @@ Each field is a flag of the same name with dashes (`batch_size` is `--batch-size
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import itertools
 import math
-import os
 import re
-from pathlib import Path
 
-# Kaggle mounts competition data here, and keeps what a notebook writes here (submission.csv
-# among it); module constants so tests can point them elsewhere.
-KAGGLE_INPUT = Path("/kaggle/input")
-KAGGLE_WORKING = Path("/kaggle/working")
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}
 # Each backbone is a keras-hub preset on Kaggle Models (owner/model/framework/variation/version,
@@ -210,6 +203,17 @@ def origin(cfg: Config, name: str) -> str:
     return cfg.sources.get(name, "default")
 
 
+def given_values(cfg: Config) -> str:
+    """Each value that is not a default, and where it came from: what the user gave wins over
+    what the records' manifest or the TFDS set says."""
+    shown = [
+        f"  {field.name} = {getattr(cfg, field.name)!r} ({origin(cfg, field.name)})"
+        for field in knobs()
+        if field.name in cfg.sources
+    ]
+    return "values (flag, notebook, preset, manifest; the rest are defaults):\n" + "\n".join(shown)
+
+
 # Fields that name files: a value the user typed is used as given, the others (defaults, a
 # preset's, the manifest's) are looked up in the data folder.
 FILE_FIELDS = ("train_files", "valid_files", "test_files", "sample_submission")
@@ -372,41 +376,6 @@ def named(name: str) -> str:
     return f"Config.{name} / {flag(name)}"
 
 
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per field; flags left out keep the preset's or the field's default."""
-    parser.add_argument(
-        "--preset", choices=sorted(PRESETS), help="start from a named set of values"
-    )
-    for field in knobs():
-        kind = {"int": int, "float": float, "str": str, "bool": bool}[field.type]
-        default = f" (default: {field.default})"
-        if kind is bool:
-            action = argparse.BooleanOptionalAction
-            parser.add_argument(
-                flag(field.name),
-                action=action,
-                default=argparse.SUPPRESS,
-                help=field.metadata["help"] + default,
-            )
-        else:
-            parser.add_argument(
-                flag(field.name),
-                type=kind,
-                default=argparse.SUPPRESS,
-                metavar=field.name.upper(),
-                help=field.metadata["help"] + default,
-            )
-
-
-def from_flags(args: argparse.Namespace) -> Config:
-    names = {field.name for field in knobs()}
-    flags = {name: value for name, value in vars(args).items() if name in names}
-    name = getattr(args, "preset", None)
-    if name:
-        return from_preset(name, flags, "flag")
-    return Config(**flags, sources=dict.fromkeys(flags, "flag"))
-
-
 def from_preset(name: str, changes: dict | None = None, source: str = "notebook") -> Config:
     """A preset's values, then `changes` (given in the notebook, or as flags): the preset's
     file patterns stay in its data folder, as defaults do."""
@@ -415,53 +384,7 @@ def from_preset(name: str, changes: dict | None = None, source: str = "notebook"
     return Config(**{**PRESETS[name], **changes}, sources=sources)
 
 
-def on_kaggle() -> bool:
-    return bool(os.environ.get("KAGGLE_KERNEL_RUN_TYPE"))  # set in every Kaggle notebook
-
-
-def resolve_data_dir(cfg: Config) -> tuple[str, str]:
-    """The data folder and where it came from: the field, $DATA_DIR, Kaggle's input, else data/."""
-    if cfg.data_dir:
-        return cfg.data_dir, "Config.data_dir"
-    if os.environ.get("DATA_DIR"):
-        return os.environ["DATA_DIR"], "$DATA_DIR"
-    kaggle = KAGGLE_INPUT / cfg.competition
-    if kaggle.is_dir():
-        return str(kaggle), "Kaggle input"
-    return "data", f"default: no {named('data_dir')}, $DATA_DIR or {kaggle}"
-
-
-def data_path(cfg: Config, pattern: str) -> str:
-    """A file pattern under the data folder; absolute paths and gs:// URLs stand as they are.
-    Several patterns are separated by commas."""
-    if "," in pattern:
-        return ",".join(data_path(cfg, part) for part in pattern.split(","))
-    folder = resolve_data_dir(cfg)[0]
-    if pattern.startswith("/") or "://" in pattern or folder.startswith("tfds:"):
-        return pattern  # a TFDS set has no folder: other files stand where they are
-    return os.path.join(folder, pattern)
-
-
-def field_path(cfg: Config, name: str) -> str:
-    """The path (or pattern) a file field names: as given when the user gave it, as every
-    command-line tool reads a path; a default, a preset's or the manifest's, in the data folder."""
-    value = getattr(cfg, name)
-    return value if typed(cfg, name) else data_path(cfg, value)
-
-
 def class_names(cfg: Config) -> list[str] | None:
     """The classes' names in class order (Config.class_names, filled from the records'
     manifest or the TFDS set), or None when the classes are only numbers."""
     return names_in(cfg.class_names) if cfg.class_names else None
-
-
-def output_dir(cfg: Config) -> Path:
-    """Where a run writes: the field, else /kaggle/working in a Kaggle notebook (Kaggle keeps
-    that folder and looks there for submission.csv), else output/."""
-    if cfg.output_dir:
-        return Path(cfg.output_dir)
-    return KAGGLE_WORKING if on_kaggle() else Path("output")
-
-
-def output_path(cfg: Config, name: str) -> Path:
-    return output_dir(cfg) / name

@@ -6,7 +6,7 @@ from __future__ import annotations
 from . import accelerator, plan, preflight
 from .accelerator import Accelerator
 from .config import Config, UserError
-from .data import scan, tfds_sets
+from .data import source
 
 
 def doctor(
@@ -28,6 +28,10 @@ def doctor(
         print(f"accelerator: PROBLEM: {error}")
     global_batch = plan.global_batch_size(cfg, found)
     print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {found.replicas})")
+    try:
+        cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
+    except UserError:
+        pass  # the preflight's check of the manifest says it, among every other problem
     checked = preflight.check(cfg, found, "doctor", say=print)
     problems += checked.problems
     if full_scan:
@@ -38,13 +42,13 @@ def doctor(
 
 def scan_images(checked: preflight.Preflight) -> list[str]:
     """Decode every image of every split found; print each shard's problems and notes."""
-    if tfds_sets.name_of(checked.cfg):
-        print("scan: none; TFDS checked the set's images when it prepared it")
-        return []
     problems = []
-    for split, files in checked.files.items():
+    for split, found in checked.splits.items():
         labeled = preflight.SPLITS[split][1]
-        shards = scan.scan_split(files, checked.cfg, labeled, decode=True)
+        shards = checked.data.scanned(checked.cfg, found.files, labeled)
+        if shards is None:
+            print("scan: none; TFDS checked the set's images when it prepared it")
+            return []
         bad = [shard for shard in shards if shard.problems]
         problems += [shard.describe() for shard in bad]
         records = sum(shard.records for shard in shards)

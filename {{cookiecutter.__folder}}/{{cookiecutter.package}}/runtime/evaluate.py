@@ -8,8 +8,9 @@ from sklearn.metrics import classification_report
 
 from . import accelerator, checkpoints, folds, plan, plots, preflight, scoring, thresholds
 from .accelerator import Accelerator
-from .config import Config, class_names, output_path, validating_fold
-from .data import pipeline
+from .config import Config, class_names, validating_fold
+from .data import pipeline, source
+from .paths import output_path
 from .predictions import predict_probabilities
 
 
@@ -20,10 +21,14 @@ def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) ->
     found = found or accelerator.detect(cfg)
     if folds.count(cfg) > 1:  # the model of the fold that validates (fold 0 for all)
         cfg = folds.run_config(cfg, validating_fold(cfg))
+    cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     checked = preflight.ready(cfg, found, "evaluate")
-    cfg = checked.cfg  # with what the records' manifest says
     batches = pipeline.for_inference(
-        checked.files["valid"], cfg, plan.global_batch_size(cfg, found), True, found.image_dtype
+        checked.splits["valid"].files,
+        cfg,
+        plan.global_batch_size(cfg, found),
+        True,
+        found.image_dtype,
     )
     with found.scope():
         net = checkpoints.load_trained(cfg, found, build_model)

@@ -14,15 +14,16 @@ import numpy as np
 import pandas as pd
 
 from . import scoring
-from .config import Config, UserError, class_names, output_dir, output_path
-from .data import records
+from .config import Config, UserError, class_names
+from .data import source
 from .files import written_whole
+from .paths import output_dir, output_path
 from .thresholds import applied
 
 
 def count(cfg: Config) -> int:
     """The folds of the records in the data folder; 1 without a manifest or without folds."""
-    _, manifest = records.with_manifest(cfg)
+    _, manifest = source.resolved(cfg)
     return manifest["folds"] if manifest else 1
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from . import accelerator, checkpoints, plan, preflight, submission, thresholds
-from .config import Config, UserError, class_names, named, output_path
-from .data import pipeline
+from .config import Config, UserError, class_names, named
+from .data import pipeline, source
+from .paths import output_path
 from .predictions import predict_probabilities
 
 
@@ -21,13 +22,16 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     found = found or accelerator.detect(cfg)
     if found.processes > 1:
         raise UserError(f"predict runs in one process: leave out {named('num_processes')}")
-    checked = preflight.ready(cfg, found, "predict")  # test records, sample, weights, output
-    cfg, files, sample, shape = checked.cfg, checked.files["test"], checked.sample, checked.layout
+    cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
+    checked = preflight.ready(cfg, found, "predict")  # every id and weight found before a model
+    files, sample, shape = checked.splits["test"].files, checked.sample, checked.layout
     batches = pipeline.for_inference(
         files, cfg, plan.global_batch_size(cfg, found), False, found.image_dtype
     )
     averaged, ids = 0, None
-    for run in checked.runs:  # one model, or one per trained fold
+    # Each trained fold's model sees the same batches: averaging their probabilities is worth
+    # more than any one of them.
+    for run in checked.runs:
         with found.scope():
             net = checkpoints.load_trained(run, found, build_model)
             probabilities, (keys,) = predict_probabilities(net, batches, cfg.tta)

@@ -9,39 +9,32 @@ an epoch of TPU quota.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import pandas as pd
 
 from . import backbones, checkpoints, config, folds, plan, submission
 from .accelerator import Accelerator
-from .config import Config, UserError, data_path, field_path, named, output_dir, resolve_data_dir
-from .data import pipeline, records, scan, tfds_sets
+from .config import Config, UserError, given_values, named
+from .data import pipeline, scan, source
 from .files import unwritable
+from .paths import field_path, output_dir, resolve_data_dir
 
-# What each command needs, in the order it is checked. doctor checks what train needs and
-# what predict needs after it (trained weights train has not made yet are no problem).
+# What each command needs, in the order doctor prints it. A check that needs another's result
+# asks for it (Preflight.passed), so this order is only the order of the lines. doctor checks
+# what train needs and what predict needs after it (trained weights train has not made yet
+# are no problem).
 NEEDS = {
     "train": (
-        *("config", "output", "manifest", "train", "valid", "plan", "skip", "batch"),
+        *("config", "output", "manifest", "train", "valid", "plan", "skip"),
         *("weights", "resume"),
     ),
     "predict": ("config", "output", "manifest", "test", "sample", "trained"),
     "evaluate": ("config", "output", "manifest", "valid", "trained"),
     "preview": ("config", "output", "manifest", "train", "plan"),
     "doctor": (
-        *(
-            "config",
-            "output",
-            "data",
-            "manifest",
-            "values",
-            "train",
-            "valid",
-            "test",
-            "sample",
-            "plan",
-        ),
-        *("skip", "batch", "weights", "resume", "trained"),
+        *("config", "output", "data", "manifest", "values", "train", "valid", "test"),
+        *("sample", "plan", "skip", "batch", "weights", "resume", "trained"),
     ),
 }
 SPLITS = {  # split: the Config field of its files, and whether its records carry labels
@@ -52,42 +45,69 @@ SPLITS = {  # split: the Config field of its files, and whether its records carr
 NEEDED_BY = {"train": "train", "valid": "evaluate", "test": "predict"}  # an empty field stops it
 
 
+class Unchecked(Exception):
+    """A check that needs another's result, when that one found a problem (said already)."""
+
+
 @dataclasses.dataclass
 class Preflight:
     """What the checks found, for the command to use, and every problem they met."""
 
     command: str
-    cfg: Config  # the config with what the data's manifest says (records.with_manifest)
+    cfg: Config  # as the command resolved it (source.resolved): checked, never changed here
+    found: Accelerator
+    say: Callable[[str], None]
+    data: source.Records | source.TfdsSet
     manifest: dict | None = None
-    files: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # by split
-    records: dict[str, int] = dataclasses.field(default_factory=dict)  # by split
-    run: plan.Plan | None = None
+    splits: dict[str, source.Split] = dataclasses.field(default_factory=dict)  # by split
+    plan: plan.Plan | None = None
     backbone: backbones.Backbone | None = None  # loaded once: train builds its model on it
     skipped: frozenset[str] = frozenset()  # bad training records left out (--bad-records skip)
     sample: pd.DataFrame | None = None
     layout: submission.Layout | None = None  # the columns submission.csv will have
-    test_ids: list[str] = dataclasses.field(default_factory=list)  # every test record's id
     runs: list[Config] = dataclasses.field(default_factory=list)  # whose trained weights predict
     said: dict[str, str] = dataclasses.field(default_factory=dict)  # by check, as doctor says it
     problems: list[str] = dataclasses.field(default_factory=list)
     failed: set[str] = dataclasses.field(default_factory=set)  # the checks that found one
+    done: dict[str, bool] = dataclasses.field(default_factory=dict)  # by check: passed
+
+    def passed(self, name: str) -> bool:
+        """Run check `name` once (a later ask gets its first answer): whether it passed."""
+        if name not in self.done:
+            check_one, topic = CHECKS[name]
+            self.done[name] = False
+            try:
+                said = check_one(self.cfg, self.found, self)
+            except Unchecked:
+                return False
+            except UserError as error:
+                self.problems.append(str(error))
+                self.failed.add(name)
+                self.say(f"{topic}: PROBLEM: {error}")
+                return False
+            self.done[name] = True
+            if said:
+                self.said[name] = said
+                self.say(said)
+        return self.done[name]
+
+    def needs(self, *names: str) -> None:
+        """Stop the asking check, unproblematically, unless every check named passed."""
+        answers = [self.passed(name) for name in names]  # each runs, and says its problem
+        if not all(answers):
+            raise Unchecked()
+
+    def split(self, name: str) -> source.Split | None:
+        """The split as checked; None when it is empty or its check found a problem."""
+        return self.splits.get(name) if self.passed(name) else None
 
 
 def check(cfg: Config, found: Accelerator, command: str, say=lambda line: None) -> Preflight:
-    """Run every check `command` needs; `say` gets what each found (doctor prints it)."""
-    state = Preflight(command, cfg)
+    """Run every check `command` needs on the config as resolved (source.resolved); `say`
+    gets what each found (doctor prints it)."""
+    state = Preflight(command, cfg, found, say, source.of(cfg))
     for name in NEEDS[command]:
-        check_one, topic = CHECKS[name]
-        try:
-            said = check_one(state.cfg, found, state)
-        except UserError as error:
-            state.problems.append(str(error))
-            state.failed.add(name)
-            say(f"{topic}: PROBLEM: {error}")
-        else:
-            if said:
-                state.said[name] = said
-                say(said)
+        state.passed(name)
     return state
 
 
@@ -154,64 +174,29 @@ def split(name: str):
             if state.command == NEEDED_BY[name]:
                 raise UserError(f"nothing to {state.command}: {named(field)} is empty")
             return f"{name}: none ({named(field)} is empty)"
-        if tfds_sets.name_of(cfg):  # a TFDS set's split: checked by TFDS when prepared
-            if state.manifest is None:
-                return ""  # the set itself is the problem, said already
-            state.records[name], ids = tfds_sets.check_split(cfg, field, labeled)
-            state.files[name] = [getattr(cfg, field)]
-            if not labeled:
-                state.test_ids = ids
-            return f"{name}: {state.records[name]} examples (TFDS split {getattr(cfg, field)})"
-        files = records.find_checked(cfg, field, labeled)  # names the feature keys at fault
-        shards = scan.check_split(files, cfg, field, labeled)  # every record's label or id
-        state.files[name] = files
-        state.records[name] = sum(shard.records for shard in shards)
-        if not labeled:
-            state.test_ids = [key for shard in shards for key in shard.ids]
-        pattern = field_path(cfg, field)
-        return f"{name}: {len(files)} files, {state.records[name]} records ({pattern})"
+        state.needs("manifest")  # a set that cannot be prepared has no splits to check
+        state.splits[name] = state.data.split(cfg, field, labeled)
+        return f"{name}: {state.splits[name].said}"
 
     return check_split
 
 
 def manifest(cfg, found, state):
-    state.cfg, state.manifest = records.with_manifest(cfg)
-    if state.manifest is None:
-        return ""
-    if tfds_sets.name_of(cfg):
-        return tfds_sets.describe(state.cfg, state.manifest)
-    folds, classes = state.manifest["folds"], state.manifest["classes"]
-    held_out = f", fold {state.cfg.fold} validates" if folds > 1 else ""
-    names = f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
-    heading = (
-        f"records: {data_path(cfg, records.MANIFEST)}: {folds} folds{held_out}, "
-        f"{state.manifest['num_classes']} classes{names}"
-    )
-    balance = [  # what each fold holds: a fold short of a class scores it badly
-        f"  fold {fold}: {held['records']} records, {min(held['classes'].values())} to "
-        f"{max(held['classes'].values())} per class ({len(held['classes'])} classes)"
-        for fold, held in state.manifest["train"]["per_fold"].items()
-    ]
-    return "\n".join([heading, *balance])
+    _, state.manifest = state.data.resolved(cfg)
+    return state.data.describe(cfg, state.manifest) if state.manifest else ""
 
 
 def values(cfg, found, state):
-    """Each value that is not a default, and where it came from: what the user gave wins over
-    what the records' manifest or the TFDS set says."""
-    shown = [
-        f"  {field.name} = {getattr(cfg, field.name)!r} ({config.origin(cfg, field.name)})"
-        for field in config.knobs()
-        if field.name in cfg.sources
-    ]
-    return "values (flag, notebook, preset, manifest; the rest are defaults):\n" + "\n".join(shown)
+    return given_values(cfg)
 
 
 def sample(cfg, found, state):
     state.sample = submission.load_sample(cfg)
     shape = submission.layout(cfg, state.sample, cfg.num_classes, config.class_names(cfg))
     state.layout = shape
-    if "test" in state.files:  # a submission must never lack an id: check before the model
-        submission.check_ids(state.test_ids, state.sample, shape.id_column)
+    test = state.split("test") if "test" in NEEDS[state.command] else None
+    if test:  # a submission must never lack an id: check before the model
+        submission.check_ids(test.ids, state.sample, shape.id_column)
     what = submission.describe(shape, cfg.multi_label)
     if state.sample is None:
         return f"sample submission: none, rows will be sorted by id; columns: {what}"
@@ -220,28 +205,28 @@ def sample(cfg, found, state):
 
 
 def plan_of_run(cfg, found, state):
-    if "train" not in state.files:
-        return ""  # the training files' problem is said already
-    state.run = plan.make(cfg, found, state.records["train"])
-    return state.run.describe()
+    train = state.split("train")
+    if train is None:
+        raise Unchecked()  # the training files' problem is said already
+    state.plan = plan.make(cfg, found, train.records)
+    return state.plan.describe()
 
 
 def batch(cfg, found, state):
-    if state.run is None:
-        return ""
-    # Built, not read: its shapes are known at once. XLA compiles only static shapes.
-    training = pipeline.for_training(
-        state.files["train"], cfg, state.run.global_batch, found.image_dtype, state.skipped
-    )
+    """Built, not read: its shapes are known at once. XLA compiles only static shapes."""
+    state.needs("plan")
+    train = state.splits["train"]
+    training = pipeline.for_training(train.files, cfg, state.plan.global_batch, found.image_dtype)
     pipeline.check_static(training, "train_files")
     return f"train batch: {pipeline.describe_spec(training.element_spec)}"
 
 
 def skip(cfg, found, state):
     """With --bad-records skip, decode every training image now and leave the bad ones out."""
-    if cfg.bad_records != "skip" or "train" not in state.files or tfds_sets.name_of(cfg):
-        return ""  # TFDS checks a set's images when it prepares it
-    shards = scan.scan_split(state.files["train"], cfg, True, decode=True)
+    train = state.split("train") if cfg.bad_records == "skip" else None
+    shards = state.data.scanned(cfg, train.files, True) if train else None
+    if shards is None:
+        return ""  # nothing to skip, or a TFDS set, whose images TFDS checked when preparing it
     state.skipped = scan.skipped(shards)
     bad = [shard for shard in shards if shard.bad]
     return f"bad records: {len(state.skipped)} in {len(bad)} shards, left out of training" + (
@@ -252,19 +237,19 @@ def skip(cfg, found, state):
 def weights(cfg, found, state):
     """Load the backbone's weights as train will use them, so an offline machine without the
     preset, or a folder of another model, is found before training; train reuses them."""
-    precision = state.run.precision if state.run else "float32"
+    precision = state.plan.precision if state.passed("plan") else "float32"
     with found.scope():  # a TensorFlow strategy's variables are made in its scope
         state.backbone = backbones.load(cfg, precision)
     return f"weights: {cfg.backbone}, {state.backbone.source}"
 
 
 def resume(cfg, found, state):
-    return f"resume: {checkpoints.check_resumable(cfg, state.run)}"
+    state.needs("plan")
+    return f"resume: {checkpoints.check_resumable(cfg, state.plan)}"
 
 
 def trained(cfg, found, state):
-    if "manifest" in state.failed:
-        return ""  # which folds the data has is unknown: its problem is said already
+    state.needs("manifest")  # which folds the data has comes from it
     state.runs = folds.trained_runs(cfg) if state.command != "evaluate" else [cfg]
     if state.command == "doctor":  # train makes them, or replaces them
         described = [checkpoints.describe_trained(run) for run in state.runs]

@@ -9,8 +9,9 @@ import numpy as np
 from . import plan, plots, preflight
 from .accelerator import Accelerator
 from .augment import CropAndFlip
-from .config import Config, class_names, output_path
-from .data import pipeline
+from .config import Config, class_names
+from .data import pipeline, source
+from .paths import output_path
 
 IMAGES = 16
 
@@ -18,8 +19,8 @@ IMAGES = 16
 def augmented_batch(cfg: Config, found: Accelerator) -> Path:
     """Training images as the model sees them (the pipeline's, cropped and flipped by the
     model's first layer), titled with their class names when the config knows them."""
-    checked = preflight.ready(cfg, found, "preview")
-    cfg, files = checked.cfg, checked.files["train"]
+    cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
+    files = preflight.ready(cfg, found, "preview").splits["train"].files
     images, labels = next(iter(pipeline.for_training(files, cfg, IMAGES)))
     crop_and_flip = CropAndFlip(cfg.crop_area, cfg.flip, cfg.seed)
     seen = np.asarray(crop_and_flip(images.numpy(), training=True))
@@ -30,8 +31,8 @@ def augmented_batch(cfg: Config, found: Accelerator) -> Path:
 
 def learning_rate(cfg: Config, found: Accelerator) -> Path:
     """The schedule train will follow: warm-up, then cosine decay, over every step."""
-    checked = preflight.ready(cfg, found, "preview")
-    cfg, run = checked.cfg, checked.run
+    cfg, _ = source.resolved(cfg)
+    run = preflight.ready(cfg, found, "preview").plan
     schedule = plan.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
     # At most 500 steps of the run, evenly spread: one call per step, and the curve is smooth.
     total = cfg.epochs * run.steps_per_epoch

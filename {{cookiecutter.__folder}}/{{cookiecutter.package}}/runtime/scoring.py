@@ -13,7 +13,8 @@ import pandas as pd
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from .config import Config, UserError, data_path, field_path, named, output_path
+from .config import Config, UserError, named
+from .paths import data_path, field_path, output_path
 from .thresholds import applied
 
 

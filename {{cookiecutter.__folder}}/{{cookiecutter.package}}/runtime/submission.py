@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from .config import Config, UserError, field_path, first_line, given, named, origin
+from .config import Config, UserError, first_line, given, named, origin
 from .files import IMAGE_SUFFIXES, written_whole
+from .paths import field_path
 from .thresholds import applied
 
 

@@ -9,8 +9,9 @@ import json
 import numpy as np
 from sklearn.metrics import f1_score
 
-from .config import Config, output_path
+from .config import Config
 from .files import write_json
+from .paths import output_path
 
 CANDIDATES = np.round(np.arange(0.05, 0.96, 0.05), 2)
 DEFAULT = 0.5  # a class the validation records never show keeps this

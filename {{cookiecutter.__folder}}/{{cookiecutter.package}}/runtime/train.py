@@ -12,9 +12,10 @@ import tensorflow as tf
 
 from . import accelerator, checkpoints, folds, plan, plots, preflight, scoring, thresholds
 from .accelerator import Accelerator
-from .config import Config, UserError, first_line, output_path
-from .data import pipeline, records, scan, tfds_sets
+from .config import Config, UserError, first_line, given_values
+from .data import pipeline, source
 from .files import write_json
+from .paths import output_path
 from .predictions import predict_probabilities, progress_verbosity
 
 
@@ -53,13 +54,16 @@ def train(
 def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> dict:
     """One run: preflight, build, resume, fit, score the validation records."""
     keras.utils.set_random_seed(cfg.seed)  # before the pipeline and the model are built
+    cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
+    print(given_values(cfg))
     checked = preflight.ready(cfg, found, "train")  # what doctor checks: fails in seconds
-    cfg = checked.cfg  # with what the records' manifest says
-    run, valid_files = checked.run, checked.files.get("valid")
-    print(f"global batch: {run.global_batch}, training records: {checked.records['train']}")
+    run, train_files = checked.plan, checked.splits["train"].files
+    valid_files = checked.splits["valid"].files if "valid" in checked.splits else None
+    print(f"global batch: {run.global_batch}, training records: {checked.splits['train'].records}")
     training = pipeline.for_training(
-        checked.files["train"], cfg, run.global_batch, found.image_dtype, checked.skipped
+        train_files, cfg, run.global_batch, found.image_dtype, checked.skipped
     )
+    pipeline.check_static(training, "train_files")  # XLA compiles only static shapes
     print(run.describe())
     print(checked.said["resume"])  # where it starts, and what changed since the checkpoint
     if "skip" in checked.said:
@@ -95,7 +99,7 @@ def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> di
                     verbose=progress_verbosity(),
                 )
             except tf.errors.InvalidArgumentError as error:  # an image that does not decode
-                raise bad_image(cfg, checked.files, error) from error
+                raise bad_image(cfg, checked, error) from error
         else:
             print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
         if valid is not None:
@@ -113,7 +117,7 @@ def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> di
 def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accelerator) -> float:
     """The metric on the validation records; their predictions go to valid.csv, with the ids
     when the records carry them (out-of-fold predictions, for k-fold)."""
-    ids = bool(tfds_sets.name_of(cfg)) or cfg.id_key in records.features_of(valid_files[0])
+    ids = source.of(cfg).carries_ids(cfg, valid_files)
     batches = pipeline.for_inference(
         valid_files, cfg, run.global_batch, True, found.image_dtype, with_ids=ids
     )
@@ -130,16 +134,14 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
     return result
 
 
-def bad_image(cfg: Config, files: dict[str, list[str]], error: Exception) -> Exception:
+def bad_image(cfg: Config, checked: preflight.Preflight, error: Exception) -> Exception:
     """The error for a record the pipeline could not read mid-epoch: the preflight reads
     labels, not images, so decode every image now and name the shards; the checkpoint of
     the last finished epoch is kept."""
-    if tfds_sets.name_of(cfg):
-        return error  # TFDS checked the set's images when it prepared it
     print(f"a record did not decode ({first_line(error)}); scanning every image")
     named_shards = []
-    for split, labeled in (("train", True), ("valid", True)):
-        shards = scan.scan_split(files.get(split, []), cfg, labeled, decode=True)
+    for split in checked.splits.values():  # train, and valid where there is one
+        shards = checked.data.scanned(cfg, split.files, True) or []  # none: TFDS checked them
         named_shards += [shard.describe() for shard in shards if shard.problems]
     if not named_shards:
         return error  # not the data's fault: show TensorFlow's own error

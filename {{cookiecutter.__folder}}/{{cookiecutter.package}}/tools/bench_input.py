@@ -24,8 +24,10 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from ..runtime.config import Config, UserError, data_path, named, output_path
+from ..runtime.config import Config, UserError, named
 from ..runtime.data import pipeline, records, steps
+from ..runtime.paths import data_path, output_path
+from .shards import write_shards
 
 AUTO = tf.data.AUTOTUNE
 VARIANTS = ("DN", "DA", "OURS", "B1")
@@ -62,7 +64,7 @@ def synthetic_records(cfg: Config, images: int, shards: int = 8) -> list[str]:
         {cfg.image_key: photo_like(rng, cfg.image_size), cfg.label_key: index % 2}
         for index in range(images)
     ]
-    return records.write_shards(str(folder), examples, shards, cfg.image_size)
+    return write_shards(str(folder), examples, shards, cfg.image_size)
 
 
 def pipelines(files: list[str], cfg: Config, batch: int) -> dict:

@@ -19,8 +19,8 @@ import tensorflow as tf
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
-from ..runtime.data.records import write_shards
 from ..runtime.files import output_folder, written_whole
+from .shards import write_shards
 
 SHARDS = {"train": 4, "val": 2, "test": 2}
 

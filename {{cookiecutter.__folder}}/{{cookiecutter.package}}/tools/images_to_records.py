@@ -20,8 +20,8 @@ label the image has, one value per class), and folds are stratified by each imag
 label.
 
 Images are decoded in parallel over the cores (image_files.py), shards of about 150 MB are
-written under a .partial name and renamed when whole, and the manifest comes last: a killed
-run leaves no shard that looks whole and no manifest that lists one. The loader reads the
+written as shards.py writes every shard, and the manifest comes last: a killed run leaves no
+shard that looks whole and no manifest that lists one. The loader reads the
 manifest (records.with_manifest), so `train --data-dir <output>` needs no other file flag.
 """
 
@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 from ..runtime.config import Config, UserError, given, named
 from ..runtime.files import IMAGE_SUFFIXES, MANIFEST, output_folder, write_json
 from .image_files import Prepared, prepare_all
+from .shards import serialized, write_in_shards
 
 SHARD_BYTES = 150 * 2**20  # Kaggle's advice for TPUs: shards of 100 to 200 MB
 WHOLE_NUMBER = re.compile(r"-?\d+")
@@ -278,39 +279,31 @@ def assign_folds(rows: pd.DataFrame, folds: int, seed: int, group_column: str, c
 def write_split(pool, output, split, prefix, part, resize, skipped, sizes, kept) -> list[dict]:
     """Write one fold (or the test images: no "number" column) as shards; returns what each
     shard holds. Adds what it skips, the image sizes and each (fold, classes) it keeps."""
-    import tensorflow as tf  # here: the image workers never import it
-
     if part.empty:
         return []
-    folder = output / split
-    folder.mkdir(parents=True, exist_ok=True)
     source_bytes = sum(os.path.getsize(path) for path in part["path"])
     per_shard = max(1, round(SHARD_BYTES / max(1, source_bytes / len(part))))
-    shards, writer, written = [], None, []
-    jobs = [(path, resize) for path in part["path"]]
-    prepared = pool.map(prepare_all, jobs, chunksize=16)
+    prepared = pool.map(prepare_all, [(path, resize) for path in part["path"]], chunksize=16)
     rows = part.to_dict("records")
     label = f"{split} {prefix.rstrip('-') or 'images'}"
-    for row, image in tqdm(
-        zip(rows, prepared, strict=True), total=len(rows), desc=label, unit="image"
-    ):
-        if image.problem:
-            skipped.append({"file": row["path"], "reason": image.problem})
-            continue
-        if writer is None:
-            partial = folder / f"{prefix}{len(shards):02d}.partial"
-            writer = tf.io.TFRecordWriter(str(partial))
-        writer.write(example(row, image))
-        written.append(row)
-        sizes.append((image.width, image.height))
-        if "number" in row:
-            kept.append((int(row["fold"]), classes_held(row["number"])))
-        if len(written) == per_shard:
-            shards.append(finish(writer, partial, prefix, len(shards), written, output))
-            writer, written = None, []
-    if writer is not None:
-        shards.append(finish(writer, partial, prefix, len(shards), written, output))
-    return shards
+
+    def kept_records():
+        for row, image in tqdm(
+            zip(rows, prepared, strict=True), total=len(rows), desc=label, unit="image"
+        ):
+            if image.problem:
+                skipped.append({"file": row["path"], "reason": image.problem})
+                continue
+            sizes.append((image.width, image.height))
+            if "number" in row:
+                kept.append((int(row["fold"]), classes_held(row["number"])))
+            yield example(row, image)
+
+    fold = {"fold": int(rows[0]["fold"])} if "fold" in rows[0] else {}
+    return [
+        {"file": str(path.relative_to(output)), "records": count, **fold}
+        for path, count in write_in_shards(output / split, kept_records(), per_shard, prefix)
+    ]
 
 
 def worker_pool():
@@ -324,30 +317,12 @@ def worker_pool():
 def example(row: dict, image: Prepared) -> bytes:
     """The record: the features the loader reads by default (image, class, id) and the fold.
     A multi-label record's class is its multi-hot row."""
-    import tensorflow as tf
-
-    from ..runtime.data.records import feature
-
     values = {"image": image.jpeg, "id": str(row["id"])}
     if "number" in row:
         values["fold"] = int(row["fold"])
-    features = {name: feature(value) for name, value in values.items()}
-    if isinstance(row.get("number"), list):
-        features["class"] = tf.train.Feature(int64_list=tf.train.Int64List(value=row["number"]))
-    elif "number" in row:
-        features["class"] = feature(int(row["number"]))
-    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
-
-
-def finish(writer, partial: Path, prefix: str, index: int, written: list, output: Path) -> dict:
-    """Close a shard and give it its Kaggle-style name with its record count."""
-    writer.close()
-    path = partial.with_name(f"{prefix}{index:02d}-{len(written)}.tfrec")
-    os.replace(partial, path)
-    shard = {"file": str(path.relative_to(output)), "records": len(written)}
-    if "fold" in written[0]:
-        shard["fold"] = int(written[0]["fold"])
-    return shard
+        number = row["number"]
+        values["class"] = number if isinstance(number, list) else int(number)
+    return serialized(values)
 
 
 def summary(shards: list[dict]) -> dict:

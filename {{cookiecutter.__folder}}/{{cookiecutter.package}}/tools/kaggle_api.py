@@ -13,8 +13,6 @@ yet) ends in one line that says what to do, and a non-zero exit.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -22,50 +20,12 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..runtime.config import (
-    SLUG,
-    Config,
-    UserError,
-    named,
-    output_dir,
-    output_path,
-    resolve_data_dir,
-)
+from ..runtime.config import SLUG, Config, UserError, named
 from ..runtime.files import MANIFEST, unwritable, write_json
+from ..runtime.paths import output_dir, output_path, resolve_data_dir
+from .kaggle_auth import CREDENTIALS_HELP, client
 
 PACKAGE = __package__.partition(".")[0]  # as `python -m` names it
-CREDENTIALS_HELP = (
-    "on kaggle.com open Settings > API > Create New Token, save kaggle.json as "
-    "~/.kaggle/kaggle.json (chmod 600), or set KAGGLE_USERNAME and KAGGLE_KEY"
-)
-
-
-def kaggle_client_class():
-    """KaggleApi. Importing the kaggle package tries to authenticate and prints help to
-    stdout when it cannot; that print is swallowed here, and `client` says it plainly."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        from kaggle.api.kaggle_api_extended import KaggleApi
-    return KaggleApi
-
-
-def client():
-    """An authenticated client, or a UserError that says where the credentials go."""
-    api = kaggle_client_class()()
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            api.authenticate()
-    except SystemExit:  # the client's own way of saying "no credentials"
-        raise UserError(f"no Kaggle credentials found: {CREDENTIALS_HELP}") from None
-    return api
-
-
-def configured_username() -> str:
-    """The username in the client's configuration (kaggle.json or $KAGGLE_USERNAME), read
-    without any network call; "" when there is none."""
-    if os.environ.get("KAGGLE_USERNAME"):
-        return os.environ["KAGGLE_USERNAME"]
-    api = kaggle_client_class()()
-    return api.read_config_environment(api.read_config_file(quiet=True)).get("username", "")
 
 
 def refusal(error: Exception, cfg: Config, doing: str) -> UserError:

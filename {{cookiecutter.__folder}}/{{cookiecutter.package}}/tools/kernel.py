@@ -16,17 +16,10 @@ from pathlib import Path
 import nbformat
 
 from ..runtime import backbones
-from ..runtime.config import (
-    KAGGLE_INPUT,
-    Config,
-    UserError,
-    class_names,
-    knobs,
-    named,
-    resolve_data_dir,
-)
-from ..runtime.data import records
+from ..runtime.config import Config, UserError, class_names, knobs, named
+from ..runtime.data import source
 from ..runtime.files import output_folder, write_json, written_whole
+from ..runtime.paths import KAGGLE_INPUT, resolve_data_dir
 from . import notebook
 from .notebook import PROJECT, TITLE
 
@@ -63,20 +56,20 @@ def names_known(cfg: Config) -> list[str] | None:
     """The class names for the title: the config's, else the records' manifest's when the
     records are here to read; the notebook itself reads them where it runs."""
     try:
-        return class_names(records.with_manifest(cfg)[0])
+        return class_names(source.resolved(cfg)[0])
     except (UserError, KeyError, ValueError):  # for the title only: doctor checks the records
         return class_names(cfg)
 
 
 def configured_user() -> str:
     """The username in the kaggle client's own configuration, without any network call."""
-    from . import kaggle_api
+    from . import kaggle_auth
 
-    user = kaggle_api.configured_username()
+    user = kaggle_auth.configured_username()
     if not user:
         raise UserError(
             "no Kaggle username for the kernel's id: pass --kaggle-user NAME, or give the "
-            f"kaggle client your credentials ({kaggle_api.CREDENTIALS_HELP})"
+            f"kaggle client your credentials ({kaggle_auth.CREDENTIALS_HELP})"
         )
     return user
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import json
 from pathlib import Path
 
 import nbformat
 
 from ..runtime import backbones
-from ..runtime.config import FILE_FIELDS, Config, field_path, origin, sections
+from ..runtime.config import Config
+from .settings_cell import config_source, other_settings
 
 PACKAGE = Path(__file__).resolve().parents[1]
 PROJECT = {{ cookiecutter.project | tojson }}
@@ -108,7 +108,8 @@ def cells(cfg: Config, accelerator: str, class_names: list[str] | None) -> list[
         Cell(
             "code",
             f"{imports} import accelerator\n"
-            f"{imports}.config import Config, output_path\n"
+            f"{imports}.config import Config\n"
+            f"{imports}.paths import output_path\n"
             f"{imports}.plots import show\n\n"
             "cfg = Config(**CONFIG)\n"
             "found = accelerator.detect(cfg)\n"
@@ -190,75 +191,6 @@ def title(cfg: Config, accelerator: str, class_names: list[str] | None) -> str:
         "**Run all.** The settings come first; the data steps and the model are in view to "
         "edit; the accelerator cell stops the run at once if the accelerator is missing. "
         "Nothing is installed and nothing needs the internet."
-    )
-
-
-def shown_fields(cfg: Config) -> set[str]:
-    """The config cell's fields: those tuned most, and every value this notebook was made
-    with that is not a default."""
-    defaults = Config()
-    return {
-        field.name
-        for fields in sections().values()
-        for field in fields
-        if field.metadata["tuned"] or value(cfg, field.name) != getattr(defaults, field.name)
-    }
-
-
-def value(cfg: Config, name: str):
-    """A field's value as the notebook sets it: a preset's file as the path it names (in the
-    notebook every value is given, and a given path is used as it is). Defaults stay as they
-    are: the notebook looks them up in its own data folder, Kaggle's input."""
-    if name in FILE_FIELDS and getattr(cfg, name) and origin(cfg, name).startswith("preset"):
-        return field_path(cfg, name)
-    return getattr(cfg, name)
-
-
-def config_source(cfg: Config, accelerator: str) -> str:
-    """The config cell: the fields tuned most and the values given, by Config's sections."""
-    shown = shown_fields(cfg)
-    lines = [
-        "# The settings of this run, by Config's sections: those tuned most, and every value",
-        "# the notebook was made with. Every other field is listed above, with its default:",
-        "# add it here to change it. The accelerator cell checks them all.",
-        "CONFIG = dict(",
-    ]
-    for title_, fields in sections().items():
-        chosen = [field for field in fields if field.name in shown]
-        if chosen:
-            lines.append(f"    # {title_}")
-        for field in chosen:
-            literal = python_literal(value(cfg, field.name))
-            lines.append(f"    {field.name}={literal},  # {field.metadata['help']}")
-    required = "" if accelerator == "cpu" else accelerator
-    return "\n".join(
-        [
-            *lines,
-            ")",
-            "# The notebook stops in its first cells if Kaggle gives it another accelerator.",
-            f"ACCELERATOR = {python_literal(required)}",
-        ]
-    )
-
-
-def other_settings(cfg: Config) -> str:
-    """Every field the config cell leaves out, with its default, one click away."""
-    shown = shown_fields(cfg)
-    rows = []
-    for title_, fields in sections().items():
-        rest = [field for field in fields if field.name not in shown]
-        if rest:
-            rows.append(f"| **{title_}** | | |")
-        rows += [
-            f"| `{field.name}` | `{python_literal(value(cfg, field.name))}` | "
-            f"{field.metadata['help'].replace('|', '/')} |"
-            for field in rest
-        ]
-    return (
-        "The next cell holds the settings tuned most. Every other field of `Config`, with "
-        "its default, is one click away: add any of them to `CONFIG` to change it.\n\n"
-        "<details><summary>Every other setting</summary>\n\n"
-        "| field | default | what it does |\n|---|---|---|\n" + "\n".join(rows) + "\n\n</details>"
     )
 
 
@@ -361,7 +293,3 @@ def string_literal(text: str) -> str:
         except SyntaxError:
             continue
     return repr(text)
-
-
-def python_literal(value) -> str:
-    return json.dumps(value) if isinstance(value, str) else repr(value)

@@ -1,4 +1,4 @@
-"""tf.data pipelines from TFRecords to batches the model can eat.
+"""tf.data pipelines from examples (source.py: records or a TFDS set) to batches the model can eat.
 
 Images leave the pipeline as uint8 (a quarter of float32's bytes; the model casts them),
 or as bfloat16 in 0..255 for TPUs under TensorFlow, which take no uint8. Every batch has a
@@ -9,11 +9,10 @@ random crops and flips happen in the model, on the accelerator (augment.py).
 
 from __future__ import annotations
 
-import numpy as np
 import tensorflow as tf
 
 from ..config import Config, UserError, named
-from . import records, steps, tfds_sets
+from . import source, steps
 
 AUTO = tf.data.AUTOTUNE
 
@@ -25,72 +24,21 @@ def for_training(
     image_dtype: str = "uint8",
     skipped: frozenset[str] = frozenset(),
 ) -> tf.data.Dataset:
-    """Endless shuffled (image, label) batches, each pass over the records serving every one
-    once; order does not matter, so none is kept.
+    """Endless shuffled (image, label) batches, each pass serving every example once; order
+    does not matter, so none is kept.
 
-    With several processes (Config.num_processes), each reads only its share and batches
-    its part of the global batch: its own files when they divide evenly among the processes,
-    else every N-th record (counted over all the files), so the processes never read the
-    same record and together see each one once a pass. `skipped` names records to leave out
-    as "<file>#<record number>" (scan.skipped).
+    With several processes (Config.num_processes), each reads only its share (source.py)
+    and batches its part of the global batch. `skipped` names records to leave out
+    (scan.skipped).
     """
-    processes, process = cfg.num_processes, cfg.process_id
-    batch = global_batch // processes
     options = tf.data.Options()
     options.deterministic = False
     # Shuffle, then repeat: fused, TensorFlow fills the shuffle buffer from the next pass, so
-    # a record could come twice in one pass and another not at all.
+    # an example could come twice in one pass and another not at all.
     options.experimental_optimization.shuffle_and_repeat_fusion = False
-    if tfds_sets.name_of(cfg):  # `files` holds the TFDS split
-        examples = tfds_sets.examples(cfg, files[0], shuffled=True, share=(process, processes))
-        examples = examples.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
-        return decoded_batches(examples.repeat(), cfg, batch, image_dtype)
-    by_file = len(files) % processes == 0
-    own = files[process::processes] if by_file else files
-    names = tf.data.Dataset.from_tensor_slices(own).shuffle(len(own), seed=cfg.seed)
-    if skipped or not by_file:  # number each file's records, and keep only the wanted ones
-        keep = wanted_records(files, cfg, skipped, every_nth=not by_file)
-
-        def numbered(path):
-            read = tf.data.TFRecordDataset(path).enumerate()
-            return read.filter(lambda n, record: keep(path, n)).map(lambda n, record: record)
-
-        serialized = names.interleave(numbered, num_parallel_calls=AUTO, deterministic=False)
-    else:
-        serialized = names.interleave(
-            tf.data.TFRecordDataset, num_parallel_calls=AUTO, deterministic=False
-        )
-    # Shuffled within a pass, then repeated: each pass serves every record once.
-    examples = serialized.with_options(options).shuffle(cfg.shuffle_buffer, seed=cfg.seed)
-    examples = examples.repeat().map(steps.parse(cfg, labeled=True), num_parallel_calls=AUTO)
-    return decoded_batches(examples, cfg, batch, image_dtype)
-
-
-def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every_nth: bool):
-    """Whether this process trains on record n of a file: not a skipped one, and with
-    `every_nth`, only every num_processes-th record, numbered over all the files in order."""
-    processes, process = cfg.num_processes, cfg.process_id
-    if every_nth:  # each file's first record's number over all the files
-        starts = np.cumsum([0] + [records.count([path]) for path in files[:-1]])
-        first = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(files, starts), -1)
-    leave_out = (
-        tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(sorted(skipped), [True] * len(skipped)), False
-        )
-        if skipped
-        else None
-    )
-
-    def keep(path, n):
-        wanted = tf.constant(True)
-        if every_nth:
-            wanted = (first.lookup(path) + n) % processes == process
-        if leave_out is not None:
-            key = path + "#" + tf.strings.as_string(n)
-            wanted = tf.logical_and(wanted, tf.logical_not(leave_out.lookup(key)))
-        return wanted
-
-    return keep
+    examples = source.of(cfg).training(cfg, files, skipped).with_options(options)
+    examples = examples.shuffle(cfg.shuffle_buffer, seed=cfg.seed).repeat()
+    return decoded_batches(examples, cfg, global_batch // cfg.num_processes, image_dtype)
 
 
 def decoded_batches(examples: tf.data.Dataset, cfg: Config, batch: int, image_dtype):
@@ -125,14 +73,7 @@ def for_inference(
     """
     key = cfg.label_key if labeled else cfg.id_key
     ids = labeled and with_ids
-    if tfds_sets.name_of(cfg):  # `files` holds the TFDS split, whose size the set knows
-        examples = tfds_sets.examples(cfg, files[0])
-        count = tfds_sets.size(examples)
-    else:
-        count = records.count(files)
-        serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
-        serialized = serialized.apply(tf.data.experimental.assert_cardinality(count))
-        examples = serialized.map(steps.parse(cfg, labeled, ids), num_parallel_calls=AUTO)
+    examples, count = source.of(cfg).in_order(cfg, files, labeled, ids)
     rows = examples.map(
         lambda ex: (
             (

@@ -1,4 +1,4 @@
-"""TFRecord files: find them, count them, check their features, write them.
+"""TFRecord files: find them, count them, check their features, read them.
 
 Works on local folders, Kaggle's /kaggle/input and gs:// buckets alike through tf.io.gfile.
 """
@@ -9,14 +9,17 @@ import json
 import os
 import re
 
+import numpy as np
 import tensorflow as tf
 
-from ..config import Config, UserError, data_path, field_path, filled, named, validating_fold
+from ..config import Config, UserError, filled, named, validating_fold
 from ..files import MANIFEST
-from . import tfds_sets
+from ..paths import data_path, field_path
+from . import steps
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
 COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
+AUTO = tf.data.AUTOTUNE
 # What the pipeline parses each feature as.
 KINDS = {"bytes": "bytes_list", "int64": "int64_list", "float": "float_list"}
 
@@ -139,8 +142,6 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
     """The config with what the data folder's manifest says, and the manifest (None without
     one): the file patterns of each split and fold, the classes and the CSV's columns, for
     every field the user did not give. `--fold all` is checked as fold 0."""
-    if tfds_sets.name_of(cfg):  # a TFDS set: its splits and classes, in a manifest's shape
-        return tfds_sets.with_splits(cfg)
     path = data_path(cfg, MANIFEST)
     if not tf.io.gfile.exists(path):
         return cfg, None
@@ -179,27 +180,68 @@ def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     return files
 
 
-def feature(value) -> tf.train.Feature:
-    if isinstance(value, bytes):
-        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
-    if isinstance(value, str):
-        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
-    return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(value)]))
+def training_examples(
+    files: list[str], cfg: Config, skipped: frozenset[str] = frozenset()
+) -> tf.data.Dataset:
+    """One pass over this process's share of the records as parsed examples, files in
+    shuffled order; `skipped` names records to leave out as "<file>#<record number>".
+
+    With several processes (Config.num_processes), each reads its own files when they
+    divide evenly among the processes, else every N-th record (counted over all the files),
+    so the processes never read the same record and together see each one once a pass.
+    """
+    processes, process = cfg.num_processes, cfg.process_id
+    by_file = len(files) % processes == 0
+    own = files[process::processes] if by_file else files
+    names = tf.data.Dataset.from_tensor_slices(own).shuffle(len(own), seed=cfg.seed)
+    if skipped or not by_file:  # records have no other name than their file and number
+        keep = wanted_records(files, cfg, skipped, every_nth=not by_file)
+
+        def numbered(path):
+            read = tf.data.TFRecordDataset(path).enumerate()
+            return read.filter(lambda n, record: keep(path, n)).map(lambda n, record: record)
+
+        serialized = names.interleave(numbered, num_parallel_calls=AUTO, deterministic=False)
+    else:
+        serialized = names.interleave(
+            tf.data.TFRecordDataset, num_parallel_calls=AUTO, deterministic=False
+        )
+    return serialized.map(steps.parse(cfg, labeled=True), num_parallel_calls=AUTO)
 
 
-def write_shards(folder: str, examples: list[dict], shards: int, size: int) -> list[str]:
-    """Write examples (feature name to bytes, str or int) into Kaggle-style named shards."""
-    tf.io.gfile.makedirs(folder)
-    paths = []
-    for index in range(shards):
-        part = examples[index::shards]
-        path = os.path.join(folder, f"{index:02d}-{size}x{size}-{len(part)}.tfrec")
-        partial = path + ".partial"  # renamed when whole: a killed run leaves no shard half-full
-        with tf.io.TFRecordWriter(partial) as writer:
-            for example in part:
-                features = {name: feature(value) for name, value in example.items()}
-                message = tf.train.Example(features=tf.train.Features(feature=features))
-                writer.write(message.SerializeToString())
-        tf.io.gfile.rename(partial, path, overwrite=True)
-        paths.append(path)
-    return paths
+def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every_nth: bool):
+    """Whether this process trains on record n of a file: not a skipped one, and with
+    `every_nth`, only every num_processes-th record, numbered over all the files in order."""
+    processes, process = cfg.num_processes, cfg.process_id
+    if every_nth:  # each file's first record's number over all the files
+        starts = np.cumsum([0] + [count([path]) for path in files[:-1]])
+        first = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(files, starts), -1)
+    leave_out = (
+        tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(sorted(skipped), [True] * len(skipped)), False
+        )
+        if skipped
+        else None
+    )
+
+    def keep(path, n):
+        wanted = tf.constant(True)
+        if every_nth:
+            wanted = (first.lookup(path) + n) % processes == process
+        if leave_out is not None:
+            key = path + "#" + tf.strings.as_string(n)
+            wanted = tf.logical_and(wanted, tf.logical_not(leave_out.lookup(key)))
+        return wanted
+
+    return keep
+
+
+def examples_in_order(
+    files: list[str], cfg: Config, labeled: bool, with_ids: bool = False
+) -> tuple[tf.data.Dataset, int]:
+    """Every record once, parsed, in the files' order, and how many there are; that count
+    fails loudly if a shard is short."""
+    total = count(files)
+    serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
+    serialized = serialized.apply(tf.data.experimental.assert_cardinality(total))
+    return serialized.map(steps.parse(cfg, labeled, with_ids), num_parallel_calls=AUTO), total

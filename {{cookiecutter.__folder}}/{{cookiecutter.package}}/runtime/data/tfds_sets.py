@@ -15,15 +15,8 @@ import os
 
 import tensorflow as tf
 
-from ..config import (
-    Config,
-    UserError,
-    filled,
-    first_line,
-    named,
-    resolve_data_dir,
-    validating_fold,
-)
+from ..config import Config, UserError, filled, first_line, named, validating_fold
+from ..paths import resolve_data_dir
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"

@@ -1,0 +1,131 @@
+"""Where a run's examples come from: TFRecord files (a folder, Kaggle's input, a gs://
+bucket) or a TensorFlow Datasets set (`--data-dir tfds:NAME`).
+
+`of(cfg)` picks one; train, predict, evaluate, doctor and the pipeline ask it for the
+config the data fills in, each split's files and counts, and the examples, so the choice
+between them is made here and nowhere else. Both serve examples as the records' features:
+{image_key: encoded bytes, label_key: class, id_key: id}.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import tensorflow as tf
+
+from ..config import Config
+from ..files import MANIFEST
+from ..paths import data_path, field_path
+from . import records, scan, tfds_sets
+
+
+@dataclasses.dataclass
+class Split:
+    """One split as checked: its files (for a TFDS set, the one split string), its size, an
+    unlabeled split's ids in record order, and what doctor says of it."""
+
+    files: list[str]
+    records: int
+    ids: list[str]
+    said: str
+
+
+class Records:
+    """TFRecord shards, with the manifest `records` writes beside them where there is one."""
+
+    def resolved(self, cfg: Config) -> tuple[Config, dict | None]:
+        """The config with what the manifest says for the fields the user did not give, and
+        the manifest (None without one)."""
+        return records.with_manifest(cfg)
+
+    def describe(self, cfg: Config, manifest: dict) -> str:
+        folds, classes = manifest["folds"], manifest["classes"]
+        held_out = f", fold {cfg.fold} validates" if folds > 1 else ""
+        names = (
+            f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
+        )
+        heading = (
+            f"records: {data_path(cfg, MANIFEST)}: {folds} folds{held_out}, "
+            f"{manifest['num_classes']} classes{names}"
+        )
+        balance = [  # what each fold holds: a fold short of a class scores it badly
+            f"  fold {fold}: {held['records']} records, {min(held['classes'].values())} to "
+            f"{max(held['classes'].values())} per class ({len(held['classes'])} classes)"
+            for fold, held in manifest["train"]["per_fold"].items()
+        ]
+        return "\n".join([heading, *balance])
+
+    def split(self, cfg: Config, field: str, labeled: bool) -> Split:
+        """Every record's label (or id) read, shard by shard; the first shard's features
+        checked by name and kind first, so a wrong key is named before anything is read."""
+        files = records.find_checked(cfg, field, labeled)
+        shards = scan.check_split(files, cfg, field, labeled)
+        count = sum(shard.records for shard in shards)
+        ids = [] if labeled else [key for shard in shards for key in shard.ids]
+        said = f"{len(files)} files, {count} records ({field_path(cfg, field)})"
+        return Split(files, count, ids, said)
+
+    def training(
+        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset()
+    ) -> tf.data.Dataset:
+        """One pass over this process's share of the records, in shuffled file order."""
+        return records.training_examples(files, cfg, skipped)
+
+    def in_order(
+        self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
+    ) -> tuple[tf.data.Dataset, int]:
+        """Every record once, in one fixed order, and how many there are."""
+        return records.examples_in_order(files, cfg, labeled, with_ids)
+
+    def carries_ids(self, cfg: Config, files: list[str]) -> bool:
+        return cfg.id_key in records.features_of(files[0])
+
+    def scanned(self, cfg: Config, files: list[str], labeled: bool) -> list[scan.Shard] | None:
+        """Every image decoded, shard by shard."""
+        return scan.scan_split(files, cfg, labeled, decode=True)
+
+
+class TfdsSet:
+    """A TensorFlow Datasets set, prepared (downloaded once) where TFDS keeps its sets."""
+
+    def resolved(self, cfg: Config) -> tuple[Config, dict]:
+        """The config with the set's splits and classes, and what doctor shows of the set."""
+        return tfds_sets.with_splits(cfg)
+
+    def describe(self, cfg: Config, manifest: dict) -> str:
+        return tfds_sets.describe(cfg, manifest)
+
+    def split(self, cfg: Config, field: str, labeled: bool) -> Split:
+        count, ids = tfds_sets.check_split(cfg, field, labeled)
+        name = getattr(cfg, field)
+        return Split([name], count, ids, f"{count} examples (TFDS split {name})")
+
+    def training(
+        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset()
+    ) -> tf.data.Dataset:
+        share = (cfg.process_id, cfg.num_processes)
+        return tfds_sets.examples(cfg, files[0], shuffled=True, share=share)
+
+    def in_order(
+        self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
+    ) -> tuple[tf.data.Dataset, int]:
+        examples = tfds_sets.examples(cfg, files[0])
+        return examples, tfds_sets.size(examples)
+
+    def carries_ids(self, cfg: Config, files: list[str]) -> bool:
+        return True  # every example's tfds_id
+
+    def scanned(self, cfg: Config, files: list[str], labeled: bool) -> list[scan.Shard] | None:
+        """None: TFDS checked the set's images when it prepared it."""
+        return None
+
+
+def of(cfg: Config) -> Records | TfdsSet:
+    """The data source the config reads."""
+    return TfdsSet() if tfds_sets.name_of(cfg) else Records()
+
+
+def resolved(cfg: Config) -> tuple[Config, dict | None]:
+    """The config with what the data says (a manifest, a TFDS set) for the fields the user did
+    not give, and what it said (None for records without a manifest)."""
+    return of(cfg).resolved(cfg)

@@ -1,0 +1,75 @@
+"""Writing TFRecord shards, the one way every writer here does it: a shard is written under
+a .partial name and renamed when whole, to a Kaggle-style name ending in its record count
+("fold0-00-1204.tfrec"), which records.count reads without opening the file. A killed run
+leaves no shard that looks whole.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import tensorflow as tf
+
+
+def feature(value) -> tf.train.Feature:
+    """bytes and str as bytes_list, an int as int64_list, a list of ints (a multi-hot row)
+    as one int64_list."""
+    if isinstance(value, bytes):
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+    if isinstance(value, str):
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
+    if isinstance(value, list):
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v) for v in value]))
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(value)]))
+
+
+def serialized(values: dict) -> bytes:
+    """One record: feature name to bytes, str, int or list of ints."""
+    features = {name: feature(value) for name, value in values.items()}
+    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+
+
+def write_shard(folder: Path | str, stem: str, records: Iterable[bytes]) -> tuple[Path, int]:
+    """Every record into <folder>/<stem>-<count>.tfrec; returns its path and count (None and 0,
+    and nothing left behind, when there were none)."""
+    partial = Path(folder) / f"{stem}.partial"
+    count = 0
+    with tf.io.TFRecordWriter(str(partial)) as writer:
+        for record in records:
+            writer.write(record)
+            count += 1
+    if not count:
+        partial.unlink()
+        return None, 0
+    path = partial.with_name(f"{stem}-{count}.tfrec")
+    os.replace(partial, path)
+    return path, count
+
+
+def write_in_shards(
+    folder: Path | str, records: Iterable[bytes], per_shard: int, prefix: str = ""
+) -> list[tuple[Path, int]]:
+    """Records as they come, `per_shard` to a shard: <prefix>00-<count>.tfrec, ..."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    records, written = iter(records), []
+    for index in itertools.count():
+        path, count = write_shard(
+            folder, f"{prefix}{index:02d}", itertools.islice(records, per_shard)
+        )
+        if not count:
+            return written
+        written.append((path, count))
+
+
+def write_shards(folder: str, examples: list[dict], shards: int, size: int) -> list[str]:
+    """Examples held in memory (feature name to value), dealt round-robin into `shards`
+    shards named as Kaggle's competitions name them: 00-<size>x<size>-<count>.tfrec."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    written = [
+        write_shard(folder, f"{index:02d}-{size}x{size}", map(serialized, examples[index::shards]))
+        for index in range(shards)
+    ]
+    return [str(path) for path, count in written if count]
