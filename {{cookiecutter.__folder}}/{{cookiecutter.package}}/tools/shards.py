@@ -32,7 +32,7 @@ def serialized(values: dict) -> bytes:
     return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
 
 
-def write_shard(folder: Path | str, stem: str, records: Iterable[bytes]) -> tuple[Path, int]:
+def write_shard(folder: Path | str, stem: str, records: Iterable[bytes]) -> tuple[Path | None, int]:
     """Every record into <folder>/<stem>-<count>.tfrec; returns its path and count (None and 0,
     and nothing left behind, when there were none)."""
     partial = Path(folder) / f"{stem}.partial"
