@@ -66,6 +66,16 @@ def test_every_bad_value_is_named_by_its_flag():
     assert "Config.backbone / --backbone = 'vgg': must be one of" in message
 
 
+def test_epochs_0_is_one_problem_and_valid_files_none_means_no_validation():
+    """--epochs 0 names epochs alone (not warm-up too); --valid-files none, as its help says,
+    is no validation, not a file pattern."""
+    with pytest.raises(UserError) as caught:
+        Config(epochs=0)
+    assert str(caught.value) == "Config.epochs / --epochs = 0: must be at least 1"
+    parsed = from_flags(parser().parse_args(["train", "--valid-files", "none"]))
+    assert parsed.valid_files == "" and config.origin(parsed, "valid_files") == "flag"
+
+
 def test_cli_reports_a_bad_flag_in_one_line_and_exits_2(capsys):
     assert main(["train", "--image-size", "8"]) == 2
     err = capsys.readouterr().err

@@ -4,6 +4,12 @@ import collections
 import csv
 import dataclasses
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +23,7 @@ from {{ cookiecutter.package }}.runtime.config import Config, UserError
 from {{ cookiecutter.package }}.runtime.data import pipeline, records, scan
 from {{ cookiecutter.package }}.runtime.predict import predict
 from {{ cookiecutter.package }}.runtime.train import train
-from {{ cookiecutter.package }}.tools import images_to_records, shards
+from {{ cookiecutter.package }}.tools import competition_files, images_to_records, shards
 
 COLOURS = {"cat": (200, 30, 30), "dog": (30, 200, 30), "owl": (30, 30, 200)}
 
@@ -204,7 +210,12 @@ def test_an_image_that_does_not_decode_is_listed_and_not_written(tmp_path, capsy
     )
 
 
-def test_a_killed_writer_leaves_no_shard_that_looks_whole(tmp_path, monkeypatch):
+def test_a_killed_writer_leaves_only_whole_shards_and_the_same_command_resumes(
+    tmp_path, monkeypatch
+):
+    """Killed in the third fold: two whole shards, no .partial, no manifest. The same command
+    keeps those two untouched, writes the rest, and ends with the manifest and records of a
+    run never interrupted."""
     folder = competition(tmp_path, {"cat": 10, "dog": 10, "owl": 10})
     real, written = images_to_records.example, []
 
@@ -217,14 +228,167 @@ def test_a_killed_writer_leaves_no_shard_that_looks_whole(tmp_path, monkeypatch)
     monkeypatch.setattr(images_to_records, "example", dies_in_the_third_fold)
     with pytest.raises(KeyboardInterrupt):
         write(folder)
-    shards = sorted((folder / "records" / "train").glob("*.tfrec"))
-    assert [shard.name for shard in shards] == ["fold0-00-6.tfrec", "fold1-00-6.tfrec"]
-    for shard in shards:  # each whole: the count in its name is the count it holds
-        assert sum(1 for _ in tf.data.TFRecordDataset(str(shard))) == 6
+    train = folder / "records" / "train"
+    shards = sorted(path.name for path in train.iterdir())
+    assert shards == ["fold0-00-6.tfrec", "fold1-00-6.tfrec"]  # nothing half-written beside them
     assert not (folder / "records" / "manifest.json").exists()
+    kept = {path: path.stat().st_mtime_ns for path in train.iterdir()}
     monkeypatch.setattr(images_to_records, "example", real)
-    with pytest.raises(UserError, match="already holds records .*; give an empty folder"):
-        write(folder)
+    resumed = write(folder)
+    assert {path: path.stat().st_mtime_ns for path in kept} == kept  # kept, not written again
+    whole = competition(tmp_path / "whole", {"cat": 10, "dog": 10, "owl": 10})
+    never_interrupted = write(whole)
+    assert json.dumps(resumed) == json.dumps(never_interrupted).replace(str(whole), str(folder))
+    assert read_back(folder / "records") == read_back(whole / "records")
+
+
+def test_finished_records_are_written_again_only_with_force(tmp_path):
+    folder = competition(tmp_path, {"cat": 4, "dog": 4, "owl": 4})
+    write(folder, cfg=Config(id_column="image_id", folds=2))
+    with pytest.raises(UserError, match="already holds finished records .*add --force"):
+        write(folder, cfg=Config(id_column="image_id", folds=2))
+    manifest = images_to_records.write_records(
+        Config(id_column="image_id", folds=3), str(folder / "train"),
+        str(folder / "train.csv"), str(folder / "records"), force=True,
+    )  # fmt: skip
+    assert manifest["folds"] == 3
+    assert sorted({row["fold"] for row in read_back(folder / "records")}) == [0, 1, 2]
+
+
+@pytest.mark.slow
+def test_records_interrupted_by_ctrl_c_resume_to_the_same_manifest_with_every_id_once(tmp_path):
+    """SIGINT to a real `records` process once its first shard is whole: it exits 130 with
+    shards kept, and the same command finishes them, every id once, as a run never stopped."""
+    folder = competition(tmp_path, {"cat": 100, "dog": 100, "owl": 100})
+    flags = [
+        "--images", str(folder / "train"), "--csv", str(folder / "train.csv"),
+        "--id-column", "image_id", "--folds", "5", "--test-images", str(folder / "test"),
+    ]  # fmt: skip
+    records = [sys.executable, "-m", "{{ cookiecutter.package }}", "records", *flags, "--output"]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    first = subprocess.Popen(
+        [*records, str(folder / "records")],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    train = folder / "records" / "train"
+    while not list(train.glob("fold0-00-*.tfrec")) and first.poll() is None:
+        time.sleep(0.005)
+    first.send_signal(signal.SIGINT)
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 130, out + err
+    assert "interrupted: nothing was left half-written; run the same command again" in err
+    assert list(train.glob("fold0-00-*.tfrec")) and not list(train.glob("*.partial"))
+    assert not (folder / "records" / "manifest.json").exists()
+    again = subprocess.run(
+        [*records, str(folder / "records")],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "resuming: " in again.stdout
+    whole = subprocess.run(
+        [*records, str(tmp_path / "whole")],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    resumed = json.loads((folder / "records" / "manifest.json").read_text())
+    never_stopped = json.loads((tmp_path / "whole" / "manifest.json").read_text())
+    assert resumed == {**never_stopped, "command": resumed["command"]}
+    ids = [row["id"] for row in read_back(folder / "records")]
+    assert sorted(ids) == sorted(f"img{n:03d}" for n in range(300))  # every id once
+
+
+def test_every_input_is_checked_before_the_first_shard_is_written(tmp_path):
+    """A typo in --test-images, a CSV naming no image, a header-only CSV, fewer groups than
+    folds: each stops at once with its flag named, and nothing is written."""
+    folder = competition(tmp_path, {"cat": 6, "dog": 6, "owl": 6}, group_size=9)
+    images, csv, output = str(folder / "train"), str(folder / "train.csv"), folder / "records"
+    cfg = Config(id_column="image_id", folds=3)
+    with pytest.raises(UserError, match="records --test-images .*tset: not a folder of images"):
+        images_to_records.write_records(
+            cfg, images, csv, str(output), test_images=str(folder / "tset")
+        )
+    write_csv(
+        tmp_path / "others.csv",
+        ["image_id", "label"],
+        [("elsewhere1", "cat"), ("elsewhere2", "dog")],
+    )
+    with pytest.raises(UserError, match="none of the 2 ids in .*others.csv .*names an image in"):
+        images_to_records.write_records(
+            Config(id_column="image_id", folds=1), images, str(tmp_path / "others.csv"), str(output)
+        )
+    write_csv(tmp_path / "header.csv", ["image_id", "label"], [])
+    with pytest.raises(UserError, match="header.csv: no rows under its header"):
+        images_to_records.write_records(cfg, images, str(tmp_path / "header.csv"), str(output))
+    with pytest.raises(
+        UserError, match="--group-column patient: .* 2 groups, fewer than .*--folds 3"
+    ):
+        images_to_records.write_records(cfg, images, csv, str(output), group_column="patient")
+    assert not output.exists() or not any(output.rglob("*"))
+
+
+def test_an_extension_in_another_case_still_finds_the_image_and_rare_classes_are_named(
+    tmp_path, capsys
+):
+    """img000.jpg in the CSV, img000.JPG on disk: the same image. A class with fewer images
+    than folds gets one line saying so, not scikit-learn's warning."""
+    folder = competition(tmp_path, {"cat": 9, "dog": 9, "owl": 1})
+    for path in (folder / "train").glob("*.jpg"):
+        path.rename(path.with_suffix(".JPG"))
+    rows = read_csv(folder / "train.csv")
+    write_csv(
+        folder / "train.csv",
+        ["image_id", "label"],
+        [
+            (
+                row["image_id"] + (".jpg" if int(row["image_id"][3:]) % 4 != 1 else ".png"),
+                row["label"],
+            )
+            for row in rows
+        ],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        manifest = write(folder, cfg=Config(id_column="image_id", folds=3))
+    assert manifest["skipped"] == [] and manifest["train"]["records"] == 19
+    assert (
+        "note: 1 classes have fewer images than the 3 folds, so some folds validate without them: owl (1)"
+        in capsys.readouterr().out
+    )
+
+
+def test_records_names_each_skipped_file_and_why_on_screen(tmp_path, capsys):
+    folder = competition(tmp_path, {"cat": 4, "dog": 4, "owl": 4})
+    (folder / "train" / "img004.jpg").write_bytes(b"not an image")
+    flags = ["--images", str(folder / "train"), "--csv", str(folder / "train.csv")]
+    assert (
+        main(
+            [
+                "records",
+                *flags,
+                "--output",
+                str(folder / "records"),
+                "--id-column",
+                "image_id",
+                "--folds",
+                "2",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "skipped 1" in out
+    assert f"  skipped {folder / 'train' / 'img004.jpg'}: not an image Pillow can read" in out
 
 
 def test_train_and_predict_on_the_records_need_no_file_flags_and_submit_class_names(tmp_path):
@@ -372,7 +536,7 @@ def test_multi_hot_records_pass_the_checks_of_a_run_the_manifest_makes_multi_lab
 
 
 def test_whole_number_labels_of_a_multi_label_csv_sort_as_numbers():
-    classes, rows, rarest = images_to_records.multi_hot(pd.Series(["10 2", "2", "9 2"]))
+    classes, rows, rarest = competition_files.multi_hot(pd.Series(["10 2", "2", "9 2"]))
     assert classes == ["2", "9", "10"]
     assert rows.tolist() == [[1, 0, 1], [1, 0, 0], [1, 1, 0]]
     assert rarest == [2, 0, 1]  # each image's least common label stratifies its fold

@@ -121,6 +121,8 @@ class Config:
 
     def __post_init__(self):
         self.sources = dict(self.sources)  # a copy's changes stay its own
+        if self.valid_files.strip().lower() == "none":  # as the help says it, and "" alike
+            self.valid_files = ""
         wrong = problems(self)
         if wrong:
             raise UserError("; ".join(wrong))
@@ -254,7 +256,7 @@ def problems(cfg: Config) -> list[str]:
         ("learning_rate", 0 < cfg.learning_rate <= 1, "above 0 and at most 1"),
         (
             "warmup_epochs",
-            0 <= cfg.warmup_epochs <= cfg.epochs,
+            cfg.epochs < 1 or 0 <= cfg.warmup_epochs <= cfg.epochs,  # said once, for epochs
             f"from 0 to {named('epochs')} ({cfg.epochs})",
         ),
         ("crop_area", 0 < cfg.crop_area <= 1, "above 0 and at most 1"),

@@ -6,12 +6,14 @@ leaves no shard that looks whole.
 
 from __future__ import annotations
 
-import itertools
 import os
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
 import tensorflow as tf
+
+from ..runtime.config import UserError, first_line
 
 
 def feature(value) -> tf.train.Feature:
@@ -37,31 +39,27 @@ def write_shard(folder: Path | str, stem: str, records: Iterable[bytes]) -> tupl
     and nothing left behind, when there were none)."""
     partial = Path(folder) / f"{stem}.partial"
     count = 0
-    with tf.io.TFRecordWriter(str(partial)) as writer:
-        for record in records:
-            writer.write(record)
-            count += 1
+    try:
+        with tf.io.TFRecordWriter(str(partial)) as writer:
+            for record in records:
+                writer.write(record)
+                count += 1
+    except (tf.errors.OpError, OSError) as error:  # a full disk, above all
+        partial.unlink(missing_ok=True)
+        free = shutil.disk_usage(folder).free
+        raise UserError(
+            f"cannot write {partial} ({first_line(error)}; {free:,} bytes free there): free "
+            "some space, or write elsewhere; the shards already whole are kept"
+        ) from error
+    except BaseException:  # Ctrl-C: the shard is written again by the next run
+        partial.unlink(missing_ok=True)
+        raise
     if not count:
         partial.unlink()
         return None, 0
     path = partial.with_name(f"{stem}-{count}.tfrec")
     os.replace(partial, path)
     return path, count
-
-
-def write_in_shards(
-    folder: Path | str, records: Iterable[bytes], per_shard: int, prefix: str = ""
-) -> list[tuple[Path, int]]:
-    """Records as they come, `per_shard` to a shard: <prefix>00-<count>.tfrec, ..."""
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    records, written = iter(records), []
-    for index in itertools.count():
-        path, count = write_shard(
-            folder, f"{prefix}{index:02d}", itertools.islice(records, per_shard)
-        )
-        if not count:
-            return written
-        written.append((path, count))
 
 
 def write_shards(folder: str, examples: list[dict], shards: int, size: int) -> list[str]:

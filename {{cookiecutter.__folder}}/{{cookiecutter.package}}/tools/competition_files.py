@@ -1,0 +1,262 @@
+"""A competition's training CSV and image folders, read and checked before `records` writes
+a shard: the id and label columns, the image each id names, the labels as class numbers (or
+multi-hot rows), and each image's fold.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+
+from ..runtime.config import Config, UserError, given, named
+from ..runtime.files import IMAGE_SUFFIXES
+
+WHOLE_NUMBER = re.compile(r"-?\d+")
+
+
+def training_rows(
+    cfg: Config, images: str, csv: str, group_column: str
+) -> tuple[pd.DataFrame, dict]:
+    """One row per training image that is there: id, path, number (the class, or a multi-hot
+    row) and fold; and what the manifest says of them (columns, classes, the ids without an
+    image)."""
+    rows = read_csv(csv)
+    if rows.empty:
+        raise UserError(f"records --csv {csv}: no rows under its header; give the training CSV")
+    files = image_files(images, "--images")
+    id_column = find_id_column(cfg, rows, files, csv, images, group_column)
+    label_column = find_label_column(cfg, rows, csv, id_column, group_column)
+    check_rows(rows, csv, id_column, label_column, group_column)
+    rows["path"] = [files.get(key, "") for key in rows[id_column]]
+    missing = rows.loc[rows["path"] == "", id_column].tolist()
+    if len(missing) == len(rows):
+        raise UserError(
+            f"records: none of the {len(rows)} ids in {csv} ({id_column!r}, such as "
+            f"{missing[0]!r}) names an image in {images} (such as {next(iter(files))!r}); "
+            f"check --images, or set {named('id_column')} to the column of image names"
+        )
+    skipped = [
+        {"file": os.path.join(images, key), "reason": f"no image for this id in {csv}"}
+        for key in missing
+    ]
+    rows = rows[rows["path"] != ""].reset_index(drop=True)
+    multi_label = cfg.multi_label or holds_several(rows[label_column], csv, label_column)
+    if multi_label:
+        classes, rows["number"], rows["stratum"] = multi_hot(rows[label_column])
+    else:
+        classes, labels = label_numbers(rows[label_column], csv, label_column)
+        rows["number"] = rows["stratum"] = labels
+    rows["fold"] = assign_folds(rows, cfg.folds, cfg.seed, group_column, csv, classes)
+    found = {
+        "id_column": id_column,
+        "label_column": label_column,
+        "classes": classes,
+        "multi_label": multi_label,
+        "num_classes": len(classes) if classes else int(rows["number"].max()) + 1,
+        "skipped": skipped,
+    }
+    chosen = {
+        "id": rows[id_column],
+        **{column: rows[column] for column in ("path", "number", "fold")},
+    }
+    return pd.DataFrame(chosen), found
+
+
+def test_rows(test_images: str) -> pd.DataFrame:
+    """Every test image, its id the path under the folder as the competition spells it."""
+    if not test_images:
+        return pd.DataFrame({"id": [], "path": []})
+    found = sorted(set(image_files(test_images, "--test-images").values()))
+    ids = [Path(path).relative_to(test_images).as_posix() for path in found]
+    return pd.DataFrame({"id": ids, "path": found})
+
+
+def read_csv(csv: str) -> pd.DataFrame:
+    """The CSV, every value as text (ids such as 007 stay as they are)."""
+    try:
+        return pd.read_csv(csv, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    except (OSError, ValueError) as error:  # missing, a folder, not a CSV
+        raise UserError(f"records --csv {csv}: {error}") from error
+
+
+def find_id_column(
+    cfg: Config, rows: pd.DataFrame, files: dict, csv: str, images: str, group_column: str
+) -> str:
+    """Config.id_column when given, else the column whose values name the most images."""
+    if given(cfg, "id_column"):
+        refuse_missing(rows, csv, cfg.id_column, named("id_column"))
+        return cfg.id_column
+    others = {group_column, cfg.label_column if given(cfg, "label_column") else ""}
+    naming = {
+        column: int(rows[column].isin(files.keys()).sum())
+        for column in rows.columns
+        if column not in others
+    }
+    best = max(naming, key=naming.get, default="")
+    if not best or naming[best] == 0:
+        example = next(iter(files))
+        raise UserError(
+            f"{csv}: no column names the images in {images} (such as {example!r}); its "
+            f"columns are {', '.join(rows.columns)}; set {named('id_column')} to the column "
+            "of image ids"
+        )
+    return best
+
+
+def find_label_column(
+    cfg: Config, rows: pd.DataFrame, csv: str, id_column: str, group_column: str
+) -> str:
+    """Config.label_column when given, else "label", else the one column left."""
+    if given(cfg, "label_column"):
+        return cfg.label_column
+    if "label" in rows.columns and id_column != "label":
+        return "label"
+    left = [column for column in rows.columns if column not in (id_column, group_column)]
+    if len(left) != 1:
+        raise UserError(
+            f"{csv}: cannot tell which column holds the labels: its columns are "
+            f"{', '.join(rows.columns)} (ids in {id_column!r}), none named 'label'; set "
+            f"{named('label_column')} to the column of labels"
+        )
+    return left[0]
+
+
+def check_rows(
+    rows: pd.DataFrame, csv: str, id_column: str, label_column: str, group_column: str
+) -> None:
+    """The columns are there, every id is there once, and every row has a label."""
+    wanted = {id_column: "id_column", label_column: "label_column"}
+    if group_column:
+        wanted[group_column] = "--group-column"
+    for column, field in wanted.items():
+        refuse_missing(rows, csv, column, field if field.startswith("--") else named(field))
+    repeated = rows[id_column][rows[id_column].duplicated()].tolist()
+    if repeated:
+        raise UserError(f"{csv}: ids occur more than once, e.g. {repeated[:3]}")
+    blank = rows.index[rows[label_column].str.strip() == ""].tolist()
+    if blank:
+        raise UserError(
+            f"{csv}: rows without a label in {label_column!r}, e.g. rows "
+            f"{[index + 2 for index in blank[:3]]} (counting the header as row 1)"
+        )
+
+
+def refuse_missing(rows: pd.DataFrame, csv: str, column: str, flag: str) -> None:
+    if column not in rows.columns:
+        raise UserError(
+            f"{csv} has no column {column!r} ({flag}); its columns are {', '.join(rows.columns)}"
+        )
+
+
+def image_files(folder: str, flag: str) -> dict[str, str]:
+    """Every image under the folder, by relative path, file name and file name stem."""
+    if not os.path.isdir(folder):
+        raise UserError(f"records {flag} {folder}: not a folder of images")
+    found = {}
+    for path in sorted(Path(folder).rglob("*")):
+        if path.suffix.lower() in IMAGE_SUFFIXES and path.is_file():
+            relative = str(path.relative_to(folder))
+            # A camera's IMG_1.JPG is often img_1.jpg in the CSV: the extension's case is free.
+            for key in (
+                relative,
+                path.name,
+                path.stem,
+                str(Path(relative).with_suffix(path.suffix.lower())),
+            ):
+                found.setdefault(key, str(path))
+    if not found:
+        raise UserError(f"records {flag} {folder}: no image files ({', '.join(IMAGE_SUFFIXES)})")
+    return found
+
+
+def label_numbers(labels: pd.Series, csv: str, column: str) -> tuple[list[str] | None, list]:
+    """Class numbers, and the class names when the labels were names (None for numbers)."""
+    if labels.map(lambda value: bool(WHOLE_NUMBER.fullmatch(value))).all():
+        numbers = labels.astype(int)
+        if (numbers < 0).any():
+            raise UserError(f"{csv}: negative labels in {column!r}; classes count from 0")
+        return None, numbers.tolist()
+    classes = sorted(labels.unique())
+    index = {name: number for number, name in enumerate(classes)}
+    return classes, [index[name] for name in labels]
+
+
+def holds_several(labels: pd.Series, csv: str, column: str) -> bool:
+    """Whether any image has several space-separated labels: a multi-label competition."""
+    several = labels.str.split().str.len() > 1
+    if several.any():
+        first = several.idxmax()
+        print(
+            f"{csv}: {column!r} holds several labels per image (e.g. {labels[first]!r}): "
+            "writing multi-label records"
+        )
+    return bool(several.any())
+
+
+def multi_hot(labels: pd.Series) -> tuple[list[str], pd.Series, list[int]]:
+    """Class names (sorted; as numbers when all are whole numbers), a row of 0s and 1s per
+    image (1 for each label it has) and each image's rarest label, which its fold follows."""
+    held = labels.str.split().map(set)
+    names = set().union(*held)
+    numeric = all(WHOLE_NUMBER.fullmatch(name) for name in names)
+    classes = sorted(names, key=int if numeric else None)
+    index = {name: number for number, name in enumerate(classes)}
+    counts = collections.Counter(name for row in held for name in row)
+    rows = [[int(name in row) for name in classes] for row in held]
+    rarest = [index[min(row, key=lambda name: (counts[name], index[name]))] for row in held]
+    return classes, pd.Series(rows, index=labels.index, dtype=object), rarest
+
+
+def classes_held(number) -> list[int]:
+    """The class numbers of a record's label: its class, or the 1s of its multi-hot row."""
+    if isinstance(number, list):
+        return [position for position, value in enumerate(number) if value]
+    return [int(number)]
+
+
+def assign_folds(
+    rows: pd.DataFrame, folds: int, seed: int, group_column: str, csv: str, classes=None
+):
+    """A fold per row: stratified by class (a multi-label image's rarest label), and by group
+    when a group column is given."""
+    if folds <= 1:
+        return np.zeros(len(rows), int)
+    if folds > len(rows):
+        raise UserError(
+            f"{named('folds')} {folds}: {csv} has only {len(rows)} rows with an image; "
+            f"give --folds {max(len(rows), 1)} or fewer"
+        )
+    if group_column and rows[group_column].nunique() < folds:
+        raise UserError(
+            f"--group-column {group_column}: {csv} has {rows[group_column].nunique()} groups, "
+            f"fewer than {named('folds')} {folds}: every fold needs a group of its own; give "
+            f"--folds {rows[group_column].nunique()} or fewer"
+        )
+    counts = rows["stratum"].value_counts()
+    rare = counts[counts < folds]
+    if len(rare):  # a fold without the class cannot score it: say so, once, in words
+        names = classes or [str(number) for number in range(int(counts.index.max()) + 1)]
+        shown = ", ".join(f"{names[number]} ({count})" for number, count in rare.head(5).items())
+        print(
+            f"note: {len(rare)} classes have fewer images than the {folds} folds, so some "
+            f"folds validate without them: {shown}{', ...' if len(rare) > 5 else ''}"
+        )
+    if group_column:
+        splitter = StratifiedGroupKFold(folds, shuffle=True, random_state=seed)
+        splits = splitter.split(rows, rows["stratum"], groups=rows[group_column])
+    else:
+        splitter = StratifiedKFold(folds, shuffle=True, random_state=seed)
+        splits = splitter.split(rows, rows["stratum"])
+    fold = np.zeros(len(rows), int)
+    with warnings.catch_warnings():  # the note above says it; scikit-learn's warning repeats it
+        warnings.simplefilter("ignore", UserWarning)
+        for number, (_, held_out) in enumerate(splits):
+            fold[held_out] = number
+    return fold
