@@ -255,51 +255,60 @@ def test_finished_records_are_written_again_only_with_force(tmp_path):
     assert sorted({row["fold"] for row in read_back(folder / "records")}) == [0, 1, 2]
 
 
+# A `records` run whose second fold takes hours: every image of fold 1 waits before it is
+# written, so a signal sent once fold 1's shard is open always lands mid-shard.
+SLOW_RECORDS = """
+import runpy, sys, time
+from {{ cookiecutter.package }}.tools import images_to_records as writer
+made = writer.example
+def slowly(row, image):
+    if row.get("fold") == 1:
+        time.sleep(600)
+    return made(row, image)
+writer.example = slowly
+sys.argv = ["{{ cookiecutter.package }}", "records", *sys.argv[1:]]
+runpy.run_module("{{ cookiecutter.package }}", run_name="__main__")
+"""
+
+
 @pytest.mark.slow
 def test_records_interrupted_by_ctrl_c_resume_to_the_same_manifest_with_every_id_once(tmp_path):
-    """SIGINT to a real `records` process once its first shard is whole: it exits 130 with
-    shards kept, and the same command finishes them, every id once, as a run never stopped."""
+    """SIGINT to a real `records` process in the middle of its second shard: it exits 130
+    with the first shard kept and no .partial, and the same command finishes the rest, every
+    id once, with the manifest of a run never stopped."""
     folder = competition(tmp_path, {"cat": 100, "dog": 100, "owl": 100})
     flags = [
         "--images", str(folder / "train"), "--csv", str(folder / "train.csv"),
         "--id-column", "image_id", "--folds", "5", "--test-images", str(folder / "test"),
     ]  # fmt: skip
-    records = [sys.executable, "-m", "{{ cookiecutter.package }}", "records", *flags, "--output"]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+
+    def records(output: Path) -> subprocess.CompletedProcess:
+        command = ["-m", "{{ cookiecutter.package }}", "records", *flags, "--output", str(output)]
+        return subprocess.run(
+            [sys.executable, *command], env=env, text=True, capture_output=True, check=False
+        )
+
     first = subprocess.Popen(
-        [*records, str(folder / "records")],
+        [sys.executable, "-c", SLOW_RECORDS, *flags, "--output", str(folder / "records")],
         env=env,
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     train = folder / "records" / "train"
-    while not list(train.glob("fold0-00-*.tfrec")) and first.poll() is None:
-        time.sleep(0.005)
+    while not (train / "fold1-00.partial").exists() and first.poll() is None:
+        time.sleep(0.01)
     first.send_signal(signal.SIGINT)
     out, err = first.communicate(timeout=120)
     assert first.returncode == 130, out + err
     assert "interrupted: nothing was left half-written; run the same command again" in err
-    assert list(train.glob("fold0-00-*.tfrec")) and not list(train.glob("*.partial"))
+    assert [path.name for path in train.iterdir()] == ["fold0-00-60.tfrec"]
     assert not (folder / "records" / "manifest.json").exists()
-    again = subprocess.run(
-        [*records, str(folder / "records")],
-        env=env,
-        text=True,
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
+    again = records(folder / "records")
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "resuming: " in again.stdout
-    whole = subprocess.run(
-        [*records, str(tmp_path / "whole")],
-        env=env,
-        text=True,
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
+    assert "resuming: 1 whole shard in " in again.stdout
+    whole = records(tmp_path / "whole")
     assert whole.returncode == 0, whole.stdout + whole.stderr
     resumed = json.loads((folder / "records" / "manifest.json").read_text())
     never_stopped = json.loads((tmp_path / "whole" / "manifest.json").read_text())

@@ -157,7 +157,8 @@ def resumable(output: Path, key: str, command: str, force: bool) -> dict[str, di
         if shard["file"] is None or (output / shard["file"]).is_file()
     }
     if whole:
-        print(f"resuming: {len(whole)} shards already whole in {output} are kept")
+        kept = f"{len(whole)} whole shard" + ("s" if len(whole) > 1 else "")
+        print(f"resuming: {kept} in {output} kept; writing the rest")
     return whole
 
 
