@@ -21,6 +21,7 @@ from PIL import Image
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
 from {{ cookiecutter.package }}.runtime.data import pipeline, records, scan
+from {{ cookiecutter.package }}.runtime.files import one_run_at_a_time
 from {{ cookiecutter.package }}.runtime.predict import predict
 from {{ cookiecutter.package }}.runtime.train import train
 from {{ cookiecutter.package }}.tools import competition_files, images_to_records, shards
@@ -315,6 +316,22 @@ def test_records_interrupted_by_ctrl_c_resume_to_the_same_manifest_with_every_id
     assert resumed == {**never_stopped, "command": resumed["command"]}
     ids = [row["id"] for row in read_back(folder / "records")]
     assert sorted(ids) == sorted(f"img{n:03d}" for n in range(300))  # every id once
+
+
+def test_a_second_records_run_into_a_folder_being_written_is_refused(tmp_path):
+    """Two writers would mix their shards: the second is refused, naming the first."""
+    folder = competition(tmp_path, {"cat": 3, "dog": 3})
+    output = folder / "records"
+    refused = rf"records --output {output} is in use by another run \(process {os.getpid()}: "
+    first_run = one_run_at_a_time(output, "records --output")  # a first run, still writing
+    with first_run, pytest.raises(UserError, match=refused):
+        images_to_records.write_records(
+            Config(id_column="image_id", folds=1),
+            str(folder / "train"),
+            str(folder / "train.csv"),
+            str(output),
+        )
+    assert list(output.iterdir()) == []  # nothing written by the second, and no lock left
 
 
 def test_every_input_is_checked_before_the_first_shard_is_written(tmp_path):

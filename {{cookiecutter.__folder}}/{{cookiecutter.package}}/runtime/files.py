@@ -1,10 +1,15 @@
-"""Files written whole or not at all: a crash mid-write keeps the previous version."""
+"""Files written whole or not at all: a crash or a full disk mid-write keeps the previous
+version; and one run at a time in a folder."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import os
+import shutil
+import sys
 from pathlib import Path
 
 from .config import UserError
@@ -13,6 +18,7 @@ MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, f
 # Image files `records` reads, and the extensions an id may carry or drop between the records
 # and a sample submission (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT)  # a full disk, or the user's quota spent
 
 
 @contextlib.contextmanager
@@ -24,13 +30,55 @@ def written_whole(path: Path | str):
     try:
         yield temporary
         os.replace(temporary, path)
+    except OSError as error:
+        if error.errno not in NO_ROOM:
+            raise
+        raise disk_full(path) from error
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def disk_full(path: Path, needed: int = 0) -> UserError:
+    """The error for a file the disk has no room for; the previous version is kept."""
+    free = shutil.disk_usage(path.parent).free
+    room = f"{free:,} bytes free" + (f", about {needed:,} needed" if needed else "")
+    kept = f"; the {path.name} written before is kept" if path.exists() else ""
+    return UserError(
+        f"cannot write {path}: the disk is full ({room}){kept}; free some space there or "
+        "write elsewhere, then run the same command again"
+    )
 
 
 def write_json(path: Path | str, value) -> None:
     with written_whole(path) as temporary:
         temporary.write_text(json.dumps(value, indent=2) + "\n")
+
+
+@contextlib.contextmanager
+def one_run_at_a_time(folder: Path | str, flag: str):
+    """Hold `folder` while the block runs: a second run into it is refused at once, naming
+    the process that holds it (two runs would replace each other's files). The lock is the
+    operating system's, so a run that is killed lets go of the folder as it dies."""
+    folder = output_folder(folder, flag)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / ".run.lock"
+    with open(path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise UserError(
+                f"{flag} {folder} is in use by another run ({holder}); let it finish or stop "
+                "it, or give this run another folder"
+            ) from None
+        lock.truncate(0)
+        lock.write(f"process {os.getpid()}: {' '.join(sys.argv)}\n")
+        lock.flush()
+        try:
+            yield folder
+        finally:
+            path.unlink(missing_ok=True)  # no trace in the folder; a run starting now locks anew
 
 
 def unwritable(folder: Path | str) -> str:

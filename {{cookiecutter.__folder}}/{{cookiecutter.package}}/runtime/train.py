@@ -7,15 +7,17 @@ again with the same command continues from the last finished epoch.
 
 from __future__ import annotations
 
+import contextlib
+
 import keras
 import tensorflow as tf
 
 from . import accelerator, checkpoints, folds, plan, plots, preflight, scoring, thresholds
 from .accelerator import Accelerator
-from .config import Config, UserError, first_line, given_values
+from .config import Config, UserError, first_line, given_values, named
 from .data import pipeline, source
-from .files import write_json
-from .paths import output_path
+from .files import one_run_at_a_time, write_json
+from .paths import output_dir, output_path
 from .predictions import predict_probabilities, progress_verbosity
 
 
@@ -41,14 +43,17 @@ def train(
             compile_model or model.compile_model,
         )
     make = (build_model, compile_model)
-    runs = folds.runs(cfg)
-    if runs == [cfg]:  # no folds: the one run, in the output folder itself
-        return train_run(cfg, found, *make)
-    histories = {int(run.fold): train_run(run, found, *make) for run in runs}
-    if cfg.fold != "all":
-        return histories[int(cfg.fold)]
-    score = folds.score_out_of_fold(cfg, list(histories)) if found.writes_files else None
-    return {"folds": histories, "out_of_fold": score}
+    # A second run into this folder would replace this one's checkpoints: it is refused.
+    held = one_run_at_a_time(output_dir(cfg), named("output_dir"))
+    with held if found.writes_files else contextlib.nullcontext():
+        runs = folds.runs(cfg)
+        if runs == [cfg]:  # no folds: the one run, in the output folder itself
+            return train_run(cfg, found, *make)
+        histories = {int(run.fold): train_run(run, found, *make) for run in runs}
+        if cfg.fold != "all":
+            return histories[int(cfg.fold)]
+        score = folds.score_out_of_fold(cfg, list(histories)) if found.writes_files else None
+        return {"folds": histories, "out_of_fold": score}
 
 
 def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> dict:

@@ -46,7 +46,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..runtime.config import Config, UserError
-from ..runtime.files import MANIFEST, output_folder, write_json
+from ..runtime.files import MANIFEST, one_run_at_a_time, output_folder, write_json
 from .competition_files import classes_held, test_rows, training_rows
 from .image_files import Prepared, prepare_all
 from .shards import serialized, write_shard
@@ -69,18 +69,6 @@ def write_records(
     rows, found = training_rows(cfg, images, csv, group_column)
     tests = test_rows(test_images)
     planned = plan(rows, tests, cfg.folds)
-    key = hashlib.sha256(json.dumps([planned, resize], default=str).encode()).hexdigest()
-    done = resumable(output, key, command, force)
-    with worker_pool() as pool, tqdm(total=len(rows) + len(tests), unit="image") as bar:
-        for number, (name, part) in enumerate(planned.items(), 1):
-            bar.set_description(f"shard {number}/{len(planned)} {name}")
-            if name not in done:
-                done[name] = write_planned(pool, output, name, part, resize)
-                write_json(output / PROGRESS, {"plan": key, "command": command, "shards": done})
-            bar.update(len(part))
-    shards = [done[name] for name in planned]
-    train = [shard for shard in shards if shard["file"] and "fold" in shard]
-    test = [shard for shard in shards if shard["file"] and "fold" not in shard]
     manifest = {
         "command": command,
         "csv": csv,
@@ -95,14 +83,37 @@ def write_records(
         "folds": cfg.folds,
         "seed": cfg.seed,
         "resize": resize,
-        "train": {**summary(train), "per_fold": per_fold(shards)},
-        "test": summary(test),
-        "image_sizes": size_range([size for shard in shards for size in shard["sizes"]]),
-        "skipped": found["skipped"] + [file for shard in shards for file in shard["skipped"]],
     }
-    write_json(output / MANIFEST, manifest)
-    (output / PROGRESS).unlink()
+    with one_run_at_a_time(output, "records --output"):  # two writers would mix their shards
+        shards = write_plan(output, planned, resize, command, force)
+        train = [shard for shard in shards if shard["file"] and "fold" in shard]
+        test = [shard for shard in shards if shard["file"] and "fold" not in shard]
+        manifest |= {
+            "train": {**summary(train), "per_fold": per_fold(shards)},
+            "test": summary(test),
+            "image_sizes": size_range([size for shard in shards for size in shard["sizes"]]),
+            "skipped": found["skipped"] + [file for shard in shards for file in shard["skipped"]],
+        }
+        write_json(output / MANIFEST, manifest)
+        (output / PROGRESS).unlink()
     return manifest
+
+
+def write_plan(
+    output: Path, planned: dict[str, list[dict]], resize: int, command: str, force: bool
+) -> list[dict]:
+    """Every planned shard, the whole ones an interrupted run left kept; what each holds."""
+    key = hashlib.sha256(json.dumps([planned, resize], default=str).encode()).hexdigest()
+    done = resumable(output, key, command, force)
+    images = sum(len(part) for part in planned.values())
+    with worker_pool() as pool, tqdm(total=images, unit="image") as bar:
+        for number, (name, part) in enumerate(planned.items(), 1):
+            bar.set_description(f"shard {number}/{len(planned)} {name}")
+            if name not in done:
+                done[name] = write_planned(pool, output, name, part, resize)
+                write_json(output / PROGRESS, {"plan": key, "command": command, "shards": done})
+            bar.update(len(part))
+    return [done[name] for name in planned]
 
 
 def plan(rows: pd.DataFrame, tests: pd.DataFrame, folds: int) -> dict[str, list[dict]]:
