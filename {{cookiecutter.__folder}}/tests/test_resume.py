@@ -1,10 +1,19 @@
 """A run killed mid-way and started again with the same command continues where it stopped."""
 
+import dataclasses
 import json
+import os
+import re
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
+from conftest import PROJECT
+
+from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.train import train
 
 pytestmark = pytest.mark.slow  # fresh processes, each importing TensorFlow or JAX
 
@@ -48,3 +57,74 @@ def test_a_killed_run_resumes_from_its_last_finished_epoch(
     history = json.loads((tmp_path / "history.json").read_text())
     assert len(history["loss"]) == EPOCHS  # the killed run's epochs are kept
     assert (tmp_path / "model.weights.h5").is_file()
+
+
+def test_a_second_run_into_the_same_folder_is_refused_and_the_first_goes_on(
+    demo_cfg, demo_dir, tmp_path, start_python
+):
+    """While a run holds its output folder a second is refused at once, naming the process;
+    the first, untouched, finishes every epoch."""
+    first = start_python(
+        "-m", PACKAGE, "train", "--preset", "demo", "--data-dir", str(demo_dir),
+        "--output-dir", str(tmp_path), "--epochs", "4", "--steps-per-epoch", "2",
+        "--valid-files", "",
+    )  # fmt: skip
+    deadline = time.monotonic() + 240
+    while checkpoint_epoch(tmp_path) < 1 and first.poll() is None:
+        assert time.monotonic() < deadline, "no checkpoint after 240 s"
+        time.sleep(0.05)
+    first.send_signal(signal.SIGSTOP)  # held mid-run: the second run cannot slip in after it
+    try:
+        with pytest.raises(UserError) as refused:
+            train(dataclasses.replace(demo_cfg, output_dir=str(tmp_path)))
+    finally:
+        first.send_signal(signal.SIGCONT)
+    assert str(refused.value).startswith(
+        f"Config.output_dir / --output-dir {tmp_path} is in use by another run "
+        f"(process {first.pid}: "
+    )
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, out + err[-3000:]
+    assert len(json.loads((tmp_path / "history.json").read_text())["loss"]) == 4
+    assert (tmp_path / "model.weights.h5").is_file() and not (tmp_path / ".run.lock").exists()
+
+
+# In a mount namespace of its own: a small tmpfs as the output folder, with room for one
+# checkpoint and not for the next one written beside it. The same command runs again once a
+# filler file is gone; what each run left is copied out.
+FULL_DISK = """
+out=/tmp/full-disk
+mkdir -p $out && mount -t tmpfs -o size=16m tmpfs $out || exit 9
+head -c $(( $(df --output=avail -B1 $out | tail -1) - 2000000 )) /dev/zero > $out/filler
+"$@" --output-dir $out > "$RESULTS/first.log" 2>&1; echo $? > "$RESULTS/first.status"
+ls -A $out/checkpoints > "$RESULTS/kept"
+rm $out/filler
+"$@" --output-dir $out > "$RESULTS/again.log" 2>&1; echo $? > "$RESULTS/again.status"
+"""
+
+
+def test_a_disk_full_at_a_checkpoint_ends_in_one_line_and_the_last_one_resumes(demo_dir, tmp_path):
+    command = [
+        sys.executable, "-m", PACKAGE, "train", "--preset", "demo", "--data-dir",
+        str(demo_dir), "--epochs", "3", "--steps-per-epoch", "2", "--valid-files", "",
+    ]  # fmt: skip
+    env = {**os.environ, "RESULTS": str(tmp_path), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    subprocess.run(
+        ["unshare", "-rm", "sh", "-c", FULL_DISK, "sh", *command],
+        cwd=PROJECT, env=env, check=True, timeout=600,
+    )  # fmt: skip
+    first = (tmp_path / "first.log").read_text()
+    assert (tmp_path / "first.status").read_text().strip() == "2", first[-3000:]
+    last = first.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"error: cannot write /tmp/full-disk/checkpoints/checkpoint\.weights\.h5: the disk is "
+        r"full \([\d,]+ bytes free, about [\d,]+ needed\); the "
+        r"checkpoint\.weights\.h5 written before is kept; .* run the same command again",
+        last,
+    ), last
+    assert "Traceback" not in first and "Exception ignored" not in first
+    assert (tmp_path / "kept").read_text().split() == ["checkpoint.json", "checkpoint.weights.h5"]
+    again = (tmp_path / "again.log").read_text()
+    assert (tmp_path / "again.status").read_text().strip() == "0", again[-3000:]
+    assert "resume: after epoch 1 from /tmp/full-disk/checkpoints" in again
+    assert "Epoch 2/3" in again and "Epoch 1/3" not in again

@@ -15,15 +15,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
 import tempfile
 from pathlib import Path
 
 import keras
+import numpy as np
 
 from . import backbones, plan
 from .accelerator import Accelerator
 from .config import Config, UserError, first_line, named
-from .files import write_json, written_whole
+from .files import NO_ROOM, disk_full, write_json, written_whole
 from .paths import output_path
 
 # Fields that say where a run happens, not what it trains: a checkpoint does not record them.
@@ -206,12 +208,32 @@ def save_weights(net: keras.Model, path: Path, writes_files: bool) -> None:
     """Write the weights whole. With several JAX processes every process must call this:
     Keras makes variables while saving, and making one is a step all processes take together.
     The others write into a scratch folder."""
-    if writes_files:
-        with written_whole(path) as temporary:
-            net.save_weights(temporary)
+    if not writes_files:
+        with tempfile.TemporaryDirectory() as scratch:
+            net.save_weights(Path(scratch) / path.name)
         return
-    with tempfile.TemporaryDirectory() as scratch:
-        net.save_weights(Path(scratch) / path.name)
+    with written_whole(path) as temporary:
+        # HDF5 cannot fail gracefully mid-file: a write that runs out of room leaves it
+        # crashing the interpreter later. So the room is measured first.
+        needed = weight_bytes(net, path)
+        if shutil.disk_usage(temporary.parent).free < needed:
+            raise disk_full(path, needed=needed)
+        try:
+            net.save_weights(temporary)
+        except OSError as error:  # the disk filled by someone else while writing
+            if error.errno not in NO_ROOM:
+                raise
+            raise disk_full(path, needed=needed) from error
+
+
+def weight_bytes(net: keras.Model, path: Path) -> int:
+    """About how many bytes the weights file needs: the last one's size, else the model's
+    and the optimizer's variables, with room for HDF5's own records."""
+    if path.is_file():
+        return path.stat().st_size + 2**16
+    variables = net.variables + (net.optimizer.variables if net.optimizer else [])
+    held = sum(math.prod(v.shape) * np.dtype(v.dtype).itemsize for v in variables)
+    return int(held * 1.05) + 2**16
 
 
 def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
@@ -237,7 +259,6 @@ def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
 
 def check_same_start(epoch: int, where: Path) -> None:
     """Processes that resume from different epochs would wait on each other for ever."""
-    import numpy as np
     from jax.experimental import multihost_utils
 
     epochs = multihost_utils.process_allgather(np.int32(epoch)).tolist()
