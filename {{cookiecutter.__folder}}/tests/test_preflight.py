@@ -197,6 +197,38 @@ def test_an_empty_output_dir_writes_into_output_not_the_project_root(
     assert (tmp_path / "output" / "model.weights.h5").is_file()
 
 
+@pytest.mark.slow
+def test_a_bucket_out_of_reach_is_one_line_from_doctor_and_train(tmp_path):
+    """No network: doctor and train say the bucket cannot be reached and what to check,
+    where TensorFlow says only that an HTTP request failed."""
+    flags = ["--data-dir", "gs://kds-competition-bucket", "--output-dir", str(tmp_path)]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    results = {
+        command: subprocess.run(
+            [*OFFLINE, sys.executable, "-m", PACKAGE, command, *flags],
+            check=False,
+            cwd=PROJECT,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        for command in ("doctor", "train")
+    }
+    why = "cannot reach gs://kds-competition-bucket from this machine (FailedPreconditionError: "
+    what_to_check = "check the network, the Google Cloud credentials"
+    doctor_said = results["doctor"].stdout
+    assert results["doctor"].returncode == 1, doctor_said + results["doctor"].stderr
+    assert f"PROBLEM: {why}" in doctor_said and what_to_check in doctor_said
+    assert "ready to train" not in doctor_said
+    assert results["train"].returncode == 2
+    last_line = results["train"].stderr.strip().splitlines()[-1]
+    assert last_line.startswith(f"error: {why}") and what_to_check in last_line, last_line
+    assert "/kaggle/input" in last_line  # on Kaggle the data is local: no bucket needed
+    for result in results.values():
+        assert "Traceback" not in result.stdout + result.stderr
+
+
 # Weights.
 
 

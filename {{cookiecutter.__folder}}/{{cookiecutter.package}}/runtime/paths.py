@@ -4,10 +4,13 @@ else output/)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
-from .config import Config, named, typed
+import tensorflow as tf
+
+from .config import Config, UserError, first_line, named, typed
 
 # Kaggle mounts competition data here, and keeps what a notebook writes here (submission.csv
 # among it); module constants so tests can point them elsewhere.
@@ -59,3 +62,22 @@ def output_dir(cfg: Config) -> Path:
 
 def output_path(cfg: Config, name: str) -> Path:
     return output_dir(cfg) / name
+
+
+@contextlib.contextmanager
+def reaching(path: str):
+    """A bucket that cannot be reached (no network, no credentials, no such bucket) as one
+    line that says what to check; TensorFlow's error says only that a request failed."""
+    try:
+        yield
+    except tf.errors.OpError as error:
+        if "://" not in path:
+            raise
+        bucket = "/".join(path.split("/")[:3])
+        raise UserError(
+            f"cannot reach {bucket} from this machine ({first_line(error)}); check the network, "
+            "the Google Cloud credentials (`gcloud auth application-default login`, or a Kaggle "
+            "notebook's Add-ons > Google Cloud SDK) and the bucket's name. In a Kaggle notebook "
+            f"the competition's files are already local under {KAGGLE_INPUT}: set "
+            f"{named('data_dir')} there"
+        ) from error

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from .config import Config, UserError, first_line, given, named, origin
 from .files import IMAGE_SUFFIXES, written_whole
-from .paths import field_path
+from .paths import field_path, reaching
 from .thresholds import applied
 
 
@@ -47,6 +47,11 @@ def load_sample(cfg: Config) -> pd.DataFrame | None:
     if not cfg.sample_submission:
         return None
     path = field_path(cfg, "sample_submission")
+    with reaching(path):
+        return read_sample_at(cfg, path)
+
+
+def read_sample_at(cfg: Config, path: str) -> pd.DataFrame | None:
     if not tf.io.gfile.exists(path):
         if given(cfg, "sample_submission"):
             raise UserError(

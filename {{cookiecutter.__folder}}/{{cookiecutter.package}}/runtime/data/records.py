@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from ..config import Config, UserError, filled, named, validating_fold
 from ..files import MANIFEST
-from ..paths import data_path, field_path
+from ..paths import data_path, field_path, reaching
 from . import steps
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
@@ -27,7 +27,8 @@ KINDS = {"bytes": "bytes_list", "int64": "int64_list", "float": "float_list"}
 def find(pattern: str, field: str) -> list[str]:
     """Every file matching the pattern (or comma-separated patterns), sorted; an error naming
     the field when there is none."""
-    files = sorted({path for part in pattern.split(",") for path in tf.io.gfile.glob(part)})
+    with reaching(pattern):
+        files = sorted({path for part in pattern.split(",") for path in tf.io.gfile.glob(part)})
     if "://" not in pattern:  # a bucket has no folders, and asking costs a request per file
         folders = [path for path in files if os.path.isdir(path)]
         files = [path for path in files if path not in folders]
@@ -143,10 +144,11 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
     one): the file patterns of each split and fold, the classes and the CSV's columns, for
     every field the user did not give. `--fold all` is checked as fold 0."""
     path = data_path(cfg, MANIFEST)
-    if not tf.io.gfile.exists(path):
-        return cfg, None
-    with tf.io.gfile.GFile(path) as file:
-        manifest = json.load(file)
+    with reaching(path):
+        if not tf.io.gfile.exists(path):
+            return cfg, None
+        with tf.io.gfile.GFile(path) as file:
+            manifest = json.load(file)
     folds = manifest["folds"]
     held_out = validating_fold(cfg)
     if held_out >= folds:
