@@ -115,6 +115,7 @@ class Kaggle(BaseHTTPRequestHandler):
                 "versionNumber": 3,
                 "error": "",
             },
+            "IntrospectToken": {"active": True, "username": "alice"},  # whose token it is
             "GetKernelSessionStatus": {"status": "COMPLETE", "failureMessage": ""},
             "GetDatasetStatus": {"status": "READY"},
             "ListKernelSessionOutput": {
@@ -135,7 +136,9 @@ class Kaggle(BaseHTTPRequestHandler):
 
 def run(scenario: dict) -> dict:
     home = scenario["home"]
-    os.environ.update({"HOME": home, "KAGGLE_API_ENVIRONMENT": "LOCALHOST"})
+    os.environ["HOME"] = home
+    if not scenario.get("offline"):  # offline: the client asks the real Kaggle, unreachable
+        os.environ["KAGGLE_API_ENVIRONMENT"] = "LOCALHOST"
     # The client keeps unfinished uploads in the temporary folder: one per scenario.
     os.makedirs(f"{home}/tmp", exist_ok=True)
     os.environ["TMPDIR"], tempfile.tempdir = f"{home}/tmp", None
@@ -155,10 +158,17 @@ def run(scenario: dict) -> dict:
         with open(f"{home}/.kaggle/kaggle.json", "w") as file:
             json.dump(scenario["kaggle_json"], file)
         os.chmod(f"{home}/.kaggle/kaggle.json", 0o600)
+    if scenario.get("token"):  # an API token from Kaggle's settings page, and nothing else
+        os.environ["KAGGLE_API_TOKEN"] = scenario["token"]
+    if scenario.get("login"):  # what `kaggle auth login` leaves
+        os.makedirs(f"{home}/.kaggle", exist_ok=True)
+        with open(f"{home}/.kaggle/credentials.json", "w") as file:
+            json.dump(scenario["login"], file)
     Kaggle.errors = {name: tuple(answer) for name, answer in scenario.get("errors", {}).items()}
     Kaggle.datasets = set(scenario.get("datasets", []))
-    server = ThreadingHTTPServer(("127.0.0.1", 80), Kaggle)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = None if scenario.get("offline") else ThreadingHTTPServer(("127.0.0.1", 80), Kaggle)
+    if server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
     from {{ cookiecutter.package }}.__main__ import main
 
     steps = []
@@ -167,7 +177,8 @@ def run(scenario: dict) -> dict:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(argv)
         steps.append({"argv": argv, "code": code, "out": out.getvalue(), "err": err.getvalue()})
-    server.shutdown()
+    if server:
+        server.shutdown()
     return {"steps": steps, "requests": Kaggle.requests}
 
 

@@ -14,15 +14,22 @@ from conftest import OFFLINE, PROJECT
 from fake_kaggle import RULES_NOT_ACCEPTED
 
 from {{ cookiecutter.package }}.runtime.config import BACKBONES, Config
+from {{ cookiecutter.package }}.tools.kaggle_auth import CREDENTIALS_HELP
 
 PACKAGE = "{{ cookiecutter.package }}"
 COMPETITION = "{{ cookiecutter.competition }}"
 CREDENTIALS = {"username": "alice", "key": "0123456789abcdef"}
 
 
-def against_fake_kaggle(tmp_path, steps, kaggle_json=CREDENTIALS, errors=None, datasets=()) -> dict:
+def against_fake_kaggle(
+    tmp_path, steps, kaggle_json=CREDENTIALS, errors=None, datasets=(), **signed_in
+) -> dict:
+    """Run the steps against the fake Kaggle; `signed_in` may give `token` (an API token),
+    `login` (what `kaggle auth login` saves) or `offline` (no Kaggle to reach at all)."""
     scenario = {"home": str(tmp_path / "home"), "kaggle_json": kaggle_json, "steps": steps}
     scenario["errors"], scenario["datasets"] = errors or {}, list(datasets)
+    scenario |= signed_in
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / "scenario.json").write_text(json.dumps(scenario))
     command = [*OFFLINE, sys.executable, "-m", "tests.fake_kaggle"]
     command += [str(tmp_path / "scenario.json"), str(tmp_path / "result.json")]
@@ -122,12 +129,76 @@ def test_without_credentials_each_command_says_where_they_go(tmp_path):
     assert "no Kaggle username for the kernel's id: pass --kaggle-user NAME" in made["err"]
     for step in tried:
         assert step["code"] == 2, step
-        assert step["err"].startswith("error: no Kaggle credentials found: on kaggle.com open ")
-        assert (
-            "~/.kaggle/kaggle.json (chmod 600), or set KAGGLE_USERNAME and KAGGLE_KEY"
-            in (step["err"])
-        )
+        assert step["err"] == f"error: no Kaggle credentials found: {CREDENTIALS_HELP}\n"
+    for way in ("kaggle auth login", "KAGGLE_API_TOKEN", "~/.kaggle/access_token", "kaggle.json"):
+        assert way in CREDENTIALS_HELP  # every way the client signs in today
     assert result["requests"] == []  # refused before anything was sent
+
+
+def test_an_api_token_or_kaggle_auth_login_names_the_kernels_owner(tmp_path):
+    """kaggle 2.x signs in with a bare token (Kaggle says whose it is) or with the file
+    `kaggle auth login` writes (which names its user)."""
+
+    def owner(kernel):
+        return json.loads((kernel / "kernel-metadata.json").read_text())["id"].split("/")[0]
+
+    first, second = tmp_path / "k1", tmp_path / "k2"
+    by_token = against_fake_kaggle(
+        tmp_path / "token",
+        [["kernel", "--output", str(first)], ["kaggle", "status", "--kernel-dir", str(first)]],
+        kaggle_json=None,
+        token="a-token",
+    )
+    made, status = by_token["steps"]
+    assert (made["code"], status["code"]) == (0, 0), by_token["steps"]
+    assert owner(first) == "alice"
+    assert calls(by_token, "IntrospectToken")[0]["json"]["token"] == "a-token"
+    by_login = against_fake_kaggle(
+        tmp_path / "login",
+        [["kernel", "--output", str(second)]],
+        kaggle_json=None,
+        login={"refresh_token": "r", "access_token": "a", "username": "bob", "scopes": []},
+    )
+    assert by_login["steps"][0]["code"] == 0, by_login["steps"]
+    assert owner(second) == "bob"
+    assert not calls(by_login, "IntrospectToken")  # the login file names its user
+
+
+def test_with_no_network_each_action_ends_in_one_line_and_leaves_nothing(tmp_path):
+    """No Kaggle to reach: each action, and `kernel` with only a token, says so in one line."""
+    data, output, kernel = tmp_path / "data", tmp_path / "output", str(tmp_path / "kernel")
+    for folder, name in ((data, "train.csv"), (output, "submission.csv")):
+        folder.mkdir()
+        (folder / name).write_text("kept\n")
+    actions = [["download", "--data-dir", str(data)], ["push"], ["status"]]
+    actions += [[action, "--output-dir", str(output)] for action in ("output", "submit")]
+    result = against_fake_kaggle(
+        tmp_path,
+        [["kernel", "--output", kernel, "--kaggle-user", "alice"]]
+        + [["kaggle", *action, "--kernel-dir", kernel] for action in actions],
+        offline=True,
+    )
+    made, *tried = result["steps"]
+    assert made["code"] == 0, made
+    for step in tried:
+        assert step["code"] == 2, step
+        line = step["err"]
+        assert line.startswith("error: cannot reach Kaggle while ") and line.count("\n") == 1, line
+        assert "ConnectionError" in line and "check this machine's network" in line
+    assert [path.name for path in data.iterdir()] == ["train.csv"]  # no half download
+    assert [path.read_text() for path in output.iterdir()] == ["kept\n"]  # the submission too
+    token_only = against_fake_kaggle(
+        tmp_path / "token",
+        [["kernel", "--output", str(tmp_path / "k2")]],
+        kaggle_json=None,
+        token="t",
+        offline=True,
+    )
+    (step,) = token_only["steps"]
+    assert step["code"] == 2 and step["err"].startswith(
+        "error: cannot reach Kaggle while asking whose API token this is (or pass --kaggle-user)"
+    ), step
+    assert not (tmp_path / "k2").exists()
 
 
 def test_rules_not_accepted_names_the_page_that_accepts_them(tmp_path):

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..runtime.config import SLUG, Config, UserError, named
 from ..runtime.files import MANIFEST, unwritable, write_json
 from ..runtime.paths import output_dir, output_path, resolve_data_dir
-from .kaggle_auth import CREDENTIALS_HELP, client
+from .kaggle_auth import CREDENTIALS_HELP, client, unreachable
 
 PACKAGE = __package__.partition(".")[0]  # as `python -m` names it
 
@@ -68,18 +68,19 @@ def writable(folder: str, field: str) -> Path:
 
 def download(api, cfg: Config) -> None:
     folder = writable(resolve_data_dir(cfg)[0], "data_dir")
-    api.competition_download_files(cfg.competition, path=str(folder), force=True, quiet=False)
-    archive = folder / f"{cfg.competition}.zip"
-    # Unpacked beside the folder's files, then moved in: a kill mid-way leaves no half file.
-    with tempfile.TemporaryDirectory(dir=folder, prefix=".unzip-") as scratch:
+    # Downloaded and unpacked beside the folder's files, then moved in: a dropped connection
+    # or a kill mid-way leaves no half file.
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".download-") as scratch:
+        api.competition_download_files(cfg.competition, path=scratch, force=True, quiet=False)
+        archive, unpacked = Path(scratch) / f"{cfg.competition}.zip", Path(scratch) / "unpacked"
         with zipfile.ZipFile(archive) as unpacking:
-            unpacking.extractall(scratch)
-        for entry in Path(scratch).iterdir():
+            unpacking.extractall(unpacked)
+        archive.unlink()  # its room, for the files it held
+        for entry in unpacked.iterdir():
             target = folder / entry.name
             if target.is_dir():
                 shutil.rmtree(target)
             os.replace(entry, target)
-    archive.unlink()
     print(f"competition {cfg.competition}: unzipped into {folder}")
 
 
@@ -206,7 +207,6 @@ def stop_on_a_failed_upload(api) -> None:
 def run(
     action: str, cfg: Config, kernel_dir: str = "kernel", message: str = "", slug: str = ""
 ) -> int:
-    api = client()
     doing = {
         "download": f"downloading {cfg.competition}",
         "push": f"pushing {kernel_dir}",
@@ -218,6 +218,7 @@ def run(
     import requests
 
     try:
+        api = client()  # a token is checked with Kaggle: no network fails here
         if action == "download":
             download(api, cfg)
         elif action == "push":
@@ -232,6 +233,8 @@ def run(
             push_dataset(api, cfg, slug)
     except requests.HTTPError as error:
         raise refusal(error, cfg, doing) from error
+    except (requests.ConnectionError, requests.Timeout) as error:
+        raise unreachable(error, doing) from error
     except ValueError as error:  # what the client raises for a kernel it may not read
         if "Cannot access kernel" not in str(error) and "Permission" not in str(error):
             raise

@@ -1,19 +1,25 @@
 """Signing in to Kaggle with its own client (the kaggle package): an authenticated client for
-the `kaggle` commands, and the username `kernel` writes into a notebook's id, read without a
-network call."""
+the `kaggle` commands, and the username `kernel` writes into a notebook's id."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+from pathlib import Path
 
-from ..runtime.config import UserError
+from ..runtime.config import UserError, first_line
 
+# Every way the client signs in, newest first, as the client itself looks for them.
 CREDENTIALS_HELP = (
-    "on kaggle.com open Settings > API > Create New Token, save kaggle.json as "
-    "~/.kaggle/kaggle.json (chmod 600), or set KAGGLE_USERNAME and KAGGLE_KEY"
+    "run `kaggle auth login`; or create an API token on kaggle.com (Settings > API) and set "
+    "KAGGLE_API_TOKEN to it or save it as ~/.kaggle/access_token; or, with a legacy API key, "
+    "save kaggle.json as ~/.kaggle/kaggle.json (chmod 600) or set KAGGLE_USERNAME and "
+    "KAGGLE_KEY"
 )
+# Where `kaggle auth login` keeps its credentials, the username among them.
+LOGIN_FILE = Path("~/.kaggle/credentials.json")
 
 
 def kaggle_client_class():
@@ -25,7 +31,8 @@ def kaggle_client_class():
 
 
 def client():
-    """An authenticated client, or a UserError that says where the credentials go."""
+    """An authenticated client, or a UserError that says where the credentials go. A token
+    is checked with Kaggle, so this may reach the network (see `unreachable`)."""
     api = kaggle_client_class()()
     try:
         with contextlib.redirect_stdout(io.StringIO()):
@@ -35,10 +42,38 @@ def client():
     return api
 
 
-def configured_username() -> str:
-    """The username in the client's configuration (kaggle.json or $KAGGLE_USERNAME), read
-    without any network call; "" when there is none."""
+def unreachable(error: Exception, doing: str) -> UserError:
+    """The one line for a request that never reached Kaggle."""
+    return UserError(
+        f"cannot reach Kaggle while {doing} ({first_line(error)}); check this machine's "
+        "network (in a Kaggle notebook: Settings > Internet on), then run the same command "
+        "again"
+    )
+
+
+def username() -> str:
+    """The account the client signs in as, "" when it has no credentials: read from its
+    configuration without a network call ($KAGGLE_USERNAME, kaggle.json, the file `kaggle
+    auth login` writes); a bare API token names no one, so Kaggle is asked whose it is."""
     if os.environ.get("KAGGLE_USERNAME"):
         return os.environ["KAGGLE_USERNAME"]
     api = kaggle_client_class()()
-    return api.read_config_environment(api.read_config_file(quiet=True)).get("username", "")
+    configured = api.read_config_environment(api.read_config_file(quiet=True))
+    if configured.get("username"):
+        return configured["username"]
+    with contextlib.suppress(OSError, ValueError):
+        logged_in = json.loads(LOGIN_FILE.expanduser().read_text()).get("username")
+        if logged_in:
+            return logged_in
+    from kagglesdk import get_access_token_from_env
+
+    if not get_access_token_from_env()[0]:
+        return ""
+    import requests
+
+    try:
+        return client().get_config_value("username") or ""
+    except (requests.ConnectionError, requests.Timeout) as error:
+        raise unreachable(
+            error, "asking whose API token this is (or pass --kaggle-user)"
+        ) from error

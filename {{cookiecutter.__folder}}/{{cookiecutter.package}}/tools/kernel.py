@@ -62,10 +62,10 @@ def names_known(cfg: Config) -> list[str] | None:
 
 
 def configured_user() -> str:
-    """The username in the kaggle client's own configuration, without any network call."""
+    """The username the kaggle client signs in as."""
     from . import kaggle_auth
 
-    user = kaggle_auth.configured_username()
+    user = kaggle_auth.username()
     if not user:
         raise UserError(
             "no Kaggle username for the kernel's id: pass --kaggle-user NAME, or give the "
