@@ -5,6 +5,7 @@ import csv
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import tensorflow as tf
+from conftest import answer_ctrl_c
 from PIL import Image
 
 from {{ cookiecutter.package }}.__main__ import main
@@ -296,12 +298,16 @@ def test_records_interrupted_by_ctrl_c_resume_to_the_same_manifest_with_every_id
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=answer_ctrl_c,  # noqa: PLW1509 - one signal call before exec, no locks
     )
     train = folder / "records" / "train"
-    while not (train / "fold1-00.partial").exists() and first.poll() is None:
-        time.sleep(0.01)
-    first.send_signal(signal.SIGINT)
-    out, err = first.communicate(timeout=120)
+    try:
+        while not (train / "fold1-00.partial").exists() and first.poll() is None:
+            time.sleep(0.01)
+        first.send_signal(signal.SIGINT)
+        out, err = first.communicate(timeout=120)
+    finally:
+        first.kill()  # never left sleeping if the signal went unanswered
     assert first.returncode == 130, out + err
     assert "interrupted: nothing was left half-written; run the same command again" in err
     assert [path.name for path in train.iterdir()] == ["fold0-00-60.tfrec"]
@@ -331,7 +337,53 @@ def test_a_second_records_run_into_a_folder_being_written_is_refused(tmp_path):
             str(folder / "train.csv"),
             str(output),
         )
-    assert list(output.iterdir()) == []  # nothing written by the second, and no lock left
+    assert not output.exists()  # nothing written by the second, and no lock left behind
+
+
+# In a mount namespace of its own: `records` into a tmpfs too small for its shards, then the
+# same command once the tmpfs has grown; the records are copied out.
+RECORDS_DISK = """
+out=/tmp/records-disk
+mkdir -p $out && mount -t tmpfs -o size=256k tmpfs $out || exit 9
+"$@" --output $out > "$RESULTS/first.log" 2>&1; echo $? > "$RESULTS/first.status"
+ls -A $out/train > "$RESULTS/kept"
+mount -o remount,size=16m $out
+"$@" --output $out > "$RESULTS/again.log" 2>&1; echo $? > "$RESULTS/again.status"
+cp -r $out "$RESULTS/records"
+"""
+
+
+@pytest.mark.slow
+def test_a_full_disk_stops_records_in_one_line_and_the_same_command_finishes(tmp_path):
+    """No framework error and no .partial: the shards already whole stay, and the same
+    command, with room again, writes the rest."""
+    folder = competition(tmp_path, {"cat": 100, "dog": 100, "owl": 100})
+    command = [
+        sys.executable, "-m", "{{ cookiecutter.package }}", "records", "--images",
+        str(folder / "train"), "--csv", str(folder / "train.csv"), "--id-column", "image_id",
+        "--folds", "5",
+    ]  # fmt: skip
+    env = {**os.environ, "RESULTS": str(tmp_path), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    subprocess.run(
+        ["unshare", "-rm", "sh", "-c", RECORDS_DISK, "sh", *command],
+        env=env, check=True, timeout=600,
+    )  # fmt: skip
+    first = (tmp_path / "first.log").read_text()
+    assert (tmp_path / "first.status").read_text().strip() == "2", first
+    last = first.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"error: cannot write /tmp/records-disk/train/fold\d-00\.partial \(.*; [\d,]+ bytes "
+        r"free there\): free some space, or write elsewhere; the shards already whole are kept",
+        last,
+    ), last
+    assert "Traceback" not in first
+    kept = (tmp_path / "kept").read_text().split()
+    assert kept and all(name.endswith(".tfrec") for name in kept)  # whole shards, no .partial
+    again = (tmp_path / "again.log").read_text()
+    assert (tmp_path / "again.status").read_text().strip() == "0", again
+    assert f"resuming: {len(kept)} whole shard" in again
+    ids = [row["id"] for row in read_back(tmp_path / "records")]
+    assert sorted(ids) == sorted(f"img{n:03d}" for n in range(300))  # every id once
 
 
 def test_every_input_is_checked_before_the_first_shard_is_written(tmp_path):
