@@ -59,7 +59,11 @@ def one_run_at_a_time(folder: Path | str, flag: str):
     """Hold `folder` while the block runs: a second run into it is refused at once, naming
     the process that holds it (two runs would replace each other's files). The lock is the
     operating system's, so a run that is killed lets go of the folder as it dies."""
-    folder = output_folder(folder, flag)
+    folder = Path(folder)
+    if unwritable(folder):  # nothing to hold: the preflight says why, with every other problem
+        yield folder
+        return
+    made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / ".run.lock"
     with open(path, "a+") as lock:
@@ -79,6 +83,9 @@ def one_run_at_a_time(folder: Path | str, flag: str):
             yield folder
         finally:
             path.unlink(missing_ok=True)  # no trace in the folder; a run starting now locks anew
+            if made:
+                with contextlib.suppress(OSError):  # a run that wrote nothing leaves no folder
+                    folder.rmdir()
 
 
 def unwritable(folder: Path | str) -> str:
