@@ -4,6 +4,7 @@ A small set built here (TFDS's own builder, prepared offline) has real splits, s
 be checked; `tfds.testing.mock_data` stands in for tf_flowers, which would need a download.
 """
 
+import importlib
 import subprocess
 import sys
 
@@ -104,8 +105,11 @@ def test_a_tfds_set_trains_in_folds_and_predicts_its_test_split_with_class_names
     assert set(submission["label"]) <= {"circle", "square", "star"}
 
 
-def test_tfds_mock_data_feeds_the_same_decode_augment_and_batch_steps(tmp_path, capsys):
+def test_tfds_mock_data_feeds_the_same_decode_augment_and_batch_steps(
+    tmp_path, capsys, monkeypatch
+):
     """tf_flowers under tfds.testing.mock_data: random PNGs of every size, no download."""
+    monkeypatch.setattr(tfds_sets, "unreachable", lambda: "")  # mock_data stands in for it
     cfg = Config(
         data_dir="tfds:tf_flowers", output_dir=str(tmp_path / "out"), folds=1,
         test_files="test", sample_submission="", image_size=32, backbone="small-cnn",
@@ -145,6 +149,25 @@ def test_an_unknown_set_and_an_offline_download_say_what_to_do(tmp_path):
     assert result.returncode == 1, result.stderr
     assert "could not download and prepare the TFDS set tf_flowers into " in result.stdout
     assert "a Kaggle notebook needs the internet on for this" in result.stdout
+    assert "(storage.googleapis.com cannot be reached: " in result.stdout  # at once, no retries
+
+
+def test_every_package_tfds_prepares_a_set_with_is_installed():
+    """TFDS imports some packages only when it prepares a set (importlib_resources among
+    them), and its own requirements leave some out: in the environment the README sets up,
+    each imports. Its optional backends (Apache Beam, ArrayRecord, Parquet) are left out."""
+    from tensorflow_datasets.core import dataset_builder
+
+    optional = ("apache_beam", "array_record", "pyarrow")
+    packages = {
+        module.module_name
+        for module in vars(dataset_builder).values()
+        if type(module).__name__ == "LazyModule"
+        and not module.module_name.startswith(("tensorflow_datasets", *optional))
+    }
+    assert "importlib_resources" in packages
+    for name in sorted(packages):
+        importlib.import_module(name)
 
 
 def test_a_notebook_on_a_tfds_set_asks_kaggle_for_the_internet_it_downloads_with():

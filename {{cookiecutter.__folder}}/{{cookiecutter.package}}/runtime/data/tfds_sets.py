@@ -12,6 +12,7 @@ For such a set, train_files, valid_files and test_files hold TFDS split strings
 from __future__ import annotations
 
 import os
+import socket
 
 import tensorflow as tf
 
@@ -20,6 +21,7 @@ from ..paths import resolve_data_dir
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
+DOWNLOADS = "storage.googleapis.com"  # where TFDS finds prepared sets and most sources
 
 
 def name_of(cfg: Config) -> str:
@@ -46,15 +48,36 @@ def prepared(name: str):
             f"{named('data_dir')} {PREFIX}{name}: TensorFlow Datasets has no set {name!r}; "
             f"pick one of its image classification sets ({CATALOG}), such as tfds:tf_flowers"
         ) from None
+
+    def fails(why: str) -> UserError:
+        return UserError(
+            f"could not download and prepare the TFDS set {name} into {builder.data_dir} ({why}); "
+            "a Kaggle notebook needs the internet on for this, or prepare the set where there "
+            "is internet and point $TFDS_DATA_DIR at it"
+        )
+
+    offline = "" if builder.is_prepared() else unreachable()
+    if offline:  # TFDS would retry for minutes before it gave up
+        raise fails(f"{DOWNLOADS} cannot be reached: {offline}")
     try:
         builder.download_and_prepare()
-    except Exception as error:  # network errors come in many types; each says what it is
+    except ModuleNotFoundError as error:  # not the internet's fault: say what to install
         raise UserError(
-            f"could not download and prepare the TFDS set {name} into {builder.data_dir} "
-            f"({first_line(error)}); a Kaggle notebook needs the internet on for this, or prepare the "
-            "set where there is internet and point $TFDS_DATA_DIR at it"
+            f"TensorFlow Datasets needs {error.name} to prepare {name}, and it is not installed "
+            f"here; install it with: pip install {error.name}"
         ) from error
+    except Exception as error:  # network errors come in many types; each says what it is
+        raise fails(first_line(error)) from error
     return builder
+
+
+def unreachable() -> str:
+    """Why TFDS's downloads cannot be reached from here, or "" when they can: one quick look."""
+    try:
+        socket.create_connection((DOWNLOADS, 443), timeout=10).close()
+    except OSError as error:
+        return first_line(error)
+    return ""
 
 
 def image_and_label(builder) -> tuple[str, str]:
