@@ -263,3 +263,20 @@ def test_bad_images_can_be_skipped_and_counted_at_each_epoch(cfg, data, capsys):
     ) in out
     assert out.count("bad records skipped: 1 in every pass (--bad-records skip)") == 2
     assert len(history["loss"]) == 2 and np.isfinite(history["loss"]).all()
+
+
+def test_a_test_image_that_does_not_decode_stops_predict_naming_shard_and_id(cfg, data):
+    """No submission with a row missing: predict names the shard and the id, and the
+    submission written before stays as it was."""
+    train(cfg)
+    before = predict(cfg).read_bytes()
+    second = shard(data, "test", 1)
+    rows = examples_of(second)
+    spoil(second, lambda rows: [*rows[:3], {**rows[3], "image": b"not an image"}, *rows[4:]])
+    with pytest.raises(UserError) as caught:
+        predict(cfg)
+    message = str(caught.value)
+    assert message.startswith("prediction stopped at a test record whose image does not decode")
+    named = f"{second}: 1 of {len(rows)} records have image bytes that do not decode (first: "
+    assert f"{named}record 3, id {rows[3]['id'].decode()})" in message
+    assert (Path(cfg.output_dir) / "submission.csv").read_bytes() == before

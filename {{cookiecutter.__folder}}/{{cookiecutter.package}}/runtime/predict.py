@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import tensorflow as tf
 
 from . import accelerator, checkpoints, plan, preflight, submission, thresholds
 from .config import Config, UserError, class_names, named
@@ -34,7 +35,16 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     for run in checked.runs:
         with found.scope():
             net = checkpoints.load_trained(run, found, build_model)
-            probabilities, (keys,) = predict_probabilities(net, batches, cfg.tta)
+            try:
+                probabilities, (keys,) = predict_probabilities(net, batches, cfg.tta)
+            except tf.errors.InvalidArgumentError as error:  # an image that does not decode
+                raise preflight.bad_image(
+                    checked,
+                    error,
+                    "prediction stopped at a test record whose image does not decode; no "
+                    "submission was written (the one before, if any, is kept)",
+                    "write those test records again from their images; a submission needs every id",
+                ) from error
         if ids is not None and not np.array_equal(ids, keys):  # one fixed order: never
             raise RuntimeError("the test records came in another order for another model")
         averaged, ids = averaged + probabilities / len(checked.runs), keys

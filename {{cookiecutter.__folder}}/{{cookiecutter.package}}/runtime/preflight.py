@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import backbones, checkpoints, config, folds, plan, submission
 from .accelerator import Accelerator
-from .config import Config, UserError, given_values, named
+from .config import Config, UserError, first_line, given_values, named
 from .data import pipeline, scan, source
 from .files import unwritable
 from .paths import field_path, output_dir, resolve_data_dir
@@ -276,3 +276,18 @@ CHECKS = {
     "resume": (resume, "resume"),
     "trained": (trained, "trained weights"),
 }
+
+
+def bad_image(checked: Preflight, error: Exception, stopped: str, fix: str) -> Exception:
+    """The error for a record the pipeline could not read mid-run: the preflight reads labels
+    and ids, not images, so decode every image of the run's splits now and name the shards
+    (and, for test records, the ids); `stopped` says what was kept, `fix` what to do."""
+    print(f"a record did not decode ({first_line(error)}); scanning every image")
+    named_shards = []
+    for name, split in checked.splits.items():
+        shards = checked.data.scanned(checked.cfg, split.files, name != "test") or []
+        named_shards += [shard.describe() for shard in shards if shard.problems]
+    if not named_shards:
+        return error  # not the data's fault: show TensorFlow's own error
+    listed = "\n".join(f"  {line}" for line in named_shards)
+    return UserError(f"{stopped}:\n{listed}\n{fix}; `doctor --scan` lists them")

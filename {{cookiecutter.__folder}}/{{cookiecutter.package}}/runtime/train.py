@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from . import accelerator, checkpoints, folds, plan, plots, preflight, scoring, thresholds
 from .accelerator import Accelerator
-from .config import Config, UserError, first_line, given_values, named
+from .config import Config, given_values, named
 from .data import pipeline, source
 from .files import one_run_at_a_time, write_json
 from .paths import output_dir, output_path
@@ -104,7 +104,14 @@ def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> di
                     verbose=progress_verbosity(),
                 )
             except tf.errors.InvalidArgumentError as error:  # an image that does not decode
-                raise bad_image(cfg, checked, error) from error
+                raise preflight.bad_image(
+                    checked,
+                    error,
+                    "training stopped at a bad record; the checkpoint of the last finished "
+                    "epoch is kept",
+                    "write those records again, leave their shards out, or skip them with "
+                    "--bad-records skip",
+                ) from error
         else:
             print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
         if valid is not None:
@@ -137,25 +144,6 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
             thresholds.save(cfg, cuts)
             print(f"thresholds per class (best validation F1 each): {cuts}")
     return result
-
-
-def bad_image(cfg: Config, checked: preflight.Preflight, error: Exception) -> Exception:
-    """The error for a record the pipeline could not read mid-epoch: the preflight reads
-    labels, not images, so decode every image now and name the shards; the checkpoint of
-    the last finished epoch is kept."""
-    print(f"a record did not decode ({first_line(error)}); scanning every image")
-    named_shards = []
-    for split in checked.splits.values():  # train, and valid where there is one
-        shards = checked.data.scanned(cfg, split.files, True) or []  # none: TFDS checked them
-        named_shards += [shard.describe() for shard in shards if shard.problems]
-    if not named_shards:
-        return error  # not the data's fault: show TensorFlow's own error
-    return UserError(
-        "training stopped at a bad record; the checkpoint of the last finished epoch is kept:\n"
-        + "\n".join(f"  {line}" for line in named_shards)
-        + "\nwrite those records again, leave their shards out, or skip them with "
-        + "--bad-records skip; `doctor --scan` lists them"
-    )
 
 
 def skipping(skipped: frozenset[str]) -> list[keras.callbacks.Callback]:

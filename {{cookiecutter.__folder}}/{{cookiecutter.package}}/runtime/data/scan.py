@@ -40,6 +40,7 @@ class Shard:
     notes: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     ids: list[str] = dataclasses.field(default_factory=list)
     bad: set[int] = dataclasses.field(default_factory=set)  # the numbers of bad records
+    first_ids: dict[str, str] = dataclasses.field(default_factory=dict)  # of test records
 
     def problem(self, what: str, index: int) -> None:
         self.problems[what] += 1
@@ -51,7 +52,9 @@ class Shard:
         found = "; ".join(
             what
             if self.first[what] == WHOLE_FILE
-            else f"{count} of {self.records} records {what} (first: record {self.first[what]})"
+            else f"{count} of {self.records} records {what} (first: record {self.first[what]}"
+            + (f", id {self.first_ids[what]}" if what in self.first_ids else "")
+            + ")"
             for what, count in self.problems.items()
         )
         return f"{self.path}: {found}"
@@ -112,6 +115,10 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
         shard.ids.append(key.bytes_list.value[0].decode())
     except UnicodeDecodeError:
         shard.problem("have ids that are not UTF-8 text", index)
+        return
+    for what, first in shard.first.items():  # a test record's problem is named by its id
+        if first == index:
+            shard.first_ids[what] = shard.ids[-1]
 
 
 def check_multi_hot(shard: Shard, index: int, row, cfg: Config) -> None:
