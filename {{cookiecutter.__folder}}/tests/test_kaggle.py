@@ -298,3 +298,4 @@ def test_a_failed_upload_creates_no_dataset_and_the_notebook_attaches_none(tmp_p
     assert no_records in elsewhere["err"]
     metadata = json.loads((tmp_path / "kernel" / "kernel-metadata.json").read_text())
     assert made["code"] == 0 and metadata["dataset_sources"] == []
+    assert f"warning: Config.data_dir / --data-dir '{folder}' is a folder on" in made["out"]

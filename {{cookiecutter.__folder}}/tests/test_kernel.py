@@ -290,3 +290,32 @@ def test_a_short_project_name_still_makes_a_slug_kaggle_takes(tmp_path, monkeypa
 def test_an_unknown_accelerator_is_refused():
     with pytest.raises(UserError, match="--accelerator 'tpu-v3': one of tpu, gpu, cpu"):
         kernel.write_kernel(Config(), "tpu-v3", "alice", "unused")
+
+
+def test_names_kaggle_cannot_have_and_a_folder_holding_another_kernel_are_refused(tmp_path):
+    """Refused before anything is written, each naming the flag and what to give instead."""
+    for user in ("Alice", "al ice", "al/ice"):
+        with pytest.raises(UserError, match=f"--kaggle-user {re.escape(repr(user))}: not a Kaggle"):
+            kernel.write_kernel(Config(), "tpu", user, str(tmp_path / "mine"))
+    with pytest.raises(UserError, match="--dataset 'flower-records': not OWNER/SLUG as the "):
+        kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path / "mine"), ["flower-records"])
+    assert not (tmp_path / "mine").exists()
+    theirs = kernel.write_kernel(Config(), "tpu", "bob", str(tmp_path / "theirs"))
+    held = {path.name: path.read_bytes() for path in theirs.iterdir()}
+    with pytest.raises(UserError, match=r"theirs holds another kernel \(bob/.*, in kernel-metada"):
+        kernel.write_kernel(Config(epochs=3), "tpu", "alice", str(theirs))
+    assert {path.name: path.read_bytes() for path in theirs.iterdir()} == held
+    kernel.write_kernel(Config(epochs=3), "tpu", "bob", str(theirs))  # its own: written again
+    assert read(theirs)[0]["id"].startswith("bob/")
+
+
+def test_folders_that_exist_only_on_this_machine_are_named_with_what_to_do(tmp_path, capsys):
+    """Fine for running the notebook here, wrong on Kaggle: kernel says so and goes on."""
+    cfg = Config(data_dir=str(tmp_path / "records"), output_dir="out")
+    kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path / "kernel"))
+    said = capsys.readouterr().out
+    local = f"warning: Config.data_dir / --data-dir '{tmp_path / 'records'}' is a folder on "
+    assert local in said and "push your records first with `kaggle dataset`" in said
+    assert "warning: Config.output_dir / --output-dir 'out' is not under /kaggle/working" in said
+    kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path / "plain"))
+    assert "warning" not in capsys.readouterr().out  # the defaults are Kaggle's own folders

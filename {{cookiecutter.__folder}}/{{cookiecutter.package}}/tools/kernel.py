@@ -10,19 +10,22 @@ attach; this module says what Kaggle attaches and runs it on.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
 import nbformat
 
 from ..runtime import backbones
-from ..runtime.config import Config, UserError, class_names, knobs, named
+from ..runtime.config import SLUG, Config, UserError, class_names, knobs, named
 from ..runtime.data import source
 from ..runtime.files import output_folder, write_json, written_whole
-from ..runtime.paths import KAGGLE_INPUT, resolve_data_dir
+from ..runtime.paths import KAGGLE_INPUT, KAGGLE_WORKING, resolve_data_dir
 from . import notebook
 from .notebook import PROJECT, TITLE
 
+# A Kaggle username, as kaggle.com/NAME spells it.
+USER = re.compile(r"[a-z0-9][a-z0-9_-]*")
 # What `kaggle kernels push` asks Kaggle for. TPU v5e-8 and T4 x2 are what the editor offers.
 ACCELERATORS = {
     "tpu": {"enable_gpu": False, "enable_tpu": True, "machine_shape": "TpuV5E8"},
@@ -39,17 +42,76 @@ def write_kernel(
     if accelerator not in ACCELERATORS:
         raise UserError(f"--accelerator {accelerator!r}: one of {', '.join(ACCELERATORS)}")
     user = user or configured_user()
+    check_names(user, datasets)
     cfg, pushed = with_pushed_records(cfg)
     sources = dataset_sources(cfg, user, [*pushed, *datasets])
-    folder = Path(output)
-    output_folder(folder, "kernel --output")
+    folder = output_folder(Path(output), "kernel --output")
+    described = metadata(cfg, accelerator, user, sources)
+    check_not_another_kernel(folder, described["id"])
+    for line in paths_kaggle_lacks(cfg):
+        print(f"warning: {line}")
     cells = notebook.cells(cfg, accelerator, names_known(cfg))
     with written_whole(folder / f"{PROJECT}.ipynb") as temporary:
         nbformat.write(notebook.as_notebook(cells), temporary)
     with written_whole(folder / f"{PROJECT}.py") as temporary:
         temporary.write_text(notebook.as_script(cells))
-    write_json(folder / "kernel-metadata.json", metadata(cfg, accelerator, user, sources))
+    write_json(folder / "kernel-metadata.json", described)
     return folder
+
+
+def check_names(user: str, datasets) -> None:
+    """Names Kaggle could never have are refused here, not by Kaggle after a push."""
+    if not USER.fullmatch(user):
+        raise UserError(
+            f"--kaggle-user {user!r}: not a Kaggle username (lower-case letters, digits, - and "
+            "_, as your profile's address kaggle.com/NAME spells it); give yours as it is there"
+        )
+    for ref in datasets:
+        owner, _, name = ref.partition("/")
+        if not (USER.fullmatch(owner) and SLUG.fullmatch(name)):
+            raise UserError(
+                f"--dataset {ref!r}: not OWNER/SLUG as the dataset's address spells it "
+                "(kaggle.com/datasets/OWNER/SLUG, such as alice/flower-records)"
+            )
+
+
+def check_not_another_kernel(folder: Path, kernel: str) -> None:
+    """A folder holding another kernel is refused: its kernel-metadata.json names which
+    notebook `kaggle push` replaces on Kaggle."""
+    held = folder / "kernel-metadata.json"
+    if not held.is_file():
+        return
+    try:
+        other = json.loads(held.read_text()).get("id", "")
+    except (ValueError, AttributeError):
+        other = "unreadable"
+    if other != kernel:
+        raise UserError(
+            f"kernel --output {folder} holds another kernel ({other}, in {held.name}), which "
+            f"this one ({kernel}) would replace; give another folder, or remove that one first"
+        )
+
+
+def paths_kaggle_lacks(cfg: Config) -> list[str]:
+    """Folders written into the notebook that exist on this machine only: right for running
+    the notebook here, wrong on Kaggle, where data is under /kaggle/input and output goes to
+    /kaggle/working (the competition takes submission.csv from there)."""
+    lines = []
+    data = cfg.data_dir
+    if data and not (data.startswith((f"{KAGGLE_INPUT}/", "tfds:")) or "://" in data):
+        lines.append(
+            f"{named('data_dir')} {data!r} is a folder on this machine, which a notebook on "
+            f"Kaggle cannot read: leave it out (the notebook reads {KAGGLE_INPUT}/"
+            f"{cfg.competition}), give a folder under {KAGGLE_INPUT}, or push your records "
+            "first with `kaggle dataset` so that kernel attaches them"
+        )
+    out = cfg.output_dir
+    if out and not Path(out).is_relative_to(KAGGLE_WORKING):
+        lines.append(
+            f"{named('output_dir')} {out!r} is not under {KAGGLE_WORKING}, where a Kaggle "
+            f"notebook writes and the competition takes submission.csv from: leave it out"
+        )
+    return lines
 
 
 def names_known(cfg: Config) -> list[str] | None:
