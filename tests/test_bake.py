@@ -11,6 +11,7 @@ from conftest import CHOICES
 PACKAGE_FILES = [
     "__init__.py",
     "__main__.py",
+    "startup_logs.py",
     "runtime/__init__.py",
     "runtime/accelerator.py",
     "runtime/augment.py",

@@ -30,6 +30,27 @@ def test_every_field_is_a_flag_of_its_type():
         assert type(parsed).__name__ == field.type, field.name
 
 
+def test_each_command_lists_the_settings_it_reads_and_refuses_the_others(capsys):
+    """`records --help` is not 40 training flags; a training flag given to it is refused."""
+
+    def help_of(command: str) -> str:
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        return capsys.readouterr().out
+
+    records = help_of("records")
+    assert "--folds" in records and "--id-column" in records and "--images IMAGES" in records
+    assert "--learning-rate" not in records and "--backbone" not in records
+    assert "--competition" in help_of("kaggle") and "--batch-size" not in help_of("kaggle")
+    assert "--sample-submission" in help_of("score") and "--epochs" not in help_of("score")
+    assert "--learning-rate" in help_of("train") and "--learning-rate" in help_of("kernel")
+    bench = help_of("bench-input")
+    assert "--images-per-pass" in bench and "--images " not in bench  # a count, not a folder
+    with pytest.raises(SystemExit):
+        main(["records", "--images", "x", "--csv", "y", "--output", "z", "--epochs", "3"])
+    assert "unrecognized arguments: --epochs 3" in capsys.readouterr().err
+
+
 def test_flags_override_the_preset_and_the_rest_keep_defaults():
     args = parser().parse_args(["train", "--preset", "demo", "--epochs", "2", "--no-flip"])
     cfg = from_flags(args)

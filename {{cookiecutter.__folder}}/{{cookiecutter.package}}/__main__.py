@@ -1,6 +1,7 @@
 """The command line: `python -m {{ cookiecutter.package }} COMMAND [--field value ...]`.
 
-Each command's module owns its options (`arguments(parser)`, where it has any) and its run
+Each command's module owns its options (`arguments(parser)`, where it has any), the Config
+fields it reads (`CONFIG_FIELDS`; every field where it has none) and its run
 (`command(args, cfg, found)`). Only the module of the command asked for is imported, so
 `--help` answers at once and a command never needs another's packages.
 """
@@ -11,6 +12,7 @@ import argparse
 import importlib
 import sys
 
+from . import startup_logs
 from .runtime import accelerator, config
 
 # name: (the module that owns it, what it does)
@@ -94,32 +96,36 @@ def parser(only: str | None = None, own: bool = True) -> argparse.ArgumentParser
         command = commands.add_parser(name, help=help, description=help)
         if only and name != only:
             continue
-        arguments = own and getattr(owner(name), "arguments", None)
-        if arguments:
-            arguments(command)
+        module = owner(name) if own else None
+        if hasattr(module, "arguments"):
+            module.arguments(command)
         if name not in WITHOUT_CONFIG:
-            add_flags(command)
+            add_flags(command, getattr(module, "CONFIG_FIELDS", None))
     return root
 
 
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per field; flags left out keep the preset's or the field's default."""
-    parser.add_argument(
+def add_flags(parser: argparse.ArgumentParser, fields: tuple[str, ...] | None = None) -> None:
+    """One flag per field (those named in `fields`, else every one), in a group of their own;
+    flags left out keep the preset's or the field's default."""
+    group = parser.add_argument_group("settings (Config fields; every one has a default)")
+    group.add_argument(
         "--preset", choices=sorted(config.PRESETS), help="start from a named set of values"
     )
     for field in config.knobs():
+        if fields is not None and field.name not in fields:
+            continue
         kind = {"int": int, "float": float, "str": str, "bool": bool}[field.type]
         default = f" (default: {field.default})"
         if kind is bool:
             action = argparse.BooleanOptionalAction
-            parser.add_argument(
+            group.add_argument(
                 config.flag(field.name),
                 action=action,
                 default=argparse.SUPPRESS,
                 help=field.metadata["help"] + default,
             )
         else:
-            parser.add_argument(
+            group.add_argument(
                 config.flag(field.name),
                 type=kind,
                 default=argparse.SUPPRESS,
@@ -142,10 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     asked = next((word for word in argv if word in COMMANDS), None)
     try:
         found = None
-        if asked in ON_ACCELERATOR and not {"-h", "--help"} & set(argv):
-            flags, _ = parser(asked, own=False).parse_known_args(argv)
-            found = accelerator.detect(from_flags(flags))
-        args = parser(asked).parse_args(argv)
+        with startup_logs.held_to_level():  # TensorFlow loads and the accelerator is found
+            if asked in ON_ACCELERATOR and not {"-h", "--help"} & set(argv):
+                flags, _ = parser(asked, own=False).parse_known_args(argv)
+                found = accelerator.detect(from_flags(flags))
+            args = parser(asked).parse_args(argv)
         cfg = None if args.command in WITHOUT_CONFIG else from_flags(args)
         return owner(args.command).command(args, cfg, found)
     except config.UserError as error:

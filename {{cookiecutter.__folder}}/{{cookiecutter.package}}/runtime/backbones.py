@@ -35,8 +35,8 @@ NAMES = {
 }
 OFFLINE_HELP = (
     "in a Kaggle notebook, attach the model (`kernel` writes it into kernel-metadata.json's "
-    "model_sources); on a laptop, run `doctor` once with the internet on (kagglehub keeps it "
-    "in ~/.cache/kagglehub), or give {weights} a preset folder you copied"
+    "model_sources); on a laptop, run the same command once with the internet on (kagglehub "
+    "keeps the preset in ~/.cache/kagglehub), or give {weights} a preset folder you copied"
 )
 
 

@@ -17,6 +17,16 @@ from .config import Config, UserError, named
 from .paths import data_path, field_path, output_path
 from .thresholds import applied
 
+# The Config fields `score` reads.
+CONFIG_FIELDS = (
+    "competition",
+    "data_dir",
+    "output_dir",
+    "sample_submission",
+    "id_column",
+    "label_column",
+)
+
 
 def score(truth, probabilities, metric: str, thresholds=None) -> float:
     """The metric of class probabilities: roc_auc scores them as they are (the mean over the

@@ -174,12 +174,14 @@ def arguments(parser) -> None:
         action="store_true",
         help="measure on photo-like JPEGs it writes at --image-size, not the records",
     )
-    parser.add_argument("--images", type=int, default=2048, help="images a pass (default: 2048)")
+    parser.add_argument(
+        "--images-per-pass", type=int, default=2048, help="images a pass (default: 2048)"
+    )
     parser.add_argument(
         "--repeats", type=int, default=5, help="passes of each pipeline (default: 5)"
     )
 
 
 def command(args, cfg: Config, found=None) -> int:
-    bench(cfg, args.synthetic, args.images, args.repeats)
+    bench(cfg, args.synthetic, args.images_per_pass, args.repeats)
     return 0

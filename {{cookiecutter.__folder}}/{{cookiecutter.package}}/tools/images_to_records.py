@@ -58,6 +58,10 @@ PROGRESS = "records-progress.json"
 SKIPPED_SHOWN = 5  # skipped files named on screen; the manifest lists every one
 
 
+# The Config fields `records` reads: the CSV's columns and the folds.
+CONFIG_FIELDS = ("id_column", "label_column", "multi_label", "folds", "seed")
+
+
 def write_records(
     cfg: Config, images: str, csv: str, output: str, group_column: str = "",
     resize: int = 0, test_images: str = "", command: str = "", force: bool = False,

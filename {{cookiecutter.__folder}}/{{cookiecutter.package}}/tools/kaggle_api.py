@@ -28,6 +28,10 @@ from .kaggle_auth import CREDENTIALS_HELP, client, unreachable
 PACKAGE = __package__.partition(".")[0]  # as `python -m` names it
 
 
+# The Config fields the kaggle actions read; the last three name a submission by default.
+CONFIG_FIELDS = ("competition", "data_dir", "output_dir", "backbone", "epochs", "image_size")
+
+
 def refusal(error: Exception, cfg: Config, doing: str) -> UserError:
     """What to do about an HTTP refusal from Kaggle."""
     response = getattr(error, "response", None)

@@ -39,8 +39,8 @@ def find(pattern: str, field: str) -> list[str]:
             )
     if not files:
         raise UserError(
-            f"no files match {pattern!r} ({named(field)}); set {named('data_dir')} or "
-            f"{field} (`doctor` shows what every split finds)"
+            f"no files match {pattern!r} ({named(field)}); set {named('data_dir')} to the "
+            f"folder that holds them, or {field} to their pattern"
         )
     return files
 
