@@ -8,8 +8,6 @@ import contextlib
 import os
 from pathlib import Path
 
-import tensorflow as tf
-
 from .config import Config, UserError, first_line, named, typed
 
 # Kaggle mounts competition data here, and keeps what a notebook writes here (submission.csv
@@ -68,6 +66,8 @@ def output_path(cfg: Config, name: str) -> Path:
 def reaching(path: str):
     """A bucket that cannot be reached (no network, no credentials, no such bucket) as one
     line that says what to check; TensorFlow's error says only that a request failed."""
+    import tensorflow as tf  # loaded already by whoever reads the path
+
     try:
         yield
     except tf.errors.OpError as error:
