@@ -198,24 +198,28 @@ def test_an_empty_output_dir_writes_into_output_not_the_project_root(
     assert (tmp_path / "output" / "model.weights.h5").is_file()
 
 
-@pytest.mark.slow
-def test_a_bucket_out_of_reach_is_one_line_from_doctor_and_train(tmp_path):
-    """No network: doctor and train say the bucket cannot be reached and what to check,
-    where TensorFlow says only that an HTTP request failed."""
-    flags = ["--data-dir", "gs://kds-competition-bucket", "--output-dir", str(tmp_path)]
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    results = {
+def doctor_and_train_offline(flags: list[str], env: dict) -> dict:
+    """`doctor` and `train` with these flags, each in a network namespace with only loopback."""
+    return {
         command: subprocess.run(
             [*OFFLINE, sys.executable, "-m", PACKAGE, command, *flags],
             check=False,
             cwd=PROJECT,
             capture_output=True,
             text=True,
-            env=env,
+            env={**os.environ, **env},
             timeout=300,
         )
         for command in ("doctor", "train")
     }
+
+
+@pytest.mark.slow
+def test_a_bucket_out_of_reach_is_one_line_from_doctor_and_train(tmp_path):
+    """No network: doctor and train say the bucket cannot be reached and what to check,
+    where TensorFlow says only that an HTTP request failed."""
+    flags = ["--data-dir", "gs://kds-competition-bucket", "--output-dir", str(tmp_path)]
+    results = doctor_and_train_offline(flags, {"TF_CPP_MIN_LOG_LEVEL": "3"})
     why = "cannot reach gs://kds-competition-bucket from this machine (FailedPreconditionError: "
     what_to_check = "check the network, the Google Cloud credentials"
     doctor_said = results["doctor"].stdout
@@ -239,19 +243,8 @@ def test_imagenet_weights_that_cannot_be_downloaded_stop_doctor_and_train(demo_d
     stops before it builds anything."""
     flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path / "out")]
     flags += ["--backbone", "efficientnet-b0", "--weights", "imagenet"]
-    env = {**os.environ, "KAGGLEHUB_CACHE": str(tmp_path / "cache"), "TF_CPP_MIN_LOG_LEVEL": "2"}
-    results = {
-        command: subprocess.run(
-            [*OFFLINE, sys.executable, "-m", PACKAGE, command, *flags],
-            check=False,
-            cwd=PROJECT,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
-        for command in ("doctor", "train")
-    }
+    env = {"KAGGLEHUB_CACHE": str(tmp_path / "cache"), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    results = doctor_and_train_offline(flags, env)
     why = (
         "could not get the keras-hub preset keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2 "
         "for Config.backbone / --backbone efficientnet-b0 from Kaggle Models (ConnectionError: "
