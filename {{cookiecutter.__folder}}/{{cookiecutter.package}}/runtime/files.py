@@ -64,7 +64,12 @@ def one_run_at_a_time(folder: Path | str, flag: str):
         yield folder
         return
     made = not folder.exists()
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a place that takes no folders (/proc), though it looks writable
+        raise UserError(
+            f"{flag} {folder}: cannot be made ({error.strerror}); give a folder to write into"
+        ) from error
     path = folder / ".run.lock"
     with open(path, "a+") as lock:
         try:
