@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import shlex
 import shutil
 from collections.abc import Callable
@@ -236,6 +237,16 @@ SUBMISSIONS: list[Row] = [
         "disagrees with the classes the trained run",
     ),
     Row(
+        "a test image records skipped as unreadable",
+        lambda tmp, given: predicting(
+            given,
+            tmp,
+            *("--sample-submission", str(given.demo / "sample_submission.csv")),
+            data=records_skipping_a_test_image(given, tmp),
+        ),
+        "1 sample ids have no test record because `records` skipped their images as unreadable",
+    ),
+    Row(
         "records' manifest: a field that is not what records writes",
         lambda tmp, given: predicting(given, tmp, data=with_manifest(given, tmp, folds="five")),
         "manifest.json: folds is 'five', not a whole number",
@@ -308,6 +319,15 @@ def predicting(given: Given, tmp: Path, *flags: str, data=None, trained=None) ->
         *words(f"--trained-dir {trained or given.trained}"),
         *flags,
     ]
+
+
+def records_skipping_a_test_image(given: Given, tmp: Path) -> Path:
+    """Records written by `records` from the demo's images, one test image unreadable."""
+    images = copy_of(given.demo / "images", tmp, "images")
+    sorted((images / "test").iterdir())[0].write_bytes(b"not an image")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(records_into(images, tmp / "records")) == 0
+    return tmp / "records"
 
 
 def probability_sample(given: Given, tmp: Path, columns: list[str]) -> str:

@@ -1,17 +1,30 @@
-"""Score the trained model on the validation records: per-class scores and a confusion matrix."""
+"""Score the trained model on the validation records: per-class scores and a confusion matrix;
+with every fold (`--fold all`), each fold's model on its own validation records, then all of
+them together, as train --fold all scores its out-of-fold predictions."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+import numpy as np
 from sklearn.metrics import classification_report
 
 from . import accelerator, checkpoints, folds, plan, plots, preflight, scoring, thresholds
 from .accelerator import Accelerator
-from .config import Config, class_names, named, validating_fold
+from .config import Config, class_names
 from .data import pipeline, source
 from .paths import output_path
 from .predictions import predict_probabilities
+
+
+@dataclasses.dataclass
+class Validated:
+    """One model's answers on its validation records."""
+
+    labels: np.ndarray
+    probabilities: np.ndarray
+    predicted: np.ndarray  # the class of each record, or each class's yes or no (multi-label)
 
 
 def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) -> Path | None:
@@ -19,14 +32,34 @@ def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) ->
     metric; returns the path of the confusion matrix picture (none for multi-label).
     `build_model` makes the model the weights were trained on (model.py's by default)."""
     found = found or accelerator.detect(cfg)
-    if folds.count(cfg) > 1:  # the model of the fold that validates (fold 0 for all)
-        if cfg.fold == "all":
-            print(
-                f"{named('fold')} all: evaluating fold 0's model on fold 0's validation "
-                f"records; {named('fold')} K evaluates fold K's (train --fold all printed "
-                "every fold's score and the out-of-fold one)"
-            )
-        cfg = folds.run_config(cfg, validating_fold(cfg))
+    if folds.count(cfg) > 1 and cfg.fold == "all":
+        return every_fold(cfg, found, build_model)
+    if folds.count(cfg) > 1:  # the model of the fold asked for, on its validation records
+        cfg = folds.run_config(cfg, int(cfg.fold))
+    cfg, validated = validate(cfg, found, build_model)
+    return report(cfg, validated, output_path(cfg, "confusion.png"))
+
+
+def every_fold(cfg: Config, found: Accelerator, build_model) -> Path | None:
+    """Each fold's model on its own validation records, its score said, then the report of
+    all of them together (every training record once): the out-of-fold score."""
+    answers = []
+    for fold in folds.chosen(cfg):
+        run, validated = validate(folds.run_config(cfg, fold), found, build_model)
+        print(f"fold {fold} {cfg.metric}: {score(run, validated):.4f}")
+        answers.append(validated)
+    pooled = Validated(
+        np.concatenate([validated.labels for validated in answers]),
+        np.concatenate([validated.probabilities for validated in answers]),
+        np.concatenate([validated.predicted for validated in answers]),
+    )
+    print(f"out-of-fold: the {len(answers)} fold models, each on its own validation records")
+    return report(run, pooled, output_path(cfg, "confusion.png"))
+
+
+def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Validated]:
+    """The trained model's answers on the validation records, with the config as the data
+    completes it."""
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     checked = preflight.ready(cfg, found, "evaluate")
     batches = pipeline.for_inference(
@@ -39,24 +72,35 @@ def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) ->
     with found.scope():
         net = checkpoints.load_trained(cfg, found, build_model)
         probabilities, (labels,) = predict_probabilities(net, batches)
-    names = class_names(cfg) or [str(n) for n in range(cfg.num_classes)]
     if cfg.multi_label:  # each class's yes or no, at its threshold
-        cuts = checked.thresholds
-        predicted = thresholds.applied(probabilities, cuts)
+        predicted = thresholds.applied(probabilities, checked.thresholds)
     else:
-        cuts, predicted = None, probabilities.argmax(-1)
+        predicted = probabilities.argmax(-1)
+    return cfg, Validated(labels, probabilities, predicted)
+
+
+def score(cfg: Config, validated: Validated) -> float:
+    """The competition metric: roc_auc of the probabilities, the others of the answers."""
+    if cfg.metric == "roc_auc":
+        return scoring.score(validated.labels, validated.probabilities, cfg.metric)
+    return scoring.score_labels(validated.labels, validated.predicted, cfg.metric)
+
+
+def report(cfg: Config, validated: Validated, picture: Path) -> Path | None:
+    """Print the per-class report and the metric; draw the confusion matrix into `picture`."""
+    names = class_names(cfg) or [str(n) for n in range(cfg.num_classes)]
     print(
         classification_report(
-            labels, predicted, labels=range(cfg.num_classes), target_names=names, digits=4,
-            zero_division=0,
+            validated.labels, validated.predicted, labels=range(cfg.num_classes),
+            target_names=names, digits=4, zero_division=0,
         )
     )  # fmt: skip
-    result = scoring.score(labels, probabilities, cfg.metric, cuts)
-    print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {result:.4f}")
+    print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {score(cfg, validated):.4f}")
     if cfg.multi_label:  # one matrix of classes against classes means nothing here
         return None
-    path = output_path(cfg, "confusion.png")
-    return plots.confusion(labels, predicted, cfg.num_classes, path, class_names(cfg))
+    return plots.confusion(
+        validated.labels, validated.predicted, cfg.num_classes, picture, class_names(cfg)
+    )
 
 
 def command(args, cfg: Config, found=None) -> int:

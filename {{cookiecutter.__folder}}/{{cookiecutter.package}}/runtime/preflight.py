@@ -203,7 +203,7 @@ def sample(cfg, found, state):
     state.layout = shape
     test = state.split("test") if "test" in NEEDS[state.command] else None
     if test:  # a submission must never lack an id: check before the model
-        submission.check_ids(test.ids, state.sample, shape.id_column, test.fields)
+        submission.check_ids(test.ids, state.sample, shape.id_column, test.fields, test.skipped)
     what = submission.describe(shape, cfg.multi_label)
     names = config.class_names(cfg)
     mapping = submission.numbered(

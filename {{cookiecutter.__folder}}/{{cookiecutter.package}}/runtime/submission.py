@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from . import tables
 from .config import Config, UserError, first_line, given, named, origin
-from .files import IMAGE_SUFFIXES, written_whole
+from .files import IMAGE_SUFFIXES, MANIFEST, written_whole
 from .paths import field_path, reaching
 from .thresholds import applied
 
@@ -210,11 +210,16 @@ SPELLINGS = (stem, lambda key: stem(key.rsplit("/", 1)[-1]))
 
 
 def check_ids(
-    ids: list[str], sample: pd.DataFrame | None, id_column: str, fields=("test_files", "id_key")
+    ids: list[str],
+    sample: pd.DataFrame | None,
+    id_column: str,
+    fields=("test_files", "id_key"),
+    skipped: dict[str, str] | None = None,
 ) -> None:
     """Every test id once, and (with a sample) exactly the sample's ids, as it spells them:
     predict checks this before the model runs, and again before it writes. `fields` are the
-    Config fields the test ids came from, for the message."""
+    Config fields the test ids came from, for the message; `skipped`, the test images `records`
+    skipped as unreadable, by id, with why."""
     given_ids = pd.Series(as_sample_spells(ids, sample, id_column), dtype=str)
     repeated = given_ids[given_ids.duplicated()].unique().tolist()
     if repeated:
@@ -226,6 +231,17 @@ def check_ids(
         return
     missing = sample[id_column][~sample[id_column].isin(given_ids)].tolist()
     unexpected = sorted(given_ids[~given_ids.isin(sample[id_column])])
+    skipped = skipped or {}
+    unreadable = dict(zip(as_sample_spells(list(skipped), sample, id_column), skipped.values()))
+    lost = [key for key in missing if key in unreadable]
+    if lost and len(lost) == len(missing) and not unexpected:  # records left them out
+        key = lost[0]
+        raise UserError(
+            f"{len(lost)} sample ids have no test record because `records` skipped their "
+            f"images as unreadable (e.g. {key!r}: {unreadable[key]}); a submission needs "
+            "every id: replace those images with readable ones and write the records again "
+            f"(the records' {MANIFEST} lists every skipped file)"
+        )
     if missing or unexpected:
         held = "image" if fields[0] == "test_images" else "record"  # test files, or records
         where = f" ({sample.attrs['path']})" if "path" in sample.attrs else ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
@@ -233,7 +234,34 @@ MANIFEST_FIELDS = (
     ("multi_label", "true or false", lambda value: value is None or isinstance(value, bool)),
     ("id_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
     ("label_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
+    ("test_images", "a folder, or empty", lambda value: value is None or isinstance(value, str)),
+    (
+        "skipped",
+        "a list of {file, reason}",
+        lambda value: value is None
+        or (
+            isinstance(value, list)
+            and all(
+                isinstance(entry, dict)
+                and isinstance(entry.get("file"), str)
+                and isinstance(entry.get("reason"), str)
+                for entry in value
+            )
+        ),
+    ),
 )
+
+
+def skipped_tests(manifest: dict | None) -> dict[str, str]:
+    """The test images `records` skipped as unreadable, by the id their records would carry,
+    with why: a sample id with no test record is most likely one of them."""
+    if not manifest or not manifest.get("test_images"):
+        return {}
+    folder, skipped = Path(manifest["test_images"]), {}
+    for entry in manifest.get("skipped") or []:
+        if Path(entry["file"]).is_relative_to(folder):  # not a training image
+            skipped[Path(entry["file"]).relative_to(folder).as_posix()] = entry["reason"]
+    return skipped
 
 
 def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:

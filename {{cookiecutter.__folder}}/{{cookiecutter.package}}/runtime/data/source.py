@@ -32,6 +32,7 @@ class Split:
     ids: list[str]
     said: str
     fields: tuple[str, ...] = ("test_files", "id_key")  # what names its ids, for messages
+    skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # unreadable test images
 
 
 class Records:
@@ -67,7 +68,8 @@ class Records:
         count = sum(shard.records for shard in shards)
         ids = [] if labeled else [key for shard in shards for key in shard.ids]
         said = f"{len(files)} files, {count} records ({field_path(cfg, field)})"
-        return Split(files, count, ids, said)
+        skipped = {} if labeled else records.skipped_tests(records.with_manifest(cfg)[1])
+        return Split(files, count, ids, said, skipped=skipped)
 
     def training(
         self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset()
