@@ -277,6 +277,13 @@ SUBMISSIONS: list[Row] = [
         "model.json is not readable JSON (JSONDecodeError",
     ),
     Row(
+        "kernel --output holding a kernel-metadata.json that is not JSON",
+        lambda tmp, given: words(
+            f"kernel --kaggle-user alice --output {kernel_dir(tmp, CUT_SHORT)}"
+        ),
+        "/kernel/kernel-metadata.json is not readable JSON (",
+    ),
+    Row(
         "kernel-metadata.json: no id",
         lambda tmp, given: words(f"kaggle status --kernel-dir {kernel_dir(tmp, '[1, 2]')}"),
         'kernel-metadata.json: "id" is None, not OWNER/SLUG',
@@ -324,7 +331,7 @@ def predicting(given: Given, tmp: Path, *flags: str, data=None, trained=None) ->
 def records_skipping_a_test_image(given: Given, tmp: Path) -> Path:
     """Records written by `records` from the demo's images, one test image unreadable."""
     images = copy_of(given.demo / "images", tmp, "images")
-    sorted((images / "test").iterdir())[0].write_bytes(b"not an image")
+    min((images / "test").iterdir()).write_bytes(b"not an image")
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert main(records_into(images, tmp / "records")) == 0
     return tmp / "records"
@@ -371,6 +378,9 @@ def with_record(given: Given, tmp: Path, text: str) -> Path:
     trained = copy_of(given.trained, tmp, "trained")
     (trained / "model.json").write_text(text)
     return trained
+
+
+CUT_SHORT = '{"id": '  # a JSON file cut short
 
 
 def kernel_dir(tmp: Path, text: str) -> Path:

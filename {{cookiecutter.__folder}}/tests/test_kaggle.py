@@ -461,3 +461,21 @@ def test_a_network_error_is_said_in_a_few_words_not_urllib3s_paragraph():
     assert said == "ConnectionError: [Errno -3] Temporary failure in name resolution"
     timed_out = pool.split(" (Caused")[0] + ' (Caused by ReadTimeoutError("Read timed out."))'
     assert briefly(requests.Timeout(timed_out)) == "Timeout: ReadTimeoutError"
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [('{"metric": "top5"', "is not readable JSON"),
+     ('{"metric": "top5"}', "Config.metric / --metric = 'top5': must be one of")],
+    ids=["cut-short", "unknown-metric"],
+)  # fmt: skip
+def test_a_model_json_edited_by_hand_is_named_before_the_cv_is_scored(text, problem, tmp_path):
+    """The description's CV scores the run as its model.json says it trained."""
+    from {{ cookiecutter.package }}.tools.kaggle_api import cv_of_run
+
+    (tmp_path / "valid.csv").write_text("id,label,predicted\na,1,1\nb,0,1\n")
+    (tmp_path / "model.json").write_text(text)
+    with pytest.raises(UserError, match=re.escape(f"{tmp_path / 'model.json'}") + ".*" + problem):
+        cv_of_run(Config(output_dir=str(tmp_path)))
+    (tmp_path / "model.json").write_text('{"metric": "accuracy", "num_classes": 2}')
+    assert cv_of_run(Config(output_dir=str(tmp_path))) == "cv accuracy 0.5000"

@@ -232,7 +232,8 @@ def check_ids(
     missing = sample[id_column][~sample[id_column].isin(given_ids)].tolist()
     unexpected = sorted(given_ids[~given_ids.isin(sample[id_column])])
     skipped = skipped or {}
-    unreadable = dict(zip(as_sample_spells(list(skipped), sample, id_column), skipped.values()))
+    spelled = as_sample_spells(list(skipped), sample, id_column)
+    unreadable = dict(zip(spelled, skipped.values(), strict=True))
     lost = [key for key in missing if key in unreadable]
     if lost and len(lost) == len(missing) and not unexpected:  # records left them out
         key = lost[0]

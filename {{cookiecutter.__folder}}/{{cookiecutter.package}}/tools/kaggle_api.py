@@ -206,13 +206,18 @@ def cv_of_run(cfg: Config) -> str:
         return NO_CV
     import pandas as pd
 
+    from ..runtime.checkpoints import read_record
     from ..runtime.folds import scored
 
     records = [folder / "model.json", *sorted(folder.glob("fold*/model.json"))]
-    recorded = next((json.loads(path.read_text()) for path in records if path.is_file()), {})
-    run = dataclasses.replace(
-        cfg, **{name: recorded[name] for name in SCORED_AS if name in recorded}
-    )
+    path = next((path for path in records if path.is_file()), None)
+    recorded = read_record(path) if path else {}
+    try:
+        run = dataclasses.replace(
+            cfg, **{name: recorded[name] for name in SCORED_AS if name in recorded}
+        )
+    except UserError as error:  # a hand-edited model.json: name it, and the field
+        raise UserError(f"{path}: {error}; train again, or put back its model.json") from None
     text = {"id": str, "label": str, "predicted": str}  # as folds.py reads them: 007 stays 007
     try:
         read = [pd.read_csv(path, dtype=text, keep_default_na=False) for path in tables]

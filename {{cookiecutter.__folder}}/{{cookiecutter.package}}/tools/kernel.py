@@ -10,7 +10,6 @@ attach; this module says what Kaggle attaches and runs it on.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
 
@@ -111,13 +110,15 @@ def check_names(user: str, datasets) -> None:
 def check_not_another_kernel(folder: Path, kernel: str) -> None:
     """A folder holding another kernel is refused: its kernel-metadata.json names which
     notebook `kaggle push` replaces on Kaggle."""
+    from .kaggle_api import metadata_id
+
     held = folder / "kernel-metadata.json"
     if not held.is_file():
         return
     try:
-        other = json.loads(held.read_text()).get("id", "")
-    except (ValueError, AttributeError):
-        other = "unreadable"
+        other = metadata_id(held)
+    except UserError as error:  # a file no notebook of ours wrote, or one a hand broke
+        raise UserError(f"kernel --output {folder}: {error}; or give another folder") from None
     if other != kernel:
         raise UserError(
             f"kernel --output {folder} holds another kernel ({other}, in {held.name}), which "

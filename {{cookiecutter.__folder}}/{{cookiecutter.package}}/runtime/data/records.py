@@ -216,6 +216,15 @@ def is_count(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+def are_skips(value) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(entry, dict)
+        and isinstance(entry.get("file"), str)
+        and isinstance(entry.get("reason"), str)
+        for entry in value
+    )
+
+
 def are_names(value) -> bool:
     return isinstance(value, list) and all(isinstance(name, str) and name for name in value)
 
@@ -235,20 +244,7 @@ MANIFEST_FIELDS = (
     ("id_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
     ("label_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
     ("test_images", "a folder, or empty", lambda value: value is None or isinstance(value, str)),
-    (
-        "skipped",
-        "a list of {file, reason}",
-        lambda value: value is None
-        or (
-            isinstance(value, list)
-            and all(
-                isinstance(entry, dict)
-                and isinstance(entry.get("file"), str)
-                and isinstance(entry.get("reason"), str)
-                for entry in value
-            )
-        ),
-    ),
+    ("skipped", "a list of {file, reason}", lambda value: value is None or are_skips(value)),
 )
 
 
