@@ -10,10 +10,13 @@ import dataclasses
 import io
 import shlex
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import OFFLINE, PROJECT
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.files import one_run_at_a_time
@@ -34,6 +37,9 @@ class Row:
     make: Callable[[Path, Given], list[str]]
     says: str  # what the one line says, in part
     code: int = 2  # doctor's is 1: it lists its problems among its checks
+    # Given, the row runs in a fresh, offline interpreter whose ~/.kaggle/kaggle.json holds
+    # it: the kaggle client reads where that file is once, at import.
+    kaggle_json: str | None = None
 
 
 def copy_of(folder: Path, tmp: Path, name: str) -> Path:
@@ -284,6 +290,18 @@ SUBMISSIONS: list[Row] = [
         "/kernel/kernel-metadata.json is not readable JSON (",
     ),
     Row(
+        "kaggle.json cut short",
+        lambda tmp, given: words(f"kaggle status --kernel-dir {kernel_dir(tmp, A_KERNEL)}"),
+        "/home/.kaggle/kaggle.json is not readable JSON (",
+        kaggle_json='{"username": "alice", "key": ',
+    ),
+    Row(
+        "kaggle.json without a key",
+        lambda tmp, given: words(f"kaggle status --kernel-dir {kernel_dir(tmp, A_KERNEL)}"),
+        '/home/.kaggle/kaggle.json holds no "username" and "key"',
+        kaggle_json='{"username": "alice"}',
+    ),
+    Row(
         "kernel-metadata.json: no id",
         lambda tmp, given: words(f"kaggle status --kernel-dir {kernel_dir(tmp, '[1, 2]')}"),
         'kernel-metadata.json: "id" is None, not OWNER/SLUG',
@@ -381,6 +399,7 @@ def with_record(given: Given, tmp: Path, text: str) -> Path:
 
 
 CUT_SHORT = '{"id": '  # a JSON file cut short
+A_KERNEL = '{"id": "alice/flowers"}'
 
 
 def kernel_dir(tmp: Path, text: str) -> Path:
@@ -422,9 +441,22 @@ COMMAND_LINE: list[Row] = [
 )
 def test_a_bad_input_is_one_line_naming_it_and_changes_nothing(row, given, tmp_path, capsys):
     argv = row.make(tmp_path, given)
+    if row.kaggle_json is not None:
+        (tmp_path / "home" / ".kaggle").mkdir(parents=True)
+        (tmp_path / "home" / ".kaggle" / "kaggle.json").write_text(row.kaggle_json)
+        (tmp_path / "home" / ".kaggle" / "kaggle.json").chmod(0o600)
     before = files_under(tmp_path)
-    assert main(argv) == row.code
-    out, err = capsys.readouterr()
+    if row.kaggle_json is not None:
+        command = [*OFFLINE, sys.executable, "-m", "{{ cookiecutter.package }}", *argv]
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+        done = subprocess.run(
+            command, check=False, cwd=PROJECT, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == row.code, done.stdout + done.stderr
+        out, err = done.stdout, done.stderr
+    else:
+        assert main(argv) == row.code
+        out, err = capsys.readouterr()
     said = err.strip() if row.code == 2 else out + err
     if row.code == 2:  # a refusal: one line, no traceback
         assert len(said.splitlines()) == 1 and "Traceback" not in said, said
