@@ -9,10 +9,7 @@ from {{ cookiecutter.package }}.runtime.files import written_whole
 from {{ cookiecutter.package }}.runtime.submission import (
     arrange,
     layout,
-    numbered,
     read_sample,
-    values,
-    wants_numbers,
     write,
 )
 
@@ -27,8 +24,7 @@ def submit(ids, probabilities, text=None, names=None, thresholds=None, **fields)
     cfg = Config(**fields)
     sample = read_sample(text.encode(), "sample.csv") if text is not None else None
     shape = layout(cfg, sample, probabilities.shape[1], names)
-    numbers = wants_numbers(sample, shape, names)
-    return arrange(ids, values(probabilities, shape, names, numbers, thresholds), sample, shape)
+    return arrange(ids, shape.values(probabilities, names, thresholds), sample, shape)
 
 
 def lines(rows, tmp_path):
@@ -145,10 +141,9 @@ def test_numbers_written_for_named_classes_say_which_number_is_which():
     for text in ("id,label\na,0\n", "id,2,0,1\na,0,0,0\n"):
         sample = read_sample(text.encode(), "sample.csv")
         shape = layout(Config(), sample, 3, names)
-        said = numbered(shape, names, wants_numbers(sample, shape, names))
-        assert "0 = healthy, 1 = rust, 2 = scab" in said
+        assert "0 = healthy, 1 = rust, 2 = scab" in shape.numbering(names)
     shape = layout(Config(), read_sample(b"id,label\na,rust\n", "s.csv"), 3, names)
-    assert numbered(shape, names, False) == ""
+    assert shape.numbering(names) == ""
 
 
 def test_several_labels_per_image_are_space_separated_names_above_their_thresholds(tmp_path):

@@ -12,6 +12,9 @@ import itertools
 import math
 import re
 
+from .errors import UserError, first_line, flag, named  # noqa: F401 (imported from here too)
+from .submission_shapes import SHAPES
+
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}
 # Each backbone is a keras-hub preset on Kaggle Models (owner/model/framework/variation/version,
@@ -31,23 +34,8 @@ PATCH_SIZE = {"dinov2-small": 14}
 # probabilities, as probability-column submissions are scored; samples_f1 scores several
 # labels per image.
 METRICS = ("macro_f1", "accuracy", "roc_auc", "samples_f1")
-# What submission.csv holds besides the id: auto follows the sample's columns.
-SUBMISSIONS = ("auto", "labels", "probabilities")
 BACKENDS = ("tensorflow", "jax")
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
-
-
-class UserError(Exception):
-    """A problem the user can fix (a field, a file, a feature key); shown without a traceback."""
-
-    def _render_traceback_(self):  # IPython shows this instead of a traceback in notebooks
-        return [f"error: {self}"]
-
-
-def first_line(error: Exception) -> str:
-    """An exception as one line of a message: its type and its first line."""
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
 def knob(default, help, tuned=False):
@@ -83,7 +71,7 @@ class Config:
     id_key: str = knob("id", "feature holding the string id")
     id_column: str = knob("id", "column of ids (CSV and submission); default: the sample's first")
     label_column: str = knob("label", "column of labels (CSV and submission)")
-    submission: str = knob("auto", "auto: as the sample's columns say; labels; probabilities")
+    submission: str = knob("auto", "auto: as the sample's columns say; or " + ", ".join(SHAPES))
     class_names: str = knob("", "class names in class order, comma-separated; empty: the data's")
     multi_label: bool = knob(False, "several labels per image (sigmoid, per-class thresholds)")
     # The model.
@@ -304,7 +292,7 @@ def problems(cfg: Config) -> list[str]:
             ),
         ),
         ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),
-        ("submission", cfg.submission in SUBMISSIONS, "one of " + ", ".join(SUBMISSIONS)),
+        ("submission", cfg.submission in ("auto", *SHAPES), "one of auto, " + ", ".join(SHAPES)),
         (
             "class_names",
             not cfg.class_names or len(names_in(cfg.class_names)) == cfg.num_classes,
@@ -389,15 +377,6 @@ PRESETS = {
         "output_dir": "output/demo",
     },
 }
-
-
-def flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def named(name: str) -> str:
-    """A field as messages name it: as a notebook sets it and as a shell passes it."""
-    return f"Config.{name} / {flag(name)}"
 
 
 def from_preset(name: str, changes: dict | None = None, source: str = "notebook") -> Config:

@@ -41,9 +41,8 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     undecodable, fix = UNDECODABLE["files" if as_files else "records"]
     print(f"predicting {checked.splits['test'].said} with {len(checked.runs)} trained models")
     names = class_names(cfg)
-    numbers_wanted = submission.wants_numbers(sample, shape, names)
-    if submission.numbered(shape, names, numbers_wanted):  # which number is which, said
-        print(submission.numbered(shape, names, numbers_wanted))
+    if shape.numbering(names):  # which number is which, said
+        print(shape.numbering(names))
     batches = pipeline.for_inference(
         files, cfg, plan.global_batch_size(cfg, found), False, found.image_dtype
     )
@@ -74,11 +73,11 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
             + ": "
             + ", ".join(str(checkpoints.trained_weights(run)) for run in checked.runs)
         )
-    predicted = submission.values(averaged, shape, names, numbers_wanted, checked.thresholds)
+    predicted = shape.values(averaged, names, checked.thresholds)
     rows = submission.arrange([key.decode() for key in ids], predicted, sample, shape)
     path = output_path(cfg, "submission.csv")
     submission.write(path, rows)
-    print(f"wrote {len(rows)} rows to {path} ({submission.describe(shape, cfg.multi_label)})")
+    print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)})")
     return path
 
 

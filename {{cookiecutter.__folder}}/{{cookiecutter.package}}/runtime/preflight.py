@@ -64,7 +64,7 @@ class Preflight:
     backbone: backbones.Backbone | None = None  # loaded once: train builds its model on it
     skipped: frozenset[str] = frozenset()  # bad training records left out (--bad-records skip)
     sample: pd.DataFrame | None = None
-    layout: submission.Layout | None = None  # the columns submission.csv will have
+    layout: submission.Shape | None = None  # the columns submission.csv will have
     thresholds: list[float] | None = None  # multi-label: each class's, checked
     runs: list[Config] = dataclasses.field(default_factory=list)  # whose trained weights predict
     said: dict[str, str] = dataclasses.field(default_factory=dict)  # by check, as doctor says it
@@ -204,11 +204,8 @@ def sample(cfg, found, state):
     test = state.split("test") if "test" in NEEDS[state.command] else None
     if test:  # a submission must never lack an id: check before the model
         submission.check_ids(test.ids, state.sample, shape.id_column, test.fields, test.skipped)
-    what = submission.describe(shape, cfg.multi_label)
-    names = config.class_names(cfg)
-    mapping = submission.numbered(
-        shape, names, submission.wants_numbers(state.sample, shape, names)
-    )
+    what = shape.describe(cfg.multi_label)
+    mapping = shape.numbering(config.class_names(cfg))
     what += f"; {mapping}" if mapping else ""
     if state.sample is None:
         return f"sample submission: none, rows will be sorted by id; columns: {what}"

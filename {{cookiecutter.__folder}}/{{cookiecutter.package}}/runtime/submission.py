@@ -2,17 +2,15 @@
 them, one row per id in its order, written whole.
 
 The sample's columns say what to write besides the id (Config.submission can say it
-instead): one column of labels (one class per image, or several separated by spaces for
-multi-label competitions), or one column of probabilities per class.
+instead): the shapes, one column of labels or a column of probabilities per class, are in
+submission_shapes.py.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import tensorflow as tf
 
@@ -20,25 +18,7 @@ from . import tables
 from .config import Config, UserError, first_line, given, named, origin
 from .files import IMAGE_SUFFIXES, MANIFEST, written_whole
 from .paths import field_path, reaching
-from .thresholds import applied
-
-
-@dataclasses.dataclass
-class Layout:
-    """What submission.csv holds: the id column, then `columns`: the one label column
-    ("labels"), or one column per class, in class order ("probabilities")."""
-
-    id_column: str
-    kind: str
-    columns: list[str]
-    order: list[str]  # the sample's columns as it orders them
-
-
-def describe(shape: Layout, multi_label: bool) -> str:
-    """The submission's columns, as doctor and predict say them."""
-    if shape.kind == "probabilities":
-        return f"{shape.id_column} and a probability column per class"
-    return f"{shape.id_column} and {'labels' if multi_label else 'a class'} in {shape.columns[0]}"
+from .submission_shapes import SHAPES, Labels, Probabilities, Shape
 
 
 def load_sample(cfg: Config) -> pd.DataFrame | None:
@@ -90,18 +70,14 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
     return sample
 
 
-def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) -> Layout:
-    """The submission's columns: the sample's, else the config's. The id column is the one the
-    user gave, else the records' (their manifest's) when the sample has it, else the sample's
-    first; the rest are one label column or a column per class."""
+def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) -> Shape:
+    """The submission's shape and columns: the sample's, else the config's. The id column is
+    the one the user gave, else the records' (their manifest's) when the sample has it, else
+    the sample's first; the rest are what Config.submission names (auto: one label column,
+    or a column per class where the sample has more than one)."""
     if sample is None:
-        kind = "probabilities" if cfg.submission == "probabilities" else "labels"
-        columns = (
-            list(names or map(str, range(num_classes)))
-            if kind == "probabilities"
-            else [cfg.label_column]
-        )
-        return Layout(cfg.id_column, kind, columns, [cfg.id_column, *columns])
+        chosen = SHAPES["labels" if cfg.submission == "auto" else cfg.submission]
+        return chosen.without_sample(cfg.id_column, cfg.label_column, names, num_classes)
     where, present = sample.attrs.get("path", "the sample submission"), list(sample.columns)
     for field in ("id_column", "label_column"):
         if given(cfg, field) and getattr(cfg, field) not in present:
@@ -112,16 +88,10 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
             )
     id_column = cfg.id_column if cfg.id_column in present else present[0]
     rest = [column for column in present if column != id_column]
-    kind = cfg.submission if cfg.submission != "auto" else (
-        "probabilities" if len(rest) > 1 else "labels"
+    chosen = SHAPES[cfg.submission] if cfg.submission != "auto" else (
+        Probabilities if len(rest) > 1 else Labels
     )  # fmt: skip
-    if kind == "labels" and len(rest) != 1:
-        raise UserError(
-            f"{where} has {len(rest)} columns besides {id_column!r} ({rest}); a labels "
-            f"submission has one. Set {named('submission')} probabilities for a column per class"
-        )
-    if kind == "probabilities":
-        rest = class_columns(rest, num_classes, names, where)
+    shape = chosen.of_sample(sample, id_column, rest, names, num_classes)
     repeated = sample[id_column][sample[id_column].duplicated()].unique().tolist()
     if repeated:
         raise UserError(
@@ -130,51 +100,7 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
             f"competition's sample ({named('sample_submission')}) and that {id_column!r} is "
             f"its id column ({named('id_column')})"
         )
-    return Layout(id_column, kind, rest, present)
-
-
-def class_columns(columns: list[str], num_classes: int, names, where: str) -> list[str]:
-    """The sample's probability columns in class order, matched by name: the class names, or
-    the class numbers (0, 1, ...), in whatever order the sample has them. Columns that are
-    neither are refused: matched by position, one class's probability would be written under
-    another's name, and nothing would show it before the leaderboard."""
-    numbers = [str(number) for number in range(num_classes)]
-    for wanted in (names or [], numbers):
-        if wanted and len(columns) == len(wanted) and set(columns) == set(wanted):
-            return list(wanted)
-    expected = numbers if not names or all(column.isdigit() for column in columns) else names
-    unknown = [column for column in columns if column not in expected]
-    missing = [name for name in expected if name not in columns]
-    said = []
-    if unknown:
-        said.append(f"column(s) {shown(unknown)}: no class of the model")
-    if missing:
-        said.append(f"class(es) {shown(missing)}: no column")
-    classes = "class numbers" if expected is numbers else "class names"
-    raise UserError(
-        f"{where}: {'; '.join(said) or f'{len(columns)} columns'} (the model's {num_classes} "
-        f"{classes}: {shown(expected)}); a probability column per class, named by it. Check the "
-        f"sample and {named('class_names')}, which names the classes in class order"
-    )
-
-
-def shown(items: list[str], most: int = 5) -> str:
-    """A list as a message names it: the first few, and how many more."""
-    more = f" and {len(items) - most} more" if len(items) > most else ""
-    return ", ".join(repr(item) for item in items[:most]) + more
-
-
-def numbered(shape: Layout, names, numbers_wanted: bool) -> str:
-    """Where the classes have names and the submission numbers them, which number is which
-    class, as one line to print: the records number the classes in their names' order, and
-    the competition's data page says whether its numbers are the same."""
-    if not names or not (numbers_wanted or shape.columns == [str(n) for n in range(len(names))]):
-        return ""
-    pairs = ", ".join(f"{number} = {name}" for number, name in enumerate(names))
-    return (
-        f"the sample submission numbers the classes, in class order: {pairs}; check this "
-        "against the competition's data page"
-    )
+    return shape
 
 
 def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str) -> list[str]:
@@ -255,38 +181,8 @@ def check_ids(
         )
 
 
-def values(
-    probabilities: np.ndarray, shape: Layout, names, numbers_wanted: bool, thresholds=None
-) -> pd.DataFrame:
-    """What the submission says of each image, from its class probabilities: the
-    probabilities themselves, the most probable class (its name unless the competition
-    wants numbers), or with `thresholds` (multi-label) every class at or above its own
-    threshold, names separated by spaces (the most probable one when none is)."""
-    if shape.kind == "probabilities":
-        return pd.DataFrame(probabilities, columns=shape.columns)
-    labels = [str(number) for number in range(probabilities.shape[1])]
-    if names and not numbers_wanted:
-        labels = list(names)
-    if thresholds is None:
-        chosen = [labels[number] for number in probabilities.argmax(-1)]
-    else:
-        above = applied(probabilities, thresholds)
-        above[np.arange(len(above)), probabilities.argmax(-1)] = True  # at least one label
-        chosen = [" ".join(labels[n] for n in np.flatnonzero(row)) for row in above]
-    return pd.DataFrame({shape.columns[0]: chosen})
-
-
-def wants_numbers(sample: pd.DataFrame | None, shape: Layout, names) -> bool:
-    """Whether the sample's labels are class numbers where the classes also have names (the
-    names are then for people: pictures and reports)."""
-    if sample is None or shape.kind != "labels" or not names:
-        return False
-    shown = set(sample[shape.columns[0]]) - {""}
-    return bool(shown) and not shown & set(names) and all(v.isdigit() for v in shown)
-
-
 def arrange(
-    ids: list[str], predicted: pd.DataFrame, sample: pd.DataFrame | None, shape: Layout
+    ids: list[str], predicted: pd.DataFrame, sample: pd.DataFrame | None, shape: Shape
 ) -> pd.DataFrame:
     """The rows to submit: in the sample's rows and columns (sorted by id without a sample),
     every id exactly once, spelt as the sample spells it."""

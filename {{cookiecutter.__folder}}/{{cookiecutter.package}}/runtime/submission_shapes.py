@@ -1,0 +1,150 @@
+"""What submission.csv holds besides the id, one class per shape, and SHAPES, their registry:
+`--submission` chooses by name (auto: one column of labels, or a column per class, as the
+sample's columns say). A new shape, such as the top three labels for MAP@3, is a class here
+and its entry in SHAPES.
+
+Each shape knows its columns with and without a sample, how doctor and predict say it, and
+what it writes of each image's class probabilities. Nothing here loads NumPy or pandas until
+it writes, so the command line's `--help` stays quick.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from .errors import UserError, named
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+
+@dataclasses.dataclass
+class Shape:
+    """The id column, then `columns` (what the shape writes), and the sample's columns in its
+    order. `numbers`: the classes have names, and the competition wants their numbers."""
+
+    id_column: str
+    columns: list[str]
+    order: list[str]
+    numbers: bool = False
+
+    def numbering(self, names) -> str:
+        """Where the classes have names and the submission numbers them, which number is
+        which class, as one line to print: the records number the classes in their names'
+        order, and the competition's data page says whether its numbers are the same."""
+        if not names or not (self.numbers or self.columns == numbers_of(len(names))):
+            return ""
+        pairs = ", ".join(f"{number} = {name}" for number, name in enumerate(names))
+        return (
+            f"the sample submission numbers the classes, in class order: {pairs}; check this "
+            "against the competition's data page"
+        )
+
+
+@dataclasses.dataclass
+class Labels(Shape):
+    """One column of labels: each image's most probable class (multi-label: every class at or
+    above its threshold, separated by spaces), by name, or by number where the sample
+    numbers classes that have names."""
+
+    @classmethod
+    def without_sample(cls, id_column: str, label_column: str, names, num_classes) -> Labels:
+        return cls(id_column, [label_column], [id_column, label_column])
+
+    @classmethod
+    def of_sample(cls, sample: pd.DataFrame, id_column: str, rest: list[str], names, num_classes):
+        if len(rest) != 1:
+            raise UserError(
+                f"{sample.attrs.get('path', 'the sample submission')} has {len(rest)} columns "
+                f"besides {id_column!r} ({rest}); a labels submission has one. Set "
+                f"{named('submission')} probabilities for a column per class"
+            )
+        shown = set(sample[rest[0]]) - {""}
+        numbers = bool(names and shown) and not shown & set(names) and all(map(str.isdigit, shown))
+        return cls(id_column, rest, list(sample.columns), numbers)
+
+    def describe(self, multi_label: bool) -> str:
+        return f"{self.id_column} and {'labels' if multi_label else 'a class'} in {self.columns[0]}"
+
+    def values(self, probabilities: np.ndarray, names, thresholds=None) -> pd.DataFrame:
+        import numpy as np
+        import pandas as pd
+
+        from .thresholds import applied
+
+        labels = numbers_of(probabilities.shape[1])
+        if names and not self.numbers:
+            labels = list(names)
+        if thresholds is None:
+            chosen = [labels[number] for number in probabilities.argmax(-1)]
+        else:
+            above = applied(probabilities, thresholds)
+            above[np.arange(len(above)), probabilities.argmax(-1)] = True  # at least one label
+            chosen = [" ".join(labels[n] for n in np.flatnonzero(row)) for row in above]
+        return pd.DataFrame({self.columns[0]: chosen})
+
+
+@dataclasses.dataclass
+class Probabilities(Shape):
+    """A column per class holding its probability, matched to the classes by name: the class
+    names, or the class numbers, in whatever order the sample has them."""
+
+    @classmethod
+    def without_sample(cls, id_column: str, label_column: str, names, num_classes):
+        columns = list(names or numbers_of(num_classes))
+        return cls(id_column, columns, [id_column, *columns])
+
+    @classmethod
+    def of_sample(cls, sample: pd.DataFrame, id_column: str, rest: list[str], names, num_classes):
+        where = sample.attrs.get("path", "the sample submission")
+        return cls(id_column, class_columns(rest, num_classes, names, where), list(sample.columns))
+
+    def describe(self, multi_label: bool) -> str:
+        return f"{self.id_column} and a probability column per class"
+
+    def values(self, probabilities: np.ndarray, names, thresholds=None) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(probabilities, columns=self.columns)
+
+
+# Config.submission's choices besides auto; `auto` picks Probabilities for a sample with
+# more than one column besides the id, else Labels.
+SHAPES: dict[str, type[Shape]] = {"labels": Labels, "probabilities": Probabilities}
+
+
+def numbers_of(num_classes: int) -> list[str]:
+    return [str(number) for number in range(num_classes)]
+
+
+def class_columns(columns: list[str], num_classes: int, names, where: str) -> list[str]:
+    """The sample's probability columns in class order, matched by name: the class names, or
+    the class numbers (0, 1, ...), in whatever order the sample has them. Columns that are
+    neither are refused: matched by position, one class's probability would be written under
+    another's name, and nothing would show it before the leaderboard."""
+    numbers = numbers_of(num_classes)
+    for wanted in (names or [], numbers):
+        if wanted and len(columns) == len(wanted) and set(columns) == set(wanted):
+            return list(wanted)
+    expected = numbers if not names or all(column.isdigit() for column in columns) else names
+    unknown = [column for column in columns if column not in expected]
+    missing = [name for name in expected if name not in columns]
+    said = []
+    if unknown:
+        said.append(f"column(s) {shown(unknown)}: no class of the model")
+    if missing:
+        said.append(f"class(es) {shown(missing)}: no column")
+    classes = "class numbers" if expected is numbers else "class names"
+    raise UserError(
+        f"{where}: {'; '.join(said) or f'{len(columns)} columns'} (the model's {num_classes} "
+        f"{classes}: {shown(expected)}); a probability column per class, named by it. Check the "
+        f"sample and {named('class_names')}, which names the classes in class order"
+    )
+
+
+def shown(items: list[str], most: int = 5) -> str:
+    """A list as a message names it: the first few, and how many more."""
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(repr(item) for item in items[:most]) + more
