@@ -1,7 +1,9 @@
 """Every knob of the project, in one dataclass.
 
-In a notebook: `cfg = from_settings(epochs=3)`, or `Config(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`.
-Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`).
+In a notebook: `cfg = from_settings(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`.
+Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`); its
+`knob(...)` gives its help, its section and what a checkpoint does with it. `Config.sources`
+records which values the user gave: what the data says fills only the others.
 """
 
 from __future__ import annotations
