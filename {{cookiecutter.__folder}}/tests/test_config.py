@@ -16,18 +16,19 @@ from {{ cookiecutter.package }}.runtime.submission import load_sample
 def test_every_field_is_a_flag_of_its_type():
     """Each config field can be set from the command line and keeps its type."""
     fields = config.knobs()
-    values = {"int": "7", "float": "0.5", "str": "x"}
+    values = {int: "7", float: "0.5", str: "x"}
+    kinds = config.types()
     argv = ["train"]
     for field in fields:
         argv += (
             [config.flag(field.name)]
-            if field.type == "bool"
-            else [config.flag(field.name), values[field.type]]
+            if kinds[field.name] is bool
+            else [config.flag(field.name), values[kinds[field.name]]]
         )
     args = parser().parse_args(argv)
     for field in fields:
         parsed = getattr(args, field.name)
-        assert type(parsed).__name__ == field.type, field.name
+        assert type(parsed) is kinds[field.name], field.name
 
 
 def test_each_command_lists_the_settings_it_reads_and_refuses_the_others(capsys):
@@ -93,7 +94,7 @@ def test_epochs_0_is_one_problem_and_valid_files_none_means_no_validation():
         Config(epochs=0)
     assert str(caught.value) == "Config.epochs / --epochs = 0: must be at least 1"
     parsed = from_flags(parser().parse_args(["train", "--valid-files", "none"]))
-    assert parsed.valid_files == "" and config.origin(parsed, "valid_files") == "flag"
+    assert parsed.valid_files == "" and config.given(parsed, "valid_files") == "flag"
 
 
 def test_cli_reports_a_bad_flag_in_one_line_and_exits_2(capsys):
@@ -146,19 +147,20 @@ def test_a_value_given_wins_over_the_manifest_even_when_it_equals_the_default(tm
     flags = ["doctor", "--data-dir", folder, "--num-classes", str(default)]
     filled, _ = records.with_manifest(from_flags(parser().parse_args(flags)))
     assert filled.num_classes == default
-    assert (filled.id_column, config.origin(filled, "id_column")) == ("image_id", "manifest")
+    assert (filled.id_column, filled.sources["id_column"]) == ("image_id", "manifest")
     said = preflight.values(filled, None, None)
     assert f"num_classes = {default} (flag)" in said
     assert "id_column = 'image_id' (manifest)" in said
 
     assert records.with_manifest(Config(data_dir=folder))[0].num_classes == 7
-    assert records.with_manifest(Config(data_dir=folder, num_classes=default))[0].num_classes == (
-        default
-    )
+    in_notebook = config.from_settings(data_dir=folder, num_classes=default)  # the config cell
+    filled = records.with_manifest(in_notebook)[0]
+    assert (filled.num_classes, config.given(filled, "num_classes")) == (default, "notebook")
+    assert records.with_manifest(Config(data_dir=folder, num_classes=6))[0].num_classes == 6
     set_later = Config(data_dir=folder)
-    set_later.num_classes = default  # a notebook cell after the config cell
+    set_later.num_classes = 6  # a notebook cell after the config cell
     filled = records.with_manifest(set_later)[0]
-    assert (filled.num_classes, config.origin(filled, "num_classes")) == (default, "notebook")
+    assert (filled.num_classes, config.given(filled, "num_classes")) == (6, "notebook")
 
 
 def test_a_path_given_is_used_from_where_you_run_and_refused_when_missing(tmp_path, monkeypatch):

@@ -129,8 +129,8 @@ def add_flags(parser: argparse.ArgumentParser, fields: tuple[str, ...] | None = 
     for field in config.knobs():
         if fields is not None and field.name not in fields:
             continue
-        kind = {"int": int, "float": float, "str": str, "bool": bool}[field.type]
-        default = f" (default: {field.default})"
+        kind = config.types()[field.name]
+        default = f" (default: {config.default(field)})"
         if kind is bool:
             action = argparse.BooleanOptionalAction
             group.add_argument(
@@ -139,10 +139,11 @@ def add_flags(parser: argparse.ArgumentParser, fields: tuple[str, ...] | None = 
                 default=argparse.SUPPRESS,
                 help=field.metadata["help"] + default,
             )
-        else:
+        else:  # a list[str] field takes words: --names a b c
             group.add_argument(
                 config.flag(field.name),
-                type=kind,
+                type=str if kind is list else kind,
+                nargs="*" if kind is list else None,
                 default=argparse.SUPPRESS,
                 metavar=field.name.upper(),
                 help=field.metadata["help"] + default,

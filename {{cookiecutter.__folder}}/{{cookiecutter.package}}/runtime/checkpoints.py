@@ -24,23 +24,30 @@ import numpy as np
 
 from . import backbones, plan
 from .accelerator import Accelerator
-from .config import Config, UserError, filled, first_line, named
+from .config import Config, UserError, filled, first_line, knobs, named
 from .files import NO_ROOM, disk_full, write_json, written_whole
 from .paths import output_path, trained_dir
 
-# Fields that say where a run happens, not what it trains: a checkpoint does not record them.
-WHERE_IT_RUNS = (
-    "data_dir", "output_dir", "trained_dir", "test_images", "resume", "backend",
-    "simulate_replicas", "coordinator", "coordinator_timeout", "num_processes", "process_id",
-    "sources",
-)  # fmt: skip
-# What shapes the model and the data it learns from, and where in the learning-rate schedule
-# an epoch starts: resuming with any of these changed would continue another run.
-MODEL_FIELDS = ("backbone", "image_size", "num_classes")
-MUST_MATCH = (
-    *MODEL_FIELDS, "image_key", "label_key", "train_files", "train_csv", "group_column",
-    "global_batch", "steps_per_epoch",
-)  # fmt: skip
+
+# What a run records of its config (checkpoint.json's made_by, model.json), and what resuming
+# and predicting do with each field, by the field's `checkpoint` (config.knob):
+# - "where" the run happens, not what it trains: not recorded;
+# - "recorded" (the rest): a change since the checkpoint is said when resuming, and allowed;
+# - "trained": as recorded, and predict takes it from the trained run unless the user gave it;
+# - "data" it learns from, or where in the learning-rate schedule an epoch starts: resuming
+#   with it changed would continue another run, and is refused;
+# - "model", what shapes the model: as "data" and as "trained", and the trained weights must
+#   have been made for it.
+# The plan's global batch (it depends on the replicas) is recorded beside them, and must match
+# too; its steps per epoch (they depend on the records) are recorded for the field's 0.
+def fields_with(*kinds: str) -> tuple[str, ...]:
+    return tuple(field.name for field in knobs() if field.metadata["checkpoint"] in kinds)
+
+
+RECORDED = fields_with("recorded", "trained", "data", "model")
+MUST_MATCH = (*fields_with("data", "model"), "global_batch")
+FROM_TRAINED = fields_with("trained", "model")
+MODEL_FIELDS = fields_with("model")
 
 
 # Beside the trained weights: the backbone preset's architecture and input scaling, so that
@@ -56,11 +63,6 @@ def trained_weights(cfg: Config) -> Path:
     """Where `predict` and `evaluate` find the final weights: in the trained run's folder
     (Config.trained_dir, else the output folder `train` left them in)."""
     return trained_dir(cfg) / "model.weights.h5"
-
-
-# What predict takes from the trained run when the user did not give it: the model and
-# the classes it was trained for (model.json records them).
-FROM_TRAINED = (*MODEL_FIELDS, "class_names", "multi_label", "dropout")
 
 
 def with_trained(cfg: Config) -> Config:
@@ -100,9 +102,7 @@ def read_record(path: Path) -> dict:
 def made_by(cfg: Config, run: plan.Plan | None) -> dict:
     """What a checkpoint records of its run: every field but where it ran, and the plan's
     global batch and steps per epoch (which depend on the replicas and the records)."""
-    record = {
-        name: value for name, value in dataclasses.asdict(cfg).items() if name not in WHERE_IT_RUNS
-    }
+    record = {name: getattr(cfg, name) for name in RECORDED}
     if run:
         record.update(global_batch=run.global_batch, steps_per_epoch=run.steps_per_epoch)
     return record

@@ -1,7 +1,9 @@
 """Every knob of the project, in one dataclass.
 
-In a notebook: `cfg = Config(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`.
-Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`).
+In a notebook: `cfg = from_settings(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`.
+Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`); its
+`knob(...)` gives its help, its section and what a checkpoint does with it. `Config.sources`
+records which values the user gave: what the data says fills only the others.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import functools
 import itertools
 import math
 import re
+import typing
 
 from .errors import UserError, first_line, flag, named  # noqa: F401 (imported from here too)
 from .submission_shapes import SHAPES
@@ -38,52 +41,94 @@ BACKENDS = ("tensorflow", "jax")
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
-def knob(default, help, tuned=False):
-    """A field of Config; `tuned` ones are what the notebook's config cell shows."""
-    return dataclasses.field(default=default, metadata={"help": help, "tuned": tuned})
+def knob(default, help, tuned=False, section="", checkpoint="recorded"):
+    """A field of Config, with its flag's help. `tuned` ones are what the notebook's config
+    cell shows; a `section` title starts a section of Config that runs to the next one's;
+    `checkpoint` says what a checkpoint does with the field: "where" (where the run happens:
+    not recorded), "recorded", "trained", "data" or "model" (checkpoints.py holds the rules)."""
+    if checkpoint not in ("where", "recorded", "trained", "data", "model"):
+        raise ValueError(f"knob: checkpoint {checkpoint!r} is none of checkpoints.py's rules")
+    metadata = {"help": help, "tuned": tuned, "section": section, "checkpoint": checkpoint}
+    if isinstance(default, list):  # a mutable default: each Config gets its own copy
+        return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 @dataclasses.dataclass
 class Config:
-    # The competition and its files. Defaults are looked up in data_dir; a path you give is
-    # used as given (relative to where you run, or absolute, or gs://).
-    competition: str = knob(COMPETITION, "Kaggle competition slug")
+    # Defaults are looked up in data_dir; a path you give is used as given (relative to where
+    # you run, or absolute, or gs://).
+    competition: str = knob(
+        COMPETITION, "Kaggle competition slug", section="The competition and its files"
+    )
     data_dir: str = knob(
         "",
         "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's input, data/",
         tuned=True,
+        checkpoint="where",
     )
-    train_files: str = knob({{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }}, "training TFRecords")
+    train_files: str = knob(
+        {{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }},
+        "training TFRecords",
+        checkpoint="data",
+    )
     valid_files: str = knob({{ (cookiecutter.__records_prefix ~ "val/*.tfrec") | tojson }}, "validation TFRecords, or none")
     test_files: str = knob({{ (cookiecutter.__records_prefix ~ "test/*.tfrec") | tojson }}, "test TFRecords")
     sample_submission: str = knob("sample_submission.csv", "the competition's sample; empty: none")
     # A competition's own images and CSV, read instead of records when the data folder holds
     # them and no records (data/images.py).
-    train_csv: str = knob("train.csv", "images and CSV: the training CSV (ids and labels)")
+    train_csv: str = knob(
+        "train.csv", "images and CSV: the training CSV (ids and labels)", checkpoint="data"
+    )
     train_images: str = knob("train_images", "images and CSV: the folder of training images")
     test_images: str = knob(
-        "test_images", "the folder of test images; given, predict reads it instead of test_files"
+        "test_images",
+        "the folder of test images; given, predict reads it instead of test_files",
+        checkpoint="where",
     )
-    group_column: str = knob("", "images and CSV: a column whose rows share a fold (a patient)")
-    # What the records hold.
-    image_key: str = knob("image", "feature holding JPEG bytes")
-    label_key: str = knob("class", "feature holding the int64 class")
+    group_column: str = knob(
+        "", "images and CSV: a column whose rows share a fold (a patient)", checkpoint="data"
+    )
+    image_key: str = knob(
+        "image", "feature holding JPEG bytes", section="What the records hold", checkpoint="data"
+    )
+    label_key: str = knob("class", "feature holding the int64 class", checkpoint="data")
     id_key: str = knob("id", "feature holding the string id")
     id_column: str = knob("id", "column of ids (CSV and submission); default: the sample's first")
     label_column: str = knob("label", "column of labels (CSV and submission)")
     submission: str = knob("auto", "auto: as the sample's columns say; or " + ", ".join(SHAPES))
-    class_names: str = knob("", "class names in class order, comma-separated; empty: the data's")
-    multi_label: bool = knob(False, "several labels per image (sigmoid, per-class thresholds)")
-    # The model.
-    image_size: int = knob({{ cookiecutter.image_size }}, "square size images are resized to", tuned=True)
-    num_classes: int = knob({{ cookiecutter.num_classes }}, "number of classes")
-    backbone: str = knob({{ cookiecutter.backbone | tojson }}, "one of " + ", ".join(BACKBONES), tuned=True)
+    class_names: str = knob(
+        "", "class names in class order, comma-separated; empty: the data's", checkpoint="trained"
+    )
+    multi_label: bool = knob(
+        False, "several labels per image (sigmoid, per-class thresholds)", checkpoint="trained"
+    )
+    image_size: int = knob(
+        {{ cookiecutter.image_size }},
+        "square size images are resized to",
+        tuned=True,
+        section="The model",
+        checkpoint="model",
+    )
+    num_classes: int = knob(
+        {{ cookiecutter.num_classes }},
+        "number of classes",
+        checkpoint="model",
+    )
+    backbone: str = knob(
+        {{ cookiecutter.backbone | tojson }},
+        "one of " + ", ".join(BACKBONES),
+        tuned=True,
+        checkpoint="model",
+    )
     weights: str = knob({{ '"none"' if cookiecutter.backbone == "small-cnn" else '"imagenet"' }}, "imagenet, none, a keras-hub preset folder, or small-cnn's .h5")
-    dropout: float = knob(0.2, "dropout before the classifier", tuned=True)
-    # Training.
-    batch_size: int = knob(16, "images per replica per step", tuned=True)
+    dropout: float = knob(0.2, "dropout before the classifier", tuned=True, checkpoint="trained")
+    batch_size: int = knob(16, "images per replica per step", tuned=True, section="Training")
     epochs: int = knob(12, "training epochs", tuned=True)
-    steps_per_epoch: int = knob(0, "steps per epoch; 0: one pass over the training records")
+    # Where in the learning-rate schedule an epoch starts: resuming must not move it.
+    steps_per_epoch: int = knob(
+        0, "steps per epoch; 0: one pass over the training records", checkpoint="data"
+    )
     learning_rate: float = knob(
         {{ "1e-3" if cookiecutter.backbone == "small-cnn" else "1e-4" }}, "peak learning rate for one replica; scaled by replicas", tuned=True
     )
@@ -100,52 +145,60 @@ class Config:
     steps_per_execution: int = knob(0, "training steps per device call; 0: 32 on TPU, 1 elsewhere")
     precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32")
     metric: str = knob({{ cookiecutter.metric | tojson }}, "competition metric: " + ", ".join(METRICS))
-    output_dir: str = knob("", "checkpoints, plots, submission.csv; empty: Kaggle's or output/")
-    trained_dir: str = knob(
-        "", "the trained run predict uses: a folder, or kaggle:notebooks/OWNER/SLUG; empty: output"
+    output_dir: str = knob(
+        "", "checkpoints, plots, submission.csv; empty: Kaggle's or output/", checkpoint="where"
     )
-    resume: bool = knob(True, "continue from the last finished epoch's checkpoint in output_dir")
+    trained_dir: str = knob(
+        "",
+        "the trained run predict uses: a folder, or kaggle:notebooks/OWNER/SLUG; empty: output",
+        checkpoint="where",
+    )
+    resume: bool = knob(
+        True,
+        "continue from the last finished epoch's checkpoint in output_dir",
+        checkpoint="where",
+    )
     seed: int = knob(42, "random seed")
-    # Where it runs. See accelerator.py for how the hardware is found.
-    backend: str = knob("", "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware")
-    simulate_replicas: int = knob(0, "rehearse N replicas on the CPU; 0: off")
-    # Several hosts (Cloud TPU pods, or machines joined by hand): see processes.py.
-    coordinator: str = knob("", "host:port of process 0 (multi-process JAX); empty: none")
-    coordinator_timeout: int = knob(60, "seconds to wait for every process to join; then stop")
-    num_processes: int = knob(1, "processes training together (JAX); each runs the same command")
-    process_id: int = knob(0, "this process's number, 0 to num_processes - 1")
-    # Where each value came from, by field: "flag", "notebook", "preset NAME" or "manifest";
-    # a field not listed holds its default. Not a knob: Config fills it (see `given`).
-    sources: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    # See accelerator.py for how the hardware is found.
+    backend: str = knob(
+        "",
+        "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware",
+        section="Where it runs",
+        checkpoint="where",
+    )
+    simulate_replicas: int = knob(0, "rehearse N replicas on the CPU; 0: off", checkpoint="where")
+    # Several hosts, or machines joined by hand: see processes.py.
+    coordinator: str = knob(
+        "",
+        "host:port of process 0 (multi-process JAX); empty: none",
+        section="Several hosts (Cloud TPU pods)",
+        checkpoint="where",
+    )
+    coordinator_timeout: int = knob(
+        60, "seconds to wait for every process to join; then stop", checkpoint="where"
+    )
+    num_processes: int = knob(
+        1, "processes training together (JAX); each runs the same command", checkpoint="where"
+    )
+    process_id: int = knob(0, "this process's number, 0 to num_processes - 1", checkpoint="where")
+    # Where each value the user gave came from, by field: "flag", "notebook" or "preset NAME",
+    # and "manifest" for one the data filled in (`filled`); a field not listed holds its
+    # default. Not a knob: the functions that make a Config of what a user gave fill it
+    # (from_settings, from_preset, the command line's from_flags); dataclasses.replace keeps it.
+    sources: dict[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
-        self.sources = dict(self.sources)  # a copy's changes stay its own
+        if self.sources is None:  # made here, as Config(epochs=3): the values that are not
+            self.sources = {  # defaults were given in the notebook (from_settings: all)
+                field.name: "notebook"
+                for field in knobs()
+                if getattr(self, field.name) != default(field)
+            }
         if self.valid_files.strip().lower() == "none":  # as the help says it, and "" alike
             self.valid_files = ""
         wrong = problems(self)
         if wrong:
             raise UserError("; ".join(wrong))
-        object.__setattr__(self, "_made", True)
-
-    def __setattr__(self, name, value):
-        super().__setattr__(name, value)
-        if name != "sources" and self.__dict__.get("_made"):  # a notebook cell: cfg.epochs = 3
-            self.sources[name] = "notebook"
-
-
-def remember_given(init):
-    """Config(epochs=3) records epochs as given in the notebook, so the records' manifest
-    never replaces it, even when 3 is the default. dataclasses.replace passes `sources` on."""
-
-    @functools.wraps(init)
-    def made(self, **values):
-        values.setdefault("sources", dict.fromkeys(values, "notebook"))
-        init(self, **values)
-
-    return made
-
-
-Config.__init__ = remember_given(Config.__init__)
 
 
 def knobs() -> list[dataclasses.Field]:
@@ -153,36 +206,45 @@ def knobs() -> list[dataclasses.Field]:
     return [field for field in dataclasses.fields(Config) if "help" in field.metadata]
 
 
-# Config's sections, each from the field named here to the next section's: the notebook shows
-# them in this order.
-SECTIONS = {
-    "competition": "The competition and its files",
-    "image_key": "What the records hold",
-    "image_size": "The model",
-    "batch_size": "Training",
-    "backend": "Where it runs",
-    "coordinator": "Several hosts (Cloud TPU pods)",
-}
+FIELDS = {field.name: field for field in knobs()}
+
+
+def default(field: dataclasses.Field):
+    """A field's default, a fresh one where it is a list."""
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
+
+
+@functools.cache
+def types() -> dict[str, type]:
+    """Each field's type as a class (`list` for list[str]): a dataclass keeps the annotation's
+    text, which `from __future__ import annotations` leaves unevaluated."""
+    hints = typing.get_type_hints(Config)
+    return {name: typing.get_origin(hint) or hint for name, hint in hints.items()}
 
 
 def sections() -> dict[str, list[dataclasses.Field]]:
-    """The knobs by section title, in Config's order."""
+    """The knobs by section title, in Config's order: the notebook shows them so."""
     grouped, title = {}, ""
     for field in knobs():
-        title = SECTIONS.get(field.name, title)
+        title = field.metadata["section"] or title
         grouped.setdefault(title, []).append(field)
     return grouped
 
 
-def given(cfg: Config, name: str) -> bool:
-    """Whether the user gave this field (a flag, the notebook, a preset): what the records'
-    manifest must not replace, and a path that is used as given."""
-    return cfg.sources.get(name) not in (None, "manifest")
-
-
-def typed(cfg: Config, name: str) -> bool:
-    """Whether the user typed this value (a flag, the notebook), not a preset or the data."""
-    return cfg.sources.get(name) in ("flag", "notebook")
+def given(cfg: Config, name: str, typed: bool = False) -> str:
+    """Where the user gave this field ("flag", "notebook" or "preset NAME"), or "" when they
+    did not: a default, or what the data said. What the user gave the data never replaces.
+    With `typed`, only a flag or the notebook counts: a value typed from where the user runs,
+    while a preset's paths, as the defaults, lie in the data folder."""
+    where = cfg.sources.get(name)
+    if where is None:  # set after the config was made (`cfg.epochs = 3` in a later cell)
+        changed = getattr(cfg, name) != default(FIELDS[name])
+        where = "notebook" if changed else ""
+    if where == "manifest" or (typed and where.startswith("preset")):
+        return ""
+    return where
 
 
 def filled(cfg: Config, found: dict, where: str = "the data") -> Config:
@@ -192,7 +254,7 @@ def filled(cfg: Config, found: dict, where: str = "the data") -> Config:
     theirs = names_in(found["class_names"]) if found.get("class_names") else []
     if theirs and given(cfg, "class_names") and names_in(cfg.class_names) != theirs:
         raise UserError(
-            f"{named('class_names')} ({cfg.class_names!r}, from the {origin(cfg, 'class_names')}) "
+            f"{named('class_names')} ({cfg.class_names!r}, from the {given(cfg, 'class_names')}) "
             f"disagrees with the classes {where} names, in class order ({','.join(theirs)!r}); "
             "leave it out to use those"
         )
@@ -207,16 +269,11 @@ def filled(cfg: Config, found: dict, where: str = "the data") -> Config:
     return dataclasses.replace(cfg, **chosen, sources=sources)
 
 
-def origin(cfg: Config, name: str) -> str:
-    """Where a field's value came from, as doctor and messages say it."""
-    return cfg.sources.get(name, "default")
-
-
 def given_values(cfg: Config) -> str:
     """Each value that is not a default, and where it came from: what the user gave wins over
     what the records' manifest or the TFDS set says."""
     shown = [
-        f"  {field.name} = {getattr(cfg, field.name)!r} ({origin(cfg, field.name)})"
+        f"  {field.name} = {getattr(cfg, field.name)!r} ({cfg.sources[field.name]})"
         for field in knobs()
         if field.name in cfg.sources
     ]
@@ -232,8 +289,11 @@ FILE_FIELDS = (
 # Fields that name features of the records, and columns of the submission: each its own.
 FEATURE_FIELDS = ("image_key", "label_key", "id_key")
 COLUMN_FIELDS = ("id_column", "label_column")
-KINDS = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
-KIND_NAMES = {"int": "a whole number", "float": "a number", "str": "text", "bool": "True or False"}
+# What a value of each type may be (a whole number is a number too), as messages say it.
+KINDS = {int: (int,), float: (int, float), str: (str,), bool: (bool,), list: (list,)}
+KIND_NAMES = {
+    int: "a whole number", float: "a number", str: "text", bool: "True or False", list: "a list",
+}  # fmt: skip
 
 
 def problems(cfg: Config) -> list[str]:
@@ -241,19 +301,20 @@ def problems(cfg: Config) -> list[str]:
 
     Run at construction and again before every run: a notebook may change a field after.
     """
-    fields = knobs()
+    fields, kinds = knobs(), types()
     wrong_type = [
-        f"{named(field.name)} = {getattr(cfg, field.name)!r}: must be {KIND_NAMES[field.type]}"
+        f"{named(field.name)} = {getattr(cfg, field.name)!r}: must be "
+        f"{KIND_NAMES[kinds[field.name]]}"
         for field in fields
-        if not isinstance(getattr(cfg, field.name), KINDS[field.type])
-        or (field.type != "bool" and isinstance(getattr(cfg, field.name), bool))
+        if not isinstance(getattr(cfg, field.name), KINDS[kinds[field.name]])
+        or (kinds[field.name] is not bool and isinstance(getattr(cfg, field.name), bool))
     ]
     if wrong_type:
         return wrong_type  # the checks below compare values of the right type
     not_finite = [
         f"{named(field.name)} = {getattr(cfg, field.name)!r}: must be a finite number"
         for field in fields
-        if field.type == "float" and not math.isfinite(getattr(cfg, field.name))
+        if kinds[field.name] is float and not math.isfinite(getattr(cfg, field.name))
     ]
     if not_finite:
         return not_finite
@@ -319,7 +380,7 @@ def problems(cfg: Config) -> list[str]:
         f"{named(field.name)} = {getattr(cfg, field.name)!r}: starts or ends with a space; "
         "remove it"
         for field in fields
-        if field.type == "str" and getattr(cfg, field.name) != getattr(cfg, field.name).strip()
+        if kinds[field.name] is str and getattr(cfg, field.name) != getattr(cfg, field.name).strip()
     ]
     for group, what in ((FEATURE_FIELDS, "feature of the records"), (COLUMN_FIELDS, "column")):
         for earlier, later in itertools.combinations(group, 2):
@@ -377,6 +438,13 @@ PRESETS = {
         "output_dir": "output/demo",
     },
 }
+
+
+def from_settings(**values) -> Config:
+    """Config(**values), each value recorded as given in the notebook, defaults too (the
+    notebook's config cell): what the data says (a records manifest, a TFDS set, a trained
+    run) never replaces it, and a path is used as given."""
+    return Config(**values, sources=dict.fromkeys(values, "notebook"))
 
 
 def from_preset(name: str, changes: dict | None = None, source: str = "notebook") -> Config:

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from . import kaggle_inputs
-from .config import Config, UserError, first_line, named, typed
+from .config import Config, UserError, first_line, given, named
 
 # Kaggle mounts a notebook's inputs here, and keeps what a notebook writes here
 # (submission.csv among it); module constants so tests can point them elsewhere.
@@ -72,7 +72,7 @@ def field_path(cfg: Config, name: str) -> str:
     value = getattr(cfg, name)
     if value.startswith(kaggle_inputs.PREFIX):  # an attached input: where Kaggle mounts it
         return local(value)
-    if not typed(cfg, name):
+    if not given(cfg, name, typed=True):
         return data_path(cfg, value)
     there = in_data_folder(cfg, value)
     if there and not matches(value) and matches(there):

@@ -15,7 +15,7 @@ import pandas as pd
 import tensorflow as tf
 
 from . import tables
-from .config import Config, UserError, first_line, given, named, origin
+from .config import Config, UserError, first_line, given, named
 from .files import IMAGE_SUFFIXES, MANIFEST, written_whole
 from .paths import field_path, reaching
 from .submission_shapes import SHAPES, Labels, Probabilities, Shape
@@ -35,7 +35,7 @@ def read_sample_at(cfg: Config, path: str) -> pd.DataFrame | None:
     if not tf.io.gfile.exists(path):
         if given(cfg, "sample_submission"):
             raise UserError(
-                f"{path} ({named('sample_submission')}, from the {origin(cfg, 'sample_submission')}) "
+                f"{path} ({named('sample_submission')}, from the {given(cfg, 'sample_submission')}) "
                 "does not exist; give the sample's path from where you run, or leave it out to "
                 "use the data folder's sample_submission.csv"
             )
@@ -83,7 +83,7 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
         if given(cfg, field) and getattr(cfg, field) not in present:
             raise UserError(
                 f"{where} has columns {present}, not {getattr(cfg, field)!r} ({named(field)}, "
-                f"from the {origin(cfg, field)}); give one of its columns, or leave it out to "
+                f"from the {given(cfg, field)}); give one of its columns, or leave it out to "
                 "follow the sample"
             )
     id_column = cfg.id_column if cfg.id_column in present else present[0]

@@ -113,10 +113,10 @@ def cells(
         Cell(
             "code",
             f"{imports} import accelerator\n"
-            f"{imports}.config import Config\n"
+            f"{imports}.config import from_settings\n"
             f"{imports}.paths import output_path\n"
             f"{imports}.plots import show\n\n"
-            "cfg = Config(**CONFIG)\n"
+            "cfg = from_settings(**CONFIG)\n"
             "found = accelerator.detect(cfg)\n"
             "accelerator.require(found, ACCELERATOR)",
         ),

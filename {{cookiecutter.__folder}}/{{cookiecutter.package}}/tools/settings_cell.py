@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ..runtime.config import FILE_FIELDS, Config, origin, sections
+from ..runtime.config import FILE_FIELDS, Config, given, sections
 from ..runtime.paths import field_path
 
 
@@ -26,7 +26,7 @@ def value(cfg: Config, name: str):
     """A field's value as the notebook sets it: a preset's file as the path it names (in the
     notebook every value is given, and a given path is used as it is). Defaults stay as they
     are: the notebook looks them up in its own data folder, Kaggle's input."""
-    if name in FILE_FIELDS and getattr(cfg, name) and origin(cfg, name).startswith("preset"):
+    if name in FILE_FIELDS and getattr(cfg, name) and given(cfg, name).startswith("preset"):
         return field_path(cfg, name)
     return getattr(cfg, name)
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, UserError, named, typed, validating_fold
+from ..config import Config, UserError, given, named, validating_fold
 from ..files import MANIFEST, written_whole
 from ..paths import data_path, field_path, output_dir
 from . import competition_files, scan
@@ -35,9 +35,9 @@ SIGNATURES = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8", b"BM")
 def chosen(cfg: Config) -> bool:
     """Whether the config reads a competition's images and CSV: asked for by a flag, or the
     data folder holds the training CSV and its image folder, and no records of its own."""
-    if typed(cfg, "train_csv") or typed(cfg, "train_images"):
+    if given(cfg, "train_csv", typed=True) or given(cfg, "train_images", typed=True):
         return True
-    if typed(cfg, "train_files"):
+    if given(cfg, "train_files", typed=True):
         return False
     csv, images = field_path(cfg, "train_csv"), field_path(cfg, "train_images")
     if "://" in csv or not (os.path.isfile(csv) and os.path.isdir(images)):

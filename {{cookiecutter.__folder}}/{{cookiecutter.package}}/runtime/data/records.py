@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, UserError, filled, first_line, named, typed, validating_fold
+from ..config import Config, UserError, filled, first_line, given, named, validating_fold
 from ..files import MANIFEST
 from ..paths import data_path, field_path, in_data_folder, reaching
 from . import steps
@@ -264,7 +264,7 @@ def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     """A split's files (`field`: train_files, valid_files or test_files), after checking its
     first shard: image and label (or id) features."""
     pattern = field_path(cfg, field)
-    typed_here = typed(cfg, field) and pattern == getattr(cfg, field)
+    typed_here = given(cfg, field, typed=True) and pattern == getattr(cfg, field)
     files = find(pattern, field, in_data_folder(cfg, pattern) if typed_here else "")
     image = {cfg.image_key: ("bytes", "image_key")}
     if labeled:

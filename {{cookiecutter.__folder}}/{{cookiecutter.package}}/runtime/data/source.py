@@ -16,7 +16,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from ..config import Config, named, typed
+from ..config import Config, given, named
 from ..files import MANIFEST
 from ..paths import data_path, field_path
 from . import images, records, scan, tfds_sets
@@ -181,7 +181,7 @@ class CompetitionImages:
 def of(cfg: Config, field: str = "train_files") -> Records | TfdsSet | CompetitionImages:
     """The data source the config reads for a split (`field`: train_files, valid_files or
     test_files): test images given by a flag are read as files whatever trains."""
-    if field == "test_files" and typed(cfg, "test_images"):
+    if field == "test_files" and given(cfg, "test_images", typed=True):
         return CompetitionImages()
     if tfds_sets.name_of(cfg):
         return TfdsSet()
