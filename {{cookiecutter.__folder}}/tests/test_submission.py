@@ -4,7 +4,7 @@ write loses nothing."""
 import numpy as np
 import pytest
 
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config, UserError, from_settings
 from {{ cookiecutter.package }}.runtime.files import written_whole
 from {{ cookiecutter.package }}.runtime.submission import (
     arrange,
@@ -21,7 +21,7 @@ def one_hot(classes, width=3):
 
 def submit(ids, probabilities, text=None, names=None, thresholds=None, **fields):
     """The rows predict writes for these ids and probabilities, given the sample's text."""
-    cfg = Config(**fields)
+    cfg = from_settings(**fields)  # as the notebook's config cell gives them
     sample = read_sample(text.encode(), "sample.csv") if text is not None else None
     shape = layout(cfg, sample, probabilities.shape[1], names)
     return arrange(ids, shape.values(probabilities, names, thresholds), sample, shape)
