@@ -6,14 +6,18 @@ import re
 import tomllib
 
 import pytest
-from conftest import CHOICES, PROJECT_TEMPLATE
+from conftest import CHOICES, COOKIECUTTER_JSON, PROJECT_TEMPLATE
 
-# A vision transformer's image size must be a multiple of its patch: 224 is Kaggle's too.
-PATCHES = {"dinov2-small": {"image_size": "224"}}
+# A vision transformer's image size must be a multiple of its patch: 16 patches (224 for
+# patches of 14, one of Kaggle's sizes).
+SIZED = {
+    name: {"image_size": str(16 * patch)}
+    for name, patch in COOKIECUTTER_JSON["_backbone_patch_size"].items()
+}
 COMBINATIONS = [
     pytest.param({}, id="defaults"),
     *[
-        pytest.param({"backbone": name, **PATCHES.get(name, {})}, id=name)
+        pytest.param({"backbone": name, **SIZED.get(name, {})}, id=name)
         for name in CHOICES["backbone"]
     ],
     pytest.param({"metric": "accuracy"}, id="accuracy"),
