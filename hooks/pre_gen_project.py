@@ -19,7 +19,11 @@ CHOICES = json.loads(
 """.strip()
 )
 BACKBONES, METRICS = CHOICES["backbone"], CHOICES["metric"]
-PATCH_SIZE = {"dinov2-small": 14}  # a vision transformer's image size is a multiple of its patch
+# A vision transformer's image size is a multiple of its patch. cookiecutter.json keeps these
+# beside the choices, as data, for this hook: it runs in the new project's folder, where the
+# project's list of backbones (runtime/backbone_choices.py) is not yet written. The template's
+# tests check both against that list.
+PATCH_SIZE = ANSWERS["_backbone_patch_size"]
 # Imports the generated project needs; a package named like one of them would shadow it.
 SHADOWED = {"tensorflow", "keras", "numpy", "jax", "sklearn", "pandas", "tests"}
 

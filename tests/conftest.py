@@ -13,6 +13,7 @@ import pytest
 from cookiecutter.main import cookiecutter
 
 TEMPLATE = Path(__file__).resolve().parents[1]
+PROJECT_TEMPLATE = TEMPLATE / "{{cookiecutter.__folder}}"  # the rendered project, unrendered
 COOKIECUTTER_JSON = json.loads((TEMPLATE / "cookiecutter.json").read_text())
 ANSWERS = [key for key in COOKIECUTTER_JSON if not key.startswith("_")]
 CHOICES = {key: value for key, value in COOKIECUTTER_JSON.items() if isinstance(value, list)}

@@ -6,117 +6,18 @@ import re
 import tomllib
 
 import pytest
-from conftest import CHOICES
+from conftest import CHOICES, COOKIECUTTER_JSON, PROJECT_TEMPLATE
 
-PACKAGE_FILES = [
-    "__init__.py",
-    "__main__.py",
-    "startup_logs.py",
-    "runtime/__init__.py",
-    "runtime/accelerator.py",
-    "runtime/augment.py",
-    "runtime/backbones.py",
-    "runtime/backend.py",
-    "runtime/checkpoints.py",
-    "runtime/config.py",
-    "runtime/doctor.py",
-    "runtime/efficientnet_padding.py",
-    "runtime/errors.py",
-    "runtime/evaluate.py",
-    "runtime/files.py",
-    "runtime/folds.py",
-    "runtime/kaggle_inputs.py",
-    "runtime/model.py",
-    "runtime/paths.py",
-    "runtime/plan.py",
-    "runtime/plots.py",
-    "runtime/predict.py",
-    "runtime/predictions.py",
-    "runtime/preflight.py",
-    "runtime/preview.py",
-    "runtime/processes.py",
-    "runtime/rehearsal.py",
-    "runtime/scoring.py",
-    "runtime/submission.py",
-    "runtime/submission_shapes.py",
-    "runtime/tables.py",
-    "runtime/thresholds.py",
-    "runtime/train.py",
-    "runtime/data/__init__.py",
-    "runtime/data/competition_files.py",
-    "runtime/data/images.py",
-    "runtime/data/pipeline.py",
-    "runtime/data/records.py",
-    "runtime/data/scan.py",
-    "runtime/data/source.py",
-    "runtime/data/steps.py",
-    "runtime/data/tfds_sets.py",
-    "tools/__init__.py",
-    "tools/bench_input.py",
-    "tools/bench_train.py",
-    "tools/demo.py",
-    "tools/image_files.py",
-    "tools/images_to_records.py",
-    "tools/kaggle_api.py",
-    "tools/kaggle_auth.py",
-    "tools/kernel.py",
-    "tools/notebook.py",
-    "tools/settings_cell.py",
-    "tools/shards.py",
-    "tools/step_timings.py",
-]
-TEST_FILES = [
-    "conftest.py",
-    "fake_data_proxy.py",
-    "fake_kaggle.py",
-    "jax_padding.py",
-    "one_step.py",
-    "presets.py",
-    "process_share.py",
-    "test_accelerator.py",
-    "test_augment.py",
-    "test_bad_inputs.py",
-    "test_bad_records.py",
-    "test_bench_input.py",
-    "test_bench_train.py",
-    "test_code_competition.py",
-    "test_competitions.py",
-    "test_config.py",
-    "test_data.py",
-    "test_efficientnet_padding.py",
-    "test_folds.py",
-    "test_help.py",
-    "test_kaggle.py",
-    "test_kernel.py",
-    "test_model.py",
-    "test_plan.py",
-    "test_plots.py",
-    "test_preflight.py",
-    "test_readers.py",
-    "test_records.py",
-    "test_replicas.py",
-    "test_resume.py",
-    "test_scoring.py",
-    "test_submission.py",
-    "test_test_images.py",
-    "test_tfds.py",
-    "test_train.py",
-]
-TOP_FILES = [
-    ".gitignore",
-    "Makefile",
-    "README.md",
-    "docs/efficientnet-padding.md",
-    "pyproject.toml",
-    "requirements.txt",
-]
-
-# A vision transformer's image size must be a multiple of its patch: 224 is Kaggle's too.
-PATCHES = {"dinov2-small": {"image_size": "224"}}
+# A vision transformer's image size must be a multiple of its patch: 16 patches (224 for
+# patches of 14, one of Kaggle's sizes).
+SIZED = {
+    name: {"image_size": str(16 * patch)}
+    for name, patch in COOKIECUTTER_JSON["_backbone_patch_size"].items()
+}
 COMBINATIONS = [
     pytest.param({}, id="defaults"),
     *[
-        pytest.param({"backbone": name, **PATCHES.get(name, {})}, id=name)
+        pytest.param({"backbone": name, **SIZED.get(name, {})}, id=name)
         for name in CHOICES["backbone"]
     ],
     pytest.param({"metric": "accuracy"}, id="accuracy"),
@@ -138,24 +39,26 @@ def test_combinations_cover_every_choice():
         assert {(key, choice) for choice in choices[1:]} <= covered, key
 
 
-def expected_files(package: str) -> set[str]:
+def template_files(package: str) -> set[str]:
+    """Each file of the project's template, named as rendering names it."""
     return {
-        *TOP_FILES,
-        *(f"{package}/{name}" for name in PACKAGE_FILES),
-        *(f"tests/{name}" for name in TEST_FILES),
+        path.relative_to(PROJECT_TEMPLATE).as_posix().replace("{{cookiecutter.package}}", package)
+        for path in PROJECT_TEMPLATE.rglob("*")
+        if path.is_file()
     }
 
 
-def test_defaults_render_exactly_these_files(baker):
+def test_defaults_render_every_template_file_and_nothing_else(baker):
     baked = baker()
     assert baked.path.name == "flower-classification"
-    assert baked.files() == expected_files("flower_classification")
+    assert baked.files() == template_files("flower_classification")
+    assert {"flower_classification/__main__.py", "tests/conftest.py", "README.md"} <= baked.files()
 
 
 @pytest.mark.parametrize("answers", COMBINATIONS)
 def test_every_combination_renders_the_same_clean_parseable_files(baker, answers):
     baked = baker(**answers)
-    assert baked.files() == expected_files(baked.package.name)
+    assert baked.files() == template_files(baked.package.name)
     for name in baked.files():
         text = baked.read(name)
         assert not UNRENDERED.search(text), f"unrendered Jinja in {name}"
@@ -208,10 +111,9 @@ def test_a_project_name_with_quotes_and_backslashes_stays_text(baker):
 def test_the_readme_tree_lists_every_package_module(baker):
     baked = baker()
     readme = baked.read("README.md")
-    for path in PACKAGE_FILES[1:]:
-        if not path.endswith("__init__.py"):
-            name = path.rsplit("/", 1)[-1]
-            assert re.search(rf"{re.escape(name)}\s+<- ", readme), path
+    for path in baked.package.rglob("*.py"):
+        if path.name != "__init__.py":
+            assert re.search(rf"{re.escape(path.name)}\s+<- ", readme), path
 
 
 def test_next_steps_are_printed_after_rendering(baker, capfd):

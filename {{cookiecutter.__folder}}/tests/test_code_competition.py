@@ -24,7 +24,8 @@ from test_kaggle import against_fake_kaggle, calls
 from test_kernel import alone, offline
 
 from {{ cookiecutter.package }}.runtime import kaggle_inputs, paths
-from {{ cookiecutter.package }}.runtime.config import BACKBONES, Config, UserError
+from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
+from {{ cookiecutter.package }}.runtime.config import Config, UserError
 
 PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"
@@ -101,9 +102,9 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     where = {
         "competitions": f"competitions/{SLUG}" if by_kind else SLUG,
         "notebooks": f"notebooks/{USER}/{NAME}" if by_kind else NAME,
-        "models": "models/" + BACKBONES[BACKBONE]
+        "models": "models/" + BACKBONES[BACKBONE].handle
         if by_kind
-        else BACKBONES[BACKBONE].split("/", 1)[1],
+        else BACKBONES[BACKBONE].handle.split("/", 1)[1],
     }
     labels = [name for name in ("0", "1", "2") for _ in range(12)]
     data = competition(
@@ -113,7 +114,7 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     mounts = {
         "proxy": by_kind,
         "competitions": {SLUG: where["competitions"]},
-        "models": {BACKBONES[BACKBONE]: where["models"]},
+        "models": {BACKBONES[BACKBONE].handle: where["models"]},
     }
 
     # The training notebook: only the competition (and the backbone) attached.

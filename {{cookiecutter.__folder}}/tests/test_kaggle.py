@@ -16,7 +16,8 @@ import requests
 from conftest import OFFLINE, PROJECT
 from fake_kaggle import RULES_NOT_ACCEPTED
 
-from {{ cookiecutter.package }}.runtime.config import BACKBONES, Config, UserError
+from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
+from {{ cookiecutter.package }}.runtime.config import Config, UserError
 from {{ cookiecutter.package }}.tools.kaggle_auth import CREDENTIALS_HELP, briefly, check_key_file
 
 PACKAGE = "{{ cookiecutter.package }}"
@@ -79,7 +80,7 @@ def test_push_sends_our_notebook_to_a_tpu_v5e8_with_internet_off(tmp_path):
     assert sent["enableInternet"] is False and sent["isPrivate"] is True
     assert sent["competitionDataSources"] == [COMPETITION]
     # The backbone's keras-hub preset, attached from Kaggle Models: it loads with internet off.
-    handle = BACKBONES[Config().backbone]
+    handle = BACKBONES[Config().backbone].handle
     assert sent.get("modelDataSources", []) == ([handle] if handle else [])
     assert (sent["language"], sent["kernelType"]) == ("python", "notebook")
     assert "dockerImage" not in sent

@@ -20,7 +20,8 @@ from conftest import OFFLINE, PROJECT
 from PIL import Image
 
 from {{ cookiecutter.package }}.runtime import backbones
-from {{ cookiecutter.package }}.runtime.config import BACKBONES, Config, UserError, from_preset, knobs
+from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
+from {{ cookiecutter.package }}.runtime.config import Config, UserError, from_preset, knobs
 from {{ cookiecutter.package }}.runtime.model import build_model
 from {{ cookiecutter.package }}.tools import kernel
 from {{ cookiecutter.package }}.tools.notebook import DATA_STEPS, runtime_modules
@@ -97,7 +98,7 @@ def execute(notebook: Path, *driver: str) -> subprocess.CompletedProcess:
 def as_kaggle_mounts(tmp_path: Path, preset: str) -> tuple[Path, Path]:
     """The preset mounted as Kaggle mounts an attached model, under a mount root of its own;
     the mounts file and request log of tests/fake_data_proxy.py."""
-    handle = BACKBONES[BACKBONE]
+    handle = BACKBONES[BACKBONE].handle
     slug = handle.split("/", 1)[1]  # model/framework/variation/version, as Kaggle mounts it
     shutil.copytree(preset, tmp_path / "models" / slug)
     mounts = tmp_path / "mounts.json"
@@ -114,7 +115,7 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     flags = ["--accelerator", "cpu", "--backbone", BACKBONE, "--weights", "imagenet"]
     folder = make_kernel(kaggle, tmp_path, *flags)
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
-    assert metadata["model_sources"] == [BACKBONES[BACKBONE]]
+    assert metadata["model_sources"] == [BACKBONES[BACKBONE].handle]
     notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "run")
     edited = nbformat.read(notebook, as_version=4)
     (cell,) = [cell for cell in edited.cells if "def build_model(" in cell.source]
@@ -125,7 +126,7 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     proxy = PROJECT / "tests" / "fake_data_proxy.py"
     done = execute(notebook, sys.executable, str(proxy), str(mounts), str(log))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    owner, model, framework, variation, version = BACKBONES[BACKBONE].split("/")
+    owner, model, framework, variation, version = BACKBONES[BACKBONE].handle.split("/")
     asked = {"OwnerSlug": owner, "ModelSlug": model, "Framework": framework}
     asked |= {"InstanceSlug": variation, "VersionNumber": version}
     requests = json.loads(log.read_text())  # each command that builds the model asks once
@@ -147,8 +148,8 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     features = unedited.get_layer("pool").output.shape[-1]
     wider = (features * 32 + 32) + (32 * 10 + 10) - (features * 10 + 10)
     assert f"{unedited.count_params() + wider:,} parameters" in text  # the edited cell ran
-    mounted = tmp_path / "models" / BACKBONES[BACKBONE].split("/", 1)[1]
-    found = f"weights: {BACKBONE}, ImageNet weights of kaggle://{BACKBONES[BACKBONE]} at {mounted}"
+    mounted = tmp_path / "models" / BACKBONES[BACKBONE].handle.split("/", 1)[1]
+    found = f"weights: {BACKBONE}, ImageNet weights of kaggle://{BACKBONES[BACKBONE].handle} at {mounted}"
     assert found in text  # doctor says which model it found, and where
     assert "precision    recall  f1-score" in text  # scikit-learn's per-class report
     assert re.search(r"^ +seven +\d", text, re.MULTILINE)  # its rows are the demo's class names

@@ -11,7 +11,8 @@ import pytest
 
 from {{ cookiecutter.package }}.runtime import backbones, model, plan, preflight
 from {{ cookiecutter.package }}.runtime.accelerator import detect
-from {{ cookiecutter.package }}.runtime.config import BACKBONES, PATCH_SIZE, Config, UserError
+from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
+from {{ cookiecutter.package }}.runtime.config import Config, UserError
 
 
 def built(cfg):
@@ -19,20 +20,21 @@ def built(cfg):
     return model.build_model(cfg, backbones.load(cfg))
 
 
-PRETRAINED = [name for name, handle in BACKBONES.items() if handle]
+PRETRAINED = [name for name, choice in BACKBONES.items() if choice.handle]
 
 
 def test_each_pretrained_backbone_is_a_pinned_kaggle_models_handle():
     """owner/model/framework/variation/version, as model_sources takes it: a version pinned."""
     for name in PRETRAINED:
-        assert re.fullmatch(r"keras/[a-z0-9_]+/keras/[a-z0-9_]+/[0-9]+", BACKBONES[name]), name
+        handle = BACKBONES[name].handle
+        assert re.fullmatch(r"keras/[a-z0-9_]+/keras/[a-z0-9_]+/[0-9]+", handle), name
 
 
 @pytest.mark.parametrize("backbone", list(BACKBONES))
 def test_every_backbone_builds_a_classifier_of_uint8_images(backbone, preset):
     """From a preset folder of the backbone's own keras-hub class (small-cnn: no weights)."""
     weights = preset(backbone) if backbone in PRETRAINED else "none"
-    size = 42 if backbone in PATCH_SIZE else 32
+    size = 42 if BACKBONES[backbone].patch_size > 1 else 32
     cfg = Config(backbone=backbone, weights=weights, image_size=size, num_classes=7)
     net = built(cfg)
     assert net.input.dtype == "uint8"

@@ -1,77 +1,96 @@
 """The command line: `python -m {{ cookiecutter.package }} COMMAND [--field value ...]`.
 
-Each command's module owns its options (`arguments(parser)`, where it has any), the Config
-fields it reads (`CONFIG_FIELDS`; every field where it has none) and its run
-(`command(args, cfg, found)`). Only the module of the command asked for is imported, so
-`--help` answers at once and a command never needs another's packages; a command's module
-loads TensorFlow where it uses it, not at import, and `--help` of a command whose module
-declares no options imports nothing of it.
+COMMANDS holds every command: a new one is an entry there and its module. Each command's
+module owns its options (`arguments(parser)`, where it has any), the Config fields it reads
+(`CONFIG_FIELDS`; every field where it has none) and its run (`command(args, cfg, found)`).
+Only the module of the command asked for is imported, so `--help` answers at once and a
+command never needs another's packages; a command's module loads TensorFlow where it uses it,
+not at import, and `--help` of a command whose module declares no options imports nothing of it.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import sys
 
 from . import startup_logs
 from .runtime import accelerator, config
 
-# name: (the module that owns it, what it does)
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    module: str  # the module that owns it, under the package
+    help: str  # what it does
+    # It runs on the accelerator, which decides Keras' backend; Keras reads that once, when it
+    # is imported, so the accelerator is found before the module, which imports Keras, is.
+    on_accelerator: bool = False
+    # Its module declares no options (no `arguments`, no CONFIG_FIELDS): it takes every Config
+    # flag, and its module, which loads Keras, is imported only to run.
+    every_flag: bool = False
+    config: bool = True  # whether it takes Config flags
+
+
 COMMANDS = {
-    "train": (
+    "train": Command(
         "runtime.train",
         "train on the training records; checkpoints, weights and curves go to the output",
+        on_accelerator=True,
+        every_flag=True,
     ),
-    "predict": (
+    "predict": Command(
         "runtime.predict",
         "predict the test records and write submission.csv in the output folder",
+        on_accelerator=True,
+        every_flag=True,
     ),
-    "evaluate": (
+    "evaluate": Command(
         "runtime.evaluate",
         "per-class scores and a confusion matrix of the trained model on validation",
+        on_accelerator=True,
+        every_flag=True,
     ),
-    "preview": (
+    "preview": Command(
         "runtime.preview",
         "pictures of an augmented training batch and the learning rate over the run",
+        on_accelerator=True,
+        every_flag=True,
     ),
-    "doctor": (
+    "doctor": Command(
         "runtime.doctor",
         "check the accelerator, data and weights; exit 1 if a run would fail",
+        on_accelerator=True,
     ),
-    "score": (
+    "score": Command(
         "runtime.scoring",
         "score the output's submission.csv against the true labels (the demo's are hidden)",
     ),
-    "kernel": (
+    "kernel": Command(
         "tools.kernel",
         "write the Kaggle notebook, the same as a script, and kernel-metadata.json",
     ),
-    "kaggle": (
+    "kaggle": Command(
         "tools.kaggle_api",
         "download the data, push a notebook, see its run and output, submit, list submissions",
     ),
-    "records": (
+    "records": Command(
         "tools.images_to_records",
         "turn a folder of images and a CSV into sharded TFRecords with folds",
     ),
-    "demo-data": ("tools.demo", "write the offline digits demo competition to --output"),
-    "bench-input": (
+    "demo-data": Command(
+        "tools.demo", "write the offline digits demo competition to --output", config=False
+    ),
+    "bench-input": Command(
         "tools.bench_input",
         "images per second of the input pipeline against decoding alone and the textbook",
     ),
-    "bench-train": (
+    "bench-train": Command(
         "tools.bench_train",
         "seconds a training step takes, and without the input pipeline, our layers or keras-hub",
+        on_accelerator=True,
     ),
 }
-WITHOUT_CONFIG = {"demo-data"}  # commands that take no Config flags
-# Commands whose module declares no options (no `arguments`, no CONFIG_FIELDS): they take
-# every Config flag, so their modules, which load Keras, are imported only to run.
-EVERY_FLAG = {"train", "predict", "evaluate", "preview"}
-# Commands that run on the accelerator. It decides Keras' backend, which Keras reads once, when
-# it is imported: it is found before their module, which imports Keras, is.
-ON_ACCELERATOR = {"train", "predict", "evaluate", "preview", "doctor", "bench-train"}
 # What to install when an import fails, by the module that is missing.
 INSTALL = {
     "tensorflow": "tensorflow-cpu",
@@ -89,7 +108,7 @@ INSTALL = {
 
 
 def owner(name: str):
-    return importlib.import_module(f"{__package__}.{COMMANDS[name][0]}")
+    return importlib.import_module(f"{__package__}.{COMMANDS[name].module}")
 
 
 class Parser(argparse.ArgumentParser):
@@ -107,14 +126,14 @@ def parser(only: str | None = None, own: bool = True) -> argparse.ArgumentParser
         epilog="`python -m {{ cookiecutter.package }} COMMAND --help` lists a command's options.",
     )
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (_, help) in COMMANDS.items():
-        command = commands.add_parser(name, help=help, description=help)
+    for name, about in COMMANDS.items():
+        command = commands.add_parser(name, help=about.help, description=about.help)
         if only and name != only:
             continue
-        module = owner(name) if own and name not in EVERY_FLAG else None
+        module = owner(name) if own and not about.every_flag else None
         if hasattr(module, "arguments"):
             module.arguments(command)
-        if name not in WITHOUT_CONFIG:
+        if about.config:
             add_flags(command, getattr(module, "CONFIG_FIELDS", None))
     return root
 
@@ -165,11 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         found = None
         with startup_logs.held_to_level():  # TensorFlow loads and the accelerator is found
-            if asked in ON_ACCELERATOR and not {"-h", "--help"} & set(argv):
+            if asked and COMMANDS[asked].on_accelerator and not {"-h", "--help"} & set(argv):
                 flags, _ = parser(asked, own=False).parse_known_args(argv)
                 found = accelerator.detect(from_flags(flags))
             args = parser(asked).parse_args(argv)
-        cfg = None if args.command in WITHOUT_CONFIG else from_flags(args)
+        cfg = from_flags(args) if COMMANDS[args.command].config else None
         return owner(args.command).command(args, cfg, found)
     except config.UserError as error:
         print(f"error: {error}", file=sys.stderr)

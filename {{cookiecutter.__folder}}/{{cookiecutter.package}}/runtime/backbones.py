@@ -5,7 +5,8 @@ A preset folder holds the architecture (config.json), the ImageNet weights
 (image_converter.json). On a laptop kagglehub downloads it once into its cache; in a Kaggle
 notebook `kernel` has attached the model (kernel-metadata.json's model_sources), and kagglehub
 finds it under /kaggle/input with the internet off. The scaling becomes a layer of our model,
-so the input pipeline hands every backbone the same uint8 images.
+so the input pipeline hands every backbone the same uint8 images. Which backbones there are,
+and their presets: backbone_choices.py.
 """
 
 from __future__ import annotations
@@ -22,21 +23,13 @@ import keras
 from keras import layers
 
 from . import efficientnet_padding, kaggle_inputs
-from .config import BACKBONES, PATCH_SIZE, Config, UserError, first_line, named
+from .backbone_choices import BACKBONES
+from .config import Config, UserError, first_line, named
 from .files import written_whole
 
 # Synchronized batch statistics make N TensorFlow replicas train exactly as one (JAX's
 # DataParallel already computes them over the global batch).
 SYNC_BATCH_STATISTICS = keras.backend.backend() == "tensorflow"
-# As people write them (the notebook's title).
-NAMES = {
-    "efficientnet-b0": "EfficientNet-B0",
-    "efficientnet-b3": "EfficientNet-B3",
-    "efficientnetv2-s": "EfficientNetV2-S",
-    "resnet-vd-50": "ResNet50-vd",
-    "dinov2-small": "DINOv2 ViT-S/14",
-    "small-cnn": "small CNN",
-}
 OFFLINE_HELP = (
     "in a Kaggle notebook, attach the model (`kernel` writes it into kernel-metadata.json's "
     "model_sources); on a laptop, run the same command once with the internet on (kagglehub "
@@ -56,7 +49,7 @@ class Backbone:
 
 def handle(cfg: Config) -> str:
     """The backbone's Kaggle Models handle; empty for small-cnn."""
-    return BACKBONES[cfg.backbone]
+    return BACKBONES[cfg.backbone].handle
 
 
 def uses_preset(cfg: Config) -> bool:
@@ -80,7 +73,8 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
 
     load_weights = with_weights and cfg.weights != "none"
     size = (cfg.image_size, cfg.image_size, 3)
-    shape = {"image_shape": size} if cfg.backbone in PATCH_SIZE else {}  # resized patch grid
+    patches = BACKBONES[cfg.backbone].patch_size > 1
+    shape = {"image_shape": size} if patches else {}  # a transformer's patch grid, resized
     try:
         model = keras_hub.models.Backbone.from_preset(
             folder, load_weights=load_weights, dtype=precision, **shape

@@ -15,24 +15,12 @@ import math
 import re
 import typing
 
+from .backbone_choices import BACKBONES, patch_size
 from .errors import UserError, first_line, flag, named  # noqa: F401 (imported from here too)
 from .submission_shapes import SHAPES
 
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}
-# Each backbone is a keras-hub preset on Kaggle Models (owner/model/framework/variation/version,
-# pinned), so a Kaggle notebook attaches it and loads its ImageNet weights with the internet
-# off; small-cnn has none and trains in seconds on a CPU (demos, tests).
-BACKBONES = {
-    "efficientnet-b0": "keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2",
-    "efficientnet-b3": "keras/efficientnet/keras/efficientnet_b3_ra2_imagenet/2",
-    "efficientnetv2-s": "keras/efficientnet/keras/efficientnet2_rw_s_ra2_imagenet/2",
-    "resnet-vd-50": "keras/resnet_vd/keras/resnet_vd_50_imagenet/2",
-    "dinov2-small": "keras/dinov2/keras/dinov2_small/1",
-    "small-cnn": "",
-}
-# A vision transformer cuts the image into patches: its size must be a multiple of theirs.
-PATCH_SIZE = {"dinov2-small": 14}
 # macro_f1 and accuracy score one class per image; roc_auc (mean over the classes) scores
 # probabilities, as probability-column submissions are scored; samples_f1 scores several
 # labels per image.
@@ -345,11 +333,11 @@ def problems(cfg: Config) -> list[str]:
         ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
         (
             "image_size",
-            cfg.image_size % PATCH_SIZE.get(cfg.backbone, 1) == 0,
+            cfg.image_size % patch_size(cfg.backbone) == 0,
             (
-                f"a multiple of {PATCH_SIZE.get(cfg.backbone)} for {named('backbone')} "
+                f"a multiple of {patch_size(cfg.backbone)} for {named('backbone')} "
                 f"{cfg.backbone} (its patch size), such as "
-                f"{nearest_multiple(cfg.image_size, PATCH_SIZE.get(cfg.backbone, 1))}"
+                f"{nearest_multiple(cfg.image_size, patch_size(cfg.backbone))}"
             ),
         ),
         ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),

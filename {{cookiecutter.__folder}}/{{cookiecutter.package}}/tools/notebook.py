@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..runtime.backbone_choices import BACKBONES
 from ..runtime.config import Config
 from .settings_cell import config_source, other_settings
 
@@ -211,7 +212,7 @@ def title(
 ) -> str:
     from ..runtime import backbones  # Keras: `kernel --help` needs none
 
-    name = backbones.NAMES[cfg.backbone]
+    name = BACKBONES[cfg.backbone].title
     article = "An" if name[0] in "AEIOU" else "A"
     weights = " with ImageNet weights" if backbones.from_kaggle_models(cfg) else ""
     classes = f"{cfg.num_classes} classes"

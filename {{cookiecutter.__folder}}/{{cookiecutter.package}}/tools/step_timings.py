@@ -16,8 +16,8 @@ starts the input pipeline, OURS' first of each turn, is not timed):
 OURS/CACHED is what the input costs, CACHED/BARE what model.py's model costs against a plain
 one (it takes uint8 images, and crops, flips, scales, drops out and keeps metrics; BARE takes
 float32), BARE/APPS keras-hub against keras.applications, STOCK/BARE what the padding fix
-saves. With --weights none the backbones are built from their known
-architectures, offline; with a preset (imagenet, a folder) from that preset.
+saves. With --weights none the backbones are built from their known architectures
+(backbone_choices.py), offline; with a preset (imagenet, a folder) from that preset.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 
 from ..runtime import accelerator, backbones, efficientnet_padding, plan, preflight
 from ..runtime.accelerator import Accelerator
-from ..runtime.backbones import NAMES
+from ..runtime.backbone_choices import BACKBONES
 from ..runtime.config import Config, UserError
 from ..runtime.data import pipeline, source
 from .bench_train import VARIANTS
@@ -45,74 +45,7 @@ RATIOS = (  # numerator, denominator, what the ratio tells
     ("STOCK", "APPS", "keras-hub's network as it ships"),
     ("STOCK", "BARE", "what efficientnet_padding.py saves"),
 )
-# Each preset's architecture as keras-hub converted its weights (from timm:
-# keras_hub/src/utils/timm/convert_efficientnet.py; from PaddleClas:
-# tools/checkpoint_conversion/convert_resnet_vd_checkpoints.py; keras-hub 0.32), so that
-# --weights none needs no download.
-EFFICIENTNET_V1 = {
-    "stackwise_kernel_sizes": [3, 3, 5, 3, 5, 5, 3],
-    "stackwise_num_repeats": [1, 2, 2, 3, 3, 4, 1],
-    "stackwise_input_filters": [32, 16, 24, 40, 80, 112, 192],
-    "stackwise_output_filters": [16, 24, 40, 80, 112, 192, 320],
-    "stackwise_expansion_ratios": [1, 6, 6, 6, 6, 6, 6],
-    "stackwise_strides": [1, 2, 2, 2, 1, 2, 1],
-    "stackwise_squeeze_and_excite_ratios": [0.25] * 7,
-    "stackwise_block_types": ["v1"] * 7,
-}
-EFFICIENTNET = {
-    "min_depth": None,
-    "use_depth_divisor_as_min_depth": True,
-    "cap_round_filter_decrease": True,
-    "batch_norm_momentum": 0.9,
-    "batch_norm_epsilon": 1e-5,
-    "dropout": 0,
-}
-ARCHITECTURES = {  # backbone: (its keras-hub class, the arguments its preset was built with)
-    "efficientnet-b0": (
-        "EfficientNetBackbone",
-        {**EFFICIENTNET, **EFFICIENTNET_V1, "width_coefficient": 1.0, "depth_coefficient": 1.0},
-    ),
-    "efficientnet-b3": (
-        "EfficientNetBackbone",
-        {**EFFICIENTNET, **EFFICIENTNET_V1, "width_coefficient": 1.2, "depth_coefficient": 1.4},
-    ),
-    "efficientnetv2-s": (
-        "EfficientNetBackbone",
-        {
-            **EFFICIENTNET,
-            "stackwise_kernel_sizes": [3, 3, 3, 3, 3, 3],
-            "stackwise_num_repeats": [2, 4, 4, 6, 9, 15],
-            "stackwise_input_filters": [24, 24, 48, 64, 128, 160],
-            "stackwise_output_filters": [24, 48, 64, 128, 160, 272],
-            "stackwise_expansion_ratios": [1, 4, 4, 4, 6, 6],
-            "stackwise_strides": [1, 2, 2, 2, 1, 2],
-            "stackwise_squeeze_and_excite_ratios": [0, 0, 0, 0.25, 0.25, 0.25],
-            "stackwise_block_types": ["fused"] * 3 + ["unfused"] * 3,
-            "stackwise_force_input_filters": [0] * 6,
-            "stackwise_nores_option": [False] * 6,
-            "width_coefficient": 1.0,
-            "depth_coefficient": 1.0,
-            "activation": "silu",
-            "num_features": 1792,
-        },
-    ),
-    "resnet-vd-50": (
-        "ResNetBackbone",
-        {
-            "input_conv_filters": [32, 32, 64],
-            "input_conv_kernel_sizes": [3, 3, 3],
-            "stackwise_num_filters": [64, 128, 256, 512],
-            "stackwise_num_blocks": [3, 4, 6, 3],
-            "stackwise_num_strides": [1, 2, 2, 2],
-            "block_type": "bottleneck_block_vd",
-        },
-    ),
-}
 IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
-APPLICATIONS = {  # keras.applications' network of a backbone's architecture
-    "efficientnet-b0": keras.applications.EfficientNetB0,
-    "efficientnet-b3": keras.applications.EfficientNetB3,
-}
 
 
 class StepTimes(keras.callbacks.Callback):
@@ -129,11 +62,12 @@ class StepTimes(keras.callbacks.Callback):
 def backbone_for(cfg: Config, precision: str) -> backbones.Backbone:
     """The backbone `train` would load; with --weights none, built from its known
     architecture (no download) where there is one."""
-    if cfg.weights != "none" or cfg.backbone not in ARCHITECTURES:
+    architecture = BACKBONES[cfg.backbone].architecture
+    if cfg.weights != "none" or architecture is None:
         return backbones.load(cfg, precision)
     import keras_hub
 
-    name, arguments = ARCHITECTURES[cfg.backbone]
+    name, arguments = architecture
     model = getattr(keras_hub.models, name)(**arguments, dtype=precision)
     scale = [1 / (255 * s) for s in IMAGENET_STD]
     offset = [-m / s for m, s in zip(IMAGENET_MEAN, IMAGENET_STD, strict=True)]
@@ -266,16 +200,18 @@ def plain_variants(cfg: Config, loaded: keras.Model, variants) -> tuple[dict, di
         plainly["STOCK"] = plain(cfg, stock, "stock")
     elif stock is not None:
         skipped["STOCK"] = (
-            f"{NAMES[cfg.backbone]} has no stride-1 depthwise convolution padded beforehand: "
+            f"{BACKBONES[cfg.backbone].title} has no stride-1 depthwise convolution padded beforehand: "
             "efficientnet_padding.py changes nothing"
         )
-    if "APPS" in variants and cfg.backbone in APPLICATIONS:
+    network = BACKBONES[cfg.backbone].application
+    if "APPS" in variants and network:
         size = (cfg.image_size, cfg.image_size, 3)
-        applications = APPLICATIONS[cfg.backbone](include_top=False, weights=None, input_shape=size)
+        make = getattr(keras.applications, network)
+        applications = make(include_top=False, weights=None, input_shape=size)
         backbones.synchronize_batch_statistics(applications)
         plainly["APPS"] = plain(cfg, applications, "applications")
     elif "APPS" in variants:
-        skipped["APPS"] = f"keras.applications has no network of {NAMES[cfg.backbone]}'s"
+        skipped["APPS"] = f"keras.applications has no network of {BACKBONES[cfg.backbone].title}'s"
     return plainly, skipped
 
 

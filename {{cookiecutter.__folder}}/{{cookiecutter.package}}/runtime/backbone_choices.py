@@ -1,0 +1,121 @@
+"""The backbones one can choose, and what the code knows of each: one entry a backbone.
+
+Config's `backbone` field offers these names; backbones.py loads the one chosen, the notebook
+titles itself with its name, and bench-train builds its architecture offline. Plain data and
+the standard library only: `--help` imports it through config.py and loads no TensorFlow.
+The template's cookiecutter.json offers the same names; its tests check that they agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    # The keras-hub preset on Kaggle Models (owner/model/framework/variation/version, pinned),
+    # so a Kaggle notebook attaches it and loads its ImageNet weights with the internet off;
+    # empty: no preset (small-cnn).
+    handle: str
+    title: str  # as people write it (the notebook's title)
+    parameters: float | None  # millions, in the backbone alone (the README's table)
+    # A vision transformer cuts the image into patches: its size must be a multiple of theirs.
+    patch_size: int = 1
+    # Its keras-hub class and the arguments its preset was built with, so that
+    # `bench-train --weights none` needs no download.
+    architecture: tuple[str, dict] | None = None
+    application: str = ""  # keras.applications' network of the same architecture (bench-train)
+
+
+# Each preset's architecture as keras-hub converted its weights (from timm:
+# keras_hub/src/utils/timm/convert_efficientnet.py; from PaddleClas:
+# tools/checkpoint_conversion/convert_resnet_vd_checkpoints.py; keras-hub 0.32).
+EFFICIENTNET_V1 = {
+    "stackwise_kernel_sizes": [3, 3, 5, 3, 5, 5, 3],
+    "stackwise_num_repeats": [1, 2, 2, 3, 3, 4, 1],
+    "stackwise_input_filters": [32, 16, 24, 40, 80, 112, 192],
+    "stackwise_output_filters": [16, 24, 40, 80, 112, 192, 320],
+    "stackwise_expansion_ratios": [1, 6, 6, 6, 6, 6, 6],
+    "stackwise_strides": [1, 2, 2, 2, 1, 2, 1],
+    "stackwise_squeeze_and_excite_ratios": [0.25] * 7,
+    "stackwise_block_types": ["v1"] * 7,
+}
+EFFICIENTNET = {
+    "min_depth": None,
+    "use_depth_divisor_as_min_depth": True,
+    "cap_round_filter_decrease": True,
+    "batch_norm_momentum": 0.9,
+    "batch_norm_epsilon": 1e-5,
+    "dropout": 0,
+}
+EFFICIENTNET_V2_S = {
+    **EFFICIENTNET,
+    "stackwise_kernel_sizes": [3, 3, 3, 3, 3, 3],
+    "stackwise_num_repeats": [2, 4, 4, 6, 9, 15],
+    "stackwise_input_filters": [24, 24, 48, 64, 128, 160],
+    "stackwise_output_filters": [24, 48, 64, 128, 160, 272],
+    "stackwise_expansion_ratios": [1, 4, 4, 4, 6, 6],
+    "stackwise_strides": [1, 2, 2, 2, 1, 2],
+    "stackwise_squeeze_and_excite_ratios": [0, 0, 0, 0.25, 0.25, 0.25],
+    "stackwise_block_types": ["fused"] * 3 + ["unfused"] * 3,
+    "stackwise_force_input_filters": [0] * 6,
+    "stackwise_nores_option": [False] * 6,
+    "width_coefficient": 1.0,
+    "depth_coefficient": 1.0,
+    "activation": "silu",
+    "num_features": 1792,
+}
+RESNET_VD_50 = {
+    "input_conv_filters": [32, 32, 64],
+    "input_conv_kernel_sizes": [3, 3, 3],
+    "stackwise_num_filters": [64, 128, 256, 512],
+    "stackwise_num_blocks": [3, 4, 6, 3],
+    "stackwise_num_strides": [1, 2, 2, 2],
+    "block_type": "bottleneck_block_vd",
+}
+
+BACKBONES = {
+    "efficientnet-b0": Choice(
+        "keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2",
+        "EfficientNet-B0",
+        4.0,
+        architecture=(
+            "EfficientNetBackbone",
+            {**EFFICIENTNET, **EFFICIENTNET_V1, "width_coefficient": 1.0, "depth_coefficient": 1.0},
+        ),
+        application="EfficientNetB0",
+    ),
+    "efficientnet-b3": Choice(
+        "keras/efficientnet/keras/efficientnet_b3_ra2_imagenet/2",
+        "EfficientNet-B3",
+        10.8,
+        architecture=(
+            "EfficientNetBackbone",
+            {**EFFICIENTNET, **EFFICIENTNET_V1, "width_coefficient": 1.2, "depth_coefficient": 1.4},
+        ),
+        application="EfficientNetB3",
+    ),
+    "efficientnetv2-s": Choice(
+        "keras/efficientnet/keras/efficientnet2_rw_s_ra2_imagenet/2",
+        "EfficientNetV2-S",
+        22.3,
+        architecture=("EfficientNetBackbone", EFFICIENTNET_V2_S),
+    ),
+    "resnet-vd-50": Choice(
+        "keras/resnet_vd/keras/resnet_vd_50_imagenet/2",
+        "ResNet50-vd",
+        23.6,
+        architecture=("ResNetBackbone", RESNET_VD_50),
+    ),
+    "dinov2-small": Choice(
+        "keras/dinov2/keras/dinov2_small/1", "DINOv2 ViT-S/14", 22.2, patch_size=14
+    ),
+    "small-cnn": Choice("", "small CNN", None),
+}
+
+
+def patch_size(backbone: str) -> int:
+    """The size an image's must be a multiple of for `backbone` (1 for a name not offered,
+    which is reported on its own)."""
+    choice = BACKBONES.get(backbone)
+    return choice.patch_size if choice else 1
