@@ -101,8 +101,8 @@ def read_table(path: str, *columns: str) -> pd.DataFrame:
         raise UserError(f"{path} does not exist") from None
     except IsADirectoryError:
         raise UserError(f"{path} is a folder; give the CSV file") from None
-    except (UnicodeDecodeError, pd.errors.ParserError):
-        raise UserError(f"{path} is not a text CSV file; give the CSV file") from None
+    except (ValueError, pd.errors.ParserError) as error:  # not UTF-8, empty, not a CSV
+        raise UserError(f"{path}: {error}; give the CSV file") from None
     missing = [column for column in columns if column not in table.columns]
     if missing:
         raise UserError(
@@ -200,6 +200,11 @@ def command(args, cfg: Config, found=None) -> int:
     submission is there, whether its rows are the sample's, row for row."""
     submission = str(output_path(cfg, "submission.csv"))
     solution = args.solution or data_path(cfg, "solution.csv")
+    if not (args.solution or Path(solution).exists()):  # most competitions keep theirs hidden
+        raise UserError(
+            f"no true labels to score with: {solution} does not exist; give them with "
+            "--solution FILE (a CSV of ids and labels, as the sample submission has them)"
+        )
     sample = field_path(cfg, "sample_submission") if cfg.sample_submission else ""
     id_column, label_column = sample_columns(cfg, sample)
     scores = score_files(submission, solution, id_column, label_column)

@@ -14,7 +14,22 @@ OTHER_SEPARATORS = (";", "\t")
 
 def read_csv(source: str | bytes) -> pd.DataFrame:
     """A CSV file (its path, or its bytes) as text. Raises what pandas raises (OSError,
-    ValueError): each caller names the file and what it is for."""
+    ValueError), and a ValueError saying which line is not UTF-8, or that the file is empty:
+    each caller names the file and what it is for."""
+    if isinstance(source, str) and "://" not in source:
+        with open(source, "rb") as file:
+            source = file.read()
+    if isinstance(source, bytes):
+        try:
+            source.decode("utf-8")
+        except UnicodeDecodeError as error:  # a spreadsheet's own code page, most likely
+            line = source[: error.start].count(b"\n") + 1
+            raise ValueError(
+                f"line {line} is not UTF-8 text (byte {source[error.start]:#04x}); save the file "
+                "as UTF-8 (in a spreadsheet: CSV UTF-8)"
+            ) from None
+        if not source.strip():
+            raise ValueError("the file is empty: a CSV has a header row, then a row per image")
 
     def read(separator: str) -> pd.DataFrame:
         data = io.BytesIO(source) if isinstance(source, bytes) else source
