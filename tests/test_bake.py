@@ -59,6 +59,7 @@ PACKAGE_FILES = [
     "tools/kaggle_auth.py",
     "tools/kernel.py",
     "tools/notebook.py",
+    "tools/notebook_cells.py",
     "tools/settings_cell.py",
     "tools/shards.py",
     "tools/step_timings.py",

@@ -23,7 +23,7 @@ from {{ cookiecutter.package }}.runtime import backbones
 from {{ cookiecutter.package }}.runtime.config import BACKBONES, Config, UserError, from_preset, knobs
 from {{ cookiecutter.package }}.runtime.model import build_model
 from {{ cookiecutter.package }}.tools import kernel
-from {{ cookiecutter.package }}.tools.notebook import DATA_STEPS, runtime_modules
+from {{ cookiecutter.package }}.tools.notebook import runtime_modules
 
 PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"
@@ -31,6 +31,7 @@ COMPETITION = "{{ cookiecutter.competition }}"
 BACKBONE = "efficientnet-b0"  # a keras-hub preset (tests/presets.py makes a small one)
 DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 PICTURES = {"augmented_batch.png", "learning_rate.png", "curves.png", "confusion.png"}
+DATA_STEPS = "runtime/data/steps.py"  # the data cell's module, written by the cell in view
 # A second dense layer in the head, as a competitor would add it in the model cell.
 HEAD = "    x = layers.Dropout(cfg.dropout)(x)\n"
 WIDER_HEAD = HEAD + '    x = layers.Dense(32, activation="relu", name="hidden")(x)\n'
@@ -264,7 +265,8 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     assert [s for s in code.values() if "def build_model(" in s and "%%writefile" not in s]
     assert [s for s in code.values() if "train(cfg, found, build_model, compile_model)" in s]
     assert {c.source.splitlines()[0] for c in hidden} == {
-        f"%%writefile {PACKAGE}/{path}" for path in runtime_modules()
+        "import os",  # the package's folders, for the cells that write its modules
+        *(f"%%writefile {PACKAGE}/{path}" for path in runtime_modules()),
     }
     assert not [path for path in runtime_modules() if "tools/" in path or "__main__" in path]
     assert all(c.metadata["jupyter"]["source_hidden"] for c in hidden)
