@@ -72,6 +72,7 @@ TEST_FILES = [
     "one_step.py",
     "presets.py",
     "process_share.py",
+    "run_all_twice.py",
     "test_accelerator.py",
     "test_augment.py",
     "test_bad_inputs.py",

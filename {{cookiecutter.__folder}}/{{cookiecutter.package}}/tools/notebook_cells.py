@@ -61,8 +61,7 @@ if on_colab and importlib.util.find_spec("keras_hub") is None:
 # ## Data steps
 #
 # How one record becomes an image and a label, for training, validation and test alike. This
-# cell writes the module the input pipeline reads: edit it, then run the notebook from the top
-# (a module loads once).
+# cell writes the module the input pipeline reads: edit it, then run the notebook from the top.
 
 # %%
 # %%writefile {{ cookiecutter.package }}/runtime/data/steps.py
@@ -74,6 +73,8 @@ if on_colab and importlib.util.find_spec("keras_hub") is None:
 # Kaggle's TPU image, whose TensorFlow is CPU-only).
 
 # %%
+import importlib
+
 from {{ cookiecutter.package }}.runtime import accelerator
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.paths import output_path
@@ -82,6 +83,12 @@ from {{ cookiecutter.package }}.runtime.plots import show
 cfg = Config(**CONFIG)
 found = accelerator.detect(cfg)
 accelerator.require(found, ACCELERATOR)
+
+from {{ cookiecutter.package }}.runtime.data import steps
+
+# A module loads once a session: run the notebook again and the pipeline reads the data
+# steps as the cell above writes them now, not as they were first imported.
+importlib.reload(steps)
 
 # %% training [markdown]
 # ## Doctor
