@@ -41,3 +41,10 @@ def test_rendered_project_passes_ruff(baker, answers, command):
     baked = baker(**answers)
     result = ruff(*command, "--no-cache", cwd=baked.path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_notebooks_visible_cells_are_code_ruff_checks(baker):
+    """The notebook's visible cells are a Python file of the package that ruff reads, not one
+    it leaves out."""
+    listed = ruff("check", "--show-files", "--no-cache", cwd=baker().path)
+    assert "tools/notebook_cells.py" in listed.stdout, listed.stdout + listed.stderr

@@ -14,14 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import PROJECT
 from test_competitions import competition, image, write_csv
 from test_kaggle import against_fake_kaggle, calls
-from test_kernel import alone, offline
+from test_kernel import alone, errors, offline, text_of
 
 from {{ cookiecutter.package }}.runtime import kaggle_inputs, paths
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
@@ -78,18 +77,6 @@ def hidden_test_set(competition_folder: Path, count: int) -> pd.DataFrame:
     sample = competition_folder / "sample_submission.csv"
     write_csv(sample, ["image_id", "label"], [(name, 0) for name in order])
     return pd.read_csv(sample, dtype=str)
-
-
-def errors(notebook: Path) -> list:
-    executed = nbformat.read(notebook, as_version=4)
-    outputs = [output for cell in executed.cells for output in cell.get("outputs", [])]
-    return [output for output in outputs if output.output_type == "error"]
-
-
-def text_of(notebook: Path) -> str:
-    executed = nbformat.read(notebook, as_version=4)
-    outputs = [output for cell in executed.cells for output in cell.get("outputs", [])]
-    return "".join(output.get("text", "") for output in outputs)
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config, UserError, from_preset, knobs
 from {{ cookiecutter.package }}.runtime.model import build_model
 from {{ cookiecutter.package }}.tools import kernel
-from {{ cookiecutter.package }}.tools.notebook import DATA_STEPS, runtime_modules
+from {{ cookiecutter.package }}.tools.notebook import runtime_modules
 
 PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"
@@ -32,9 +32,13 @@ COMPETITION = "{{ cookiecutter.competition }}"
 BACKBONE = "efficientnet-b0"  # a keras-hub preset (tests/presets.py makes a small one)
 DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 PICTURES = {"augmented_batch.png", "learning_rate.png", "curves.png", "confusion.png"}
+DATA_STEPS = "runtime/data/steps.py"  # the data cell's module, written by the cell in view
 # A second dense layer in the head, as a competitor would add it in the model cell.
 HEAD = "    x = layers.Dropout(cfg.dropout)(x)\n"
 WIDER_HEAD = HEAD + '    x = layers.Dense(32, activation="relu", name="hidden")(x)\n'
+# Lines of the data cell and of the model cell; an edit prints a line above each.
+IMAGE_STEP = "    return to_size(decoded(encoded), cfg.image_size)\n"
+MODEL_INPUT = "    inputs = keras.Input("
 
 
 def ids(path):
@@ -93,6 +97,18 @@ def execute(notebook: Path, *driver: str) -> subprocess.CompletedProcess:
         *driver, jupyter, "execute", "--inplace", "--timeout=600", notebook.name,
         cwd=notebook.parent,
     )  # fmt: skip
+
+
+def errors(notebook: Path) -> list:
+    executed = nbformat.read(notebook, as_version=4)
+    outputs = [output for cell in executed.cells for output in cell.get("outputs", [])]
+    return [output for output in outputs if output.output_type == "error"]
+
+
+def text_of(notebook: Path) -> str:
+    executed = nbformat.read(notebook, as_version=4)
+    outputs = [output for cell in executed.cells for output in cell.get("outputs", [])]
+    return "".join(output.get("text", "") for output in outputs)
 
 
 def as_kaggle_mounts(tmp_path: Path, preset: str) -> tuple[Path, Path]:
@@ -158,6 +174,34 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
         assert sum(name in said.split(" | ") for name in DIGITS) >= 3, said
     assert (notebook.parent / PACKAGE / "runtime" / "train.py").is_file()  # it wrote its code
     assert not (notebook.parent / PACKAGE / "runtime" / "model.py").exists()  # the cell is it
+
+
+@pytest.mark.slow
+def test_run_all_again_without_a_restart_runs_the_edited_data_and_model_cells(kaggle, tmp_path):
+    """A competitor edits the data steps and the model, then runs all the cells again in the
+    same kernel: the pipeline reads the edited data steps (a module the first run imported),
+    and training, evaluation and prediction build the edited model."""
+    flags = ["--accelerator", "cpu", "--epochs", "1", "--steps-per-epoch", "1"]
+    first = alone(make_kernel(kaggle, tmp_path, *flags) / f"{NAME}.ipynb", tmp_path / "run")
+    edited = nbformat.read(first, as_version=4)
+    writes_data_steps = f"%%writefile {PACKAGE}/{DATA_STEPS}"
+    (data,) = [c for c in edited.cells if c.source.startswith(writes_data_steps)]
+    (model,) = [c for c in edited.cells if "def build_model(" in c.source]
+    assert IMAGE_STEP in data.source and MODEL_INPUT in model.source
+    data.source = data.source.replace(IMAGE_STEP, '    print("edited data steps")\n' + IMAGE_STEP)
+    model.source = model.source.replace(MODEL_INPUT, '    print("edited model")\n' + MODEL_INPUT)
+    second = first.with_name("edited.ipynb")
+    nbformat.write(edited, second)
+    driver = PROJECT / "tests" / "run_all_twice.py"
+    done = offline(sys.executable, str(driver), first.name, second.name, cwd=first.parent)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    assert not errors(first) and not errors(second)
+    assert "edited" not in text_of(first)
+    cells = nbformat.read(second, as_version=4).cells
+    for call in ("= train(cfg", "show(evaluate(cfg", "= predict(cfg"):
+        (cell,) = [c for c in cells if call in c.source]
+        said = "".join(output.get("text", "") for output in cell.outputs)
+        assert "edited data steps" in said and "edited model" in said, call
 
 
 @pytest.mark.slow
@@ -265,7 +309,8 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     assert [s for s in code.values() if "def build_model(" in s and "%%writefile" not in s]
     assert [s for s in code.values() if "train(cfg, found, build_model, compile_model)" in s]
     assert {c.source.splitlines()[0] for c in hidden} == {
-        f"%%writefile {PACKAGE}/{path}" for path in runtime_modules()
+        "import os",  # the package's folders, for the cells that write its modules
+        *(f"%%writefile {PACKAGE}/{path}" for path in runtime_modules()),
     }
     assert not [path for path in runtime_modules() if "tools/" in path or "__main__" in path]
     assert all(c.metadata["jupyter"]["source_hidden"] for c in hidden)

@@ -13,7 +13,8 @@ evaluate and predict build the model with `build_model` and train compiles it wi
 import keras
 from keras import layers
 
-from .augment import CropAndFlip
+# Spelled out, not `.augment`: the notebook runs this file as its model cell, outside the package.
+from {{ cookiecutter.package }}.runtime.augment import CropAndFlip
 
 
 def build_model(cfg, backbone, image_dtype="uint8"):

@@ -164,12 +164,12 @@ def skipped(shards: list[Shard]) -> frozenset[str]:
 
 
 def check_split(files: list[str], cfg: Config, field: str, labeled: bool) -> list[Shard]:
-    """Every shard of the split, read once a session while the files stay as they are; one
-    error naming each shard with a problem."""
+    """Every shard of the split, read once a session while the files and the data steps'
+    decode stay as they are; one error naming each shard with a problem."""
     stamps = [
         (path, stat.length, stat.mtime_nsec) for path in files for stat in [tf.io.gfile.stat(path)]
     ]
-    key = (labeled, *(getattr(cfg, name) for name in READS), *stamps)
+    key = (labeled, steps.decoded, *(getattr(cfg, name) for name in READS), *stamps)
     if key not in checked:
         checked[key] = scan_split(files, cfg, labeled)
     shards = checked[key]

@@ -1,0 +1,175 @@
+"""The Kaggle notebook's visible cells, in jupytext's percent format: `# %%` starts a code
+cell, `# %% [markdown]` a markdown cell written as comments. `kernel` (notebook.py) reads
+this file as text and makes the notebook from it; here it is code that ruff lints.
+
+notebook.py puts the notebook's title first, and more by a cell's title (the word after `# %%`):
+- `settings`: the settings table and the config cell (settings_cell.py); this file's
+  stand-in gives Config's defaults.
+- `runtime`: the hidden cells that write the package's runtime beside the notebook.
+- `training`, `inference`: a cell of that notebook only (`kernel --inference`); the rest are
+  in both.
+And a cell whose first line is `# %%writefile PATH` or `# %load PATH` (IPython's magics, as
+jupytext writes them) holds, in the notebook, that file of the package: written as a module
+(%%writefile), or run in the notebook itself (%load, in place of the lines below it, which
+take the same from the package here).
+
+Nothing imports it (importing it runs the notebook): `python -m
+{{ cookiecutter.package }}.tools.notebook_cells` runs the notebook's steps on the package as it is here,
+with Config's defaults.
+"""
+
+# %% settings
+CONFIG = {}
+ACCELERATOR = ""
+
+# %% [markdown]
+# ## The project's code
+#
+# Each hidden cell writes one module of `{{ cookiecutter.package }}` (open one to read it); the data steps and
+# the model are in view below. On Colab, whose TPU runtime has no TensorFlow and no keras-hub,
+# the next cell installs `tensorflow-cpu` for the input pipeline and `keras-hub` for the
+# backbone (Colab has internet; Kaggle has everything already, so nothing is ever installed
+# there).
+
+# %%
+import importlib.util
+import subprocess
+import sys
+from importlib.metadata import version
+
+on_colab = importlib.util.find_spec("google") is not None and (
+    importlib.util.find_spec("google.colab") is not None
+)
+if on_colab and importlib.util.find_spec("tensorflow") is None:
+    print("Colab's TPU runtime has no TensorFlow: installing tensorflow-cpu")
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "tensorflow-cpu"])
+if on_colab and importlib.util.find_spec("keras_hub") is None:
+    # --no-deps: keras-hub's tensorflow-text would pull a full TensorFlow, which
+    # fights JAX for the TPU (jax-ml/jax#29989). keras-hub 0.30 and later need
+    # Keras 3.15; Colab's TPU runtime may carry an older Keras.
+    keras = tuple(int(part) for part in version("keras").split(".")[:2])
+    hub = "keras-hub" if keras >= (3, 15) else "keras-hub<0.30"
+    print(f"Colab has no keras-hub: installing {hub} without its dependencies")
+    pip = [sys.executable, "-m", "pip", "install", "--quiet"]
+    subprocess.check_call([*pip, "--no-deps", hub])
+    subprocess.check_call([*pip, "kagglehub", "regex", "rich", "tokenizers"])
+
+# %% runtime
+# In the notebook, the hidden cells here write the package's runtime beside it.
+
+# %% [markdown]
+# ## Data steps
+#
+# How one record becomes an image and a label, for training, validation and test alike. This
+# cell writes the module the input pipeline reads: edit it, then run the notebook from the top.
+
+# %%
+# %%writefile {{ cookiecutter.package }}/runtime/data/steps.py
+
+# %% [markdown]
+# ## Accelerator
+#
+# First, before anything imports Keras: the accelerator decides the Keras backend (JAX on
+# Kaggle's TPU image, whose TensorFlow is CPU-only).
+
+# %%
+import importlib
+
+from {{ cookiecutter.package }}.runtime import accelerator
+from {{ cookiecutter.package }}.runtime.config import from_settings
+from {{ cookiecutter.package }}.runtime.paths import output_path
+from {{ cookiecutter.package }}.runtime.plots import show
+
+cfg = from_settings(**CONFIG)
+found = accelerator.detect(cfg)
+accelerator.require(found, ACCELERATOR)
+
+from {{ cookiecutter.package }}.runtime.data import steps
+
+# A module loads once a session: run the notebook again and the pipeline reads the data
+# steps as the cell above writes them now, not as they were first imported.
+importlib.reload(steps)
+
+# %% training [markdown]
+# ## Doctor
+#
+# Everything a run depends on, checked before any training. The cells after it check again, in
+# a moment: each split is read once a session.
+
+# %% training
+from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.doctor import doctor
+
+if doctor(cfg, found):
+    raise UserError("fix the problems above, then run the notebook again")
+
+# %% training [markdown]
+# ## Data preview
+#
+# A training batch as the model sees it, and the learning rate over the whole run.
+
+# %% training
+from {{ cookiecutter.package }}.runtime import preview
+
+show(preview.augmented_batch(cfg, found))
+show(preview.learning_rate(cfg, found))
+
+# %% [markdown]
+# ## Model
+#
+# A pretrained backbone and a head, and how the model learns: what you edit in this cell is
+# what trains and predicts.
+
+# %%
+# %load {{ cookiecutter.package }}/runtime/model.py
+from {{ cookiecutter.package }}.runtime import model
+
+build_model, compile_model = model.build_model, model.compile_model
+
+# %% training [markdown]
+# ## Training
+#
+# A checkpoint after every epoch: run the cell again after an interruption and it resumes from
+# the last finished epoch. With records in folds, `fold` validates and the others train
+# (`fold="all"`: each in turn, then the out-of-fold score); each fold's run has its own folder
+# and curves.
+
+# %% training
+from {{ cookiecutter.package }}.runtime.folds import runs
+from {{ cookiecutter.package }}.runtime.train import train
+
+history = train(cfg, found, build_model, compile_model)
+for run in runs(cfg):
+    show(output_path(run, "curves.png"))
+
+# %% training [markdown]
+# ## Evaluation
+#
+# Per-class scores on the validation records, and where the model confuses one class with
+# another.
+
+# %% training
+from {{ cookiecutter.package }}.runtime.evaluate import evaluate
+
+show(evaluate(cfg, found, build_model))
+
+# %% training [markdown]
+# ## Prediction
+#
+# `submission.csv`, row for row in the sample submission's order.
+
+# %% inference [markdown]
+# ## Prediction
+#
+# Every image the competition's test folder holds as this notebook runs (the hidden test set,
+# when Kaggle reruns it to score it), with every trained fold model, row for row in the sample
+# submission's order. The speed and the time the whole folder will take are printed after a
+# few batches.
+
+# %%
+import pandas as pd
+
+from {{ cookiecutter.package }}.runtime.predict import predict
+
+submission = predict(cfg, found, build_model)
+pd.read_csv(submission).head()
