@@ -98,6 +98,37 @@ def one_label(given: Given, tmp: Path) -> Path:
     return path
 
 
+LATIN_1 = "id,label\n0,café\n".encode("latin-1")  # as a spreadsheet may save it
+
+
+def training_csv(
+    given: Given, tmp: Path, text: str = "", label: str = "", data: bytes = b""
+) -> Path:
+    """A training CSV: `data`, else `text`, else the demo's train.csv with its first image
+    labelled `label`."""
+    path = tmp / "csv" / "train.csv"
+    path.parent.mkdir()
+    if not (data or text):
+        rows = (given.demo / "images" / "train.csv").read_text().splitlines()
+        text = "\n".join([rows[0], rows[1].split(",")[0] + "," + label, *rows[2:]]) + "\n"
+    path.write_bytes(data or text.encode())
+    return path
+
+
+def records_of(given: Given, images: Path, output: Path) -> Path:
+    """`output`, holding the records `records` writes from `images` (the demo's layout)."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(records_into(images, output)) == 0
+    return output
+
+
+def without_a_shard(given: Given, tmp: Path) -> Path:
+    """Records of the demo's images, one training shard the manifest counts deleted."""
+    output = records_of(given, copy_of(given.demo / "images", tmp, "images"), tmp / "records")
+    min((output / "train").glob("fold1-*.tfrec")).unlink()
+    return output
+
+
 def files_under(folder: Path) -> dict[str, bytes]:
     return {
         str(path.relative_to(folder)): path.read_bytes()
@@ -138,6 +169,51 @@ INPUTS = [
             f"--output {tmp}/kernel"
         ),
         "--trained-kernel 'Bob/x y': not OWNER/SLUG",
+    ),
+    Row(
+        "train.csv: a class number no image has, below a mistyped label",
+        lambda tmp, given: words(
+            f"records --images {given.demo}/images/train --csv {training_csv(given, tmp, label='12')} "
+            f"--output {tmp}/out"
+        ),
+        "are class numbers 0 to 12, but no image has 10, 11 (1 image(s) have 12)",
+    ),
+    Row(
+        "train.csv: empty",
+        lambda tmp, given: words(
+            f"records --images {given.demo}/images/train --csv {training_csv(given, tmp, data=b' ')} "
+            f"--output {tmp}/out"
+        ),
+        "train.csv: the file is empty: a CSV has a header row, then a row per image",
+    ),
+    Row(
+        "train.csv: saved in a spreadsheet's code page, not UTF-8",
+        lambda tmp, given: words(
+            f"records --images {given.demo}/images/train "
+            f"--csv {training_csv(given, tmp, data=LATIN_1)} --output {tmp}/out"
+        ),
+        "train.csv: line 2 is not UTF-8 text (byte 0xe9); save the file as UTF-8",
+    ),
+    Row(
+        "train.csv and no train_images/ beside it",
+        lambda tmp, given: words(
+            f"train --preset demo --data-dir {training_csv(given, tmp, text='id,label').parent} "
+            f"--valid-files none --output-dir {tmp}/out"
+        ),
+        "train.csv is here but not ",
+    ),
+    Row(
+        "records: a training shard the manifest counts is gone",
+        lambda tmp, given: words(
+            f"train --data-dir {without_a_shard(given, tmp)} --backbone small-cnn --weights none "
+            f"--image-size 32 --output-dir {tmp}/out"
+        ),
+        "a shard is missing or cut short; write the records again with `records`",
+    ),
+    Row(
+        "score: no solution.csv in the data folder",
+        lambda tmp, given: words(f"score --data-dir {tmp} --output-dir {tmp}/out"),
+        "does not exist; give them with --solution FILE",
     ),
 ]
 # Files and folders the project writes into or deletes from.
@@ -350,9 +426,7 @@ def records_skipping_a_test_image(given: Given, tmp: Path) -> Path:
     """Records written by `records` from the demo's images, one test image unreadable."""
     images = copy_of(given.demo / "images", tmp, "images")
     min((images / "test").iterdir()).write_bytes(b"not an image")
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        assert main(records_into(images, tmp / "records")) == 0
-    return tmp / "records"
+    return records_of(given, images, tmp / "records")
 
 
 def probability_sample(given: Given, tmp: Path, columns: list[str]) -> str:

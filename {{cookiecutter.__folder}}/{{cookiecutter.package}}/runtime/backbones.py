@@ -25,6 +25,7 @@ from keras import layers
 from . import efficientnet_padding, kaggle_inputs
 from .backbone_choices import BACKBONES
 from .config import Config, UserError, first_line, named
+from .errors import briefly
 from .files import written_whole
 
 # Synchronized batch statistics make N TensorFlow replicas train exactly as one (JAX's
@@ -134,7 +135,7 @@ def preset_folder(cfg: Config) -> tuple[str, str]:
     except Exception as error:  # offline and not in the cache, or the model not attached
         raise UserError(
             f"could not get the keras-hub preset {handle(cfg)} for {named('backbone')} "
-            f"{cfg.backbone} from Kaggle Models ({first_line(error)}): "
+            f"{cfg.backbone} from Kaggle Models ({briefly(error)}): "
             + OFFLINE_HELP.format(weights=named("weights"))
         ) from error
     return folder, f"kaggle://{handle(cfg)} at {folder}"

@@ -1,7 +1,11 @@
 """What a user reads when something is wrong: UserError, a problem they can fix, shown as one
-line without a traceback, and how its message names a Config field and an exception."""
+line without a traceback, and how its message names a Config field, an exception and a
+network error."""
 
 from __future__ import annotations
+
+import contextlib
+import re
 
 
 class UserError(Exception):
@@ -24,3 +28,21 @@ def flag(name: str) -> str:
 def named(name: str) -> str:
     """A field as messages name it: as a notebook sets it and as a shell passes it."""
     return f"Config.{name} / {flag(name)}"
+
+
+def briefly(error: Exception) -> str:
+    """A network error in a few words: Kaggle's own message for a refusal, else the reason
+    urllib3 buries under its connection pool, retries and the request's address."""
+    response = getattr(error, "response", None)
+    if response is not None:  # a refusal: a Response is falsy when its status is an error
+        with contextlib.suppress(ValueError, AttributeError):
+            message = response.json().get("message")
+            if isinstance(message, str) and message:
+                return message
+        return response.reason or first_line(error)
+    text = str(error)
+    reason = re.search(r"\[Errno -?\d+\] [^'\"()]+", text) or re.search(r"Caused by (\w+)", text)
+    if reason:
+        return f"{type(error).__name__}: {reason.group(reason.lastindex or 0).strip()}"
+    line = first_line(error)
+    return line if len(line) <= 120 else line[:117] + "..."

@@ -7,10 +7,10 @@ import contextlib
 import io
 import json
 import os
-import re
 from pathlib import Path
 
 from ..runtime.config import UserError, first_line
+from ..runtime.errors import briefly
 
 # Every way the client signs in, newest first, as the client itself looks for them.
 CREDENTIALS_HELP = (
@@ -70,24 +70,6 @@ def unreachable(error: Exception, doing: str) -> UserError:
         "network (in a Kaggle notebook: Settings > Internet on), then run the same command "
         "again"
     )
-
-
-def briefly(error: Exception) -> str:
-    """A network error in a few words: Kaggle's own message for a refusal, else the reason
-    urllib3 buries under its connection pool, retries and the request's address."""
-    response = getattr(error, "response", None)
-    if response is not None:  # a refusal: a Response is falsy when its status is an error
-        with contextlib.suppress(ValueError, AttributeError):
-            message = response.json().get("message")
-            if isinstance(message, str) and message:
-                return message
-        return response.reason or first_line(error)
-    text = str(error)
-    reason = re.search(r"\[Errno -?\d+\] [^'\"()]+", text) or re.search(r"Caused by (\w+)", text)
-    if reason:
-        return f"{type(error).__name__}: {reason.group(reason.lastindex or 0).strip()}"
-    line = first_line(error)
-    return line if len(line) <= 120 else line[:117] + "..."
 
 
 def username() -> str:

@@ -189,12 +189,25 @@ def image_files(folder: str, flag: str) -> dict[str, str]:
     return found
 
 
+def numbers_listed(numbers: list[int], most: int = 5) -> str:
+    more = f" and {len(numbers) - most} more" if len(numbers) > most else ""
+    return ", ".join(map(str, numbers[:most])) + more
+
+
 def label_numbers(labels: pd.Series, csv: str, column: str) -> tuple[list[str] | None, list]:
     """Class numbers, and the class names when the labels were names (None for numbers)."""
     if labels.map(lambda value: bool(WHOLE_NUMBER.fullmatch(value))).all():
         numbers = labels.astype(int)
         if (numbers < 0).any():
             raise UserError(f"{csv}: negative labels in {column!r}; classes count from 0")
+        absent = sorted(set(range(numbers.max() + 1)) - set(numbers))
+        if absent:  # a class no image has: most likely a mistyped label above the others
+            top = numbers.max()
+            raise UserError(
+                f"{csv}: the labels in {column!r} are class numbers 0 to {top}, but no image "
+                f"has {numbers_listed(absent)} ({(numbers == top).sum()} image(s) have {top}); "
+                "fix the mistyped labels, or number the classes 0, 1, ... with none left out"
+            )
         return None, numbers.tolist()
     classes = sorted(labels.unique())
     index = {name: number for number, name in enumerate(classes)}

@@ -65,6 +65,8 @@ def table(cfg: Config) -> Table:
     key += (cfg.multi_label, mtime(csv), mtime(saved))
     if key not in tables:
         rows, found = competition_files.training_rows(cfg, images, csv, cfg.group_column, FLAGS)
+        if found["skipped"]:  # said once a session, by whichever command reads the CSV first
+            print(left_out(found["skipped"]))
         folds_from = f"made from {Path(csv).name} (seed {cfg.seed})"
         if saved.is_file():
             rows["fold"] = saved_folds(rows, saved, csv)
@@ -161,12 +163,15 @@ def describe(cfg: Config, manifest: dict) -> str:
     )
     lines = [heading]
     if manifest["skipped"]:
-        first = manifest["skipped"][0]
-        lines.append(
-            f"  {len(manifest['skipped'])} ids of the CSV have no image, left out "
-            f"(first: {first['file']})"
-        )
+        lines.append("  " + left_out(manifest["skipped"]))
     return "\n".join(lines)
+
+
+def left_out(skipped: list[dict]) -> str:
+    """The CSV's ids that name no image, as train and doctor say them."""
+    shown = ", ".join(Path(entry["file"]).name for entry in skipped[:5])
+    more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+    return f"{len(skipped)} ids of the CSV have no image and are left out: {shown}{more}"
 
 
 def split_rows(cfg: Config, field: str) -> pd.DataFrame:

@@ -260,12 +260,52 @@ def skipped_tests(manifest: dict | None) -> dict[str, str]:
     return skipped
 
 
+def images_hint(cfg: Config) -> str:
+    """Where the data folder holds a competition's training CSV but not its images: what the
+    records' absence most likely means."""
+    csv, images = field_path(cfg, "train_csv"), field_path(cfg, "train_images")
+    if "://" in csv or not os.path.isfile(csv) or os.path.isdir(images):
+        return ""
+    return (
+        f"; {csv} is here but not {images} ({named('train_images')}), the images it names: "
+        "give that folder to train on the images and CSV"
+    )
+
+
+def check_count(cfg: Config, field: str, count: int) -> None:
+    """A split the records' manifest counts must hold every record of it: a shard gone or
+    cut short would train or predict on fewer without a word."""
+    if given(cfg, field):  # the user's own pattern: the manifest does not count it
+        return
+    _, manifest = with_manifest(cfg)
+    if not manifest:
+        return
+    folds, per_fold = manifest["folds"], manifest["train"]["per_fold"]
+    held_out = str(validating_fold(cfg))
+    counted = {
+        "train_files": sum(
+            held["records"] for fold, held in per_fold.items() if folds == 1 or fold != held_out
+        ),
+        "valid_files": per_fold.get(held_out, {}).get("records", 0),
+        "test_files": manifest["test"]["records"],
+    }
+    if counted[field] != count:
+        raise UserError(
+            f"{field_path(cfg, field)} ({named(field)}) holds {count} records where the records' "
+            f"manifest {data_path(cfg, MANIFEST)} counts {counted[field]}: a shard is missing or "
+            "cut short; write the records again with `records`, or put back the shards it wrote"
+        )
+
+
 def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     """A split's files (`field`: train_files, valid_files or test_files), after checking its
     first shard: image and label (or id) features."""
     pattern = field_path(cfg, field)
     typed_here = given(cfg, field, typed=True) and pattern == getattr(cfg, field)
-    files = find(pattern, field, in_data_folder(cfg, pattern) if typed_here else "")
+    try:
+        files = find(pattern, field, in_data_folder(cfg, pattern) if typed_here else "")
+    except UserError as error:
+        raise UserError(f"{error}{images_hint(cfg) if labeled else ''}") from None
     image = {cfg.image_key: ("bytes", "image_key")}
     if labeled:
         check(files[0], {**image, cfg.label_key: ("int64", "label_key")})

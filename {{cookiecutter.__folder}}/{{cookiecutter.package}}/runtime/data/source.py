@@ -66,6 +66,7 @@ class Records:
         files = records.find_checked(cfg, field, labeled)
         shards = scan.check_split(files, cfg, field, labeled)
         count = sum(shard.records for shard in shards)
+        records.check_count(cfg, field, count)
         ids = [] if labeled else [key for shard in shards for key in shard.ids]
         said = f"{len(files)} files, {count} records ({field_path(cfg, field)})"
         skipped = {} if labeled else records.skipped_tests(records.with_manifest(cfg)[1])
