@@ -166,16 +166,21 @@ def config_values(p: Preflight) -> Result:
 
 
 def output(p: Preflight) -> Result:
-    """The folder the command writes can be written, and no train writes there now."""
-    cfg = p.cfg
+    """The folders the command writes can be written, and no train writes there now."""
+    cfg, runs = p.cfg, train_runs(p)
     # train writes into checkpoints/ too: a file of that name would stop it at epoch 1's end.
-    folder = checkpoints.folder(cfg) if p.command in ("train", "doctor") else output_dir(cfg)
-    reason = unwritable(folder)
-    if reason:
-        raise UserError(
-            f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to a "
-            "folder this run can write (in a Kaggle notebook: /kaggle/working)"
-        )
+    writes = (
+        [checkpoints.folder(run) for run in runs]
+        if p.command in ("train", "doctor")
+        else [output_dir(cfg)]
+    )
+    for folder in writes:
+        reason = unwritable(folder)
+        if reason:
+            raise UserError(
+                f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to "
+                "a folder this run can write (in a Kaggle notebook: /kaggle/working)"
+            )
     holder = held_by(output_dir(cfg)) if p.command == "doctor" else ""
     if holder:  # train would be refused the folder
         raise UserError(
@@ -183,7 +188,10 @@ def output(p: Preflight) -> Result:
             f"let it finish or stop it, or give this run another {named('output_dir')}"
         )
     source = named("output_dir") if cfg.output_dir else "default: no " + named("output_dir")
-    return Result(f"output: {output_dir(cfg)} (from {source})")
+    line = f"output: {output_dir(cfg)} (from {source})"
+    if runs != [cfg]:  # doctor: train writes each fold's run into its own folder
+        line += "; train writes " + ", ".join(str(output_dir(run)) for run in runs)
+    return Result(line)
 
 
 def train_runs(p: Preflight) -> list[Config]:
