@@ -65,7 +65,8 @@ class Trained:
 @dataclasses.dataclass(slots=True)  # slots: a check that keeps its Result in a field not here fails
 class Preflight:
     """What the checks found, for the checks after them and for the command: each kept Result
-    (None where its check did not run or found a problem), and every problem they met."""
+    (`.value` what it found, `.line` what doctor printed; None where its check did not run or
+    found a problem), and every problem they met."""
 
     command: str
     cfg: Config  # as the command resolved it (source.resolved): checked, never changed here
