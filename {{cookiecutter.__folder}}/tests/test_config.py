@@ -148,7 +148,7 @@ def test_a_value_given_wins_over_the_manifest_even_when_it_equals_the_default(tm
     filled, _ = records.with_manifest(from_flags(parser().parse_args(flags)))
     assert filled.num_classes == default
     assert (filled.id_column, filled.sources["id_column"]) == ("image_id", "manifest")
-    said = preflight.values(filled, None, None)
+    said = preflight.values(preflight.Preflight("doctor", filled, None)).line
     assert f"num_classes = {default} (flag)" in said
     assert "id_column = 'image_id' (manifest)" in said
 

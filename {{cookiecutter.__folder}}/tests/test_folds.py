@@ -69,23 +69,52 @@ def test_five_folds_score_out_of_fold_and_their_ensemble_with_flips_submits(
     assert submission.read_bytes() == written
 
 
-def test_doctor_names_the_fold_folders_train_writes_and_resumes_from(demo_dir, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def two_folds(demo_dir, tmp_path_factory):
+    """The demo's records in two folds, and a small run of them (a test gives its output)."""
+    images, folder = demo_dir / "images", tmp_path_factory.mktemp("folds")
+    write_records(
+        Config(folds=2), str(images / "train"), str(images / "train.csv"), str(folder / "records")
+    )
+    return Config(
+        data_dir=str(folder / "records"), image_size=32, backbone="small-cnn", weights="none",
+        batch_size=32, epochs=1, steps_per_epoch=1,
+    )  # fmt: skip
+
+
+def test_doctor_names_the_fold_folders_train_writes_and_resumes_from(two_folds, tmp_path, capsys):
     """With records in folds, train checkpoints and writes into <output>/fold0/: doctor says
     so, rather than "no checkpoint in <output>/checkpoints" where train would resume."""
     from {{ cookiecutter.package }}.runtime.doctor import doctor
 
-    images = demo_dir / "images"
-    write_records(
-        Config(folds=2), str(images / "train"), str(images / "train.csv"), str(tmp_path / "records")
-    )
     out = tmp_path / "out"
-    doctor(
-        Config(
-            data_dir=str(tmp_path / "records"), output_dir=str(out), image_size=32,
-            backbone="small-cnn", weights="none", batch_size=32,
-        )
-    )  # fmt: skip
+    doctor(dataclasses.replace(two_folds, output_dir=str(out)))
     printed = capsys.readouterr().out
+    where = f"output: {out} (from Config.output_dir / --output-dir); train writes {out}/fold0\n"
+    assert where in printed
     assert f"resume: no checkpoint in {out / 'fold0' / 'checkpoints'}:" in printed
     written = out / "fold0" / "model.weights.h5"
     assert f"trained weights: none yet; train writes {written}" in printed
+
+
+def test_a_fold_folder_train_cannot_write_stops_doctor_as_it_stops_train(
+    two_folds, tmp_path, no_model
+):
+    """A file where fold 0's folder goes: doctor finds what train would, naming that folder,
+    where it used to check only <output>/checkpoints and say ready."""
+    from {{ cookiecutter.package }}.runtime.doctor import doctor
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "fold0").write_text("my notes\n")
+    run = dataclasses.replace(two_folds, output_dir=str(out), fold="all")
+    message = (
+        f"cannot write the output in {out / 'fold0' / 'checkpoints'}: {out / 'fold0'} is a file, "
+        "not a folder; set Config.output_dir / --output-dir to a folder this run can write (in a "
+        "Kaggle notebook: /kaggle/working)"
+    )
+    assert doctor(run) == [message]
+    with pytest.raises(UserError) as caught:
+        train(run)
+    assert str(caught.value) == message
+    assert (out / "fold0").read_text() == "my notes\n"

@@ -80,7 +80,7 @@ def test_preflight_loads_the_backbone_once_and_train_builds_on_it(demo_cfg, pres
     train(cfg)
     assert loads == [True]  # preflight's check; the model is built on what it loaded
     checked = preflight.check(cfg, detect(cfg), "doctor")
-    assert f"weights: efficientnet-b0, ImageNet weights of {cfg.weights}" in checked.said["weights"]
+    assert f"weights: efficientnet-b0, ImageNet weights of {cfg.weights}" in checked.weights.line
 
 
 def test_weights_that_cannot_work_are_refused_with_the_fix(tmp_path):

@@ -63,7 +63,7 @@ def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Vali
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     checked = preflight.ready(cfg, found, "evaluate")
     batches = pipeline.for_inference(
-        checked.splits["valid"].files,
+        checked.valid.value.files,
         cfg,
         plan.global_batch_size(cfg, found),
         True,
@@ -73,7 +73,7 @@ def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Vali
         net = checkpoints.load_trained(cfg, found, build_model)
         probabilities, (labels,) = predict_probabilities(net, batches)
     if cfg.multi_label:  # each class's yes or no, at its threshold
-        predicted = thresholds.applied(probabilities, checked.thresholds)
+        predicted = thresholds.applied(probabilities, checked.trained.value.thresholds)
     else:
         predicted = probabilities.argmax(-1)
     return cfg, Validated(labels, probabilities, predicted)

@@ -35,21 +35,22 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     cfg = checkpoints.with_trained(cfg)  # a trained run elsewhere says its model and classes
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     checked = preflight.ready(cfg, found, "predict")  # every id and weight found before a model
-    files, sample, shape = checked.splits["test"].files, checked.sample, checked.layout
-    expected = checked.splits["test"].records * len(checked.runs)
+    test, runs = checked.test.value, checked.trained.value.runs
+    sample, shape = checked.sample.value.table, checked.sample.value.shape
+    expected = test.records * len(runs)
     as_files = isinstance(source.of(cfg, "test_files"), source.CompetitionImages)
     undecodable, fix = UNDECODABLE["files" if as_files else "records"]
-    print(f"predicting {checked.splits['test'].said} with {len(checked.runs)} trained models")
+    print(f"predicting {test.said} with {len(runs)} trained models")
     names = class_names(cfg)
     if shape.numbering(names):  # which number is which, said
         print(shape.numbering(names))
     batches = pipeline.for_inference(
-        files, cfg, plan.global_batch_size(cfg, found), False, found.image_dtype
+        test.files, cfg, plan.global_batch_size(cfg, found), False, found.image_dtype
     )
     averaged, ids = 0, None
     # Each trained fold's model sees the same batches: averaging their probabilities is worth
     # more than any one of them.
-    for run in checked.runs:
+    for run in runs:
         with found.scope():
             net = checkpoints.load_trained(run, found, build_model)
             try:
@@ -65,15 +66,15 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
                 ) from error
         if ids is not None and not np.array_equal(ids, keys):  # one fixed order: never
             raise RuntimeError("the test records came in another order for another model")
-        averaged, ids = averaged + probabilities / len(checked.runs), keys
-    if len(checked.runs) > 1:
+        averaged, ids = averaged + probabilities / len(runs), keys
+    if len(runs) > 1:
         print(
-            f"averaged {len(checked.runs)} fold models"
+            f"averaged {len(runs)} fold models"
             + (", with flips" if cfg.tta else "")
             + ": "
-            + ", ".join(str(checkpoints.trained_weights(run)) for run in checked.runs)
+            + ", ".join(str(checkpoints.trained_weights(run)) for run in runs)
         )
-    predicted = shape.values(averaged, names, checked.thresholds)
+    predicted = shape.values(averaged, names, checked.trained.value.thresholds)
     rows = submission.arrange([key.decode() for key in ids], predicted, sample, shape)
     path = output_path(cfg, "submission.csv")
     submission.write(path, rows)

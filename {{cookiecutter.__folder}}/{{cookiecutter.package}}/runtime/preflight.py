@@ -4,12 +4,19 @@ model is built.
 `doctor` prints every check. `train`, `predict`, `evaluate` and `preview` run the same
 checks first and stop on any problem, so a run that cannot work fails in seconds, not after
 an epoch of TPU quota.
+
+CHECKS lists every check once, in the order doctor prints them, with the commands that run
+it. A check is a function of what the checks before it found (a Preflight); it returns a
+Result, the value it found and the line doctor prints, or raises UserError for a problem.
+A check that needs what an earlier one found reads it there, and returns None when that one
+found a problem (said already).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 import pandas as pd
 
@@ -20,23 +27,7 @@ from .data import pipeline, scan, source
 from .files import held_by, unwritable
 from .paths import field_path, output_dir, resolve_data_dir, trained_dir
 
-# What each command needs, in the order doctor prints it. A check that needs another's result
-# asks for it (Preflight.passed), so this order is only the order of the lines. doctor checks
-# what train needs and what predict needs after it (trained weights train has not made yet
-# are no problem).
-NEEDS = {
-    "train": (
-        *("config", "output", "manifest", "train", "valid", "plan", "skip"),
-        *("weights", "resume"),
-    ),
-    "predict": ("config", "output", "manifest", "test", "sample", "trained"),
-    "evaluate": ("config", "output", "manifest", "valid", "trained"),
-    "preview": ("config", "output", "manifest", "train", "plan"),
-    "doctor": (
-        *("config", "output", "data", "manifest", "values", "train", "valid", "test"),
-        *("sample", "plan", "skip", "batch", "weights", "resume", "trained"),
-    ),
-}
+T = TypeVar("T")
 SPLITS = {  # split: the Config field of its files, and whether its records carry labels
     "train": ("train_files", True),
     "valid": ("valid_files", True),
@@ -45,71 +36,96 @@ SPLITS = {  # split: the Config field of its files, and whether its records carr
 NEEDED_BY = {"train": "train", "valid": "evaluate", "test": "predict"}  # an empty field stops it
 
 
-class Unchecked(Exception):
-    """A check that needs another's result, when that one found a problem (said already)."""
+@dataclasses.dataclass(frozen=True)
+class Result(Generic[T]):
+    """What one check found: the line doctor prints ("": none), and the value a later check
+    or the command uses."""
+
+    line: str
+    value: T = None
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """The sample submission (None: rows sorted by id) and the columns submission.csv will have."""
+
+    table: pd.DataFrame | None
+    shape: submission.Shape
+
+
+@dataclasses.dataclass(frozen=True)
+class Trained:
+    """The trained runs predict averages (evaluate's one run), and for multi-label each
+    class's threshold, averaged over them and checked."""
+
+    runs: list[Config]
+    thresholds: list[float] | None = None
+
+
+@dataclasses.dataclass(slots=True)  # slots: a check that keeps its Result in a field not here fails
 class Preflight:
-    """What the checks found, for the command to use, and every problem they met."""
+    """What the checks found, for the checks after them and for the command: each kept Result
+    (`.value` what it found, `.line` what doctor printed; None where its check did not run or
+    found a problem), and every problem they met."""
 
     command: str
     cfg: Config  # as the command resolved it (source.resolved): checked, never changed here
     found: Accelerator
-    say: Callable[[str], None]
-    data: source.Records | source.TfdsSet | source.CompetitionImages  # what trains
-    manifest: dict | None = None
-    splits: dict[str, source.Split] = dataclasses.field(default_factory=dict)  # by split
-    plan: plan.Plan | None = None
-    backbone: backbones.Backbone | None = None  # loaded once: train builds its model on it
-    skipped: frozenset[str] = frozenset()  # bad training records left out (--bad-records skip)
-    sample: pd.DataFrame | None = None
-    layout: submission.Shape | None = None  # the columns submission.csv will have
-    thresholds: list[float] | None = None  # multi-label: each class's, checked
-    runs: list[Config] = dataclasses.field(default_factory=list)  # whose trained weights predict
-    said: dict[str, str] = dataclasses.field(default_factory=dict)  # by check, as doctor says it
+    manifest: Result[dict | None] | None = None
+    train: Result[source.Split | None] | None = None  # value None: the split's field is empty
+    valid: Result[source.Split | None] | None = None
+    test: Result[source.Split | None] | None = None
+    sample: Result[Sample] | None = None
+    plan: Result[plan.Plan] | None = None
+    skip: Result[frozenset[str]] | None = None  # bad training records left out (--bad-records skip)
+    weights: Result[backbones.Backbone] | None = None  # loaded once: train builds its model on it
+    resume: Result[None] | None = None  # train prints where it starts
+    trained: Result[Trained] | None = None
     problems: list[str] = dataclasses.field(default_factory=list)
-    failed: set[str] = dataclasses.field(default_factory=set)  # the checks that found one
-    done: dict[str, bool] = dataclasses.field(default_factory=dict)  # by check: passed
 
-    def passed(self, name: str) -> bool:
-        """Run check `name` once (a later ask gets its first answer): whether it passed."""
-        if name not in self.done:
-            check_one, topic = CHECKS[name]
-            self.done[name] = False
-            try:
-                said = check_one(self.cfg, self.found, self)
-            except Unchecked:
-                return False
-            except UserError as error:
-                self.problems.append(str(error))
-                self.failed.add(name)
-                self.say(f"{topic}: PROBLEM: {error}")
-                return False
-            self.done[name] = True
-            if said:
-                self.said[name] = said
-                self.say(said)
-        return self.done[name]
+    @property
+    def data(self) -> source.Records | source.TfdsSet | source.CompetitionImages:
+        """What trains."""
+        return source.of(self.cfg)
 
-    def needs(self, *names: str) -> None:
-        """Stop the asking check, unproblematically, unless every check named passed."""
-        answers = [self.passed(name) for name in names]  # each runs, and says its problem
-        if not all(answers):
-            raise Unchecked()
+    @property
+    def splits(self) -> dict[str, source.Split]:
+        """The splits checked that have files, by name."""
+        checked = {"train": self.train, "valid": self.valid, "test": self.test}
+        return {name: found.value for name, found in checked.items() if found and found.value}
 
-    def split(self, name: str) -> source.Split | None:
-        """The split as checked; None when it is empty or its check found a problem."""
-        return self.splits.get(name) if self.passed(name) else None
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One check: the topic its problem is printed under, the commands that run it, and the
+    Preflight field that keeps its Result ("": none reads it, doctor prints its line)."""
+
+    run: Callable[[Preflight], Result | None]
+    topic: str
+    commands: tuple[str, ...]
+    keep: str = ""
 
 
 def check(cfg: Config, found: Accelerator, command: str, say=lambda line: None) -> Preflight:
-    """Run every check `command` needs on the config as resolved (source.resolved); `say`
-    gets what each found (doctor prints it)."""
-    state = Preflight(command, cfg, found, say, source.of(cfg))
-    for name in NEEDS[command]:
-        state.passed(name)
-    return state
+    """Run every check of `command`, in order, on the config as resolved (source.resolved);
+    `say` gets what each found (doctor prints it)."""
+    checked = Preflight(command, cfg, found)
+    for one in CHECKS:
+        if command not in one.commands:
+            continue
+        try:
+            result = one.run(checked)
+        except UserError as error:
+            checked.problems.append(str(error))
+            say(f"{one.topic}: PROBLEM: {error}")
+            continue
+        if result is None:
+            continue  # what it needs found a problem, said already
+        if one.keep:
+            setattr(checked, one.keep, result)
+        if result.line:
+            say(result.line)
+    return checked
 
 
 def ready(cfg: Config, found: Accelerator, command: str) -> Preflight:
@@ -142,137 +158,167 @@ def stop_together(problems: list[str]) -> None:
         )
 
 
-def config_values(cfg, found, state):
+def config_values(p: Preflight) -> Result:
     """Config refuses bad values when it is made; a notebook may change a field after."""
-    wrong = config.problems(cfg)
+    wrong = config.problems(p.cfg)
     if wrong:
         raise UserError("; ".join(wrong))
+    return Result("")
 
 
-def output(cfg, found, state):
+def output(p: Preflight) -> Result:
+    """The folders the command writes can be written, and no train writes there now."""
+    cfg, runs = p.cfg, train_runs(p)
     # train writes into checkpoints/ too: a file of that name would stop it at epoch 1's end.
-    folder = checkpoints.folder(cfg) if state.command in ("train", "doctor") else output_dir(cfg)
-    reason = unwritable(folder)
-    if reason:
-        raise UserError(
-            f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to a "
-            "folder this run can write (in a Kaggle notebook: /kaggle/working)"
-        )
-    holder = held_by(output_dir(cfg)) if state.command == "doctor" else ""
+    writes = (
+        [checkpoints.folder(run) for run in runs]
+        if p.command in ("train", "doctor")
+        else [output_dir(cfg)]
+    )
+    for folder in writes:
+        reason = unwritable(folder)
+        if reason:
+            raise UserError(
+                f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to "
+                "a folder this run can write (in a Kaggle notebook: /kaggle/working)"
+            )
+    holder = held_by(output_dir(cfg)) if p.command == "doctor" else ""
     if holder:  # train would be refused the folder
         raise UserError(
             f"{named('output_dir')} {output_dir(cfg)} is in use by a running train ({holder}); "
             f"let it finish or stop it, or give this run another {named('output_dir')}"
         )
     source = named("output_dir") if cfg.output_dir else "default: no " + named("output_dir")
-    return f"output: {output_dir(cfg)} (from {source})"
+    line = f"output: {output_dir(cfg)} (from {source})"
+    if runs != [cfg]:  # doctor: train writes each fold's run into its own folder
+        line += "; train writes " + ", ".join(str(output_dir(run)) for run in runs)
+    return Result(line)
 
 
-def data(cfg, found, state):
-    folder, source = resolve_data_dir(cfg)
-    return f"data dir: {folder} (from {source})"
+def train_runs(p: Preflight) -> list[Config]:
+    """The runs train makes, each writing into its own folder: train checks one fold's run at
+    a time, doctor every run of folds.runs (the one run when the records cannot say how many
+    folds they have: the records' check says why)."""
+    if p.command != "doctor":
+        return [p.cfg]
+    try:
+        return folds.runs(p.cfg)
+    except UserError:
+        return [p.cfg]
 
 
-def split(name: str):
+def data_dir(p: Preflight) -> Result:
+    folder, source = resolve_data_dir(p.cfg)
+    return Result(f"data dir: {folder} (from {source})")
+
+
+def manifest(p: Preflight) -> Result[dict | None]:
+    _, found = p.data.resolved(p.cfg)
+    return Result(p.data.describe(p.cfg, found) if found else "", found)
+
+
+def values(p: Preflight) -> Result:
+    cfg = p.cfg
+    return Result(given_values(cfg))
+
+
+def split(name: str) -> Callable[[Preflight], Result[source.Split | None] | None]:
+    """The check of one split's files: their records counted, their labels or ids read."""
     field, labeled = SPLITS[name]
 
-    def check_split(cfg, found, state):
-        if not getattr(cfg, field):
-            if state.command == NEEDED_BY[name]:
-                raise UserError(f"nothing to {state.command}: {named(field)} is empty")
-            return f"{name}: none ({named(field)} is empty)"
-        state.needs("manifest")  # a set that cannot be prepared has no splits to check
-        state.splits[name] = source.of(cfg, field).split(cfg, field, labeled)
-        return f"{name}: {state.splits[name].said}"
+    def check_split(p: Preflight) -> Result[source.Split | None] | None:
+        if not getattr(p.cfg, field):
+            if p.command == NEEDED_BY[name]:
+                raise UserError(f"nothing to {p.command}: {named(field)} is empty")
+            return Result(f"{name}: none ({named(field)} is empty)")
+        if p.manifest is None:
+            return None  # a set that cannot be prepared has no splits to check
+        found = source.of(p.cfg, field).split(p.cfg, field, labeled)
+        return Result(f"{name}: {found.said}", found)
 
     return check_split
 
 
-def manifest(cfg, found, state):
-    _, state.manifest = state.data.resolved(cfg)
-    return state.data.describe(cfg, state.manifest) if state.manifest else ""
-
-
-def values(cfg, found, state):
-    return given_values(cfg)
-
-
-def sample(cfg, found, state):
-    state.sample = submission.load_sample(cfg)
-    shape = submission.layout(cfg, state.sample, cfg.num_classes, config.class_names(cfg))
-    state.layout = shape
-    test = state.split("test") if "test" in NEEDS[state.command] else None
+def sample(p: Preflight) -> Result[Sample]:
+    cfg, names = p.cfg, config.class_names(p.cfg)
+    table = submission.load_sample(cfg)
+    shape = submission.layout(cfg, table, cfg.num_classes, names)
+    test = p.test.value if p.test else None
     if test:  # a submission must never lack an id: check before the model
-        submission.check_ids(test.ids, state.sample, shape.id_column, test.fields, test.skipped)
+        submission.check_ids(test.ids, table, shape.id_column, test.fields, test.skipped)
     what = shape.describe(cfg.multi_label)
-    mapping = shape.numbering(config.class_names(cfg))
+    mapping = shape.numbering(names)
     what += f"; {mapping}" if mapping else ""
-    if state.sample is None:
-        return f"sample submission: none, rows will be sorted by id; columns: {what}"
-    rows = len(state.sample)
-    return f"sample submission: {field_path(cfg, 'sample_submission')} ({rows} rows; {what})"
+    if table is None:
+        return Result(
+            f"sample submission: none, rows will be sorted by id; columns: {what}",
+            Sample(table, shape),
+        )
+    where = field_path(cfg, "sample_submission")
+    return Result(f"sample submission: {where} ({len(table)} rows; {what})", Sample(table, shape))
 
 
-def plan_of_run(cfg, found, state):
-    train = state.split("train")
+def plan_of_run(p: Preflight) -> Result[plan.Plan] | None:
+    train = p.train.value if p.train else None
     if train is None:
-        raise Unchecked()  # the training files' problem is said already
-    state.plan = plan.make(cfg, found, train.records)
-    return state.plan.describe()
+        return None  # no training files, or their problem is said already
+    made = plan.make(p.cfg, p.found, train.records)
+    return Result(made.describe(), made)
 
 
-def batch(cfg, found, state):
-    """Built, not read: its shapes are known at once. XLA compiles only static shapes."""
-    state.needs("plan")
-    train = state.splits["train"]
-    training = pipeline.for_training(train.files, cfg, state.plan.global_batch, found.image_dtype)
-    pipeline.check_static(training, "train_files")
-    return f"train batch: {pipeline.describe_spec(training.element_spec)}"
-
-
-def skip(cfg, found, state):
+def skip(p: Preflight) -> Result[frozenset[str]]:
     """With --bad-records skip, decode every training image now and leave the bad ones out."""
-    train = state.split("train") if cfg.bad_records == "skip" else None
-    shards = state.data.scanned(cfg, train.files, True) if train else None
-    if shards is None:
-        return ""  # nothing to skip, or a TFDS set, whose images TFDS checked when preparing it
-    state.skipped = scan.skipped(shards)
+    train = p.train.value if p.train and p.cfg.bad_records == "skip" else None
+    shards = p.data.scanned(p.cfg, train.files, True) if train else None
+    if shards is None:  # nothing to skip, or a TFDS set, whose images TFDS checked preparing it
+        return Result("", frozenset())
     bad = [shard for shard in shards if shard.bad]
-    return f"bad records: {len(state.skipped)} in {len(bad)} shards, left out of training" + (
-        "".join(f"\n  {shard.describe()}" for shard in bad)
-    )
+    skipped = scan.skipped(shards)
+    line = f"bad records: {len(skipped)} in {len(bad)} shards, left out of training"
+    return Result(line + "".join(f"\n  {shard.describe()}" for shard in bad), skipped)
 
 
-def weights(cfg, found, state):
+def batch(p: Preflight) -> Result | None:
+    """Built, not read: its shapes are known at once. XLA compiles only static shapes."""
+    if p.plan is None:
+        return None
+    files, global_batch = p.train.value.files, p.plan.value.global_batch
+    training = pipeline.for_training(files, p.cfg, global_batch, p.found.image_dtype)
+    pipeline.check_static(training, "train_files")
+    return Result(f"train batch: {pipeline.describe_spec(training.element_spec)}")
+
+
+def weights(p: Preflight) -> Result[backbones.Backbone]:
     """Load the backbone's weights as train will use them, so an offline machine without the
     preset, or a folder of another model, is found before training; train reuses them."""
-    precision = state.plan.precision if state.passed("plan") else "float32"
-    with found.scope():  # a TensorFlow strategy's variables are made in its scope
-        state.backbone = backbones.load(cfg, precision)
-    return f"weights: {cfg.backbone}, {state.backbone.source}"
+    precision = p.plan.value.precision if p.plan else "float32"
+    with p.found.scope():  # a TensorFlow strategy's variables are made in its scope
+        backbone = backbones.load(p.cfg, precision)
+    return Result(f"weights: {p.cfg.backbone}, {backbone.source}", backbone)
 
 
-def resume(cfg, found, state):
-    state.needs("plan")
-    if state.command == "doctor":  # with records in folds, each fold resumes from its folder
-        state.needs("manifest")
-        resumed = [checkpoints.check_resumable(run, state.plan) for run in folds.runs(cfg)]
-        return "resume: " + "; ".join(resumed)
-    return f"resume: {checkpoints.check_resumable(cfg, state.plan)}"
+def resume(p: Preflight) -> Result | None:
+    """Where train starts; with records in folds, each fold resumes from its own folder."""
+    if p.plan is None:
+        return None
+    resumed = [checkpoints.check_resumable(run, p.plan.value) for run in train_runs(p)]
+    return Result("resume: " + "; ".join(resumed))
 
 
-def trained(cfg, found, state):
-    state.needs("manifest")  # which folds the data has comes from it
-    state.runs = folds.trained_runs(cfg) if state.command != "evaluate" else [cfg]
-    if state.command == "doctor":  # train makes them, or replaces them: in its fold folders
-        runs = state.runs if state.runs != [cfg] else folds.runs(cfg)
-        described = [checkpoints.describe_trained(run) for run in runs]
-        return "trained weights: " + "; ".join(described)
+def trained(p: Preflight) -> Result[Trained] | None:
+    if p.manifest is None:
+        return None  # which folds the data has comes from it
+    cfg = p.cfg
+    runs = folds.trained_runs(cfg) if p.command != "evaluate" else [cfg]
+    if p.command == "doctor":  # train makes them, or replaces them: in its fold folders
+        shown = runs if runs != [cfg] else train_runs(p)
+        described = [checkpoints.describe_trained(run) for run in shown]
+        return Result("trained weights: " + "; ".join(described), Trained(runs))
     being_trained(cfg)
-    paths = [checkpoints.check_trained(run) for run in state.runs]
-    if cfg.multi_label:  # predict's and evaluate's: read before the model runs
-        state.thresholds = thresholds.averaged(state.runs)
-    return f"trained weights: {', '.join(paths)}"
+    paths = [checkpoints.check_trained(run) for run in runs]
+    # predict's and evaluate's: read before the model runs
+    cuts = thresholds.averaged(runs) if cfg.multi_label else None
+    return Result(f"trained weights: {', '.join(paths)}", Trained(runs, cuts))
 
 
 def being_trained(cfg: Config) -> None:
@@ -289,24 +335,28 @@ def being_trained(cfg: Config) -> None:
             )
 
 
-# Each check, and the topic its problem is printed under.
-CHECKS = {
-    "config": (config_values, "config"),
-    "output": (output, "output"),
-    "data": (data, "data dir"),
-    "manifest": (manifest, "records"),
-    "train": (split("train"), "train"),
-    "valid": (split("valid"), "valid"),
-    "test": (split("test"), "test"),
-    "values": (values, "values"),
-    "sample": (sample, "sample submission"),
-    "plan": (plan_of_run, "steps per epoch"),
-    "skip": (skip, "bad records"),
-    "batch": (batch, "train batch"),
-    "weights": (weights, "weights"),
-    "resume": (resume, "resume"),
-    "trained": (trained, "trained weights"),
-}
+EVERY = ("train", "predict", "evaluate", "preview", "doctor")
+# Every check, in the order doctor prints them: a check runs after the ones whose results it
+# reads. Each with the topic its problem is printed under, the commands that run it, and the
+# Preflight field that keeps what it found. doctor runs what train needs and what predict
+# needs after it (trained weights train has not made yet are no problem).
+CHECKS = (
+    Check(config_values, "config", EVERY),
+    Check(output, "output", EVERY),
+    Check(data_dir, "data dir", ("doctor",)),
+    Check(manifest, "records", EVERY, keep="manifest"),
+    Check(values, "values", ("doctor",)),
+    Check(split("train"), "train", ("train", "preview", "doctor"), keep="train"),
+    Check(split("valid"), "valid", ("train", "evaluate", "doctor"), keep="valid"),
+    Check(split("test"), "test", ("predict", "doctor"), keep="test"),
+    Check(sample, "sample submission", ("predict", "doctor"), keep="sample"),
+    Check(plan_of_run, "steps per epoch", ("train", "preview", "doctor"), keep="plan"),
+    Check(skip, "bad records", ("train", "doctor"), keep="skip"),
+    Check(batch, "train batch", ("doctor",)),
+    Check(weights, "weights", ("train", "doctor"), keep="weights"),
+    Check(resume, "resume", ("train", "doctor"), keep="resume"),
+    Check(trained, "trained weights", ("predict", "evaluate", "doctor"), keep="trained"),
+)
 
 
 def bad_image(checked: Preflight, error: Exception, stopped: str, fix: str) -> Exception:

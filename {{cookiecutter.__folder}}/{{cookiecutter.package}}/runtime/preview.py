@@ -20,7 +20,7 @@ def augmented_batch(cfg: Config, found: Accelerator) -> Path:
     """Training images as the model sees them (the pipeline's, cropped and flipped by the
     model's first layer), titled with their class names when the config knows them."""
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
-    files = preflight.ready(cfg, found, "preview").splits["train"].files
+    files = preflight.ready(cfg, found, "preview").train.value.files
     images, labels = next(iter(pipeline.for_training(files, cfg, IMAGES)))
     crop_and_flip = CropAndFlip(cfg.crop_area, cfg.flip, cfg.seed)
     seen = np.asarray(crop_and_flip(images.numpy(), training=True))
@@ -32,7 +32,7 @@ def augmented_batch(cfg: Config, found: Accelerator) -> Path:
 def learning_rate(cfg: Config, found: Accelerator) -> Path:
     """The schedule train will follow: warm-up, then cosine decay, over every step."""
     cfg, _ = source.resolved(cfg)
-    run = preflight.ready(cfg, found, "preview").plan
+    run = preflight.ready(cfg, found, "preview").plan.value
     schedule = plan.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
     # At most 500 steps of the run, evenly spread: one call per step, and the curve is smooth.
     total = cfg.epochs * run.steps_per_epoch

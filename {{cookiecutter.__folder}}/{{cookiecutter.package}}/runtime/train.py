@@ -64,21 +64,21 @@ def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> di
     checked = preflight.ready(cfg, found, "train")  # what doctor checks: fails in seconds
     if isinstance(checked.data, source.CompetitionImages) and found.writes_files:
         images.save_folds(cfg)  # a resumed run, OOF and predict read the same folds
-    run, train_files = checked.plan, checked.splits["train"].files
-    valid_files = checked.splits["valid"].files if "valid" in checked.splits else None
-    print(f"global batch: {run.global_batch}, training records: {checked.splits['train'].records}")
+    run, train = checked.plan.value, checked.train.value
+    valid_files = checked.valid.value.files if checked.valid.value else None
+    print(f"global batch: {run.global_batch}, training records: {train.records}")
     training = pipeline.for_training(
-        train_files, cfg, run.global_batch, found.image_dtype, checked.skipped
+        train.files, cfg, run.global_batch, found.image_dtype, checked.skip.value
     )
     pipeline.check_static(training, "train_files")  # XLA compiles only static shapes
     print(run.describe())
-    print(checked.said["resume"])  # where it starts, and what changed since the checkpoint
-    if "skip" in checked.said:
-        print(checked.said["skip"])
+    print(checked.resume.line)  # where it starts, and what changed since the checkpoint
+    if checked.skip.line:
+        print(checked.skip.line)
 
     with found.scope():
         keras.mixed_precision.set_global_policy(run.precision)  # read by each layer made
-        net = build_model(cfg, checked.backbone, found.image_dtype)
+        net = build_model(cfg, checked.weights.value, found.image_dtype)
         print(f"model: {net.name}, {net.count_params():,} parameters")
         schedule = plan.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
         compile_model(net, cfg, schedule, steps_per_execution=run.steps_per_execution)
@@ -100,7 +100,7 @@ def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> di
                     validation_data=valid,
                     callbacks=[
                         checkpoints.EveryEpoch(cfg, run, history, found.writes_files),
-                        *skipping(checked.skipped),
+                        *skipping(checked.skip.value),
                     ],
                     shuffle=False,  # the dataset shuffles itself; Keras cannot shuffle tf.data
                     verbose=progress_verbosity(),

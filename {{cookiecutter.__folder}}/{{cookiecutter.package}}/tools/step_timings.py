@@ -104,8 +104,8 @@ def the_run(cfg: Config, found: Accelerator) -> tuple[Config, plan.Plan, list[st
         problems = [str(error)]
     else:
         checked = preflight.check(cfg, found, "preview")
-        if checked.split("train") and checked.plan:
-            return cfg, checked.plan, checked.splits["train"].files, ""
+        if checked.plan:  # made from the training files, once they are checked
+            return cfg, checked.plan.value, checked.train.value.files, ""
         problems = checked.problems or ["no training records"]
     steps, note = plan.steps_per_execution(found, cfg.steps_per_execution, sys.maxsize)
     precision = plan.precision(found, cfg.precision)
