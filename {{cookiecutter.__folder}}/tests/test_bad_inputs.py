@@ -219,6 +219,22 @@ INPUTS = [
 # Files and folders the project writes into or deletes from.
 FOLDERS: list[Row] = [
     Row(
+        "train: --output-dir the data folder",
+        lambda tmp, given: words(
+            f"train --preset demo --data-dir {copy_of(given.demo, tmp, 'data')} "
+            f"--output-dir {tmp}/data"
+        ),
+        "holds the data folder ",
+    ),
+    Row(
+        "predict with records in folds, nothing trained",
+        lambda tmp, given: words(
+            f"predict --data-dir {records_of(given, copy_of(given.demo / 'images', tmp, 'images'), tmp / 'records')} "
+            f"--backbone small-cnn --weights none --image-size 32 --output-dir {tmp}/out"
+        ),
+        "/out/fold0/model.weights.h5, where train writes fold 0's; run `train` first",
+    ),
+    Row(
         "records: --output is the folder that holds the images",
         lambda tmp, given: records_into(copy_of(given.demo / "images", tmp, "dk"), "."),
         "overlap: records writes, and with --force removes, what --output holds",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Generic, TypeVar
 
 import pandas as pd
@@ -182,6 +183,13 @@ def output(p: Preflight) -> Result:
                 f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to "
                 "a folder this run can write (in a Kaggle notebook: /kaggle/working)"
             )
+    data = holding_the_data(cfg)
+    if data:  # its folders would be written among the competition's files
+        raise UserError(
+            f"{named('output_dir')} {output_dir(cfg)} holds the data folder {data}: a run "
+            "writes only into a folder of its own; give another, such as "
+            f"{data.resolve().parent / 'output'}"
+        )
     holder = held_by(output_dir(cfg)) if p.command == "doctor" else ""
     if holder:  # train would be refused the folder
         raise UserError(
@@ -193,6 +201,15 @@ def output(p: Preflight) -> Result:
     if runs != [cfg]:  # doctor: train writes each fold's run into its own folder
         line += "; train writes " + ", ".join(str(output_dir(run)) for run in runs)
     return Result(line)
+
+
+def holding_the_data(cfg: Config) -> Path | None:
+    """The data folder, where the output folder is it or holds it (a folder on this machine)."""
+    folder, _ = resolve_data_dir(cfg)
+    if not folder or "://" in folder or folder.startswith("tfds:") or not Path(folder).is_dir():
+        return None
+    data = Path(folder)
+    return data if data.resolve().is_relative_to(output_dir(cfg).resolve()) else None
 
 
 def train_runs(p: Preflight) -> list[Config]:
@@ -315,6 +332,12 @@ def trained(p: Preflight) -> Result[Trained] | None:
         described = [checkpoints.describe_trained(run) for run in shown]
         return Result("trained weights: " + "; ".join(described), Trained(runs))
     being_trained(cfg)
+    made = folds.runs(cfg)  # the runs train makes: with records in folds, in fold folders
+    if runs == [cfg] != made and not checkpoints.trained_weights(cfg).is_file():
+        raise UserError(  # nothing trained yet: name where train would leave it
+            f"no trained weights at {checkpoints.trained_weights(made[0])}, where train writes "
+            f"fold {made[0].fold}'s; run `train` first or set {named('output_dir')}"
+        )
     paths = [checkpoints.check_trained(run) for run in runs]
     # predict's and evaluate's: read before the model runs
     cuts = thresholds.averaged(runs) if cfg.multi_label else None
