@@ -118,7 +118,7 @@ def free_port() -> int:
 @pytest.fixture
 def no_model(monkeypatch):
     """Fail the test if a command gets as far as building its model."""
-    from {{ cookiecutter.package }}.runtime import model
+    from {{ cookiecutter.package }}.runtime.learning import model
 
     def built(*args, **kwargs):
         raise AssertionError("the model was built: the check came too late")

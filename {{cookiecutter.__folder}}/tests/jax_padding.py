@@ -12,8 +12,8 @@ import jax
 import keras_hub
 import numpy as np
 
-from {{ cookiecutter.package }}.runtime import backbones
 from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.learning import backbones
 
 
 def equations(jaxpr):

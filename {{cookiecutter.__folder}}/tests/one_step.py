@@ -17,8 +17,8 @@ import argparse
 
 import numpy as np
 
-from {{ cookiecutter.package }}.runtime import accelerator
 from {{ cookiecutter.package }}.runtime.config import from_preset
+from {{ cookiecutter.package }}.runtime.platform import accelerator
 
 GLOBAL_BATCH = 32
 
@@ -48,9 +48,9 @@ def main(
     import keras
     import tensorflow as tf
 
-    from {{ cookiecutter.package }}.runtime import backbones, model, plan
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
-    from {{ cookiecutter.package }}.runtime.paths import data_path
+    from {{ cookiecutter.package }}.runtime.learning import backbones, model, plan
+    from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 
     files = records.find(data_path(cfg, cfg.train_files), "train_files")
     images, labels, _ = next(iter(pipeline.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))

@@ -11,7 +11,7 @@ import sys
 
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import pipeline, records
-from {{ cookiecutter.package }}.runtime.paths import data_path
+from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 
 GLOBAL_BATCH = 16
 

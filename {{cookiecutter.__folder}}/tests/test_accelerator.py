@@ -12,8 +12,8 @@ import types
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.runtime import accelerator, backend
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.platform import accelerator, backend
 
 PACKAGE = "{{ cookiecutter.package }}"
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.runtime.augment import CropAndFlip, crop_windows, resize_matrix
-from {{ cookiecutter.package }}.runtime.backbones import load
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.model import build_model
+from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, crop_windows, resize_matrix
+from {{ cookiecutter.package }}.runtime.learning.backbones import load
+from {{ cookiecutter.package }}.runtime.learning.model import build_model
 
 WINDOWS = 4000
 

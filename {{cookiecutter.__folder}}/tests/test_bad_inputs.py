@@ -19,7 +19,7 @@ import pytest
 from conftest import OFFLINE, PROJECT
 
 from {{ cookiecutter.package }}.__main__ import main
-from {{ cookiecutter.package }}.runtime.files import one_run_at_a_time
+from {{ cookiecutter.package }}.runtime.platform.files import one_run_at_a_time
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +50,7 @@ def copy_of(folder: Path, tmp: Path, name: str) -> Path:
 @pytest.fixture(scope="module")
 def given(demo_dir, tmp_path_factory) -> Given:
     from {{ cookiecutter.package }}.runtime.config import from_preset
-    from {{ cookiecutter.package }}.runtime.train import train
+    from {{ cookiecutter.package }}.runtime.steps.train import train
 
     output = tmp_path_factory.mktemp("trained")
     cfg = from_preset("demo", {"data_dir": str(demo_dir), "output_dir": str(output)})
@@ -458,7 +458,7 @@ def with_manifest(given: Given, tmp: Path, text: str = "", **fields) -> Path:
     fields changed), as `records` writes it."""
     import json
 
-    from {{ cookiecutter.package }}.runtime.files import MANIFEST
+    from {{ cookiecutter.package }}.runtime.platform.files import MANIFEST
 
     manifest = {
         "folds": 1, "num_classes": 10, "classes": None, "multi_label": False,

@@ -10,11 +10,11 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
-from {{ cookiecutter.package }}.runtime import accelerator
 from {{ cookiecutter.package }}.runtime.config import UserError
-from {{ cookiecutter.package }}.runtime.doctor import doctor
-from {{ cookiecutter.package }}.runtime.predict import predict
-from {{ cookiecutter.package }}.runtime.train import train
+from {{ cookiecutter.package }}.runtime.platform import accelerator
+from {{ cookiecutter.package }}.runtime.steps.doctor import doctor
+from {{ cookiecutter.package }}.runtime.steps.predict import predict
+from {{ cookiecutter.package }}.runtime.steps.train import train
 from {{ cookiecutter.package }}.tools.shards import feature
 
 FIX = "write them again or leave them out of"
@@ -180,7 +180,7 @@ def test_a_test_record_without_a_usable_id_stops_predict_before_the_model(
     cfg, data, monkeypatch, change, expected
 ):
     """A submission must never lack an id silently."""
-    from {{ cookiecutter.package }}.runtime import checkpoints
+    from {{ cookiecutter.package }}.runtime.outputs import checkpoints
 
     monkeypatch.setattr(checkpoints, "load_trained", lambda *a: pytest.fail("the model was loaded"))
     second = shard(data, "test", 1)
@@ -194,7 +194,7 @@ def test_a_test_record_without_a_usable_id_stops_predict_before_the_model(
 def test_test_records_missing_ids_of_the_sample_stop_predict_before_the_model(
     cfg, data, monkeypatch
 ):
-    from {{ cookiecutter.package }}.runtime import checkpoints
+    from {{ cookiecutter.package }}.runtime.outputs import checkpoints
 
     monkeypatch.setattr(checkpoints, "load_trained", lambda *a: pytest.fail("the model was loaded"))
     second = shard(data, "test", 1)

@@ -22,9 +22,9 @@ from test_competitions import competition, image, write_csv
 from test_kaggle import against_fake_kaggle, calls
 from test_kernel import alone, errors, offline, text_of
 
-from {{ cookiecutter.package }}.runtime import kaggle_inputs, paths
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.platform import kaggle_inputs, paths
 
 PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"

@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from {{ cookiecutter.package }}.__main__ import from_flags, main, parser
-from {{ cookiecutter.package }}.runtime import config, paths, preflight
+from {{ cookiecutter.package }}.runtime import config
 from {{ cookiecutter.package }}.runtime.config import PRESETS, Config, UserError
 from {{ cookiecutter.package }}.runtime.data import records
-from {{ cookiecutter.package }}.runtime.submission import load_sample
+from {{ cookiecutter.package }}.runtime.outputs.submission import load_sample
+from {{ cookiecutter.package }}.runtime.platform import paths
+from {{ cookiecutter.package }}.runtime.steps import preflight
 
 
 def test_every_field_is_a_flag_of_its_type():

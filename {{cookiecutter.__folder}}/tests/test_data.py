@@ -7,8 +7,8 @@ import tensorflow as tf
 
 from {{ cookiecutter.package }}.runtime.config import UserError, from_preset
 from {{ cookiecutter.package }}.runtime.data import pipeline, records
-from {{ cookiecutter.package }}.runtime.paths import data_path
-from {{ cookiecutter.package }}.runtime.submission import read_sample
+from {{ cookiecutter.package }}.runtime.outputs.submission import read_sample
+from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 from {{ cookiecutter.package }}.tools import shards
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.runtime import backbones, efficientnet_padding
 from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.learning import backbones, efficientnet_padding
 
 
 def traced_step(model, images):

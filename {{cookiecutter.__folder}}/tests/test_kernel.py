@@ -19,10 +19,10 @@ import pytest
 from conftest import OFFLINE, PROJECT
 from PIL import Image
 
-from {{ cookiecutter.package }}.runtime import backbones
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config, UserError, from_preset, knobs
-from {{ cookiecutter.package }}.runtime.model import build_model
+from {{ cookiecutter.package }}.runtime.learning import backbones
+from {{ cookiecutter.package }}.runtime.learning.model import build_model
 from {{ cookiecutter.package }}.tools import kernel
 from {{ cookiecutter.package }}.tools.notebook import runtime_modules
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from {{ cookiecutter.package }}.runtime import plan
-from {{ cookiecutter.package }}.runtime.accelerator import Accelerator
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.learning import plan
+from {{ cookiecutter.package }}.runtime.platform.accelerator import Accelerator
 
 TPU = Accelerator("tpu", "jax", 8, "fake")
 MIRRORED = Accelerator("gpu", "tensorflow", 2, "fake")

@@ -3,7 +3,7 @@
 import numpy as np
 from PIL import Image
 
-from {{ cookiecutter.package }}.runtime.plots import augmented_batch, confusion, learning_rate
+from {{ cookiecutter.package }}.runtime.outputs.plots import augmented_batch, confusion, learning_rate
 
 NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven"]
 

@@ -21,11 +21,13 @@ import pytest
 from conftest import OFFLINE, PROJECT, free_port
 
 from {{ cookiecutter.package }}.__main__ import main
-from {{ cookiecutter.package }}.runtime import accelerator, checkpoints, config
+from {{ cookiecutter.package }}.runtime import config
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
-from {{ cookiecutter.package }}.runtime.doctor import doctor
-from {{ cookiecutter.package }}.runtime.predict import predict
-from {{ cookiecutter.package }}.runtime.train import train
+from {{ cookiecutter.package }}.runtime.outputs import checkpoints
+from {{ cookiecutter.package }}.runtime.platform import accelerator
+from {{ cookiecutter.package }}.runtime.steps.doctor import doctor
+from {{ cookiecutter.package }}.runtime.steps.predict import predict
+from {{ cookiecutter.package }}.runtime.steps.train import train
 
 PACKAGE = "{{ cookiecutter.package }}"
 
@@ -128,7 +130,7 @@ def test_the_command_line_refuses_an_infinite_learning_rate_in_one_line(capsys, 
 
 def test_a_loss_gone_to_nan_stops_training_and_keeps_the_last_checkpoint(demo_cfg):
     """The backstop for a learning rate that is finite but still too high."""
-    from {{ cookiecutter.package }}.runtime.plan import Plan
+    from {{ cookiecutter.package }}.runtime.learning.plan import Plan
 
     every_epoch = checkpoints.EveryEpoch(demo_cfg, Plan(32, 2, "float32", 1), {}, True)
     with pytest.raises(UserError) as caught:

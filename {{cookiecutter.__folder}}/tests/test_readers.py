@@ -9,12 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from {{ cookiecutter.package }}.runtime import checkpoints, thresholds
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
 from {{ cookiecutter.package }}.runtime.data import records
 from {{ cookiecutter.package }}.runtime.data.competition_files import read_csv
-from {{ cookiecutter.package }}.runtime.files import MANIFEST
-from {{ cookiecutter.package }}.runtime.submission import layout, read_sample
+from {{ cookiecutter.package }}.runtime.learning import thresholds
+from {{ cookiecutter.package }}.runtime.outputs import checkpoints
+from {{ cookiecutter.package }}.runtime.outputs.submission import layout, read_sample
+from {{ cookiecutter.package }}.runtime.platform.files import MANIFEST
 from {{ cookiecutter.package }}.tools.kaggle_api import metadata_id
 from {{ cookiecutter.package }}.tools.kaggle_auth import check_key_file
 

@@ -5,7 +5,7 @@ import pytest
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import UserError
-from {{ cookiecutter.package }}.runtime.scoring import (
+from {{ cookiecutter.package }}.runtime.learning.scoring import (
     check_rows_match,
     metric_named,
     score,

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 
 from {{ cookiecutter.package }}.runtime.config import Config, UserError, from_settings
-from {{ cookiecutter.package }}.runtime.files import written_whole
-from {{ cookiecutter.package }}.runtime.submission import (
+from {{ cookiecutter.package }}.runtime.outputs.submission import (
     arrange,
     layout,
     read_sample,
     write,
 )
+from {{ cookiecutter.package }}.runtime.platform.files import written_whole
 
 
 def one_hot(classes, width=3):

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from {{ cookiecutter.package }}.runtime.config import UserError
-from {{ cookiecutter.package }}.runtime.predict import predict
-from {{ cookiecutter.package }}.runtime.train import train
+from {{ cookiecutter.package }}.runtime.steps.predict import predict
+from {{ cookiecutter.package }}.runtime.steps.train import train
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -93,9 +93,9 @@ def test_doctor_require_tpu_stops_a_run_that_would_train_on_the_cpu(demo_dir):
 
 def test_doctor_reports_batches_of_unknown_shape_before_any_training(demo_cfg, monkeypatch):
     """XLA preflight: a pipeline that forgets to resize is caught by doctor and by train."""
-    from {{ cookiecutter.package }}.runtime import accelerator
     from {{ cookiecutter.package }}.runtime.data import steps
-    from {{ cookiecutter.package }}.runtime.doctor import doctor as check
+    from {{ cookiecutter.package }}.runtime.platform import accelerator
+    from {{ cookiecutter.package }}.runtime.steps.doctor import doctor as check
 
     monkeypatch.setattr(steps, "to_size", lambda image, size: image)
     problems = check(demo_cfg, accelerator.detect(demo_cfg))
@@ -109,9 +109,9 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
     """Static shapes let XLA compile the whole step, as a TPU will."""
     import keras
 
-    from {{ cookiecutter.package }}.runtime import backbones, model, plan
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
-    from {{ cookiecutter.package }}.runtime.paths import data_path
+    from {{ cookiecutter.package }}.runtime.learning import backbones, model, plan
+    from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 
     files = records.find(data_path(demo_cfg, demo_cfg.train_files), "train_files")
     net = model.build_model(demo_cfg, backbones.load(demo_cfg))

@@ -5,6 +5,6 @@ Kaggle's TPU image, TensorFlow elsewhere) unless $KERAS_BACKEND says otherwise: 
 once, when something first imports keras or tensorflow. `accelerator.detect` does the rest.
 """
 
-from .runtime import backend
+from .runtime.platform import backend
 
 backend.choose()

@@ -16,7 +16,8 @@ import importlib
 import sys
 
 from . import startup_logs
-from .runtime import accelerator, config
+from .runtime import config
+from .runtime.platform import accelerator
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,36 +35,36 @@ class Command:
 
 COMMANDS = {
     "train": Command(
-        "runtime.train",
+        "runtime.steps.train",
         "train on the training records; checkpoints, weights and curves go to the output",
         on_accelerator=True,
         every_flag=True,
     ),
     "predict": Command(
-        "runtime.predict",
+        "runtime.steps.predict",
         "predict the test records and write submission.csv in the output folder",
         on_accelerator=True,
         every_flag=True,
     ),
     "evaluate": Command(
-        "runtime.evaluate",
+        "runtime.steps.evaluate",
         "per-class scores and a confusion matrix of the trained model on validation",
         on_accelerator=True,
         every_flag=True,
     ),
     "preview": Command(
-        "runtime.preview",
+        "runtime.steps.preview",
         "pictures of an augmented training batch and the learning rate over the run",
         on_accelerator=True,
         every_flag=True,
     ),
     "doctor": Command(
-        "runtime.doctor",
+        "runtime.steps.doctor",
         "check the accelerator, data and weights; exit 1 if a run would fail",
         on_accelerator=True,
     ),
     "score": Command(
-        "runtime.scoring",
+        "runtime.learning.scoring",
         "score the output's submission.csv against the true labels (the demo's are hidden)",
     ),
     "kernel": Command(

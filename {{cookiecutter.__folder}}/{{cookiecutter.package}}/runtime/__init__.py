@@ -1,5 +1,8 @@
 """What a run needs, from the config to submission.csv: the modules the notebook carries.
 
-The config (config.py), the accelerator and its Keras backend, the data (data/), the model,
-then the steps a notebook runs in order: doctor, preview, train, evaluate, predict.
+Its rooms: config.py (every knob), errors.py (the one-line errors), backbone_choices.py (the
+backbones on offer); steps/ (what each command does: preflight, doctor, preview, train, folds,
+evaluate, predict); platform/ (the accelerator and Keras backend, Kaggle's inputs, folders and
+files); data/ (where examples come from and how they reach the model); learning/ (the model,
+augmentation, the run's numbers, metrics); outputs/ (checkpoints, pictures, submission.csv).
 """

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtime.config import Config, UserError, named
-from ..runtime.paths import data_path, field_path, output_path
+from ..runtime.platform.paths import data_path, field_path, output_path
 
 if TYPE_CHECKING:
     import numpy as np

@@ -15,7 +15,7 @@ import csv
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.files import output_folder, written_whole
+from ..runtime.platform.files import output_folder, written_whole
 
 if TYPE_CHECKING:
     import numpy as np

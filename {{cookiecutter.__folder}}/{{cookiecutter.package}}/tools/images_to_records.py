@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtime.config import Config, UserError
-from ..runtime.files import MANIFEST, one_run_at_a_time, output_folder, write_json
+from ..runtime.platform.files import MANIFEST, one_run_at_a_time, output_folder, write_json
 
 if TYPE_CHECKING:
     import pandas as pd

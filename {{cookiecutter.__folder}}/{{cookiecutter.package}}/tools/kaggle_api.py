@@ -29,8 +29,8 @@ import zipfile
 from pathlib import Path
 
 from ..runtime.config import SLUG, Config, UserError, first_line, named
-from ..runtime.files import MANIFEST, unwritable, write_json
-from ..runtime.paths import output_dir, output_path, resolve_data_dir
+from ..runtime.platform.files import MANIFEST, unwritable, write_json
+from ..runtime.platform.paths import output_dir, output_path, resolve_data_dir
 from .kaggle_auth import CREDENTIALS_HELP, briefly, client, unreachable
 
 PACKAGE = __package__.partition(".")[0]  # as `python -m` names it
@@ -206,8 +206,8 @@ def cv_of_run(cfg: Config) -> str:
         return NO_CV
     import pandas as pd
 
-    from ..runtime.checkpoints import read_record
-    from ..runtime.folds import scored
+    from ..runtime.outputs.checkpoints import read_record
+    from ..runtime.steps.folds import scored
 
     records = [folder / "model.json", *sorted(folder.glob("fold*/model.json"))]
     path = next((path for path in records if path.is_file()), None)

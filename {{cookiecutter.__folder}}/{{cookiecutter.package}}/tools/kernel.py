@@ -15,10 +15,10 @@ from pathlib import Path
 
 import nbformat
 
-from ..runtime import kaggle_inputs
 from ..runtime.config import SLUG, Config, UserError, class_names, knobs, named
-from ..runtime.files import output_folder, write_json, written_whole
-from ..runtime.paths import KAGGLE_INPUT, KAGGLE_WORKING, resolve_data_dir
+from ..runtime.platform import kaggle_inputs
+from ..runtime.platform.files import output_folder, write_json, written_whole
+from ..runtime.platform.paths import KAGGLE_INPUT, KAGGLE_WORKING, resolve_data_dir
 from . import notebook
 from .notebook import PROJECT, TITLE
 
@@ -218,7 +218,7 @@ def model_sources(cfg: Config) -> list[str]:
     """The backbone's keras-hub preset on Kaggle Models, attached so that it loads with the
     internet off; its config.json is the architecture, so it is needed with weights none too.
     A preset folder given in Config.weights comes from a dataset instead (dataset_sources)."""
-    from ..runtime import backbones  # Keras: `kernel --help` needs none
+    from ..runtime.learning import backbones  # Keras: `kernel --help` needs none
 
     return [backbones.handle(cfg)] if backbones.from_kaggle_models(cfg) else []
 

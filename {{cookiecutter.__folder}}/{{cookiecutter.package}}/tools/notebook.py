@@ -145,7 +145,7 @@ def runtime_cells() -> list[Cell]:
 def title(
     cfg: Config, accelerator: str, class_names: list[str] | None, inference: bool = False
 ) -> str:
-    from ..runtime import backbones  # Keras: `kernel --help` needs none
+    from ..runtime.learning import backbones  # Keras: `kernel --help` needs none
 
     name = BACKBONES[cfg.backbone].title
     article = "An" if name[0] in "AEIOU" else "A"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from ..runtime.config import FILE_FIELDS, Config, given, sections
-from ..runtime.paths import field_path
+from ..runtime.platform.paths import field_path
 
 
 def shown_fields(cfg: Config) -> set[str]:

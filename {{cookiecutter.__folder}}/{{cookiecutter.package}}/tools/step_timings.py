@@ -31,11 +31,13 @@ import time
 import keras
 import numpy as np
 
-from ..runtime import accelerator, backbones, efficientnet_padding, plan, preflight
-from ..runtime.accelerator import Accelerator
 from ..runtime.backbone_choices import BACKBONES
 from ..runtime.config import Config, UserError
 from ..runtime.data import pipeline, source
+from ..runtime.learning import backbones, efficientnet_padding, plan
+from ..runtime.platform import accelerator
+from ..runtime.platform.accelerator import Accelerator
+from ..runtime.steps import preflight
 from .bench_train import VARIANTS
 
 RATIOS = (  # numerator, denominator, what the ratio tells
@@ -146,7 +148,7 @@ def bench(
         )
     found = found or accelerator.detect(cfg)
     if build_model is None or compile_model is None:
-        from ..runtime import model
+        from ..runtime.learning import model
 
         build_model = build_model or model.build_model
         compile_model = compile_model or model.compile_model

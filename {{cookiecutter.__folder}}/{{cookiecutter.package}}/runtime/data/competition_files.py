@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
-from .. import tables
 from ..config import Config, UserError, given, named
-from ..files import IMAGE_SUFFIXES
+from ..platform.files import IMAGE_SUFFIXES
+from . import tables
 
 WHOLE_NUMBER = re.compile(r"-?\d+")
 # How messages name the inputs: `records`' own flags, or the Config fields a run reads.

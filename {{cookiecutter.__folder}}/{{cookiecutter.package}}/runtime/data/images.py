@@ -22,8 +22,8 @@ import pandas as pd
 import tensorflow as tf
 
 from ..config import Config, UserError, given, named, validating_fold
-from ..files import MANIFEST, written_whole
-from ..paths import data_path, field_path, output_dir
+from ..platform.files import MANIFEST, written_whole
+from ..platform.paths import data_path, field_path, output_dir
 from . import competition_files, scan
 
 FLAGS = {"images": named("train_images"), "csv": named("train_csv"), "group": named("group_column")}

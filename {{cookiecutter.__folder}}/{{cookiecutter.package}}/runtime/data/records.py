@@ -14,8 +14,8 @@ import numpy as np
 import tensorflow as tf
 
 from ..config import Config, UserError, filled, first_line, given, named, validating_fold
-from ..files import MANIFEST
-from ..paths import data_path, field_path, in_data_folder, reaching
+from ..platform.files import MANIFEST
+from ..platform.paths import data_path, field_path, in_data_folder, reaching
 from . import steps
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.

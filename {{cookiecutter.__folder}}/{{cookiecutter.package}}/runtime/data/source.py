@@ -17,8 +17,8 @@ import dataclasses
 import tensorflow as tf
 
 from ..config import Config, given, named
-from ..files import MANIFEST
-from ..paths import data_path, field_path
+from ..platform.files import MANIFEST
+from ..platform.paths import data_path, field_path
 from . import images, records, scan, tfds_sets
 
 

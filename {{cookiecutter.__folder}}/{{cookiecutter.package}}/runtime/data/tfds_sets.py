@@ -17,7 +17,7 @@ import socket
 import tensorflow as tf
 
 from ..config import Config, UserError, filled, first_line, named, validating_fold
-from ..paths import resolve_data_dir
+from ..platform.paths import resolve_data_dir
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"

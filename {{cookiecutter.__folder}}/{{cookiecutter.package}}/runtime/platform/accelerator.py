@@ -24,8 +24,8 @@ import dataclasses
 import functools
 import os
 
+from ..config import Config, UserError, first_line, named
 from . import backend, processes, rehearsal
-from .config import Config, UserError, first_line, named
 
 
 @dataclasses.dataclass(frozen=True)

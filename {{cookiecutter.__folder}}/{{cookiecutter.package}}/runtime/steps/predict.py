@@ -9,11 +9,14 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from . import accelerator, checkpoints, plan, preflight, submission
-from .config import Config, UserError, class_names, named
-from .data import pipeline, source
-from .paths import output_path
-from .predictions import predict_probabilities
+from ..config import Config, UserError, class_names, named
+from ..data import pipeline, source
+from ..learning import plan
+from ..learning.predictions import predict_probabilities
+from ..outputs import checkpoints, submission
+from ..platform import accelerator
+from ..platform.paths import output_path
+from . import preflight
 
 # A test image that does not decode, by where the test images are: what stopped, what to do.
 UNDECODABLE = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import accelerator
-from .accelerator import Accelerator
-from .config import Config, UserError
+from ..config import Config, UserError
+from ..platform import accelerator
+from ..platform.accelerator import Accelerator
 
 if TYPE_CHECKING:
     from . import preflight
@@ -23,8 +23,9 @@ def doctor(
     TPU machine then stops at once instead of training for hours on the host's CPU.
     `full_scan` decodes every image of every split too, and lists every problem per shard.
     """
-    from . import plan, preflight  # Keras: `doctor --help` needs none
-    from .data import source
+    from ..data import source
+    from ..learning import plan  # Keras: `doctor --help` needs none
+    from . import preflight
 
     found = found or accelerator.detect(cfg)
     problems = []
@@ -49,8 +50,8 @@ def doctor(
 
 def scan_images(checked: preflight.Preflight) -> list[str]:
     """Decode every image of every split found; print each shard's problems and notes."""
+    from ..data import source
     from . import preflight
-    from .data import source
 
     problems = []
     for split, found in checked.splits.items():

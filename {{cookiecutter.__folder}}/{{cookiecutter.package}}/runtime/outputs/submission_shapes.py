@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from .errors import UserError, named
+from ..errors import UserError, named
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,7 +72,7 @@ class Labels(Shape):
         import numpy as np
         import pandas as pd
 
-        from .thresholds import applied
+        from ..learning.thresholds import applied
 
         labels = numbers_of(probabilities.shape[1])
         if names and not self.numbers:

@@ -21,12 +21,15 @@ from typing import Generic, TypeVar
 
 import pandas as pd
 
-from . import backbones, checkpoints, config, folds, plan, submission, thresholds
-from .accelerator import Accelerator
-from .config import Config, UserError, first_line, given_values, named
-from .data import pipeline, scan, source
-from .files import held_by, unwritable
-from .paths import field_path, output_dir, resolve_data_dir, trained_dir
+from .. import config
+from ..config import Config, UserError, first_line, given_values, named
+from ..data import pipeline, scan, source
+from ..learning import backbones, plan, thresholds
+from ..outputs import checkpoints, submission
+from ..platform.accelerator import Accelerator
+from ..platform.files import held_by, unwritable
+from ..platform.paths import field_path, output_dir, resolve_data_dir, trained_dir
+from . import folds
 
 T = TypeVar("T")
 SPLITS = {  # split: the Config field of its files, and whether its records carry labels

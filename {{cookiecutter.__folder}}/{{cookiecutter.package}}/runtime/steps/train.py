@@ -12,13 +12,16 @@ import contextlib
 import keras
 import tensorflow as tf
 
-from . import accelerator, checkpoints, folds, plan, plots, preflight, scoring, thresholds
-from .accelerator import Accelerator
-from .config import Config, given_values, named
-from .data import images, pipeline, source
-from .files import one_run_at_a_time, write_json
-from .paths import output_dir, output_path
-from .predictions import predict_probabilities, progress_verbosity
+from ..config import Config, given_values, named
+from ..data import images, pipeline, source
+from ..learning import plan, scoring, thresholds
+from ..learning.predictions import predict_probabilities, progress_verbosity
+from ..outputs import checkpoints, plots
+from ..platform import accelerator
+from ..platform.accelerator import Accelerator
+from ..platform.files import one_run_at_a_time, write_json
+from ..platform.paths import output_dir, output_path
+from . import folds, preflight
 
 
 def train(
@@ -36,7 +39,7 @@ def train(
     """
     found = found or accelerator.detect(cfg)
     if build_model is None or compile_model is None:
-        from . import model  # the package's own; a notebook passes its model cell's
+        from ..learning import model  # the package's own; a notebook passes its model cell's
 
         build_model, compile_model = (
             build_model or model.build_model,

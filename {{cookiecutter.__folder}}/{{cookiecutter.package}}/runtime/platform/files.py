@@ -12,7 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .config import UserError
+from ..config import UserError
 
 MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, folds, classes
 # Image files `records` reads, and the extensions an id may carry or drop between the records

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from sklearn.metrics import confusion_matrix
 
-from .files import written_whole
+from ..platform.files import written_whole
 
 
 def save(figure: Figure, path: Path) -> Path:

@@ -13,16 +13,16 @@ import re
 import numpy as np
 import pandas as pd
 
-from . import scoring
-from .config import Config, UserError, class_names
-from .files import written_whole
-from .paths import output_dir, output_path, trained_dir
-from .thresholds import applied
+from ..config import Config, UserError, class_names
+from ..learning import scoring
+from ..learning.thresholds import applied
+from ..platform.files import written_whole
+from ..platform.paths import output_dir, output_path, trained_dir
 
 
 def count(cfg: Config) -> int:
     """The folds of the records in the data folder; 1 without a manifest or without folds."""
-    from .data import source  # TensorFlow: `scored` alone (kaggle submit) needs none
+    from ..data import source  # TensorFlow: `scored` alone (kaggle submit) needs none
 
     _, manifest = source.resolved(cfg)
     return manifest["folds"] if manifest else 1

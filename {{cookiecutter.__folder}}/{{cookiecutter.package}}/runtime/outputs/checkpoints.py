@@ -22,11 +22,11 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from . import backbones, plan
-from .accelerator import Accelerator
-from .config import Config, UserError, filled, first_line, knobs, named
-from .files import NO_ROOM, disk_full, write_json, written_whole
-from .paths import output_path, trained_dir
+from ..config import Config, UserError, filled, first_line, knobs, named
+from ..learning import backbones, plan
+from ..platform.accelerator import Accelerator
+from ..platform.files import NO_ROOM, disk_full, write_json, written_whole
+from ..platform.paths import output_path, trained_dir
 
 
 # What a run records of its config (checkpoint.json's made_by, model.json), and what resuming
@@ -197,7 +197,9 @@ def load_trained(cfg: Config, found: Accelerator, build_model=None):
     """The trained model, made by `build_model` (model.py's by default); call inside
     found.scope()."""
     if build_model is None:
-        from .model import build_model  # the package's own; a notebook passes its model cell's
+        from ..learning.model import (
+            build_model,  # the package's own; a notebook passes its model cell's
+        )
 
     path = Path(check_trained(cfg))
     precision = plan.precision(found, cfg.precision)

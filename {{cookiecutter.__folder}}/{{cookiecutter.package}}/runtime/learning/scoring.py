@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import tables
-from .config import Config, UserError, given, named
-from .paths import data_path, field_path, output_path
+from ..config import Config, UserError, given, named
+from ..data import tables
+from ..platform.paths import data_path, field_path, output_path
 from .thresholds import applied
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ import math
 
 import numpy as np
 
-from .config import Config, UserError, class_names, first_line
-from .files import write_json
-from .paths import output_path, trained_dir
+from ..config import Config, UserError, class_names, first_line
+from ..platform.files import write_json
+from ..platform.paths import output_path, trained_dir
 
 CANDIDATES = np.round(np.arange(0.05, 0.96, 0.05), 2)
 DEFAULT = 0.5  # a class the validation records never show keeps this

@@ -13,7 +13,7 @@ import socket
 import sys
 import threading
 
-from .config import Config, named
+from ..config import Config, named
 
 
 def join(cfg: Config) -> None:

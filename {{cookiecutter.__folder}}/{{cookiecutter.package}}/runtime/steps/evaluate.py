@@ -10,12 +10,15 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import classification_report
 
-from . import accelerator, checkpoints, folds, plan, plots, preflight, scoring, thresholds
-from .accelerator import Accelerator
-from .config import Config, class_names
-from .data import pipeline, source
-from .paths import output_path
-from .predictions import predict_probabilities
+from ..config import Config, class_names
+from ..data import pipeline, source
+from ..learning import plan, scoring, thresholds
+from ..learning.predictions import predict_probabilities
+from ..outputs import checkpoints, plots
+from ..platform import accelerator
+from ..platform.accelerator import Accelerator
+from ..platform.paths import output_path
+from . import folds, preflight
 
 
 @dataclasses.dataclass

@@ -22,11 +22,12 @@ from pathlib import Path
 import keras
 from keras import layers
 
-from . import efficientnet_padding, kaggle_inputs
-from .backbone_choices import BACKBONES
-from .config import Config, UserError, first_line, named
-from .errors import briefly
-from .files import written_whole
+from ..backbone_choices import BACKBONES
+from ..config import Config, UserError, first_line, named
+from ..errors import briefly
+from ..platform import kaggle_inputs
+from ..platform.files import written_whole
+from . import efficientnet_padding
 
 # Synchronized batch statistics make N TensorFlow replicas train exactly as one (JAX's
 # DataParallel already computes them over the global batch).

@@ -14,7 +14,7 @@ import keras
 from keras import layers
 
 # Spelled out, not `.augment`: the notebook runs this file as its model cell, outside the package.
-from {{ cookiecutter.package }}.runtime.augment import CropAndFlip
+from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip
 
 
 def build_model(cfg, backbone, image_dtype="uint8"):

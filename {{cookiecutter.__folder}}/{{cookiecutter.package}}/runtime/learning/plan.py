@@ -11,8 +11,8 @@ import dataclasses
 
 import keras
 
-from .accelerator import Accelerator
-from .config import Config, UserError, named
+from ..config import Config, UserError, named
+from ..platform.accelerator import Accelerator
 
 STEPS_PER_EXECUTION_ON_TPU = 32  # a TPU idles between host calls; run many steps per call
 

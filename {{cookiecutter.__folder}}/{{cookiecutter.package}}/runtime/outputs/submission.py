@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 import tensorflow as tf
 
-from . import tables
-from .config import Config, UserError, first_line, given, named
-from .files import IMAGE_SUFFIXES, MANIFEST, written_whole
-from .paths import field_path, reaching
+from ..config import Config, UserError, first_line, given, named
+from ..data import tables
+from ..platform.files import IMAGE_SUFFIXES, MANIFEST, written_whole
+from ..platform.paths import field_path, reaching
 from .submission_shapes import SHAPES, Labels, Probabilities, Shape
 
 

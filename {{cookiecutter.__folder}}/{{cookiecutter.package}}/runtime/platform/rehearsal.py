@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import contextlib
 
+from ..config import UserError, first_line, named
 from . import backend
-from .config import UserError, first_line, named
 
 
 def tensorflow_strategy(replicas: int):

@@ -12,8 +12,8 @@ import glob
 import os
 from pathlib import Path
 
+from ..config import Config, UserError, first_line, given, named
 from . import kaggle_inputs
-from .config import Config, UserError, first_line, given, named
 
 # Kaggle mounts a notebook's inputs here, and keeps what a notebook writes here
 # (submission.csv among it); module constants so tests can point them elsewhere.

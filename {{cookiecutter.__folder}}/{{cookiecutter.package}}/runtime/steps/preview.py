@@ -6,12 +6,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import plan, plots, preflight
-from .accelerator import Accelerator
-from .augment import CropAndFlip
-from .config import Config, class_names
-from .data import pipeline, source
-from .paths import output_path
+from ..config import Config, class_names
+from ..data import pipeline, source
+from ..learning import plan
+from ..learning.augment import CropAndFlip
+from ..outputs import plots
+from ..platform.accelerator import Accelerator
+from ..platform.paths import output_path
+from . import preflight
 
 IMAGES = 16
 
