@@ -75,14 +75,10 @@ def scan_images(checked: preflight.Preflight) -> list[str]:
 
 
 def arguments(parser) -> None:
-    parser.add_argument(
-        "--scan",
-        action="store_true",
-        help="decode every image of every split and list every bad record per shard",
-    )
-    parser.add_argument(
-        "--require", choices=("tpu", "gpu"), help="exit 1 unless this accelerator would be used"
-    )
+    scan = "decode every image of every split and list every bad record per shard"
+    parser.add_argument("--scan", action="store_true", help=scan)
+    require = "exit 1 unless this accelerator would be used"
+    parser.add_argument("--require", choices=("tpu", "gpu"), help=require)
 
 
 def command(args, cfg: Config, found=None) -> int:
