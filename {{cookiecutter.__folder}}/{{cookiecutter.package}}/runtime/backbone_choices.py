@@ -74,26 +74,30 @@ RESNET_VD_50 = {
     "block_type": "bottleneck_block_vd",
 }
 
+
+def efficientnet_v1(handle: str, size: str, parameters: float, width: float, depth: float):
+    """An EfficientNet (B0 to B7): one architecture, scaled in width and depth."""
+    scaled = {
+        **EFFICIENTNET,
+        **EFFICIENTNET_V1,
+        "width_coefficient": width,
+        "depth_coefficient": depth,
+    }
+    return Choice(
+        handle,
+        f"EfficientNet-{size}",
+        parameters,
+        architecture=("EfficientNetBackbone", scaled),
+        application=f"EfficientNet{size}",
+    )
+
+
 BACKBONES = {
-    "efficientnet-b0": Choice(
-        "keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2",
-        "EfficientNet-B0",
-        4.0,
-        architecture=(
-            "EfficientNetBackbone",
-            {**EFFICIENTNET, **EFFICIENTNET_V1, "width_coefficient": 1.0, "depth_coefficient": 1.0},
-        ),
-        application="EfficientNetB0",
+    "efficientnet-b0": efficientnet_v1(
+        "keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2", "B0", 4.0, width=1.0, depth=1.0
     ),
-    "efficientnet-b3": Choice(
-        "keras/efficientnet/keras/efficientnet_b3_ra2_imagenet/2",
-        "EfficientNet-B3",
-        10.8,
-        architecture=(
-            "EfficientNetBackbone",
-            {**EFFICIENTNET, **EFFICIENTNET_V1, "width_coefficient": 1.2, "depth_coefficient": 1.4},
-        ),
-        application="EfficientNetB3",
+    "efficientnet-b3": efficientnet_v1(
+        "keras/efficientnet/keras/efficientnet_b3_ra2_imagenet/2", "B3", 10.8, width=1.2, depth=1.4
     ),
     "efficientnetv2-s": Choice(
         "keras/efficientnet/keras/efficientnet2_rw_s_ra2_imagenet/2",
