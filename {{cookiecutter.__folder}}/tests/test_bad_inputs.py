@@ -50,7 +50,7 @@ def copy_of(folder: Path, tmp: Path, name: str) -> Path:
 @pytest.fixture(scope="module")
 def given(demo_dir, tmp_path_factory) -> Given:
     from {{ cookiecutter.package }}.runtime.config import from_preset
-    from {{ cookiecutter.package }}.runtime.steps.train import train
+    from {{ cookiecutter.package }}.runtime.stages.train import train
 
     output = tmp_path_factory.mktemp("trained")
     cfg = from_preset("demo", {"data_dir": str(demo_dir), "output_dir": str(output)})

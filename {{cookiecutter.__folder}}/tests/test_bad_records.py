@@ -12,9 +12,9 @@ from PIL import Image
 
 from {{ cookiecutter.package }}.runtime.config import UserError
 from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.steps.doctor import doctor
-from {{ cookiecutter.package }}.runtime.steps.predict import predict
-from {{ cookiecutter.package }}.runtime.steps.train import train
+from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
+from {{ cookiecutter.package }}.runtime.stages.predict import predict
+from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools.shards import feature
 
 FIX = "write them again or leave them out of"

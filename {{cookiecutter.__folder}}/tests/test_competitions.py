@@ -18,8 +18,8 @@ from PIL import Image
 
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.learning.scoring import score_files
-from {{ cookiecutter.package }}.runtime.steps.predict import predict
-from {{ cookiecutter.package }}.runtime.steps.train import train
+from {{ cookiecutter.package }}.runtime.stages.predict import predict
+from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools.images_to_records import write_records
 
 PACKAGE = "{{ cookiecutter.package }}"

@@ -12,7 +12,7 @@ from {{ cookiecutter.package }}.runtime.config import PRESETS, Config, UserError
 from {{ cookiecutter.package }}.runtime.data import records
 from {{ cookiecutter.package }}.runtime.outputs.submission import load_sample
 from {{ cookiecutter.package }}.runtime.platform import paths
-from {{ cookiecutter.package }}.runtime.steps import preflight
+from {{ cookiecutter.package }}.runtime.stages import preflight
 
 
 def test_every_field_is_a_flag_of_its_type():

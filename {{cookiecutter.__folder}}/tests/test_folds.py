@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
-from {{ cookiecutter.package }}.runtime.steps.evaluate import evaluate
-from {{ cookiecutter.package }}.runtime.steps.predict import predict
-from {{ cookiecutter.package }}.runtime.steps.train import train
+from {{ cookiecutter.package }}.runtime.stages.evaluate import evaluate
+from {{ cookiecutter.package }}.runtime.stages.predict import predict
+from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools.images_to_records import write_records
 
 
@@ -85,7 +85,7 @@ def two_folds(demo_dir, tmp_path_factory):
 def test_doctor_names_the_fold_folders_train_writes_and_resumes_from(two_folds, tmp_path, capsys):
     """With records in folds, train checkpoints and writes into <output>/fold0/: doctor says
     so, rather than "no checkpoint in <output>/checkpoints" where train would resume."""
-    from {{ cookiecutter.package }}.runtime.steps.doctor import doctor
+    from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 
     out = tmp_path / "out"
     doctor(dataclasses.replace(two_folds, output_dir=str(out)))
@@ -102,7 +102,7 @@ def test_a_fold_folder_train_cannot_write_stops_doctor_as_it_stops_train(
 ):
     """A file where fold 0's folder goes: doctor finds what train would, naming that folder,
     where it used to check only <output>/checkpoints and say ready."""
-    from {{ cookiecutter.package }}.runtime.steps.doctor import doctor
+    from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 
     out = tmp_path / "out"
     out.mkdir()

@@ -172,8 +172,9 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     for picture in ("augmented_batch.png", "confusion.png"):  # titles and axes name them too
         said = Image.open(working / picture).text["Description"]
         assert sum(name in said.split(" | ") for name in DIGITS) >= 3, said
-    assert (notebook.parent / PACKAGE / "runtime" / "train.py").is_file()  # it wrote its code
-    assert not (notebook.parent / PACKAGE / "runtime" / "model.py").exists()  # the cell is it
+    runtime = notebook.parent / PACKAGE / "runtime"
+    assert (runtime / "stages" / "train.py").is_file()  # it wrote its code
+    assert not (runtime / "learning" / "model.py").exists()  # the model cell is it
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
 from {{ cookiecutter.package }}.runtime.learning import backbones, model, plan
 from {{ cookiecutter.package }}.runtime.platform.accelerator import detect
-from {{ cookiecutter.package }}.runtime.steps import preflight
+from {{ cookiecutter.package }}.runtime.stages import preflight
 
 
 def built(cfg):
@@ -76,7 +76,7 @@ def test_preflight_loads_the_backbone_once_and_train_builds_on_it(demo_cfg, pres
         return original(*args, **kwargs)
 
     monkeypatch.setattr(keras_hub.models.Backbone, "from_preset", counted)
-    from {{ cookiecutter.package }}.runtime.steps.train import train
+    from {{ cookiecutter.package }}.runtime.stages.train import train
 
     train(cfg)
     assert loads == [True]  # preflight's check; the model is built on what it loaded

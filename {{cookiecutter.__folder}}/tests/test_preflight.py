@@ -25,9 +25,9 @@ from {{ cookiecutter.package }}.runtime import config
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
 from {{ cookiecutter.package }}.runtime.outputs import checkpoints
 from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.steps.doctor import doctor
-from {{ cookiecutter.package }}.runtime.steps.predict import predict
-from {{ cookiecutter.package }}.runtime.steps.train import train
+from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
+from {{ cookiecutter.package }}.runtime.stages.predict import predict
+from {{ cookiecutter.package }}.runtime.stages.train import train
 
 PACKAGE = "{{ cookiecutter.package }}"
 

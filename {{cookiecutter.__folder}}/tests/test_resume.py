@@ -13,7 +13,7 @@ import pytest
 from conftest import PROJECT
 
 from {{ cookiecutter.package }}.runtime.config import UserError
-from {{ cookiecutter.package }}.runtime.steps.train import train
+from {{ cookiecutter.package }}.runtime.stages.train import train
 
 pytestmark = pytest.mark.slow  # fresh processes, each importing TensorFlow or JAX
 

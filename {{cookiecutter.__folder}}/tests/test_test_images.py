@@ -12,7 +12,7 @@ from test_competitions import competition, image, write_csv
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.steps.train import train
+from {{ cookiecutter.package }}.runtime.stages.train import train
 
 PACKAGE = "{{ cookiecutter.package }}"
 AS_TRAINED = ["--backbone", "small-cnn", "--weights", "none", "--image-size", "32"]

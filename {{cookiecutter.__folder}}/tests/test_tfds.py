@@ -16,9 +16,9 @@ from conftest import OFFLINE, PROJECT
 
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
 from {{ cookiecutter.package }}.runtime.data import source, tfds_sets
-from {{ cookiecutter.package }}.runtime.steps.doctor import doctor
-from {{ cookiecutter.package }}.runtime.steps.predict import predict
-from {{ cookiecutter.package }}.runtime.steps.train import train
+from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
+from {{ cookiecutter.package }}.runtime.stages.predict import predict
+from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools.kernel import metadata
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from {{ cookiecutter.package }}.runtime.config import UserError
-from {{ cookiecutter.package }}.runtime.steps.predict import predict
-from {{ cookiecutter.package }}.runtime.steps.train import train
+from {{ cookiecutter.package }}.runtime.stages.predict import predict
+from {{ cookiecutter.package }}.runtime.stages.train import train
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -95,7 +95,7 @@ def test_doctor_reports_batches_of_unknown_shape_before_any_training(demo_cfg, m
     """XLA preflight: a pipeline that forgets to resize is caught by doctor and by train."""
     from {{ cookiecutter.package }}.runtime.data import steps
     from {{ cookiecutter.package }}.runtime.platform import accelerator
-    from {{ cookiecutter.package }}.runtime.steps.doctor import doctor as check
+    from {{ cookiecutter.package }}.runtime.stages.doctor import doctor as check
 
     monkeypatch.setattr(steps, "to_size", lambda image, size: image)
     problems = check(demo_cfg, accelerator.detect(demo_cfg))

@@ -35,31 +35,31 @@ class Command:
 
 COMMANDS = {
     "train": Command(
-        "runtime.steps.train",
+        "runtime.stages.train",
         "train on the training records; checkpoints, weights and curves go to the output",
         on_accelerator=True,
         every_flag=True,
     ),
     "predict": Command(
-        "runtime.steps.predict",
+        "runtime.stages.predict",
         "predict the test records and write submission.csv in the output folder",
         on_accelerator=True,
         every_flag=True,
     ),
     "evaluate": Command(
-        "runtime.steps.evaluate",
+        "runtime.stages.evaluate",
         "per-class scores and a confusion matrix of the trained model on validation",
         on_accelerator=True,
         every_flag=True,
     ),
     "preview": Command(
-        "runtime.steps.preview",
+        "runtime.stages.preview",
         "pictures of an augmented training batch and the learning rate over the run",
         on_accelerator=True,
         every_flag=True,
     ),
     "doctor": Command(
-        "runtime.steps.doctor",
+        "runtime.stages.doctor",
         "check the accelerator, data and weights; exit 1 if a run would fail",
         on_accelerator=True,
     ),

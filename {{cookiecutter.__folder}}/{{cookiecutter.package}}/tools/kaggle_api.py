@@ -207,7 +207,7 @@ def cv_of_run(cfg: Config) -> str:
     import pandas as pd
 
     from ..runtime.outputs.checkpoints import read_record
-    from ..runtime.steps.folds import scored
+    from ..runtime.stages.folds import scored
 
     records = [folder / "model.json", *sorted(folder.glob("fold*/model.json"))]
     path = next((path for path in records if path.is_file()), None)

@@ -98,7 +98,7 @@ importlib.reload(steps)
 
 # %% training
 from {{ cookiecutter.package }}.runtime.config import UserError
-from {{ cookiecutter.package }}.runtime.steps.doctor import doctor
+from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 
 if doctor(cfg, found):
     raise UserError("fix the problems above, then run the notebook again")
@@ -109,7 +109,7 @@ if doctor(cfg, found):
 # A training batch as the model sees it, and the learning rate over the whole run.
 
 # %% training
-from {{ cookiecutter.package }}.runtime.steps import preview
+from {{ cookiecutter.package }}.runtime.stages import preview
 
 show(preview.augmented_batch(cfg, found))
 show(preview.learning_rate(cfg, found))
@@ -135,8 +135,8 @@ build_model, compile_model = model.build_model, model.compile_model
 # and curves.
 
 # %% training
-from {{ cookiecutter.package }}.runtime.steps.folds import runs
-from {{ cookiecutter.package }}.runtime.steps.train import train
+from {{ cookiecutter.package }}.runtime.stages.folds import runs
+from {{ cookiecutter.package }}.runtime.stages.train import train
 
 history = train(cfg, found, build_model, compile_model)
 for run in runs(cfg):
@@ -149,7 +149,7 @@ for run in runs(cfg):
 # another.
 
 # %% training
-from {{ cookiecutter.package }}.runtime.steps.evaluate import evaluate
+from {{ cookiecutter.package }}.runtime.stages.evaluate import evaluate
 
 show(evaluate(cfg, found, build_model))
 
@@ -169,7 +169,7 @@ show(evaluate(cfg, found, build_model))
 # %%
 import pandas as pd
 
-from {{ cookiecutter.package }}.runtime.steps.predict import predict
+from {{ cookiecutter.package }}.runtime.stages.predict import predict
 
 submission = predict(cfg, found, build_model)
 pd.read_csv(submission).head()

@@ -37,7 +37,7 @@ from ..runtime.data import pipeline, source
 from ..runtime.learning import backbones, efficientnet_padding, plan
 from ..runtime.platform import accelerator
 from ..runtime.platform.accelerator import Accelerator
-from ..runtime.steps import preflight
+from ..runtime.stages import preflight
 from .bench_train import VARIANTS
 
 RATIOS = (  # numerator, denominator, what the ratio tells
