@@ -127,10 +127,10 @@ def listed(root: Path) -> list[Path]:
     """What the mount root holds: each input, under its kind's folder where it has one."""
     if not root.is_dir():
         return []
-    shown = []
-    for path in sorted(root.iterdir()):
-        if path.name in KINDS and path.is_dir():
-            shown += sorted(path.glob("*" if path.name == "competitions" else "*/*"))
-        else:
-            shown.append(path)
-    return shown
+
+    def inputs(path: Path) -> list[Path]:  # a kind's folder holds inputs; a flat one is one
+        if path.name not in KINDS or not path.is_dir():
+            return [path]
+        return sorted(path.glob("*" if path.name == "competitions" else "*/*"))
+
+    return [found for path in sorted(root.iterdir()) for found in inputs(path)]
