@@ -227,6 +227,15 @@ FOLDERS: list[Row] = [
         "holds the data folder ",
     ),
     Row(
+        "train in folds of images and a CSV: --output-dir the data folder",
+        lambda tmp, given: words(
+            f"train --preset demo --data-dir {copy_of(given.demo / 'images', tmp, 'data')} "
+            f"--train-csv {tmp}/data/train.csv --train-images {tmp}/data/train "
+            f"--output-dir {tmp}/data"
+        ),
+        "/data holds the data folder ",
+    ),
+    Row(
         "predict with records in folds, nothing trained",
         lambda tmp, given: words(
             f"predict --data-dir {records_of(given, copy_of(given.demo / 'images', tmp, 'images'), tmp / 'records')} "

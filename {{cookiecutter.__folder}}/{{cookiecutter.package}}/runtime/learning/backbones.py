@@ -33,9 +33,8 @@ from . import efficientnet_padding
 # DataParallel already computes them over the global batch).
 SYNC_BATCH_STATISTICS = keras.backend.backend() == "tensorflow"
 OFFLINE_HELP = (
-    "in a Kaggle notebook, attach the model (`kernel` writes it into kernel-metadata.json's "
-    "model_sources); on a laptop, run the same command once with the internet on (kagglehub "
-    "keeps the preset in ~/.cache/kagglehub), or give {weights} a preset folder you copied"
+    "on Kaggle, attach the model (`kernel` lists it in model_sources); elsewhere, run once "
+    "online (kagglehub keeps it) or give {weights} a preset folder"
 )
 
 

@@ -186,12 +186,11 @@ def output(p: Preflight) -> Result:
                 f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to "
                 "a folder this run can write (in a Kaggle notebook: /kaggle/working)"
             )
-    data = holding_the_data(cfg)
+    data, root = holding_the_data(cfg)
     if data:  # its folders would be written among the competition's files
         raise UserError(
-            f"{named('output_dir')} {output_dir(cfg)} holds the data folder {data}: a run "
-            "writes only into a folder of its own; give another, such as "
-            f"{data.resolve().parent / 'output'}"
+            f"{named('output_dir')} {root} holds the data folder {data}: a run writes only "
+            f"into a folder of its own; give another, such as {root.parent / 'output'}"
         )
     holder = held_by(output_dir(cfg)) if p.command == "doctor" else ""
     if holder:  # train would be refused the folder
@@ -206,13 +205,16 @@ def output(p: Preflight) -> Result:
     return Result(line)
 
 
-def holding_the_data(cfg: Config) -> Path | None:
-    """The data folder, where the output folder is it or holds it (a folder on this machine)."""
+def holding_the_data(cfg: Config) -> tuple[Path | None, Path]:
+    """The data folder where the output folder is it or holds it (a folder on this machine),
+    and the output folder: for a fold's run, the one above its own."""
+    output = output_dir(cfg).resolve()
+    if output.name.startswith("fold"):  # a fold's run writes in a folder of the output's
+        output = output.parent
     folder, _ = resolve_data_dir(cfg)
     if not folder or "://" in folder or folder.startswith("tfds:") or not Path(folder).is_dir():
-        return None
-    data = Path(folder)
-    return data if data.resolve().is_relative_to(output_dir(cfg).resolve()) else None
+        return None, output
+    return (Path(folder) if Path(folder).resolve().is_relative_to(output) else None), output
 
 
 def train_runs(p: Preflight) -> list[Config]:
