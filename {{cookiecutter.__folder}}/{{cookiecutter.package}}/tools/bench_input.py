@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.config import Config, UserError, named
+from ..runtime.config import FIELDS, Config, UserError, named
 from ..runtime.platform.paths import data_path, field_path, output_path
 
 if TYPE_CHECKING:
@@ -253,8 +253,10 @@ def records_of(
             for path, label in zip(paths, labels, strict=True)
         ]
         found = write_shards(str(folder), examples, shards, cfg.image_size)
-    untyped = {k: v for k, v in cfg.sources.items() if k not in ("train_csv", "train_images")}
-    as_records = dataclasses.replace(cfg, sources={**untyped, "train_files": "flag"})
+    # Read as records: the images and CSV no longer asked for, as a flag or a changed value would
+    plain = {name: FIELDS[name].default for name in ("train_csv", "train_images")}
+    untyped = {k: v for k, v in cfg.sources.items() if k not in plain}
+    as_records = dataclasses.replace(cfg, **plain, sources={**untyped, "train_files": "flag"})
     return as_records, found
 
 
