@@ -272,13 +272,10 @@ def images_hint(cfg: Config) -> str:
     )
 
 
-def check_count(cfg: Config, field: str, count: int) -> None:
+def check_count(cfg: Config, field: str, count: int, manifest: dict | None) -> None:
     """A split the records' manifest counts must hold every record of it: a shard gone or
     cut short would train or predict on fewer without a word."""
-    if given(cfg, field):  # the user's own pattern: the manifest does not count it
-        return
-    _, manifest = with_manifest(cfg)
-    if not manifest:
+    if given(cfg, field) or not manifest:  # the user's own pattern: the manifest counts none
         return
     folds, per_fold = manifest["folds"], manifest["train"]["per_fold"]
     held_out = str(validating_fold(cfg))

@@ -66,10 +66,11 @@ class Records:
         files = records.find_checked(cfg, field, labeled)
         shards = scan.check_split(files, cfg, field, labeled)
         count = sum(shard.records for shard in shards)
-        records.check_count(cfg, field, count)
+        _, manifest = records.with_manifest(cfg)
+        records.check_count(cfg, field, count, manifest)
         ids = [] if labeled else [key for shard in shards for key in shard.ids]
         said = f"{len(files)} files, {count} records ({field_path(cfg, field)})"
-        skipped = {} if labeled else records.skipped_tests(records.with_manifest(cfg)[1])
+        skipped = {} if labeled else records.skipped_tests(manifest)
         return Split(files, count, ids, said, skipped=skipped)
 
     def training(

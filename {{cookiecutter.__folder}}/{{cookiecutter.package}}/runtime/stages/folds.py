@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -44,6 +45,12 @@ def run_config(cfg: Config, fold: int) -> Config:
     trained = str(trained_dir(cfg) / f"fold{fold}") if cfg.trained_dir else ""
     out = str(output_dir(cfg) / f"fold{fold}")
     return dataclasses.replace(cfg, fold=str(fold), output_dir=out, trained_dir=trained)
+
+
+def run_root(folder: Path) -> Path:
+    """The folder a whole run writes in (or was trained in): for a fold's run, the one above
+    its own <folder>/fold<k>, as run_config names it; else the folder itself."""
+    return folder.parent if re.fullmatch(r"fold\d+", folder.name) else folder
 
 
 def trained_runs(cfg: Config) -> list[Config]:

@@ -208,9 +208,7 @@ def output(p: Preflight) -> Result:
 def holding_the_data(cfg: Config) -> tuple[Path | None, Path]:
     """The data folder where the output folder is it or holds it (a folder on this machine),
     and the output folder: for a fold's run, the one above its own."""
-    output = output_dir(cfg).resolve()
-    if output.name.startswith("fold"):  # a fold's run writes in a folder of the output's
-        output = output.parent
+    output = folds.run_root(output_dir(cfg).resolve())  # a fold's run: the folder above
     folder, _ = resolve_data_dir(cfg)
     if not folder or "://" in folder or folder.startswith("tfds:") or not Path(folder).is_dir():
         return None, output
@@ -353,8 +351,7 @@ def being_trained(cfg: Config) -> None:
     """Refuse a trained run a train is writing now (its folder, or for a fold's run the folder
     above it, held): its weights are being replaced, a fold's perhaps from scratch."""
     folder = trained_dir(cfg)
-    held = [folder, folder.parent] if folder.name.startswith("fold") else [folder]
-    for place in held:
+    for place in dict.fromkeys([folder, folds.run_root(folder)]):
         holder = held_by(place)
         if holder:
             raise UserError(
