@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import platform
 import subprocess
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,19 @@ PROJECT_TEMPLATE = TEMPLATE / "{{cookiecutter.__folder}}"  # the rendered projec
 COOKIECUTTER_JSON = json.loads((TEMPLATE / "cookiecutter.json").read_text())
 ANSWERS = [key for key in COOKIECUTTER_JSON if not key.startswith("_")]
 CHOICES = {key: value for key, value in COOKIECUTTER_JSON.items() if isinstance(value, list)}
+# What decides whether the suite passes, printed first: a fresh install gets the newest.
+TESTED_WITH = ("tensorflow-cpu", "keras", "keras-hub", "jax", "kaggle", "kagglesdk", "kagglehub")
+
+
+def pytest_report_header(config):
+    def of(package):
+        try:
+            return f"{package} {version(package)}"
+        except PackageNotFoundError:
+            return f"{package} absent"
+
+    packages = [*TESTED_WITH, "cookiecutter"]
+    return "versions: " + ", ".join([f"python {platform.python_version()}", *map(of, packages)])
 
 
 @dataclasses.dataclass
@@ -33,8 +48,11 @@ class Baked:
     def read(self, name: str) -> str:
         return (self.path / name).read_text()
 
-    def run(self, *command: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    def run(
+        self, *command: str, timeout: int = 600, **more_env: str
+    ) -> subprocess.CompletedProcess:
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONDONTWRITEBYTECODE": "1"}
+        env |= more_env
         return subprocess.run(
             command,
             cwd=self.path,

@@ -11,12 +11,19 @@ from pathlib import Path
 import pytest
 
 from {{ cookiecutter.package }}.runtime.config import from_preset
+from {{ cookiecutter.package }}.runtime.platform import versions
 
 PROJECT = Path(__file__).resolve().parents[1]
 NO_ACCELERATOR = "no TPU or GPU on this machine"
 # Run a command in a network namespace of its own, with only loopback: nothing it does can
 # reach the internet (Jupyter kernels and the fake Kaggle server still talk over loopback).
 OFFLINE = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+# What decides whether this suite passes, printed first: a fresh install gets the newest.
+TESTED_WITH = ("tensorflow", "keras", "keras-hub", "jax", "kaggle", "kagglesdk", "kagglehub")
+
+
+def pytest_report_header(config):
+    return "versions: " + versions.line(TESTED_WITH)
 
 
 @pytest.fixture(scope="session")
