@@ -6,6 +6,7 @@ as it would Kaggle's, and nothing can leave the machine.
 """
 
 import hashlib
+import inspect
 import json
 import re
 import subprocess
@@ -18,12 +19,20 @@ from fake_kaggle import RULES_NOT_ACCEPTED
 
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
-from {{ cookiecutter.package }}.tools.kaggle_auth import CREDENTIALS_HELP, briefly, check_key_file
+from {{ cookiecutter.package }}.runtime.platform import versions
+from {{ cookiecutter.package }}.tools.kaggle_api import RAISES_ON_A_FAILED_UPLOAD, client_version
+from {{ cookiecutter.package }}.tools.kaggle_auth import (
+    CREDENTIALS_HELP,
+    briefly,
+    check_key_file,
+    kaggle_client_class,
+)
 
 PACKAGE = "{{ cookiecutter.package }}"
 COMPETITION = "{{ cookiecutter.competition }}"
 CREDENTIALS = {"username": "alice", "key": "0123456789abcdef"}
 INFERENCE = "alice/{{ cookiecutter.project }}-inference"  # `kernel --inference`'s notebook
+CLIENT = versions.of("kaggle")  # "kaggle 2.2.5": named where the client's behaviour is asserted
 
 
 def against_fake_kaggle(
@@ -422,10 +431,11 @@ def test_a_failed_upload_creates_no_dataset_and_the_notebook_attaches_none(tmp_p
         errors={"PUT train.zip": [500, {"code": 500, "message": "storage unavailable"}]},
     )
     failed, elsewhere, made = result["steps"]
-    assert failed["code"] == 2, failed
+    assert failed["code"] == 2, (CLIENT, failed)
     failed_upload = f"error: the upload of {folder / 'train'} to Kaggle failed, so nothing was "
-    assert failed_upload in failed["err"]
-    assert not calls(result, "DatasetApiService/CreateDataset")
+    assert failed_upload in failed["err"], (CLIENT, failed)
+    assert "Traceback" not in failed["err"], (CLIENT, failed)
+    assert not calls(result, "DatasetApiService/CreateDataset"), CLIENT
     assert not (folder / "dataset-metadata.json").exists()
     assert elsewhere["code"] == 2
     no_records = f"error: {tmp_path} (Config.data_dir / --data-dir) holds no records that "
@@ -433,6 +443,25 @@ def test_a_failed_upload_creates_no_dataset_and_the_notebook_attaches_none(tmp_p
     metadata = json.loads((tmp_path / "kernel" / "kernel-metadata.json").read_text())
     assert made["code"] == 0 and metadata["dataset_sources"] == []
     assert f"warning: Config.data_dir / --data-dir '{folder}' is a folder on" in made["out"]
+
+
+def test_the_client_reports_a_failed_upload_where_kaggle_dataset_looks_for_it():
+    """From kaggle 2.2.5 on, the client documents that a failed upload raises and creates
+    nothing; before, KaggleApi._upload_file(file_name, full_path, ...) returned None, and
+    `kaggle dataset` makes it raise. This fails, naming the client, when either changes."""
+    api = kaggle_client_class()
+    if client_version() >= RAISES_ON_A_FAILED_UPLOAD:
+        documented = inspect.getdoc(api.upload_files) or ""
+        assert "ValueError: If any file could not be uploaded" in documented, (
+            f"{CLIENT} no longer documents that upload_files raises for a failed upload: "
+            f"check tools/kaggle_api.py's failed_upload against it\n{documented}"
+        )
+    else:
+        taken = list(inspect.signature(api._upload_file).parameters)[:3]
+        assert taken == ["self", "file_name", "full_path"], (
+            f"{CLIENT}'s KaggleApi._upload_file takes {taken}: check tools/kaggle_api.py's "
+            "raise_on_a_failed_upload against it"
+        )
 
 
 @pytest.mark.parametrize(

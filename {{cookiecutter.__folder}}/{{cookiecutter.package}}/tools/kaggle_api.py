@@ -109,7 +109,7 @@ def latest_run(api, kernel_dir: str) -> tuple[str, int | None, str, str]:
 
     kernel = kernel_id(kernel_dir)
     request = ApiGetKernelRequest()
-    request.user_name, request.kernel_slug, _ = api.parse_kernel_string(kernel)
+    request.user_name, request.kernel_slug = kernel.split("/")  # kernel_id checked the form
     try:
         with api.build_kaggle_client() as kaggle:
             found = kaggle.kernels.kernels_api_client.get_kernel(request)
@@ -345,6 +345,32 @@ def pushed_dataset(folder: str) -> str:
     return metadata_id(path) if path.is_file() else ""
 
 
+def created_or_versioned(api, folder: Path, ref: str):
+    """The dataset `ref` made from the folder, or its new version when it exists; nothing is
+    made when a file's upload fails."""
+    import requests
+
+    raise_on_a_failed_upload(api)
+    try:
+        try:
+            api.dataset_status(ref)
+        except requests.HTTPError as error:  # 404: not made yet
+            if getattr(error.response, "status_code", None) != 404:
+                raise
+            made = api.dataset_create_new(str(folder), public=False, quiet=False, dir_mode="zip")
+        else:
+            notes = f"records from {folder}"
+            made = api.dataset_create_version(str(folder), notes, quiet=False, dir_mode="zip")
+    except ValueError as error:
+        said = failed_upload(error, folder)
+        if said is None:
+            raise
+        raise said from None
+    if (made.status or "").lower() != "ok" or made.error:
+        raise UserError(f"Kaggle refused the dataset {ref}: {made.error or made.status}")
+    return made
+
+
 def push_dataset(api, cfg: Config, slug: str) -> None:
     """The records folder as a private dataset: created, or a new version when it exists.
     Its train/ and test/ folders go up as zip files, which Kaggle unpacks in place."""
@@ -368,21 +394,8 @@ def push_dataset(api, cfg: Config, slug: str) -> None:
     before = metadata.read_bytes() if metadata.is_file() else None
     write_json(metadata, {"title": name.replace("-", " ").title(), "id": ref,
                           "licenses": [{"name": "CC0-1.0"}]})  # fmt: skip
-    stop_on_a_failed_upload(api)
-    import requests
-
     try:
-        try:
-            api.dataset_status(ref)
-        except requests.HTTPError as error:  # 404: not made yet
-            if getattr(error.response, "status_code", None) != 404:
-                raise
-            made = api.dataset_create_new(str(folder), public=False, quiet=False, dir_mode="zip")
-        else:
-            notes = f"records from {folder}"
-            made = api.dataset_create_version(str(folder), notes, quiet=False, dir_mode="zip")
-        if (made.status or "").lower() != "ok" or made.error:
-            raise UserError(f"Kaggle refused the dataset {ref}: {made.error or made.status}")
+        made = created_or_versioned(api, folder, ref)
     except BaseException:
         if before is None:  # not pushed: `kernel` must not attach a dataset that is not there
             metadata.unlink()
@@ -393,21 +406,50 @@ def push_dataset(api, cfg: Config, slug: str) -> None:
     print(f"`kernel --data-dir {folder}` attaches it; the notebook reads /kaggle/input/{name}")
 
 
-def stop_on_a_failed_upload(api) -> None:
-    """The client leaves a file whose upload failed out of the dataset and only prints that;
-    stop before anything is created instead, so a dataset never lacks a shard."""
-    upload = api._upload_file_or_folder
+# What the client raises for a file it could not upload, from kaggle 2.2.5 on: documented on
+# its dataset and model methods, which then create nothing. Older clients (Colab's and
+# Kaggle's GPU image carry 2.0.2) printed "Upload unsuccessful", left the file out and
+# created the dataset without it.
+UPLOAD_FAILED = "Upload unsuccessful: "
+RAISES_ON_A_FAILED_UPLOAD = (2, 2, 5)
 
-    def every_file(parent, name, *args, **kwargs):
-        uploaded = upload(parent, name, *args, **kwargs)
+
+def client_version() -> tuple[int, ...]:
+    from importlib.metadata import version
+
+    return tuple(int(part) for part in re.findall(r"\d+", version("kaggle"))[:3])
+
+
+def raise_on_a_failed_upload(api) -> None:
+    """Make a client older than 2.2.5 raise for a failed upload as the newer ones do, so a
+    dataset never lacks a shard. This reaches inside the client (`_upload_file`, which
+    returned None there); tests/test_kaggle.py checks that inside for the installed version."""
+    if client_version() >= RAISES_ON_A_FAILED_UPLOAD:
+        return
+    upload = api._upload_file
+
+    def every_file(file_name, *args, **kwargs):
+        uploaded = upload(file_name, *args, **kwargs)
         if uploaded is None:
-            raise UserError(
-                f"the upload of {Path(parent) / name} to Kaggle failed, so nothing was created "
-                f"there; run `kaggle dataset` again"
-            )
+            raise ValueError(UPLOAD_FAILED + file_name)
         return uploaded
 
-    api._upload_file_or_folder = every_file
+    api._upload_file = every_file
+
+
+def failed_upload(error: ValueError, folder: Path) -> UserError | None:
+    """The one line for an upload the client reports failed; None for its other ValueErrors.
+    A folder goes up zipped (train/ as train.zip): the folder is what the user knows."""
+    if not str(error).startswith(UPLOAD_FAILED):
+        return None
+    name = str(error).removeprefix(UPLOAD_FAILED)
+    path = folder / name
+    if not path.exists() and (folder / Path(name).stem).is_dir():
+        path = folder / Path(name).stem
+    return UserError(
+        f"the upload of {path} to Kaggle failed, so nothing was created there; run `kaggle "
+        "dataset` again"
+    )
 
 
 def run(

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import sys
 from pathlib import Path
 
 from ..runtime.config import UserError, first_line
@@ -24,10 +25,18 @@ LOGIN_FILE = Path("~/.kaggle/credentials.json")
 
 
 def kaggle_client_class():
-    """KaggleApi. Importing the kaggle package tries to authenticate and prints help to
-    stdout when it cannot; that print is swallowed here, and `client` says it plainly."""
+    """KaggleApi. Importing the kaggle package signs in and prints help to stdout when it
+    cannot; that print is swallowed here, and `client` says it plainly. Before kaggle 2.2
+    (Colab and Kaggle's GPU image carry 2.0.2) that import also exits without credentials
+    and raises without a network; the class was loaded by then, and is taken as it is."""
+    extended = "kaggle.api.kaggle_api_extended"
     with contextlib.redirect_stdout(io.StringIO()):
-        from kaggle.api.kaggle_api_extended import KaggleApi
+        try:
+            from kaggle.api.kaggle_api_extended import KaggleApi
+        except (Exception, SystemExit):
+            if extended not in sys.modules:  # not the sign-in: the client itself is broken
+                raise
+            KaggleApi = sys.modules[extended].KaggleApi
     return KaggleApi
 
 
