@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 BUILD ?= build
+OLDEST := $(VENV)/oldest
 
 .DEFAULT_GOAL := help
 
@@ -16,7 +17,13 @@ $(BIN)/.installed: requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --no-deps keras-hub
 	touch $@
 
-venv: $(BIN)/.installed ## create .venv with the template's and a rendered project's requirements
+# Beside .venv, not in it: a test puts this folder first on PYTHONPATH to run with them.
+$(OLDEST)/.installed: requirements-oldest.txt $(BIN)/.installed
+	rm -rf $(OLDEST)
+	$(BIN)/python -m pip install --quiet --no-deps --target $(OLDEST) -r requirements-oldest.txt
+	touch $@
+
+venv: $(BIN)/.installed $(OLDEST)/.installed ## create .venv with the template's and a rendered project's requirements, and the oldest Kaggle client beside it
 
 demo: venv ## render the defaults into build/demo, then build, train, predict and score the digits demo
 	rm -rf $(BUILD)/demo

@@ -2,8 +2,11 @@
 
 import csv
 import re
+import sys
+from pathlib import Path
 
 import pytest
+from conftest import TEMPLATE
 
 pytestmark = pytest.mark.slow
 # The reason the rendered conftest gives a test that needs a TPU or GPU on a machine without.
@@ -24,6 +27,25 @@ def test_rendered_project_passes_its_own_tests(baker, python):
     assert not re.search(r"failed|error|xpass|xfail|deselected", summary), summary
     skipped = re.findall(r"^SKIPPED \[\d+\] (.+)$", result.stdout, re.MULTILINE)
     assert all(line.endswith(NO_ACCELERATOR) for line in skipped), skipped
+
+
+def test_rendered_kaggle_commands_pass_with_the_oldest_supported_client(baker, python):
+    """Colab's runtime and Kaggle's GPU image carry an older Kaggle client than a fresh install
+    resolves; the kaggle commands' tests pass with it too (requirements-oldest.txt, which
+    `make venv` installs beside .venv)."""
+    oldest = Path(sys.prefix) / "oldest"
+    assert (oldest / ".installed").is_file(), f"no {oldest}: run `make venv` first"
+    pinned = (TEMPLATE / "requirements-oldest.txt").read_text().splitlines()
+    pins = [line.replace("==", " ") for line in pinned if line and not line.startswith("#")]
+    baked = baker()
+    command = [python, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests/test_kaggle.py"]
+    result = baked.run(*command, timeout=900, PYTHONPATH=str(oldest))
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    (header,) = [line for line in result.stdout.splitlines() if line.startswith("versions: ")]
+    assert all(f", {pin}," in f"{header}," for pin in pins), header  # ran with the oldest
+    summary = result.stdout.strip().splitlines()[-1]
+    assert re.search(r"\d+ passed", summary), summary
+    assert not re.search(r"failed|error|skipped|deselected", summary), summary
 
 
 def test_demo_writes_a_submission_matching_the_sample_and_scores_well(baker, python):
