@@ -7,9 +7,12 @@ kind ("models", "competitions", "datasets", "notebooks"), each input's reference
 owner/model/framework/variation/version, a competition's slug, owner/slug for the others) and
 the folder under that root where Kaggle mounts it. The command runs with the variables a
 Kaggle notebook has, so kagglehub's real Kaggle-notebook resolvers ask this proxy to attach
-each input and then read the files from the mount, as on Kaggle. With "proxy": false in
-MOUNTS.json nothing answers at the proxy's address (a closed port): the notebook must find its
-inputs without it. LOG.json gets every request; the exit code is the command's.
+each input and then read the files from the mount, as on Kaggle. "proxy" in MOUNTS.json says
+how the proxy behaves: true answers as Kaggle's does; false has nothing listening at its
+address (a closed port); "error" answers every request with HTTP 500; "silent" takes every
+request and never answers. With "rerun": true the command runs as in Kaggle's scoring rerun of
+a code competition's notebook. LOG.json gets every request, as it arrives; the exit code is
+the command's.
 """
 
 import json
@@ -18,6 +21,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # What a Kaggle notebook's environment holds for kagglehub (kagglesdk's kaggle_env and
@@ -36,8 +40,9 @@ REFS = {
 }
 
 
-def serve(mounts: dict, log: list) -> ThreadingHTTPServer:
-    """The proxy on a free loopback port: it attaches the inputs MOUNTS names, and only those."""
+def serve(mounts: dict, log: list, behaviour=True) -> ThreadingHTTPServer:
+    """The proxy on a free loopback port: it attaches the inputs MOUNTS names, and only those;
+    or, as `behaviour` says, fails every request with HTTP 500 or never answers."""
 
     class Proxy(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -46,6 +51,12 @@ def serve(mounts: dict, log: list) -> ThreadingHTTPServer:
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             log.append({"path": self.path, "json": body, "headers": dict(self.headers)})
+            if behaviour == "silent":
+                time.sleep(3600)  # the caller's own limit ends the wait, or nothing does
+                return
+            if behaviour == "error":
+                self.send_error(500, "Internal Server Error")
+                return
             signed = self.headers.get("X-Kaggle-Authorization") == "Bearer fake-jwt"
             kind, (field, keys) = next(
                 ((kind, ref) for kind, ref in REFS.items() if ref[0] in body),
@@ -68,6 +79,7 @@ def serve(mounts: dict, log: list) -> ThreadingHTTPServer:
             self.wfile.write(data)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    server.daemon_threads = True  # a silent answer must not hold up the shutdown
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -76,8 +88,8 @@ def main(mounts_file: str, log_file: str, *command: str) -> int:
     with open(mounts_file) as file:
         mounts = json.load(file)
     log = []
-    answering = mounts.get("proxy", True)
-    server = serve(mounts, log) if answering else None
+    behaviour = mounts.get("proxy", True)
+    server = serve(mounts, log, behaviour) if behaviour else None
     env = {
         **os.environ,
         **TOKENS,
@@ -85,6 +97,8 @@ def main(mounts_file: str, log_file: str, *command: str) -> int:
         "KAGGLE_DATA_PROXY_URL": f"http://127.0.0.1:{server.server_address[1] if server else closed_port()}",
         "KAGGLE_CACHE_MOUNT_FOLDER": mounts["root"],
     }
+    if mounts.get("rerun"):  # as Kaggle sets it when it reruns a notebook to score it
+        env["KAGGLE_IS_COMPETITION_RERUN"] = "true"
     try:
         return subprocess.run(command, env=env, check=False).returncode
     finally:

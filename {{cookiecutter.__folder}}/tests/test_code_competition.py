@@ -4,16 +4,20 @@ hidden test set in place of the public one, writes every row of the sample it fi
 
 Each notebook runs alone in an empty folder, in a real Jupyter kernel, offline, with the
 inputs mounted read-only as Kaggle mounts them: by kind (/kaggle/input/competitions/<slug>,
-notebooks/<owner>/<slug>, models/...) with kagglehub answered by a fake data proxy, and in
-the older flat layout (/kaggle/input/<slug>) with no proxy answering.
+notebooks/<owner>/<slug>, models/...) beside a fake data proxy, and in the older flat layout
+(/kaggle/input/<slug>) with no proxy answering. The rerun meets a proxy that fails, one that
+never answers, and none.
 """
 
 import json
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import fake_data_proxy
 import numpy as np
 import pandas as pd
 import pytest
@@ -79,12 +83,38 @@ def hidden_test_set(competition_folder: Path, count: int) -> pd.DataFrame:
     return pd.read_csv(sample, dtype=str)
 
 
+def rerun(tmp_path, notebook: Path, root: Path, mounts: dict, proxy) -> pd.DataFrame:
+    """Kaggle's scoring rerun of the inference notebook, with the data proxy behaving as
+    `proxy` says (fake_data_proxy.py): the submission it wrote. It must ask the proxy nothing."""
+    name = f"rerun-{proxy}".lower()
+    run = alone(notebook, tmp_path / name)
+    log = tmp_path / f"{name}-log.json"
+    submission = tmp_path / "rerun" / "submission.csv"
+    submission.unlink(missing_ok=True)  # each rerun's own
+    started = time.monotonic()
+    done = run_on_kaggle(run, root, {**mounts, "proxy": proxy, "rerun": True}, log)
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    assert not errors(run)
+    said = text_of(run)
+    assert f"kaggle:notebooks/{USER}/{NAME}: " in said and "mount layout)" in said
+    assert "images/s here; the 120 images of this run take about" in said
+    assert "\ndevices: 1 CPU\nversions: python " in said
+    assert json.loads(log.read_text()) == [], f"the rerun asked the data proxy ({proxy})"
+    written = pd.read_csv(submission, dtype=str)
+    print(f"rerun, proxy {proxy}: {len(written)} rows in {seconds:.1f} s, no proxy request")
+    return written
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("layout", ["by kind, with the data proxy", "flat, no proxy"])
+@pytest.mark.parametrize("layout", ["by kind", "flat"])
 def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_test_set(
     tmp_path, preset, layout
 ):
-    by_kind = layout.startswith("by kind")
+    """Inputs are found in the mount layout before any data proxy is asked, and Kaggle's
+    scoring rerun asks it nothing, whether it fails, never answers or is not there; the rerun
+    needs the test images, the sample and the trained run, not the training files."""
+    by_kind = layout == "by kind"
     root = tmp_path / "input"  # what Kaggle mounts at /kaggle/input
     where = {
         "competitions": f"competitions/{SLUG}" if by_kind else SLUG,
@@ -99,7 +129,7 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     )
     shutil.copytree(preset(BACKBONE), root / where["models"])
     mounts = {
-        "proxy": by_kind,
+        "proxy": by_kind,  # answering as Kaggle's does, or nothing at its address
         "competitions": {SLUG: where["competitions"]},
         "models": {BACKBONES[BACKBONE].handle: where["models"]},
     }
@@ -111,13 +141,16 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     metadata = json.loads((training / "kernel-metadata.json").read_text())
     assert metadata["competition_sources"] == [SLUG] and metadata["dataset_sources"] == []
     notebook = alone(training / f"{NAME}.ipynb", tmp_path / "train-run")
-    done = run_on_kaggle(notebook, root, mounts, tmp_path / "train-log.json")
+    log = tmp_path / "train-log.json"
+    done = run_on_kaggle(notebook, root, mounts, log)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
     assert not errors(notebook)
     said = text_of(notebook)
-    how = "Kaggle's data proxy, through kagglehub" if by_kind else "flat mount layout"
-    assert f"kaggle:competitions/{SLUG}: {root / where['competitions']} (" in said and how in said
+    how = f"found in Kaggle's {layout} mount layout"
+    assert f"kaggle:competitions/{SLUG}: {root / where['competitions']} ({how})" in said
     assert "problems: none, ready to train" in said
+    assert "\ndevices: 1 CPU\nversions: python " in said  # what ran, said first
+    assert json.loads(log.read_text()) == []  # mounted where Kaggle mounts: nothing to ask
     working = tmp_path / "working"
     public = pd.read_csv(data / "sample_submission.csv", dtype=str)
     written = pd.read_csv(working / "submission.csv", dtype=str)
@@ -131,25 +164,19 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     mounts["notebooks"] = {f"{USER}/{NAME}": where["notebooks"]}
     flags = ["--inference", "--output", str(tmp_path / "kernel-inference")]
     inference = kernel(tmp_path, *flags, "--output-dir", str(tmp_path / "rerun"))
-    notebook = alone(inference / f"{NAME}.ipynb", tmp_path / "inference-run")
-    log = tmp_path / "inference-log.json"
-    done = run_on_kaggle(notebook, root, mounts, log)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    assert not errors(notebook)
-    said = text_of(notebook)
-    assert f"kaggle:notebooks/{USER}/{NAME}: {root / where['notebooks']} (" in said
-    assert "images/s here; the 120 images of this run take about" in said
-    written = pd.read_csv(tmp_path / "rerun" / "submission.csv", dtype=str)
+    notebook = inference / f"{NAME}.ipynb"
+    if by_kind:  # a proxy that fails every request, one that never answers, and none
+        written = rerun(tmp_path, notebook, root, mounts, "error")
+        assert rerun(tmp_path, notebook, root, mounts, "silent").equals(written)
+        # Prediction needs the test images, the sample and the trained run: nothing else.
+        (data / "train.csv").unlink()
+        shutil.rmtree(data / "train_images")
+        assert rerun(tmp_path, notebook, root, mounts, False).equals(written)
+    else:
+        written = rerun(tmp_path, notebook, root, mounts, False)
     assert written.columns.tolist() == ["image_id", "label"]
     assert written["image_id"].tolist() == hidden["image_id"].tolist()  # every row, in order
     assert set(written["label"]) <= {"0", "1", "2"}
-    asked = json.loads(log.read_text())
-    if by_kind:  # the notebook's output was found through the proxy; no model was attached
-        refs = [request["json"] for request in asked]
-        assert {"kernelRef": {"OwnerSlug": USER, "KernelSlug": NAME}} in refs
-        assert not [ref for ref in refs if "modelRef" in ref]
-    else:
-        assert asked == []
 
 
 def test_the_inference_push_attaches_the_training_notebook_offline_without_a_tpu(tmp_path):
@@ -206,3 +233,41 @@ def test_an_input_is_found_in_either_layout_and_a_missing_one_lists_what_is_atta
     )
     with pytest.raises(UserError, match="'kaggle:datasets/bob' is not a Kaggle input; give one"):
         paths.local("kaggle:datasets/bob")
+
+
+@pytest.mark.parametrize(
+    "proxy, said",
+    [
+        ("error", "did not answer (HTTPError: 500 Server Error"),
+        ("silent", "named no folder within 1 s"),
+    ],
+)
+def test_the_data_proxy_is_asked_last_with_a_time_limit_and_never_in_a_scoring_rerun(
+    tmp_path, monkeypatch, proxy, said
+):
+    """kagglehub's real resolver against the fake proxy failing, or never answering."""
+    log = []
+    server = fake_data_proxy.serve({"root": str(tmp_path)}, log, proxy)
+    for name, value in fake_data_proxy.TOKENS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Interactive")
+    monkeypatch.setenv("KAGGLE_DATA_PROXY_URL", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setattr(paths, "KAGGLE_INPUT", tmp_path)
+    monkeypatch.setattr(kaggle_inputs, "PROXY_SECONDS", 1)
+    (tmp_path / "competitions" / SLUG).mkdir(parents=True)
+    try:
+        kaggle_inputs.found.cache_clear()
+        paths.local(f"kaggle:competitions/{SLUG}")  # mounted: found without a request
+        assert log == []
+        with pytest.raises(UserError, match=re.escape(f"(the data proxy {said}")):
+            paths.local(f"kaggle:notebooks/{USER}/{NAME}")  # in no layout: the proxy is asked
+        assert len(log) == 1
+        monkeypatch.setenv("KAGGLE_IS_COMPETITION_RERUN", "true")
+        kaggle_inputs.found.cache_clear()
+        rerun_said = "(the data proxy not asked in Kaggle's scoring rerun"
+        with pytest.raises(UserError, match=re.escape(rerun_said)):
+            paths.local(f"kaggle:notebooks/{USER}/{NAME}")
+        assert len(log) == 1  # nothing more asked
+    finally:
+        server.shutdown()
+        kaggle_inputs.found.cache_clear()

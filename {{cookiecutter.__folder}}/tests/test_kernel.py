@@ -111,11 +111,16 @@ def text_of(notebook: Path) -> str:
     return "".join(output.get("text", "") for output in outputs)
 
 
+# Where the attached model is mounted: a folder neither of Kaggle's layouts names, so that only
+# the data proxy can say where it is, and the notebook's way to the proxy is run too.
+MODEL_MOUNT = "model-mounted-elsewhere"
+
+
 def as_kaggle_mounts(tmp_path: Path, preset: str) -> tuple[Path, Path]:
-    """The preset mounted as Kaggle mounts an attached model, under a mount root of its own;
-    the mounts file and request log of tests/fake_data_proxy.py."""
+    """The preset mounted where only the data proxy knows, under a mount root of its own; the
+    mounts file and request log of tests/fake_data_proxy.py."""
     handle = BACKBONES[BACKBONE].handle
-    slug = handle.split("/", 1)[1]  # model/framework/variation/version, as Kaggle mounts it
+    slug = MODEL_MOUNT
     shutil.copytree(preset, tmp_path / "models" / slug)
     mounts = tmp_path / "mounts.json"
     mounts.write_text(json.dumps({"root": str(tmp_path / "models"), "models": {handle: slug}}))
@@ -127,7 +132,8 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     kaggle, tmp_path, preset
 ):
     """As Kaggle runs it: the notebook's variables set, the keras-hub backbone attached from
-    Kaggle Models (kagglehub's own resolver asks a fake data proxy, then reads the mount)."""
+    Kaggle Models where neither mount layout has it, so kagglehub's own resolver asks a fake
+    data proxy, then reads the mount."""
     flags = ["--accelerator", "cpu", "--backbone", BACKBONE, "--weights", "imagenet"]
     folder = make_kernel(kaggle, tmp_path, *flags)
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
@@ -164,7 +170,7 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     features = unedited.get_layer("pool").output.shape[-1]
     wider = (features * 32 + 32) + (32 * 10 + 10) - (features * 10 + 10)
     assert f"{unedited.count_params() + wider:,} parameters" in text  # the edited cell ran
-    mounted = tmp_path / "models" / BACKBONES[BACKBONE].handle.split("/", 1)[1]
+    mounted = tmp_path / "models" / MODEL_MOUNT
     found = f"weights: {BACKBONE}, ImageNet weights of kaggle://{BACKBONES[BACKBONE].handle} at {mounted}"
     assert found in text  # doctor says which model it found, and where
     assert "precision    recall  f1-score" in text  # scikit-learn's per-class report

@@ -23,7 +23,7 @@ import tensorflow as tf
 
 from ..config import Config, UserError, given, named, validating_fold
 from ..platform.files import MANIFEST, written_whole
-from ..platform.paths import data_path, field_path, output_dir
+from ..platform.paths import data_path, field_path, output_dir, resolve_data_dir
 from . import competition_files, scan
 
 FLAGS = {"images": named("train_images"), "csv": named("train_csv"), "group": named("group_column")}
@@ -45,6 +45,17 @@ def chosen(cfg: Config) -> bool:
     if os.path.exists(data_path(cfg, MANIFEST)):
         return False
     return not any(tf.io.gfile.glob(part) for part in field_path(cfg, "train_files").split(","))
+
+
+def only_test_images(cfg: Config) -> bool:
+    """Whether the test set is the test images folder because no test records are there: the
+    records' pattern, unless given, matches nothing, and the folder exists."""
+    if given(cfg, "test_files", typed=True) or resolve_data_dir(cfg)[0].startswith("tfds:"):
+        return False
+    folder = field_path(cfg, "test_images")
+    if "://" in folder or not os.path.isdir(folder):
+        return False
+    return not any(tf.io.gfile.glob(part) for part in field_path(cfg, "test_files").split(","))
 
 
 @dataclasses.dataclass

@@ -160,8 +160,8 @@ def save_architecture(cfg: Config, folder: Path) -> None:
 
 @functools.cache  # asked once a session: a notebook's doctor, train and predict each load it
 def downloaded(handle: str) -> str:
-    """The preset's folder: in a Kaggle notebook where Kaggle mounted the attached model (its
-    data proxy asked with a time limit, then both mount layouts); elsewhere kagglehub's cache,
+    """The preset's folder: in a Kaggle notebook where Kaggle mounted the attached model (both
+    mount layouts, then its data proxy with a time limit); elsewhere kagglehub's cache,
     downloaded once."""
     import kagglehub
 
@@ -169,7 +169,9 @@ def downloaded(handle: str) -> str:
         try:
             return kaggle_inputs.find(f"{kaggle_inputs.PREFIX}models/{handle}").folder
         except UserError:
-            pass  # not attached: kagglehub downloads it where the notebook has the internet
+            if kaggle_inputs.in_scoring_rerun():  # offline, and no proxy call: say what is there
+                raise
+            # not attached: kagglehub downloads it where the notebook has the internet
     return kagglehub.model_download(handle)
 
 

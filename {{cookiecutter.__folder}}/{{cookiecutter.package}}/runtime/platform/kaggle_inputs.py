@@ -4,9 +4,11 @@ Kaggle mounts each input by kind: /kaggle/input/competitions/SLUG, datasets/OWNE
 notebooks/OWNER/SLUG (another notebook's output) and models/OWNER/MODEL/FRAMEWORK/VARIATION/
 VERSION; notebooks made before 2026, and some attachments, still see /kaggle/input/SLUG. So
 an input is asked for by what it is (`kaggle:datasets/alice/flower-records`), never by a
-folder: inside a notebook, kagglehub asks Kaggle's data proxy where it is mounted, as it does
-for the backbone; where the proxy does not answer in time, both layouts are looked at; where
-neither holds it, the error lists what /kaggle/input holds.
+folder. Both layouts are looked at first (a folder check costs nothing); only where neither
+holds it, inside a notebook, kagglehub asks Kaggle's data proxy where it is mounted, with a
+time limit. Never in Kaggle's scoring rerun of a code competition's notebook: a proxy call has
+failed such reruns (Kaggle/kagglehub#258). Where nothing holds it, the error lists what
+/kaggle/input holds.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ class Found:
 def in_notebook() -> bool:
     """Whether this runs in a Kaggle notebook (Kaggle sets this in every one)."""
     return bool(os.environ.get("KAGGLE_KERNEL_RUN_TYPE"))
+
+
+def in_scoring_rerun() -> bool:
+    """Whether Kaggle is rerunning a submitted notebook to score it (it sets this there)."""
+    return bool(os.environ.get("KAGGLE_IS_COMPETITION_RERUN"))
 
 
 def parse(reference: str) -> tuple[str, str, str]:
@@ -81,15 +88,17 @@ def found(kind: str, ref: str, root: Path) -> Found:
 
 
 def located(kind: str, ref: str, root: Path) -> Found:
-    asked = ""
-    if in_notebook() and os.environ.get("KAGGLE_DATA_PROXY_URL"):
-        folder, asked = from_proxy(kind, ref)
-        if folder:
-            return Found(folder, "Kaggle's data proxy, through kagglehub")
     for folder, layout in zip(layouts(kind, ref, root), ("by kind", "flat"), strict=True):
         if folder.is_dir():
-            how = f"found in Kaggle's {layout} mount layout"
-            return Found(str(folder), how + (f"; the data proxy {asked}" if asked else ""))
+            return Found(str(folder), f"found in Kaggle's {layout} mount layout")
+    asked = ""
+    if in_notebook() and os.environ.get("KAGGLE_DATA_PROXY_URL"):
+        if in_scoring_rerun():
+            asked = "not asked in Kaggle's scoring rerun, where a call has failed reruns"
+        else:
+            folder, asked = from_proxy(kind, ref)
+            if folder:
+                return Found(folder, "Kaggle's data proxy, through kagglehub")
     held = sorted(str(path.relative_to(root)) for path in listed(root))
     shown = ", ".join(held[:20]) + (", ..." if len(held) > 20 else "") if held else "nothing"
     raise UserError(

@@ -56,13 +56,20 @@ def run_root(folder: Path) -> Path:
 def trained_runs(cfg: Config) -> list[Config]:
     """The runs whose trained weights `predict` averages: every trained fold's, else the run
     in the output folder itself. A fold model the current folds did not make (fold7/ left
-    beside records in 5 folds) is refused, not averaged in."""
-    folds = count(cfg)
+    beside records in 5 folds) is refused, not averaged in. Where the data says nothing of
+    folds (a code competition's rerun mounts only the test set beside the trained run), a
+    trained run given by Config.trained_dir is taken as it was trained."""
+    from ..data import source
+
+    _, manifest = source.resolved(cfg)
     found = {
         int(match.group(1)): path
         for path in sorted(trained_dir(cfg).glob("fold*/model.weights.h5"))
         if (match := re.fullmatch(r"fold(\d+)", path.parent.name))
     }
+    if manifest is None and cfg.trained_dir and found:
+        return [run_config(cfg, fold) for fold in sorted(found)]
+    folds = manifest["folds"] if manifest else 1
     stale = [str(path) for number, path in sorted(found.items()) if number >= folds or folds == 1]
     if stale:
         made = f"folds 0 to {folds - 1}" if folds > 1 else "no folds"
