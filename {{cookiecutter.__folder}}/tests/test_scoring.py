@@ -82,6 +82,22 @@ def test_score_reads_the_columns_the_sample_names_as_predict_wrote_them(tmp_path
     assert "accuracy: 1.0000" in capsys.readouterr().out
 
 
+def test_without_a_sample_score_reads_the_columns_of_the_submission_it_scores(tmp_path, capsys):
+    """This project's own submission (image_id,label) against a solution with the same
+    columns, no sample beside them; a solution without those columns names both headers."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "solution.csv").write_text("image_id,label\na.jpg,1\nb.jpg,2\n")
+    (tmp_path / "out" / "submission.csv").write_text("image_id,label\nb.jpg,2\na.jpg,0\n")
+    flags = ["--data-dir", str(tmp_path), "--output-dir", str(tmp_path / "out")]
+    assert main(["score", *flags]) == 0
+    assert "accuracy: 0.5000" in capsys.readouterr().out
+    (tmp_path / "solution.csv").write_text("id,diagnosis\na.jpg,1\nb.jpg,2\n")
+    assert main(["score", *flags]) == 2
+    said = capsys.readouterr().err
+    assert "solution.csv has the columns ['id', 'diagnosis'], " in said
+    assert "submission.csv ['image_id', 'label']: the solution needs the id column" in said
+
+
 def test_multi_label_accuracy_says_it_is_an_exact_match_not_keras_per_label_one():
     """Beside Keras' per-label val_accuracy, an exact-match accuracy of 0 looked like a bug."""
     assert metric_named("accuracy", True).startswith("accuracy (exact match")

@@ -113,8 +113,9 @@ def read_table(path: str, *columns: str) -> pd.DataFrame:
 
 
 def sample_columns(cfg: Config, sample: str) -> tuple[str, str]:
-    """The id and label columns to score by: those given, else the sample's, as predict wrote
-    submission.csv by them (its id column, and its one label column), else the defaults."""
+    """The id and label columns to score by: those given, else the sample's (or, without one,
+    the submission's), as predict wrote submission.csv by them (its id column, and its one
+    label column), else the defaults."""
     id_column, label_column = cfg.id_column, cfg.label_column
     if not sample or not Path(sample).is_file():
         return id_column, label_column
@@ -168,8 +169,16 @@ def score_files(submission: str, solution: str, id_column: str, label_column: st
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.preprocessing import MultiLabelBinarizer
 
-    truth = read_table(solution, id_column, label_column).set_index(id_column)[label_column]
-    predicted = read_table(submission, id_column).set_index(id_column)
+    theirs, ours = read_table(solution), read_table(submission, id_column)
+    if not {id_column, label_column} <= set(theirs.columns):
+        raise UserError(
+            f"{solution} has the columns {list(theirs.columns)}, {submission} "
+            f"{list(ours.columns)}: the solution needs the id column {id_column!r} and the "
+            f"label column {label_column!r}; give one that has them, or set "
+            f"{named('id_column')} and {named('label_column')}"
+        )
+    truth = theirs.set_index(id_column)[label_column]
+    predicted = ours.set_index(id_column)
     if set(predicted.index) != set(truth.index):
         raise UserError(f"{submission} and {solution} hold different ids")
     predicted = predicted.loc[truth.index]  # joined by id, not by row
@@ -206,9 +215,10 @@ def command(args, cfg: Config, found=None) -> int:
             "--solution FILE (a CSV of ids and labels, as the sample submission has them)"
         )
     sample = field_path(cfg, "sample_submission") if cfg.sample_submission else ""
-    id_column, label_column = sample_columns(cfg, sample)
+    with_sample = sample and Path(sample).is_file()
+    id_column, label_column = sample_columns(cfg, sample if with_sample else submission)
     scores = score_files(submission, solution, id_column, label_column)
-    if sample and Path(sample).is_file():
+    if with_sample:
         count = check_rows_match(submission, sample, id_column)
         print(f"rows: {count}, ids match {sample} row for row")
     print(f"submission: {Path(submission).resolve()}")
