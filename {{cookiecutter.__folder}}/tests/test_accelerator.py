@@ -8,6 +8,7 @@ import fnmatch
 import os
 import sys
 import types
+from importlib.metadata import version
 
 import pytest
 import tensorflow as tf
@@ -19,8 +20,12 @@ PACKAGE = "{{ cookiecutter.package }}"
 
 
 class Device:
-    def __init__(self, platform):
+    """A JAX device as detect() reads it; a TPU v5e's by default."""
+
+    def __init__(self, platform, process_index=0):
         self.platform = platform
+        self.process_index = process_index
+        self.device_kind = "TPU v5 lite" if platform == "tpu" else platform
 
 
 class Strategy:
@@ -57,7 +62,10 @@ class Machine:
             "list_physical_devices",
             lambda kind=None: ["gpu"] * self.gpus if kind == "GPU" else real_devices(kind),
         )
-        monkeypatch.setitem(sys.modules, "jax", types.SimpleNamespace(devices=self.jax_devices))
+        self.jax_config = {}  # what detect() set in jax.config
+        jax = types.SimpleNamespace(devices=self.jax_devices, process_index=lambda: 0)
+        jax.config = types.SimpleNamespace(update=self.jax_config.__setitem__)
+        monkeypatch.setitem(sys.modules, "jax", jax)
 
     def device_files(self, patterns):
         return [path for path in self.files if any(fnmatch.fnmatch(path, p) for p in patterns)]
@@ -145,6 +153,30 @@ def test_kaggle_tpu_image_trains_keras_on_jax_over_every_tpu_device(machine, mon
     assert "DataParallel over 8 TPU devices" in found.how and "no tensorflow-tpu" in found.how
     assert machine.connected_to == [] and found.warning == ""
     assert keras_backend() == "jax" and found.image_dtype == "uint8"
+    said = accelerator.describe(found).splitlines()
+    assert "devices: 8 TPU v5 lite" in said
+    # Every fold, evaluate and predict load the steps the first fold compiled.
+    assert machine.jax_config == {"jax_compilation_cache_dir": "output/jax-cache"}
+    machine.jax_config.clear()
+    machine.detect(compile_cache=False)
+    assert machine.jax_config == {}
+    (versions,) = [line for line in said if line.startswith("versions: ")]
+    assert f"keras {version('keras')} on jax {version('jax')}, keras-hub " in versions
+
+
+@pytest.mark.parametrize("chips", ["/dev/vfio/{}", "/dev/accel{}"], ids=["v5e", "v4"])
+def test_a_tpu_vm_whose_jax_sees_fewer_devices_than_it_has_chips_stops(machine, chips):
+    """Users of Kaggle's v5e-8 met notebooks that saw 1 of its 8 chips: a run at an eighth of
+    the speed. The chips are the VM's device files, not a constant."""
+    machine.files += [chips.format(number) for number in range(8)]
+    machine.jax_tpus = 1
+    with pytest.raises(UserError) as caught:
+        machine.detect()
+    said = str(caught.value)
+    assert said.startswith("JAX sees 1 TPU device (TPU v5 lite) but this TPU VM has 8 chips (")
+    assert chips.format(7) in said and "restart the session" in said
+    machine.jax_tpus = 8  # every chip: no complaint
+    assert machine.detect().replicas == 8
 
 
 @pytest.mark.parametrize(

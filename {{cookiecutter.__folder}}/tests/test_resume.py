@@ -31,8 +31,9 @@ def checkpoint_epoch(output) -> int:
 
 @pytest.mark.parametrize("backend", ["tensorflow", "jax"])
 def test_a_killed_run_resumes_from_its_last_finished_epoch(
-    backend, demo_dir, tmp_path, start_python, run_python
+    backend, demo_dir, tmp_path, start_python, run_python, monkeypatch
 ):
+    """Under JAX the resumed run loads the training step the killed one compiled."""
     command = [
         "-m", PACKAGE, "train", "--preset", "demo", "--data-dir", str(demo_dir),
         "--output-dir", str(tmp_path), "--epochs", str(EPOCHS), "--steps-per-epoch", "2",
@@ -48,6 +49,9 @@ def test_a_killed_run_resumes_from_its_last_finished_epoch(
     assert first.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     reached = checkpoint_epoch(tmp_path)
     assert 2 <= reached < EPOCHS and not (tmp_path / "model.weights.h5").exists()
+    if backend == "jax":  # Keras 3.15 names its training step's program jit_train_step
+        assert list((tmp_path / "jax-cache").glob("jit_train_step-*")), "no compiled step kept"
+        monkeypatch.setenv("JAX_LOG_COMPILES", "1")  # which compiled programs were loaded
 
     again = run_python(*command, backend=backend)
     assert again.returncode == 0, again.stdout + again.stderr[-3000:]
@@ -57,6 +61,9 @@ def test_a_killed_run_resumes_from_its_last_finished_epoch(
     history = json.loads((tmp_path / "history.json").read_text())
     assert len(history["loss"]) == EPOCHS  # the killed run's epochs are kept
     assert (tmp_path / "model.weights.h5").is_file()
+    if backend == "jax":
+        assert f"compile cache: {tmp_path / 'jax-cache'} (" in again.stdout
+        assert "Persistent compilation cache hit for 'jit_train_step'" in again.stderr
 
 
 def test_a_second_run_into_the_same_folder_is_refused_and_the_first_goes_on(

@@ -91,6 +91,10 @@ COMMANDS = {
         "seconds a training step takes, and without the input pipeline, our layers or keras-hub",
         on_accelerator=True,
     ),
+    "bench-compile": Command(
+        "tools.bench_compile",
+        "two folds' first training steps under JAX, with its compilation cache off and on",
+    ),
 }
 # What to install when an import fails, by the module that is missing.
 INSTALL = {

@@ -155,6 +155,11 @@ class Config:
         checkpoint="where",
     )
     simulate_replicas: int = knob(0, "rehearse N replicas on the CPU; 0: off", checkpoint="where")
+    compile_cache: bool = knob(
+        True,
+        "JAX: keep compiled steps in <output>/jax-cache, for later folds, evaluate, predict",
+        checkpoint="where",
+    )
     # Several hosts, or machines joined by hand: see processes.py.
     coordinator: str = knob(
         "",

@@ -19,13 +19,15 @@ accelerator cell) turns that into a failure.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import functools
 import os
 
 from ..config import Config, UserError, first_line, named
-from . import backend, processes, rehearsal
+from . import backend, processes, rehearsal, versions
+from .paths import output_dir
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,9 +79,12 @@ class Accelerator:
 
 
 def detect(cfg: Config) -> Accelerator:
-    """The accelerator this run uses; prints what it found. Call before anything imports Keras."""
+    """The accelerator this run uses; prints what it found. Call before anything imports Keras.
+    Under JAX, compiled programs are kept in the output folder (Config.compile_cache)."""
     found = find(cfg)
     print(describe(found))
+    if found.backend == "jax" and cfg.compile_cache:
+        print(backend.keep_compiled_programs(output_dir(cfg) / backend.COMPILE_CACHE))
     return found
 
 
@@ -209,6 +214,8 @@ def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None,
     backend.use("jax")
     backend.hide_gpus_from_tensorflow()
     kind = devices[0].platform if devices[0].platform in ("tpu", "gpu") else "cpu"
+    if kind == "tpu":
+        every_chip_seen(devices, jax.process_index())
     spread = (
         f"DataParallel over {len(devices)} {kind.upper()} devices"
         if len(devices) > 1
@@ -217,6 +224,22 @@ def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None,
     return Accelerator(
         kind, "jax", len(devices), f"Keras on JAX, {spread}; {how}", devices=tuple(devices)
     ), ""
+
+
+def every_chip_seen(devices, process: int) -> None:
+    """Stop where JAX sees fewer TPU devices on this VM than the VM has chips (each chip is at
+    least one device, and a device file): something else holds the others, and the run would
+    train on a part of the TPU at a part of its speed."""
+    chips = backend.device_files(backend.TPU_DEVICE_FILES)
+    seen = [device for device in devices if device.process_index == process]
+    if chips and len(seen) < len(chips):
+        kinds = ", ".join(sorted({device.device_kind for device in seen}))
+        raise UserError(
+            f"JAX sees {len(seen)} TPU device{'s' if len(seen) > 1 else ''} ({kinds}) but this "
+            f"TPU VM has {len(chips)} chips ({', '.join(chips)}): another process holds the rest "
+            "(an earlier kernel, or TensorFlow given the TPU); restart the session, and set "
+            "no TPU_VISIBLE_CHIPS"
+        )
 
 
 def on_jax(source: str) -> Accelerator:
@@ -272,6 +295,17 @@ def describe(found: Accelerator) -> str:
     ]
     if found.processes > 1:
         lines.append(f"processes: {found.processes}")
+    lines.append(f"devices: {devices_of(found)}")
+    lines.append(f"versions: {versions.of_run(found.backend)}")
     if found.warning:
         lines.append(f"WARNING: {found.warning}")
     return "\n".join(lines)
+
+
+def devices_of(found: Accelerator) -> str:
+    """The devices the run trains on, by kind as the backend names them: "8 TPU v5 lite",
+    "2 GPU", "1 CPU"."""
+    if not found.devices:  # TensorFlow: its strategy's replicas
+        return f"{found.replicas} {found.kind.upper()}"
+    kinds = collections.Counter(device.device_kind for device in found.devices)
+    return ", ".join(f"{count} {kind}" for kind, count in kinds.items())

@@ -106,3 +106,18 @@ def hide_gpus_from_tensorflow() -> None:
         import tensorflow as tf
 
         tf.config.set_visible_devices([], "GPU")
+
+
+# Where, under the output folder, JAX keeps the programs it compiled.
+COMPILE_CACHE = "jax-cache"
+
+
+def keep_compiled_programs(folder) -> str:
+    """Under JAX, keep every compiled program in `folder`, from the first compile on: each
+    fold builds a new model, whose training step JAX traces again but no longer compiles
+    (minutes for an EfficientNet on a TPU), and evaluate, predict and a resumed run load theirs
+    too. Under TensorFlow, Keras compiles each model's steps again: there is no such cache."""
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+    return f"compile cache: {folder} (each step compiled once, for every fold, evaluate, predict)"

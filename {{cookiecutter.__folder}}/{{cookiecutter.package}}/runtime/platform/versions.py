@@ -24,3 +24,9 @@ def of(package: str) -> str:
 def line(packages) -> str:
     """The packages' versions after python's: "python 3.12.1, keras 3.15.1, ..."."""
     return ", ".join([f"python {platform.python_version()}", *map(of, packages)])
+
+
+def of_run(backend: str) -> str:
+    """What a run's log names first: python, Keras on its backend, keras-hub, kagglehub."""
+    keras, hub, kagglehub = of("keras"), of("keras-hub"), of("kagglehub")
+    return f"python {platform.python_version()}, {keras} on {of(backend)}, {hub}, {kagglehub}"
