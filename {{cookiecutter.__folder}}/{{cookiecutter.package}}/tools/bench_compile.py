@@ -25,9 +25,9 @@ FOLDS = 2
 CACHES = ("off", "on")
 
 
-def compare(cfg: Config) -> dict[str, list[float]]:
-    """Each cache setting's folds' first-step seconds, each setting in a process of its own
-    (JAX reads the cache folder once); prints them and their ratios."""
+def compare(cfg: Config) -> dict[str, list[list[float]]]:
+    """Each cache setting's folds' first and second steps' seconds, each setting in a process
+    of its own (JAX reads the cache folder once); prints them and their ratios."""
     root = Path(__file__).resolve().parents[2]  # the folder that holds the package
     env = {**os.environ, "KERAS_BACKEND": "jax"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
@@ -43,17 +43,22 @@ def compare(cfg: Config) -> dict[str, list[float]]:
             print(f"--- compile cache {cache}: {FOLDS} folds in one process")
             subprocess.run([*child, str(given), str(result)], env=env, check=True)
             firsts[cache] = json.loads(result.read_text())
-    print(f"first training step of each fold, Keras on JAX, {cfg.backbone} at {cfg.image_size}px:")
-    print("cache  " + "  ".join(f"fold {fold + 1:<4}" for fold in range(FOLDS)) + "  fold 2/fold 1")
-    for cache, seconds in firsts.items():
-        cells = "  ".join(f"{second:7.2f} s" for second in seconds)
-        print(f"{cache:<5}  {cells}  {seconds[1] / seconds[0]:.2f}")
+    print(f"first training step of each fold, Keras on JAX, {cfg.backbone} at {cfg.image_size}px")
+    print("(beyond: the first step less the second, what tracing and compiling took)")
+    print("cache  fold 1     fold 2     fold 2/fold 1  beyond: fold 1   fold 2   fold 2/fold 1")
+    for cache, steps in firsts.items():
+        (first, then), (second, again) = steps
+        print(
+            f"{cache:<5}  {first:7.2f} s  {second:7.2f} s  {second / first:13.2f}  "
+            f"{first - then:15.2f} s {second - again:6.2f} s  {(second - again) / (first - then):.2f}"
+        )
     return firsts
 
 
-def first_steps(cfg: Config) -> list[float]:
-    """Each fold's first training step in this process: a new model, built, compiled and fit
-    as train does it, on one cached batch."""
+def first_steps(cfg: Config) -> list[tuple[float, float]]:
+    """Each fold's first and second device calls' seconds in this process (a step each, or
+    steps_per_execution): a new model, built, compiled and fit as train does it, on one
+    cached batch."""
     from ..runtime.platform import accelerator
 
     found = accelerator.detect(cfg)  # keeps compiled programs in the output, if asked
@@ -75,9 +80,10 @@ def first_steps(cfg: Config) -> list[float]:
             model.compile_model(net, cfg, schedule, steps_per_execution=run.steps_per_execution)
             batch = cached_batch(cfg, run, None, found.image_dtype)
             ends = fit_turn(net, batch, steps)
-        firsts.append(ends[1] - ends[0])
-        then = (ends[2] - ends[1]) / run.steps_per_execution
-        print(f"fold {fold + 1}: first step {firsts[-1]:.2f} s, then {then:.3f} s a step")
+        first, then = ends[1] - ends[0], ends[2] - ends[1]  # device calls of equal steps
+        firsts.append((first, then))
+        each = then / run.steps_per_execution
+        print(f"fold {fold + 1}: first step {first:.2f} s, then {each:.3f} s a step")
     return firsts
 
 
