@@ -68,17 +68,17 @@ def first_steps(cfg: Config) -> list[tuple[float, float]]:
     from .step_timings import backbone_for, cached_batch, fit_turn, the_run
 
     cfg, run, _, _ = the_run(cfg, found)
-    calls = 2  # the first, tracing, compiling and running; the second, running alone
+    # Two device calls: the first traces, compiles and runs; the second only runs.
+    steps = 2 * run.steps_per_execution
+    batch = cached_batch(cfg, run, None, found.image_dtype)
     firsts = []
     for fold in range(FOLDS):
         keras.utils.set_random_seed(cfg.seed)
         with found.scope():
             keras.mixed_precision.set_global_policy(run.precision)
             net = model.build_model(cfg, backbone_for(cfg, run.precision), found.image_dtype)
-            steps = calls * run.steps_per_execution
             schedule = plan.learning_rate_schedule(cfg, found.replicas, steps)
             model.compile_model(net, cfg, schedule, steps_per_execution=run.steps_per_execution)
-            batch = cached_batch(cfg, run, None, found.image_dtype)
             ends = fit_turn(net, batch, steps)
         first, then = ends[1] - ends[0], ends[2] - ends[1]  # device calls of equal steps
         firsts.append((first, then))

@@ -44,7 +44,7 @@ def chosen(cfg: Config) -> bool:
         return False
     if os.path.exists(data_path(cfg, MANIFEST)):
         return False
-    return not any(tf.io.gfile.glob(part) for part in field_path(cfg, "train_files").split(","))
+    return not records_there(cfg, "train_files")
 
 
 def only_test_images(cfg: Config) -> bool:
@@ -55,7 +55,12 @@ def only_test_images(cfg: Config) -> bool:
     folder = field_path(cfg, "test_images")
     if "://" in folder or not os.path.isdir(folder):
         return False
-    return not any(tf.io.gfile.glob(part) for part in field_path(cfg, "test_files").split(","))
+    return not records_there(cfg, "test_files")
+
+
+def records_there(cfg: Config, field: str) -> bool:
+    """Whether the records' pattern of a split matches any file (a bucket's too)."""
+    return any(tf.io.gfile.glob(part) for part in field_path(cfg, field).split(","))
 
 
 @dataclasses.dataclass

@@ -23,10 +23,16 @@ from ..platform.paths import output_dir, output_path, trained_dir
 
 def count(cfg: Config) -> int:
     """The folds of the records in the data folder; 1 without a manifest or without folds."""
+    return data_folds(cfg) or 1
+
+
+def data_folds(cfg: Config) -> int | None:
+    """The folds the data says it has; None where it says nothing (records without a
+    manifest, or a folder that holds only a test set)."""
     from ..data import source  # TensorFlow: `scored` alone (kaggle submit) needs none
 
     _, manifest = source.resolved(cfg)
-    return manifest["folds"] if manifest else 1
+    return manifest["folds"] if manifest else None
 
 
 def chosen(cfg: Config) -> list[int]:
@@ -59,17 +65,15 @@ def trained_runs(cfg: Config) -> list[Config]:
     beside records in 5 folds) is refused, not averaged in. Where the data says nothing of
     folds (a code competition's rerun mounts only the test set beside the trained run), a
     trained run given by Config.trained_dir is taken as it was trained."""
-    from ..data import source
-
-    _, manifest = source.resolved(cfg)
+    said = data_folds(cfg)
     found = {
         int(match.group(1)): path
         for path in sorted(trained_dir(cfg).glob("fold*/model.weights.h5"))
         if (match := re.fullmatch(r"fold(\d+)", path.parent.name))
     }
-    if manifest is None and cfg.trained_dir and found:
+    if said is None and cfg.trained_dir and found:
         return [run_config(cfg, fold) for fold in sorted(found)]
-    folds = manifest["folds"] if manifest else 1
+    folds = said or 1
     stale = [str(path) for number, path in sorted(found.items()) if number >= folds or folds == 1]
     if stale:
         made = f"folds 0 to {folds - 1}" if folds > 1 else "no folds"
