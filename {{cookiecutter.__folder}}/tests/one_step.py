@@ -49,7 +49,7 @@ def main(
     import tensorflow as tf
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
-    from {{ cookiecutter.package }}.runtime.learning import backbones, model, plan
+    from {{ cookiecutter.package }}.runtime.learning import backbones, model
     from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 
     files = records.find(data_path(cfg, cfg.train_files), "train_files")
@@ -61,7 +61,7 @@ def main(
         before = {f"before_w{i}": np.asarray(w) for i, w in enumerate(net.get_weights())}
         # SGD with the project's scaled schedule: Adam divides each gradient by its own size,
         # which would hide a wrong loss scale.
-        rate = plan.learning_rate_schedule(cfg, found.replicas, steps_per_epoch=1)
+        rate = model.learning_rate_schedule(cfg, found.replicas, steps_per_epoch=1)
         net.compile(optimizer=keras.optimizers.SGD(rate), loss="sparse_categorical_crossentropy")
         fitted = net.fit(batch, epochs=1, steps_per_epoch=1, verbose=0, shuffle=False)
     loss = fitted.history["loss"][0]

@@ -305,8 +305,8 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
         "## Data steps",
         "## Accelerator",
         "## Doctor",
+        "## Model and recipe",
         "## Data preview",
-        "## Model",
         "## Training",
         "## Evaluation",
         "## Prediction",
@@ -314,7 +314,10 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     code = {c.source.splitlines()[0]: c.source for c in shown if c.cell_type == "code"}
     assert f"%%writefile {PACKAGE}/{DATA_STEPS}" in code  # the data steps, in view
     assert [s for s in code.values() if "def build_model(" in s and "%%writefile" not in s]
-    assert [s for s in code.values() if "train(cfg, found, build_model, compile_model)" in s]
+    trains = "train(cfg, found, build_model, compile_model, host_augmentations)"
+    assert [s for s in code.values() if trains in s]  # the model cell's recipe, all of it
+    previews = "preview.augmented_batch(cfg, found, host_augmentations, model_augmentations)"
+    assert [s for s in code.values() if previews in s]
     assert {c.source.splitlines()[0] for c in hidden} == {
         "import os",  # the package's folders, for the cells that write its modules
         *(f"%%writefile {PACKAGE}/{path}" for path in runtime_modules()),

@@ -11,7 +11,7 @@ import pytest
 
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
-from {{ cookiecutter.package }}.runtime.learning import backbones, model, plan
+from {{ cookiecutter.package }}.runtime.learning import backbones, model
 from {{ cookiecutter.package }}.runtime.platform.accelerator import detect
 from {{ cookiecutter.package }}.runtime.stages import preflight
 
@@ -117,10 +117,10 @@ def test_a_local_weights_file_is_loaded_into_the_small_cnn(tmp_path):
 
 def test_learning_rate_warms_up_to_a_peak_scaled_by_replicas_then_decays():
     cfg = Config(learning_rate=1e-3, epochs=10, warmup_epochs=2)
-    schedule = plan.learning_rate_schedule(cfg, replicas=8, steps_per_epoch=100)
+    schedule = model.learning_rate_schedule(cfg, replicas=8, steps_per_epoch=100)
     rate = [float(schedule(step)) for step in (0, 100, 200, 600, 1000)]
     assert rate[0] == pytest.approx(8e-4)
     assert rate[0] < rate[1] < rate[2] == pytest.approx(8e-3)
     assert rate[2] > rate[3] > rate[4] == pytest.approx(8e-5)
-    flat = plan.learning_rate_schedule(dataclasses.replace(cfg, warmup_epochs=0), 1, 100)
+    flat = model.learning_rate_schedule(dataclasses.replace(cfg, warmup_epochs=0), 1, 100)
     assert float(flat(0)) == pytest.approx(1e-3)

@@ -110,14 +110,15 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
     import keras
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
-    from {{ cookiecutter.package }}.runtime.learning import backbones, model, plan
+    from {{ cookiecutter.package }}.runtime.learning import backbones, model
     from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 
     files = records.find(data_path(demo_cfg, demo_cfg.train_files), "train_files")
     net = model.build_model(demo_cfg, backbones.load(demo_cfg))
-    schedule = plan.learning_rate_schedule(demo_cfg, 1, 2)
-    model.compile_model(net, demo_cfg, schedule, steps_per_execution=2, jit_compile=True)
-    history = net.fit(pipeline.for_training(files, demo_cfg, 32), steps_per_epoch=2, verbose=0)
+    model.compile_model(net, demo_cfg, 1, 2, steps_per_execution=2, jit_compile=True)
+    recipe = model.host_augmentations(demo_cfg)  # MixUp and CutMix on the host, as train runs
+    batches = pipeline.for_training(files, demo_cfg, 32, augmentations=recipe)
+    history = net.fit(batches, steps_per_epoch=2, verbose=0)
     assert net.jit_compile is True and history.history["loss"][0] > 0
     assert keras.backend.backend() == "tensorflow"
 

@@ -58,6 +58,11 @@ COMMANDS = {
         on_accelerator=True,
         every_flag=True,
     ),
+    "ablate": Command(
+        "runtime.stages.ablate",
+        "train the recipe with each part switched off, and show what each buys",
+        on_accelerator=True,
+    ),
     "doctor": Command(
         "runtime.stages.doctor",
         "check the accelerator, data and weights; exit 1 if a run would fail",

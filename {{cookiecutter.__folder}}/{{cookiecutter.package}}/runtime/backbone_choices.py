@@ -25,6 +25,8 @@ class Choice:
     # `bench-train --weights none` needs no download.
     architecture: tuple[str, dict] | None = None
     application: str = ""  # keras.applications' network of the same architecture (bench-train)
+    # Its keras-hub argument for stochastic depth (Config.stochastic_depth); empty: none.
+    stochastic_depth: str = ""
 
 
 # Each preset's architecture as keras-hub converted its weights (from timm:
@@ -89,6 +91,7 @@ def efficientnet_v1(handle: str, size: str, parameters: float, width: float, dep
         parameters,
         architecture=("EfficientNetBackbone", scaled),
         application=f"EfficientNet{size}",
+        stochastic_depth="dropout",  # keras-hub's name for its blocks' drop-connect rate
     )
 
 
@@ -104,6 +107,7 @@ BACKBONES = {
         "EfficientNetV2-S",
         22.3,
         architecture=("EfficientNetBackbone", EFFICIENTNET_V2_S),
+        stochastic_depth="dropout",
     ),
     "resnet-vd-50": Choice(
         "keras/resnet_vd/keras/resnet_vd_50_imagenet/2",
@@ -112,7 +116,11 @@ BACKBONES = {
         architecture=("ResNetBackbone", RESNET_VD_50),
     ),
     "dinov2-small": Choice(
-        "keras/dinov2/keras/dinov2_small/1", "DINOv2 ViT-S/14", 22.2, patch_size=14
+        "keras/dinov2/keras/dinov2_small/1",
+        "DINOv2 ViT-S/14",
+        22.2,
+        patch_size=14,
+        stochastic_depth="drop_path_rate",
     ),
     "small-cnn": Choice("", "small CNN", None),
 }

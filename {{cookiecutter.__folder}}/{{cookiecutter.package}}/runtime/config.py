@@ -121,8 +121,6 @@ class Config:
         {{ "1e-3" if cookiecutter.backbone == "small-cnn" else "1e-4" }}, "peak learning rate for one replica; scaled by replicas", tuned=True
     )
     warmup_epochs: float = knob(1.0, "epochs of linear warm-up before the cosine decay", tuned=True)
-    flip: bool = knob(True, "random horizontal flips while training", tuned=True)
-    crop_area: float = knob(0.75, "smallest area kept by random crops; 1.0: no crops", tuned=True)
     folds: int = knob(5, "folds `records` splits the training images into (1: none)")
     fold: str = knob(
         "0", "records with folds: the fold that validates, or all: each in turn", tuned=True
@@ -147,6 +145,48 @@ class Config:
         checkpoint="where",
     )
     seed: int = knob(42, "random seed")
+    # The recipe: what each part buys on your data, `ablate` measures (model.py uses them all).
+    flip: bool = knob(
+        True, "random horizontal flips while training", tuned=True, section="The recipe"
+    )
+    crop_area: float = knob(0.75, "smallest area kept by random crops; 1.0: no crops", tuned=True)
+    rand_augment: float = knob(
+        0.0,
+        "RandAugment's strength (0 to 1), two ops per image on the host; 0: off (slow on a "
+        "small host)",
+        tuned=True,
+    )
+    mixup: float = knob(0.2, "MixUp's alpha: two images blended, labels alike; 0: off", tuned=True)
+    cutmix: float = knob(
+        1.0,
+        "CutMix's strength: a box pasted from another image, labels by area; 0: off",
+        tuned=True,
+    )
+    mix_probability: float = knob(
+        0.5, "share of training batches mixed, by MixUp or CutMix at random", tuned=True
+    )
+    label_smoothing: float = knob(
+        0.1, "share of each label spread over the other classes (the loss's)", tuned=True
+    )
+    weight_decay: float = knob(
+        0.05, "AdamW's weight decay, norms and biases left alone; 0: Adam", tuned=True
+    )
+    ema: float = knob(
+        0.99,
+        "momentum of the weights' moving average that is validated, saved and predicted "
+        "with; 0: off",
+        tuned=True,
+    )
+    backbone_learning_rate: float = knob(
+        1.0,
+        "the backbone's learning rate as a share of learning_rate, the head's; 1: the same",
+        tuned=True,
+    )
+    stochastic_depth: float = knob(
+        0.1,
+        "rate of skipped residual blocks while training (EfficientNet, DINOv2), deepest most",
+        tuned=True,
+    )
     # See accelerator.py for how the hardware is found.
     backend: str = knob(
         "",
@@ -324,6 +364,15 @@ def problems(cfg: Config) -> list[str]:
             f"from 0 to {named('epochs')} ({cfg.epochs})",
         ),
         ("crop_area", 0 < cfg.crop_area <= 1, "above 0 and at most 1"),
+        ("rand_augment", 0 <= cfg.rand_augment <= 1, "from 0 (off) to 1"),
+        ("mixup", 0 <= cfg.mixup <= 10, "from 0 (off) to 10 (0.2 to 0.4 is usual)"),
+        ("cutmix", 0 <= cfg.cutmix <= 10, "from 0 (off) to 10 (1.0 is usual)"),
+        ("mix_probability", 0 <= cfg.mix_probability <= 1, "from 0 (no batch) to 1 (every one)"),
+        ("label_smoothing", 0 <= cfg.label_smoothing < 1, "from 0 (off) to below 1"),
+        ("weight_decay", 0 <= cfg.weight_decay <= 1, "from 0 (off) to 1"),
+        ("ema", cfg.ema == 0 or 0.5 <= cfg.ema < 1, "0 (off), or from 0.5 to below 1"),
+        ("stochastic_depth", 0 <= cfg.stochastic_depth < 1, "from 0 (off) to below 1"),
+        ("backbone_learning_rate", 0 <= cfg.backbone_learning_rate <= 1, "from 0 (frozen) to 1"),
         ("dropout", 0 <= cfg.dropout < 1, "from 0 to below 1"),
         ("folds", cfg.folds >= 1, "at least 1 (1: no folds)"),
         ("fold", cfg.fold == "all" or cfg.fold.isdigit(), "a fold number, or all"),

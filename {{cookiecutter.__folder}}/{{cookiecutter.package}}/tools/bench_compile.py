@@ -64,7 +64,7 @@ def first_steps(cfg: Config) -> list[tuple[float, float]]:
     found = accelerator.detect(cfg)  # keeps compiled programs in the output, if asked
     import keras
 
-    from ..runtime.learning import model, plan
+    from ..runtime.learning import model
     from .step_timings import backbone_for, cached_batch, fit_turn, the_run
 
     cfg, run, _, _ = the_run(cfg, found)
@@ -77,8 +77,9 @@ def first_steps(cfg: Config) -> list[tuple[float, float]]:
         with found.scope():
             keras.mixed_precision.set_global_policy(run.precision)
             net = model.build_model(cfg, backbone_for(cfg, run.precision), found.image_dtype)
-            schedule = plan.learning_rate_schedule(cfg, found.replicas, steps)
-            model.compile_model(net, cfg, schedule, steps_per_execution=run.steps_per_execution)
+            model.compile_model(
+                net, cfg, found.replicas, steps, steps_per_execution=run.steps_per_execution
+            )
             ends = fit_turn(net, batch, steps)
         first, then = ends[1] - ends[0], ends[2] - ends[1]  # device calls of equal steps
         firsts.append((first, then))

@@ -5,13 +5,15 @@ Four pipelines over the same training records, in one process, taking turns, eac
 
   DN    decode only, on every core: what this machine can do at all
   DA    decode plus the host's part of ours (a resize, only for images not at size)
-  OURS  the training pipeline exactly as `train` builds it (pipeline.for_training)
+  OURS  the training pipeline exactly as `train` builds it (pipeline.for_training), with
+        the recipe's host augmentations (model.py: MixUp, CutMix, RandAugment if on)
   B1    the textbook Kaggle pipeline: decode, cast to float32 and divide by 255, reshape,
         flip, batch, prefetch, in order
 
 On the configured training records, or with `--synthetic` on photo-like
 JPEGs at --image-size that it writes first. The model crops and flips (augment.py), so the
-host decodes and batches, and OURS should come close to DN.
+host decodes, batches and mixes, and OURS should come close to DN; switch a part off
+(`--mixup 0`, say) to see what it costs the host.
 
 On a competition's image files (the images-and-CSV data source, or any folder of images
 given by --image-folder), the same turns over the files and over records written from the
@@ -125,9 +127,16 @@ def pipelines(files: list[str], cfg: Config, batch: int) -> dict:
     return {
         "DN": decode_only,
         "DA": decode_and_host_steps,
-        "OURS": lambda: pipeline.for_training(files, cfg, batch),
+        "OURS": lambda: pipeline.for_training(files, cfg, batch, augmentations=recipe(cfg)),
         "B1": textbook,
     }
+
+
+def recipe(cfg: Config) -> list:
+    """The host augmentations train runs (model.py's)."""
+    from ..runtime.learning import model
+
+    return model.host_augmentations(cfg)
 
 
 def images_per_second(make, batches: int, batch: int) -> float:
@@ -288,9 +297,11 @@ def file_pipelines(paths: list[str], cfg: Config, record_files, records_cfg, bat
 
     return {
         "DN": lambda: alone(tf.data.Dataset.from_tensor_slices(paths), tf.io.read_file),
-        "OURS": lambda: pipeline.for_training(paths, cfg, batch),
+        "OURS": lambda: pipeline.for_training(paths, cfg, batch, augmentations=recipe(cfg)),
         "DN-REC": records_alone,
-        "OURS-REC": lambda: pipeline.for_training(record_files, records_cfg, batch),
+        "OURS-REC": lambda: pipeline.for_training(
+            record_files, records_cfg, batch, augmentations=recipe(records_cfg)
+        ),
     }
 
 

@@ -103,28 +103,31 @@ from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 if doctor(cfg, found):
     raise UserError("fix the problems above, then run the notebook again")
 
-# %% training [markdown]
-# ## Data preview
-#
-# A training batch as the model sees it, and the learning rate over the whole run.
-
-# %% training
-from {{ cookiecutter.package }}.runtime.stages import preview
-
-show(preview.augmented_batch(cfg, found))
-show(preview.learning_rate(cfg, found))
-
 # %% [markdown]
-# ## Model
+# ## Model and recipe
 #
-# A pretrained backbone and a head, and how the model learns: what you edit in this cell is
-# what trains and predicts.
+# A pretrained backbone and a head, the augmentations, the loss, the optimizer and the
+# learning-rate schedule: what you edit in this cell is what trains, previews and predicts.
 
 # %%
 # %load {{ cookiecutter.package }}/runtime/learning/model.py
 from {{ cookiecutter.package }}.runtime.learning import model
 
 build_model, compile_model = model.build_model, model.compile_model
+host_augmentations, model_augmentations = model.host_augmentations, model.model_augmentations
+learning_rate_schedule = model.learning_rate_schedule
+
+# %% training [markdown]
+# ## Data preview
+#
+# A training batch as the model receives it (mixed, with its mixed labels, cropped and
+# flipped), and the learning rate over the whole run.
+
+# %% training
+from {{ cookiecutter.package }}.runtime.stages import preview
+
+show(preview.augmented_batch(cfg, found, host_augmentations, model_augmentations))
+show(preview.learning_rate(cfg, found, learning_rate_schedule))
 
 # %% training [markdown]
 # ## Training
@@ -138,7 +141,7 @@ build_model, compile_model = model.build_model, model.compile_model
 from {{ cookiecutter.package }}.runtime.stages.folds import runs
 from {{ cookiecutter.package }}.runtime.stages.train import train
 
-history = train(cfg, found, build_model, compile_model)
+history = train(cfg, found, build_model, compile_model, host_augmentations)
 for run in runs(cfg):
     show(output_path(run, "curves.png"))
 

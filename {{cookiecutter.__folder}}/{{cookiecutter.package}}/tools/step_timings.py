@@ -136,10 +136,11 @@ def bench(
     variants: tuple[str, ...] = VARIANTS,
     build_model=None,
     compile_model=None,
+    host_augmentations=None,
 ) -> dict:
     """Print each variant's seconds a step and their ratios; returns the medians by variant.
-    `variants` picks some of VARIANTS; `build_model` and `compile_model` are model.py's unless
-    a notebook passes its own."""
+    `variants` picks some of VARIANTS; `build_model`, `compile_model` and `host_augmentations`
+    are model.py's unless a notebook passes its own."""
     unknown = set(variants) - set(VARIANTS)
     if unknown:
         raise UserError(
@@ -147,17 +148,23 @@ def bench(
             + ",".join(VARIANTS)
         )
     found = found or accelerator.detect(cfg)
-    if build_model is None or compile_model is None:
-        from ..runtime.learning import model
+    from ..runtime.learning import model
 
-        build_model = build_model or model.build_model
-        compile_model = compile_model or model.compile_model
+    build_model = build_model or model.build_model
+    compile_model = compile_model or model.compile_model
+    host_augmentations = host_augmentations or model.host_augmentations
     keras.utils.set_random_seed(cfg.seed)
     cfg, run, files, no_records = the_run(cfg, found)
     calls = max(1, math.ceil(steps / run.steps_per_execution))  # timed device calls a turn
     training = None
     if files and "OURS" in variants:
-        training = pipeline.for_training(files, cfg, run.global_batch, found.image_dtype)
+        training = pipeline.for_training(
+            files,
+            cfg,
+            run.global_batch,
+            found.image_dtype,
+            augmentations=host_augmentations(cfg),
+        )
     with found.scope():
         keras.mixed_precision.set_global_policy(run.precision)
         backbone = backbone_for(cfg, run.precision)
@@ -166,8 +173,9 @@ def bench(
         if {"CACHED", "OURS"} & set(variants):
             net = build_model(cfg, backbone, found.image_dtype)
             per_turn = (calls + 1) * run.steps_per_execution
-            schedule = plan.learning_rate_schedule(cfg, found.replicas, per_turn)
-            compile_model(net, cfg, schedule, steps_per_execution=run.steps_per_execution)
+            compile_model(
+                net, cfg, found.replicas, per_turn, steps_per_execution=run.steps_per_execution
+            )
             fits["CACHED"] = (net, (images, labels))
             if training is not None:
                 fits["OURS"] = (net, training)

@@ -3,7 +3,8 @@
 Images leave the pipeline as uint8 (a quarter of float32's bytes; the model casts them),
 or as bfloat16 in 0..255 for TPUs under TensorFlow, which take no uint8. Every batch has a
 fully static shape, as XLA and TPUs require: inference pads its last batch with weight-0 rows.
-The same pipeline feeds Keras on TensorFlow and on JAX. The host only reads and decodes:
+The same pipeline feeds Keras on TensorFlow and on JAX. The host reads, decodes and runs the
+recipe's host augmentations on training batches (model.py's: MixUp, CutMix, RandAugment);
 random crops and flips happen in the model, on the accelerator (augment.py).
 """
 
@@ -23,9 +24,11 @@ def for_training(
     global_batch: int,
     image_dtype: str = "uint8",
     skipped: frozenset[str] = frozenset(),
+    augmentations: list = (),
 ) -> tf.data.Dataset:
     """Endless shuffled (image, label) batches, each pass serving every example once; order
-    does not matter, so none is kept.
+    does not matter, so none is kept. `augmentations` (model.host_augmentations) run on each
+    batch, in order; with any, the labels are rows (one-hot, or mixed).
 
     With several processes (Config.num_processes), each reads only its share (source.py)
     and batches its part of the global batch. `skipped` names records to leave out
@@ -40,7 +43,27 @@ def for_training(
     examples = reading.training(cfg, files, skipped).with_options(options)
     examples = examples.shuffle(cfg.shuffle_buffer, seed=cfg.seed).repeat()
     batch = global_batch // cfg.num_processes
-    return decoded_batches(examples, cfg, batch, image_dtype, reading.encoded)
+    batches = decoded_batches(examples, cfg, batch, image_dtype, reading.encoded)
+    if not augmentations:
+        return batches
+    check_static(batches, "train_files")  # Keras' mixing layers need the image's size
+    return augmented(batches, cfg, augmentations, image_dtype)
+
+
+def augmented(batches: tf.data.Dataset, cfg: Config, augmentations: list, image_dtype: str):
+    """Each batch through `augmentations`, as Keras' image layers take it: float pixels in
+    0..255 and a label row per image; the pixels go back to `image_dtype` for the device."""
+
+    def augment(images, labels):
+        rows = labels if cfg.multi_label else tf.one_hot(labels, cfg.num_classes)
+        batch = {"images": tf.cast(images, tf.float32), "labels": tf.cast(rows, tf.float32)}
+        for augmentation in augmentations:
+            batch = augmentation(batch)
+        images = batch["images"]  # a mixed pixel rounds to uint8 with no loss that matters
+        images = tf.saturate_cast(tf.round(images), tf.uint8) if image_dtype == "uint8" else images
+        return tf.cast(images, image_dtype), batch["labels"]
+
+    return batches.map(augment, num_parallel_calls=AUTO).prefetch(AUTO)
 
 
 def decoded_batches(

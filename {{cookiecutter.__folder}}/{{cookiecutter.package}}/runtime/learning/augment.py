@@ -1,5 +1,6 @@
-"""Training augmentation inside the model: a random crop resized back to full size, and a
-random horizontal flip, per image, on the accelerator.
+"""Training augmentation: in the model, a random crop resized back to full size and a random
+horizontal flip, per image, on the accelerator; on the host, a share of the batches mixed by
+one of Keras' mixing layers (model.py lists which run where).
 
 The host only decodes (the slow part of the input pipeline), so a TPU is not left waiting
 on the CPU. Crop, resize and flip are one batched operation: each image's bilinear resize of
@@ -89,3 +90,35 @@ class CropAndFlip(keras.layers.Layer):
             "flip": self.flip,
             "seed": self.seed,
         }
+
+
+class OneOf:
+    """On the host, in tf.data: each batch, with `probability`, goes through one of `layers`
+    (Keras' MixUp and CutMix, say) picked at random; the others pass as they are. Mixing
+    every batch makes the training images harder than the test's; winning recipes mix a share.
+    """
+
+    def __init__(self, layers: list, probability: float, seed: int | None = None):
+        self.layers, self.probability, self.seed = layers, probability, seed
+
+    def __call__(self, batch: dict) -> dict:
+        import tensorflow as tf  # tf.data calls this with TensorFlow's tensors, under any backend
+
+        draw = tf.random.uniform([], seed=self.seed)
+        picked = tf.cast(draw / self.probability * len(self.layers), tf.int32)
+        index = tf.where(draw < self.probability, 1 + tf.minimum(picked, len(self.layers) - 1), 0)
+        branches = [lambda: batch] + [lambda layer=layer: layer(batch) for layer in self.layers]
+        return tf.switch_case(index, branches)
+
+
+class CutMix(keras.layers.CutMix):
+    """Keras' CutMix, each label weighed by the pixels its box really covers. Keras (3.15)
+    weighs by the box's fractional area while it pastes whole pixels: at 32 pixels a side
+    that is off by up to a row of them (tests/test_recipe.py measures it)."""
+
+    def get_random_transformation(self, data, training=True, seed=None):
+        drawn = super().get_random_transformation(data, training, seed)
+        if drawn is not None:  # the share of each image its own pixels keep
+            pasted = self.backend.cast(drawn["batch_masks"], "float32")
+            drawn["mix_weight"] = 1.0 - self.backend.numpy.mean(pasted, axis=(1, 2, 3))
+        return drawn

@@ -76,9 +76,11 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
     size = (cfg.image_size, cfg.image_size, 3)
     patches = BACKBONES[cfg.backbone].patch_size > 1
     shape = {"image_shape": size} if patches else {}  # a transformer's patch grid, resized
+    skipping = BACKBONES[cfg.backbone].stochastic_depth  # its argument for skipped blocks
+    depth = {skipping: cfg.stochastic_depth} if skipping else {}
     try:
         model = keras_hub.models.Backbone.from_preset(
-            folder, load_weights=load_weights, dtype=precision, **shape
+            folder, load_weights=load_weights, dtype=precision, **shape, **depth
         )
         scale, offset = scaling(folder)
     except Exception as error:  # a folder of another model, or a file cut short

@@ -1,28 +1,56 @@
-"""The model: a pretrained backbone (backbones.py) and a head, and how it learns.
+"""The model and its recipe: a pretrained backbone (backbones.py) and a head, the
+augmentations, the loss, the optimizer and the learning-rate schedule, top to bottom.
 
-The model takes images in 0..255 (uint8, or bfloat16 on TPUs under TensorFlow); while
-training, its first layer crops and flips them at random (augment.py); the next scales them
-as the backbone's preset says, so the input pipeline stays the same for every backbone. Only
-Keras 3 APIs: the same code builds under TensorFlow and JAX.
+The model takes images in 0..255 (uint8, or bfloat16 on TPUs under TensorFlow). Each part of
+the recipe is a Config field (its section "The recipe"), and `ablate` measures what each buys
+on your data. Augmentation runs where it costs least (the README gives the costs):
+- on the host, in tf.data, on each training batch: what needs the labels (MixUp and CutMix
+  mix two images and their labels) and RandAugment (its ops are per image and branchy);
+- in the model, on the accelerator, while training only: the random crop and flip
+  (augment.py, written as matrix products, which accelerators run fastest).
+Only Keras 3 APIs: the same code builds under TensorFlow and JAX.
 
 This is the module a competitor edits (the notebook shows it as its model cell): train,
-evaluate and predict build the model with `build_model` and train compiles it with
-`compile_model`, whichever copy of them they are given.
+evaluate, predict and preview use whichever copy of these functions they are given.
 """
 
 import keras
-from keras import layers
+from keras import layers, ops
 
 # Spelled out, not `.augment`: the notebook runs this file as its model cell, outside the package.
-from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip
+from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, CutMix, OneOf
+
+
+def host_augmentations(cfg):
+    """Run in order on each training batch, {"images": 0..255, "labels": one row per image};
+    Keras' own layers, which tf.data runs under any backend."""
+    steps = []
+    if cfg.rand_augment:  # two random ops per image (rotate, shear, colour...)
+        steps.append(
+            layers.RandAugment(value_range=(0, 255), factor=cfg.rand_augment, seed=cfg.seed)
+        )
+    mixes = []
+    if cfg.mixup:  # the whole of two images blended, and their labels alike
+        mixes.append(layers.MixUp(alpha=cfg.mixup, seed=cfg.seed))
+    if cfg.cutmix:  # a box pasted from another image, labels weighed by its area
+        mixes.append(CutMix(factor=cfg.cutmix, seed=cfg.seed))
+    if mixes and cfg.mix_probability:  # a share of the batches, by one of them at random
+        steps.append(OneOf(mixes, cfg.mix_probability, seed=cfg.seed))
+    return steps
+
+
+def model_augmentations(cfg):
+    """Run in the model on the accelerator, while training only; images in 0..255."""
+    return [CropAndFlip(cfg.crop_area, cfg.flip, cfg.seed, name="crop_and_flip")]
 
 
 def build_model(cfg, backbone, image_dtype="uint8"):
     """The classifier on `backbone` (backbones.Backbone: its Keras model and its scaling).
     Called inside the accelerator's scope, under the run's precision policy."""
     inputs = keras.Input((cfg.image_size, cfg.image_size, 3), dtype=image_dtype, name="image")
-    # While training only: random crops and flips, on the accelerator (augment.py).
-    x = CropAndFlip(cfg.crop_area, cfg.flip, cfg.seed, name="crop_and_flip")(inputs)
+    x = inputs
+    for augmentation in model_augmentations(cfg):
+        x = augmentation(x)
     # The preset's own scaling (its image converter's scale and offset: mean and std folded in).
     x = layers.Rescaling(backbone.scale, backbone.offset, name="to_backbone_range")(x)
     # Some keras-hub backbones name their input ({"images": ...}): give it by name.
@@ -39,18 +67,90 @@ def build_model(cfg, backbone, image_dtype="uint8"):
     return keras.Model(inputs, outputs, name=f"{cfg.backbone.replace('-', '_')}_classifier")
 
 
-def compile_model(model, cfg, learning_rate, **run):
-    """The loss, the optimizer and the metric; `learning_rate` is the run's schedule, and
-    `run` what the accelerator decides (steps_per_execution, jit_compile)."""
-    accuracy = (  # of each class's yes or no (multi-label), or of the one class
-        keras.metrics.BinaryAccuracy(name="accuracy")
-        if cfg.multi_label
-        else keras.metrics.SparseCategoricalAccuracy(name="accuracy")
+def learning_rate_schedule(cfg, replicas, steps_per_epoch):
+    """Linear warm-up to the peak (scaled by replicas, as the global batch is), then cosine decay."""
+    peak = cfg.learning_rate * replicas
+    total = cfg.epochs * steps_per_epoch
+    warmup = min(int(cfg.warmup_epochs * steps_per_epoch), total)  # a short run may be all warm-up
+    return keras.optimizers.schedules.CosineDecay(
+        initial_learning_rate=peak / 10 if warmup else peak,
+        decay_steps=max(1, total - warmup),
+        alpha=0.01,
+        warmup_target=peak if warmup else None,
+        warmup_steps=warmup,
+    )
+
+
+def loss(cfg):
+    """Cross-entropy with label smoothing. Training batches carry a row per image (one-hot,
+    mixed); validation batches a class number, made a row here."""
+    if cfg.multi_label:  # each class its own yes or no
+        return keras.losses.BinaryCrossentropy(label_smoothing=cfg.label_smoothing)
+
+    def smoothed_cross_entropy(labels, probabilities):
+        return keras.losses.categorical_crossentropy(
+            as_rows(labels, cfg.num_classes), probabilities, label_smoothing=cfg.label_smoothing
+        )
+
+    return smoothed_cross_entropy
+
+
+def accuracy(cfg):
+    """Of each class's yes or no (multi-label), or of the one class (a mixed row: its larger)."""
+    if cfg.multi_label:
+        return keras.metrics.BinaryAccuracy(name="accuracy")
+
+    def of_the_class(labels, probabilities):
+        return keras.metrics.categorical_accuracy(as_rows(labels, cfg.num_classes), probabilities)
+
+    return keras.metrics.MeanMetricWrapper(of_the_class, name="accuracy")
+
+
+def as_rows(labels, num_classes):
+    """One row per image: class numbers (any shape Keras gives them) one-hot, rows as they are."""
+    if labels.shape[-1] == num_classes and len(labels.shape) == 2:
+        return ops.cast(labels, "float32")
+    return ops.one_hot(ops.reshape(ops.cast(labels, "int32"), (-1,)), num_classes)
+
+
+class AdamW(keras.optimizers.AdamW):
+    """Keras' AdamW, the pretrained backbone's weights at `backbone_share` of the learning
+    rate: they start near where they should end, the new head far from it. (Keras 3.15's
+    MultiOptimizer does the same; Kaggle's and Colab's Keras 3.13 lack it.)"""
+
+    def __init__(self, *args, backbone=(), backbone_share=1.0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.backbone_share = backbone_share
+        self.backbone = {self._var_key(variable) for variable in backbone}
+
+    def update_step(self, gradient, variable, learning_rate):
+        if self.backbone_share != 1.0 and self._var_key(variable) in self.backbone:
+            learning_rate = learning_rate * self.backbone_share
+        super().update_step(gradient, variable, learning_rate)
+
+
+def compile_model(model, cfg, replicas, steps_per_epoch, **run):
+    """The loss, the optimizer and the metric, for a run of `steps_per_epoch` steps an epoch
+    on `replicas` replicas; `run` is what the accelerator decides (steps_per_execution,
+    jit_compile). With Config.ema the optimizer keeps a moving average of the weights:
+    train validates with it, and it is what train saves as the trained weights."""
+    backbone = [layer for layer in model.layers if isinstance(layer, keras.Model)]
+    optimizer = AdamW(
+        learning_rate_schedule(cfg, replicas, steps_per_epoch),
+        weight_decay=cfg.weight_decay,
+        use_ema=bool(cfg.ema),
+        ema_momentum=cfg.ema or 0.99,
+        backbone=[v for layer in backbone for v in layer.trainable_variables],
+        backbone_share=cfg.backbone_learning_rate,
+    )
+    # Decay pulls weights towards 0: right for kernels, wrong for norms' scales and biases.
+    optimizer.exclude_from_weight_decay(
+        var_list=[v for v in model.trainable_variables if len(v.shape) < 2]
     )
     model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate),
-        loss="binary_crossentropy" if cfg.multi_label else "sparse_categorical_crossentropy",
+        optimizer=optimizer,
+        loss=loss(cfg),
         # Weighted, so the blank rows that fill the last validation batch count for nothing.
-        weighted_metrics=[accuracy],
+        weighted_metrics=[accuracy(cfg)],
         **run,
     )

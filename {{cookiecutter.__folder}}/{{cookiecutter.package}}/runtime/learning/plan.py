@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import keras
-
 from ..config import Config, UserError, named
 from ..platform.accelerator import Accelerator
 
@@ -67,17 +65,3 @@ def steps_per_execution(found: Accelerator, requested: int, steps_per_epoch: int
             "(keras-team/keras#19246); Config.backend / --backend jax runs several"
         )
     return min(wanted, steps_per_epoch), ""
-
-
-def learning_rate_schedule(cfg: Config, replicas: int, steps_per_epoch: int):
-    """Linear warm-up to the peak (scaled by replicas, as the global batch is), then cosine decay."""
-    peak = cfg.learning_rate * replicas
-    total = cfg.epochs * steps_per_epoch
-    warmup = min(int(cfg.warmup_epochs * steps_per_epoch), total)  # a short run may be all warm-up
-    return keras.optimizers.schedules.CosineDecay(
-        initial_learning_rate=peak / 10 if warmup else peak,
-        decay_steps=max(1, total - warmup),
-        alpha=0.01,
-        warmup_target=peak if warmup else None,
-        warmup_steps=warmup,
-    )

@@ -17,6 +17,7 @@ import json
 import math
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import keras
@@ -239,8 +240,15 @@ class EveryEpoch(keras.callbacks.Callback):
         self.history = history
         self.writes_files = writes_files
 
+    # The seconds an epoch trained, validation left out: `ablate` shows images a second.
+    def on_epoch_begin(self, epoch, logs=None):
+        self.started, self.trained = time.perf_counter(), None
+
+    def on_test_begin(self, logs=None):
+        self.trained = self.trained or time.perf_counter() - self.started
+
     def on_epoch_end(self, epoch, logs=None):
-        logs = logs or {}
+        logs = {**(logs or {}), "train_seconds": self.trained or time.perf_counter() - self.started}
         loss = float(logs.get("loss", 0.0))
         if not math.isfinite(loss):  # weights gone to NaN: keep the last good checkpoint
             kept = f"the checkpoint of epoch {epoch} in {self.folder} is kept" if epoch else ""

@@ -89,9 +89,16 @@ def class_name(number: int, names: Sequence[str] | None) -> str:
     return f"class {number}"
 
 
-def label_title(label: np.ndarray, names: Sequence[str] | None) -> str:
-    """One image's title: its class, or every class set in a multi-hot row, joined by ", "."""
+def label_title(label: np.ndarray, names: Sequence[str] | None, shares: bool = False) -> str:
+    """One image's title: its class, or every class set in a multi-hot row, joined by ", ";
+    with `shares`, a row of one image's classes (mixed by MixUp or CutMix) gives each class
+    its share, largest first ("cat 0.70, dog 0.30")."""
     label = np.asarray(label)
+    if shares and label.ndim:
+        order = [n for n in np.argsort(-label, kind="stable") if label[n] >= 0.005]
+        if len(order) == 1:
+            return class_name(int(order[0]), names)
+        return ", ".join(f"{class_name(int(n), names)} {label[n]:.2f}" for n in order)
     # A multi-hot row may hold floats; above one half reads as set, whatever the dtype.
     numbers = np.flatnonzero(label > 0.5) if label.ndim else [label]
     if len(numbers) == 0:
@@ -100,11 +107,16 @@ def label_title(label: np.ndarray, names: Sequence[str] | None) -> str:
 
 
 def augmented_batch(
-    images: np.ndarray, labels: np.ndarray, path: Path, names: Sequence[str] | None = None
+    images: np.ndarray,
+    labels: np.ndarray,
+    path: Path,
+    names: Sequence[str] | None = None,
+    shares: bool = False,
 ) -> Path:
-    """A grid of training images as the model sees them (cropped, flipped), titled with their
-    class names (`names[n]` for class n) or numbers. `labels` holds one class per image, or
-    one multi-hot row per image: then the title lists every class set."""
+    """A grid of training images as the model sees them (mixed, cropped, flipped), titled
+    with their class names (`names[n]` for class n) or numbers. `labels` holds one class per
+    image, or one multi-hot row per image: then the title lists every class set; with
+    `shares`, rows of one image's classes, mixed: then each class with its share."""
     columns = min(len(images), 8)
     rows = -(-len(images) // columns)
     # Constrained layout leaves room for titles that wrap onto a second line.
@@ -113,7 +125,7 @@ def augmented_batch(
         axes = figure.add_subplot(rows, columns, index + 1)
         axes.imshow(image)
         # Long names, or several of them, would run into the next image's title.
-        axes.set_title(textwrap.fill(label_title(label, names), 24), fontsize=10)
+        axes.set_title(textwrap.fill(label_title(label, names, shares), 24), fontsize=10)
         axes.axis("off")
     figure.suptitle("An augmented training batch")
     return save(figure, path)
@@ -147,6 +159,24 @@ def training_curves(history: dict, metric: str, path: Path) -> Path:
     figure.suptitle(
         f"Training curves (final validation {metric}: {final:.4f})" if final else "Training curves"
     )
+    return save(figure, path)
+
+
+def ablation(rows: list[dict], metric: str, path: Path) -> Path:
+    """`ablate`'s variants: each one's score against the default's, with its spread over runs."""
+    figure = Figure(figsize=(8, 0.5 * len(rows) + 1.5), layout="constrained")
+    axes = figure.add_subplot()
+    names = [each["variant"] for each in rows][::-1]
+    means = [each["mean"] for each in rows][::-1]
+    spreads = [each["spread"] for each in rows][::-1]
+    axes.barh(names, means, xerr=spreads, color="tab:blue", alpha=0.7, capsize=3)
+    axes.axvline(rows[0]["mean"], color="black", linestyle="--", label="default")
+    low = min(m - s for m, s in zip(means, spreads, strict=True))
+    high = max(m + s for m, s in zip(means, spreads, strict=True))
+    margin = max(high - low, 0.01) * 0.2
+    axes.set_xlim(low - margin, high + margin)  # differences of a point or two must show
+    axes.set(xlabel=f"validation {metric}", title="What each part of the recipe buys")
+    axes.legend()
     return save(figure, path)
 
 

@@ -1,4 +1,5 @@
-"""Look before training: an augmented training batch, and the learning rate over the run."""
+"""Look before training: a training batch as the model receives it, and the learning rate
+over the run, both from the recipe train uses (model.py's, or the notebook's model cell)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ import numpy as np
 
 from ..config import Config, class_names
 from ..data import pipeline, source
-from ..learning import plan
-from ..learning.augment import CropAndFlip
 from ..outputs import plots
 from ..platform.accelerator import Accelerator
 from ..platform.paths import output_path
@@ -18,24 +17,36 @@ from . import preflight
 IMAGES = 16
 
 
-def augmented_batch(cfg: Config, found: Accelerator) -> Path:
-    """Training images as the model sees them (the pipeline's, cropped and flipped by the
-    model's first layer), titled with their class names when the config knows them."""
+def augmented_batch(
+    cfg: Config, found: Accelerator, host_augmentations=None, model_augmentations=None
+) -> Path:
+    """Training images as the model receives them: the pipeline's, through the host's
+    augmentations (mixed, with their mixed labels), then the model's (cropped and flipped),
+    titled with their class names when the config knows them."""
+    from ..learning import model  # the package's recipe; a notebook passes its model cell's
+
+    host_augmentations = host_augmentations or model.host_augmentations
+    model_augmentations = model_augmentations or model.model_augmentations
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     files = preflight.ready(cfg, found, "preview").train.value.files
-    images, labels = next(iter(pipeline.for_training(files, cfg, IMAGES)))
-    crop_and_flip = CropAndFlip(cfg.crop_area, cfg.flip, cfg.seed)
-    seen = np.asarray(crop_and_flip(images.numpy(), training=True))
-    seen = np.clip(np.round(seen), 0, 255).astype(np.uint8)  # floats in 0..255, as pixels
+    batches = pipeline.for_training(files, cfg, IMAGES, augmentations=host_augmentations(cfg))
+    images, labels = (np.asarray(part) for part in next(iter(batches)))
+    for augmentation in model_augmentations(cfg):
+        images = augmentation(images, training=True)
+    seen = np.clip(np.round(np.asarray(images)), 0, 255).astype(np.uint8)  # floats in 0..255
     path = output_path(cfg, "augmented_batch.png")
-    return plots.augmented_batch(seen, labels.numpy(), path, names=class_names(cfg))
+    shares = labels.ndim == 2 and not cfg.multi_label  # rows, mixed
+    return plots.augmented_batch(seen, labels, path, names=class_names(cfg), shares=shares)
 
 
-def learning_rate(cfg: Config, found: Accelerator) -> Path:
+def learning_rate(cfg: Config, found: Accelerator, learning_rate_schedule=None) -> Path:
     """The schedule train will follow: warm-up, then cosine decay, over every step."""
+    from ..learning import model
+
+    learning_rate_schedule = learning_rate_schedule or model.learning_rate_schedule
     cfg, _ = source.resolved(cfg)
     run = preflight.ready(cfg, found, "preview").plan.value
-    schedule = plan.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
+    schedule = learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
     # At most 500 steps of the run, evenly spread: one call per step, and the curve is smooth.
     total = cfg.epochs * run.steps_per_epoch
     steps = np.unique(np.linspace(0, total - 1, min(total, 500)).astype(int))

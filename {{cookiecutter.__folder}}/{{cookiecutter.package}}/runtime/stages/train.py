@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from ..config import Config, given_values, named
 from ..data import images, pipeline, source
-from ..learning import plan, scoring, thresholds
+from ..learning import scoring, thresholds
 from ..learning.predictions import predict_probabilities, progress_verbosity
 from ..outputs import checkpoints, plots
 from ..platform import accelerator
@@ -25,12 +25,16 @@ from . import folds, preflight
 
 
 def train(
-    cfg: Config, found: Accelerator | None = None, build_model=None, compile_model=None
+    cfg: Config,
+    found: Accelerator | None = None,
+    build_model=None,
+    compile_model=None,
+    host_augmentations=None,
 ) -> dict:
     """Fit the model on the training records; returns the history (loss and metrics per epoch).
 
-    `build_model` and `compile_model` make the model (model.py's, unless a notebook passes
-    its model cell's).
+    `build_model`, `compile_model` and `host_augmentations` are the recipe (model.py's,
+    unless a notebook passes its model cell's).
 
     With records in folds, fold `cfg.fold` validates and the others train, in
     <output>/fold<k>/; `fold="all"` trains every fold in turn, then scores their out-of-fold
@@ -38,14 +42,13 @@ def train(
     Pass the accelerator from `accelerator.detect(cfg)`; without it, train detects it itself.
     """
     found = found or accelerator.detect(cfg)
-    if build_model is None or compile_model is None:
-        from ..learning import model  # the package's own; a notebook passes its model cell's
+    from ..learning import model  # the package's own; a notebook passes its model cell's
 
-        build_model, compile_model = (
-            build_model or model.build_model,
-            compile_model or model.compile_model,
-        )
-    make = (build_model, compile_model)
+    make = (
+        build_model or model.build_model,
+        compile_model or model.compile_model,
+        host_augmentations or model.host_augmentations,
+    )
     # A second run into this folder would replace this one's checkpoints: it is refused.
     held = one_run_at_a_time(output_dir(cfg), named("output_dir"))
     with held if found.writes_files else contextlib.nullcontext():
@@ -59,7 +62,9 @@ def train(
         return {"folds": histories, "out_of_fold": score}
 
 
-def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> dict:
+def train_run(
+    cfg: Config, found: Accelerator, build_model, compile_model, host_augmentations
+) -> dict:
     """One run: preflight, build, resume, fit, score the validation records."""
     keras.utils.set_random_seed(cfg.seed)  # before the pipeline and the model are built
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
@@ -71,7 +76,12 @@ def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> di
     valid_files = checked.valid.value.files if checked.valid.value else None
     print(f"global batch: {run.global_batch}, training records: {train.records}")
     training = pipeline.for_training(
-        train.files, cfg, run.global_batch, found.image_dtype, checked.skip.value
+        train.files,
+        cfg,
+        run.global_batch,
+        found.image_dtype,
+        checked.skip.value,
+        host_augmentations(cfg),
     )
     pipeline.check_static(training, "train_files")  # XLA compiles only static shapes
     print(run.describe())
@@ -83,8 +93,13 @@ def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> di
         keras.mixed_precision.set_global_policy(run.precision)  # read by each layer made
         net = build_model(cfg, checked.weights.value, found.image_dtype)
         print(f"model: {net.name}, {net.count_params():,} parameters")
-        schedule = plan.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
-        compile_model(net, cfg, schedule, steps_per_execution=run.steps_per_execution)
+        compile_model(
+            net,
+            cfg,
+            found.replicas,
+            run.steps_per_epoch,
+            steps_per_execution=run.steps_per_execution,
+        )
         done, history = checkpoints.resume(net, cfg)
         valid = None
         if valid_files and found.processes > 1:
@@ -102,6 +117,7 @@ def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> di
                     steps_per_epoch=run.steps_per_epoch,
                     validation_data=valid,
                     callbacks=[
+                        *averaged(net),  # validated with the weights' average (Config.ema)
                         checkpoints.EveryEpoch(cfg, run, history, found.writes_files),
                         *skipping(checked.skip.value),
                     ],
@@ -119,6 +135,9 @@ def train_run(cfg: Config, found: Accelerator, build_model, compile_model) -> di
                 ) from error
         else:
             print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
+        # The average replaces the weights, as fit does when it ends: a run resumed after its
+        # last epoch (fit not called) too. The checkpoints keep both, so resuming is exact.
+        net.optimizer.finalize_variable_values(net.trainable_variables)
         if valid is not None:
             history[f"final_valid_{cfg.metric}"] = score_validation(
                 cfg, net, run, valid_files, found
@@ -149,6 +168,12 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
             thresholds.save(cfg, cuts)
             print(f"thresholds per class (best validation F1 each): {cuts}")
     return result
+
+
+def averaged(net) -> list[keras.callbacks.Callback]:
+    """With an optimizer that averages the weights (Config.ema): validation uses the average."""
+    optimizer = getattr(net.optimizer, "inner_optimizer", net.optimizer)  # under loss scaling
+    return [keras.callbacks.SwapEMAWeights()] if getattr(optimizer, "use_ema", False) else []
 
 
 def skipping(skipped: frozenset[str]) -> list[keras.callbacks.Callback]:

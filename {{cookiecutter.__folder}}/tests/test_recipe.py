@@ -1,0 +1,205 @@
+"""The recipe (model.py) wired as it says: mixed labels that match the mixed pixels, the
+weights' average validated, saved and resumed, weight decay on kernels only, label smoothing
+as its formula, and `ablate` showing what each part buys."""
+
+import dataclasses
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.data import pipeline
+from {{ cookiecutter.package }}.runtime.learning import backbones, model
+from {{ cookiecutter.package }}.runtime.outputs import checkpoints
+from {{ cookiecutter.package }}.runtime.outputs.plots import label_title
+from {{ cookiecutter.package }}.runtime.stages import ablate, train
+
+CLASSES = 8
+
+
+def mixed(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
+    """A batch of 8 images, image k all of grey level 20 * (k + 1) and of class k, through the
+    pipeline's host augmentations as train runs them."""
+    images = np.repeat(20 * np.arange(1, CLASSES + 1, dtype=np.uint8), 32 * 32 * 3)
+    images = images.reshape(CLASSES, 32, 32, 3)
+    batches = tf.data.Dataset.from_tensors((images, np.arange(CLASSES)))
+    out = pipeline.augmented(batches, cfg, model.host_augmentations(cfg), "uint8")
+    return (np.asarray(part) for part in next(iter(out)))
+
+
+def recipe(**changes) -> Config:
+    off = {"mixup": 0.0, "cutmix": 0.0, "mix_probability": 1.0, "rand_augment": 0.0}
+    return Config(num_classes=CLASSES, image_size=32, **{**off, **changes})
+
+
+def test_cutmix_labels_are_the_share_of_pixels_each_image_gave():
+    keras.utils.set_random_seed(1)
+    images, labels = mixed(recipe(cutmix=1.0))
+    np.testing.assert_allclose(labels.sum(axis=1), 1.0, atol=1e-6)
+    pasted = 0
+    for k in range(CLASSES):
+        levels, counts = np.unique(images[k, ..., 0], return_counts=True)
+        shares = dict(zip(levels // 20 - 1, counts / counts.sum(), strict=True))
+        expected = {int(c): float(labels[k, c]) for c in np.flatnonzero(labels[k] > 1e-6)}
+        assert {int(c): share for c, share in shares.items()} == pytest.approx(expected, abs=0.01)
+        pasted += len(shares) > 1
+    assert pasted, "CutMix pasted no box into any image"
+
+
+def test_mixup_blends_images_and_labels_by_the_same_weight():
+    keras.utils.set_random_seed(2)
+    images, labels = mixed(recipe(mixup=0.4))
+    np.testing.assert_allclose(labels.sum(axis=1), 1.0, atol=1e-6)
+    levels = 20.0 * np.arange(1, CLASSES + 1)
+    expected = labels @ levels  # each pixel: the classes' grey levels, weighed as the labels
+    np.testing.assert_allclose(images[:, 0, 0, 0], expected, atol=0.51)  # rounded to uint8
+    assert (labels.max(axis=1) < 0.999).any(), "MixUp blended no image"
+
+
+def test_a_mix_probability_of_zero_leaves_every_batch_as_it_was():
+    images, labels = mixed(recipe(mixup=0.4, cutmix=1.0, mix_probability=0.0))
+    np.testing.assert_array_equal(labels, np.eye(CLASSES))
+    assert (images[:, 0, 0, 0] == 20 * np.arange(1, CLASSES + 1)).all()
+
+
+def test_the_preview_titles_a_mixed_image_with_each_class_share():
+    row = np.array([0.0, 0.7, 0.0, 0.3])
+    assert label_title(row, ["cat", "dog", "cow", "owl"], shares=True) == "dog 0.70, owl 0.30"
+    assert label_title(np.eye(4)[2], ["cat", "dog", "cow", "owl"], shares=True) == "cow"
+
+
+@pytest.mark.parametrize("multi_label", [False, True])
+def test_label_smoothing_changes_the_loss_as_its_formula_says(multi_label):
+    cfg = Config(num_classes=4, label_smoothing=0.2, multi_label=multi_label)
+    probabilities = np.array([[0.7, 0.1, 0.1, 0.1], [0.2, 0.5, 0.2, 0.1]], np.float32)
+    rows = np.array([[1, 0, 0, 0], [0, 1, 0, 0]], np.float32)
+    p = np.clip(probabilities, 1e-7, 1 - 1e-7)
+    if multi_label:
+        target = rows * 0.8 + 0.5 * 0.2
+        expected = -(target * np.log(p) + (1 - target) * np.log(1 - p)).mean()
+        got = float(model.loss(cfg)(rows, probabilities))
+    else:
+        target = rows * 0.8 + 0.2 / 4
+        expected = -(target * np.log(p)).sum(axis=1).mean()
+        per_image = model.loss(cfg)(np.array([0, 1]), probabilities)  # validation's numbers
+        got = float(np.mean(per_image))
+        np.testing.assert_allclose(model.loss(cfg)(rows, probabilities), per_image, rtol=1e-6)
+    assert got == pytest.approx(expected, rel=1e-5)
+
+
+def test_weight_decay_shrinks_kernels_and_leaves_norms_and_biases_alone(demo_cfg):
+    cfg = dataclasses.replace(
+        demo_cfg, weight_decay=0.5, ema=0.0, learning_rate=0.1, warmup_epochs=0
+    )
+    net = model.build_model(cfg, backbones.load(cfg))
+    model.compile_model(net, cfg, 1, 10)
+    before = [np.asarray(v) for v in net.trainable_variables]
+    # Zero gradients: Adam moves nothing, so all that changes is the decay.
+    net.optimizer.apply_gradients([(keras.ops.zeros_like(v), v) for v in net.trainable_variables])
+    for variable, old in zip(net.trainable_variables, before, strict=True):
+        new = np.asarray(variable)
+        if len(variable.shape) < 2:
+            np.testing.assert_array_equal(new, old, err_msg=variable.path)
+        else:
+            np.testing.assert_allclose(new, old * (1 - 0.1 * 0.5), rtol=1e-5, err_msg=variable.path)
+    assert any(len(v.shape) < 2 for v in net.trainable_variables)  # the norms were there
+
+
+def test_the_pretrained_backbone_learns_at_its_share_of_the_heads_learning_rate(demo_cfg):
+    cfg = dataclasses.replace(
+        demo_cfg, backbone_learning_rate=0.1, weight_decay=0.0, ema=0.0, warmup_epochs=0
+    )
+    net = model.build_model(cfg, backbones.load(cfg))
+    model.compile_model(net, cfg, 1, 10)
+    backbone = {id(v) for v in net.get_layer("small_cnn").trainable_variables}
+    before = [np.asarray(v) for v in net.trainable_variables]
+    # Adam's first step moves each weight by the learning rate, whatever its gradient's size.
+    net.optimizer.apply_gradients([(keras.ops.ones_like(v), v) for v in net.trainable_variables])
+    for variable, old in zip(net.trainable_variables, before, strict=True):
+        share = 0.1 if id(variable) in backbone else 1.0
+        moved = old - np.asarray(variable)
+        np.testing.assert_allclose(
+            moved, cfg.learning_rate * share, rtol=1e-3, err_msg=variable.path
+        )
+    assert backbone and len(backbone) < len(net.trainable_variables)
+
+
+def test_the_weights_average_is_validated_saved_and_resumed_exactly(demo_cfg, monkeypatch):
+    """Killed after epoch 1: the checkpoint holds the raw weights and their average, resuming
+    restores both, and the trained weights are the average, not the raw weights."""
+    cfg = dataclasses.replace(demo_cfg, epochs=2, ema=0.9)
+    seen = {}
+    keep = checkpoints.EveryEpoch.on_epoch_end
+
+    def killed_after_the_first(self, epoch, logs=None):
+        keep(self, epoch, logs)
+        optimizer = self.model.optimizer
+        seen["raw"] = [np.asarray(v) for v in self.model.trainable_variables]
+        seen["average"] = [np.asarray(v) for v in optimizer._model_variables_moving_average]
+        raise KeyboardInterrupt  # as a notebook's stop button
+
+    monkeypatch.setattr(checkpoints.EveryEpoch, "on_epoch_end", killed_after_the_first)
+    with pytest.raises(KeyboardInterrupt):
+        train.train(cfg)
+    monkeypatch.undo()
+    assert any(
+        not np.array_equal(raw, average)
+        for raw, average in zip(seen["raw"], seen["average"], strict=True)
+    ), "the average is the raw weights: nothing was averaged"
+
+    net = model.build_model(cfg, backbones.load(cfg))
+    model.compile_model(net, cfg, 1, cfg.steps_per_epoch)
+    assert checkpoints.resume(net, cfg)[0] == 1
+    for name, kept in (("raw", net.trainable_variables),
+                       ("average", net.optimizer._model_variables_moving_average)):  # fmt: skip
+        for now, then in zip(kept, seen[name], strict=True):
+            np.testing.assert_array_equal(np.asarray(now), then, err_msg=name)
+
+    history = train.train(cfg)  # resumes at epoch 2
+    assert len(history["loss"]) == 2
+    trained = model.build_model(cfg, backbones.load(cfg))
+    trained.load_weights(checkpoints.trained_weights(cfg))
+    last = model.build_model(cfg, backbones.load(cfg))
+    model.compile_model(last, cfg, 1, cfg.steps_per_epoch)
+    checkpoints.resume(last, cfg)  # epoch 2's checkpoint: raw weights and their average
+    averages = last.optimizer._model_variables_moving_average
+    for saved, average in zip(trained.trainable_variables, averages, strict=True):
+        np.testing.assert_array_equal(np.asarray(saved), np.asarray(average))
+    assert any(
+        not np.array_equal(np.asarray(a), np.asarray(r))
+        for a, r in zip(averages, last.trainable_variables, strict=True)
+    )
+
+
+def test_every_recipe_field_is_checked_at_the_door():
+    bad = {
+        "rand_augment": 1.5, "mixup": -1.0, "cutmix": 11.0, "mix_probability": 2.0,
+        "label_smoothing": 1.0, "weight_decay": -0.1, "ema": 0.3, "stochastic_depth": 1.0,
+        "backbone_learning_rate": 2.0,
+    }  # fmt: skip
+    with pytest.raises(UserError) as caught:
+        Config(**bad)
+    for name in bad:
+        assert f"Config.{name} / --{name.replace('_', '-')} = " in str(caught.value), name
+
+
+def test_ablate_trains_each_part_switched_off_and_resumes(demo_cfg, capsys):
+    cfg = dataclasses.replace(demo_cfg, steps_per_epoch=2)
+    rows = ablate.ablate(cfg, runs=1, parts=["mixup", "rand_augment"])
+    assert [row["variant"] for row in rows] == ["default", "no mixup", "+ rand_augment"]
+    assert rows[1]["changes"] == {"mixup": 0.0}
+    printed = capsys.readouterr().out
+    assert "no mixup" in printed.split("ablate: validation")[-1]
+    root = checkpoints.folder(cfg).parent / "ablate"
+    assert json.loads((root / "ablate.json").read_text()) == rows
+    assert (root / "ablate.png").is_file()
+    assert all(row["images_per_second"] > 0 for row in rows)
+
+    again = ablate.ablate(cfg, runs=1, parts=["mixup", "rand_augment"])  # a restart: no training
+    assert "all 1 epochs were done already" in capsys.readouterr().out
+    assert [row["mean"] for row in again] == [row["mean"] for row in rows]
+    with pytest.raises(UserError, match="no such part; pick from crop,flip"):
+        ablate.variants(cfg, ["mixop"])

@@ -1,0 +1,208 @@
+"""`ablate`: what each part of the recipe buys on your data, before the TPU hours are spent.
+
+Trains the recipe as configured ("default"), then the same with each part switched off, with
+the parts that are off for their cost switched on, and with the whole recipe off, each on the
+same folds (or, where the data has none, the same seeds), with `train` itself: the same checks
+first, the same checkpoints, so a killed `ablate` started again resumes where it was. Then it
+prints and plots, for each variant, the validation score (mean and spread over the runs),
+its difference from the default's, and the images a second it trained at.
+
+Give it a short budget (`--epochs`): what it compares is the parts, not the final score.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from pathlib import Path
+
+from ..config import Config, UserError, named
+from ..platform.files import written_whole
+from ..platform.paths import output_dir
+
+# Each part of the recipe (model.py and Config's section "The recipe"), and the values that
+# switch it off.
+OFF = {
+    "crop": {"crop_area": 1.0},
+    "flip": {"flip": False},
+    "mixup": {"mixup": 0.0},
+    "cutmix": {"cutmix": 0.0},
+    "label_smoothing": {"label_smoothing": 0.0},
+    "weight_decay": {"weight_decay": 0.0},
+    "ema": {"ema": 0.0},
+    "stochastic_depth": {"stochastic_depth": 0.0},
+}
+# Parts that are off by default (for what they cost, or as published recipes disagree), and
+# what switches them on; a lower backbone learning rate only where the backbone is pretrained.
+ON = {
+    "rand_augment": {"rand_augment": 0.5},
+    "backbone_learning_rate": {"backbone_learning_rate": 0.1},
+}
+RUNS = 2
+
+
+def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
+    """The variants to train, by name: the default, each part on in `cfg` switched off, each
+    costly part off in `cfg` switched on, and every part off ("recipe off"); `parts` keeps
+    only those named."""
+    from ..backbone_choices import BACKBONES
+
+    unknown = sorted(set(parts or []) - set(OFF) - set(ON))
+    if unknown:
+        raise UserError(
+            f"ablate --parts {','.join(unknown)}: no such part; pick from " + ",".join([*OFF, *ON])
+        )
+    mixing = cfg.mix_probability > 0
+    on = {
+        part: off
+        for part, off in OFF.items()
+        if any(getattr(cfg, name) != value for name, value in off.items())
+        and (mixing or part not in ("mixup", "cutmix"))
+        and (part != "stochastic_depth" or BACKBONES[cfg.backbone].stochastic_depth)
+    }
+    chosen = {"default": {}}
+    chosen.update({f"no {part}": off for part, off in on.items() if not parts or part in parts})
+    chosen.update(
+        {
+            f"+ {part}": switched
+            for part, switched in ON.items()
+            if any(getattr(cfg, name) != value for name, value in switched.items())
+            and (part != "backbone_learning_rate" or cfg.weights != "none")
+            and (not parts or part in parts)
+        }
+    )
+    everything_off = {name: value for off in on.values() for name, value in off.items()}
+    if everything_off and not parts:
+        chosen["recipe off"] = everything_off
+    return chosen
+
+
+def ablate(
+    cfg: Config,
+    found=None,
+    runs: int = RUNS,
+    parts: list[str] | None = None,
+    build_model=None,
+    compile_model=None,
+    host_augmentations=None,
+) -> list[dict]:
+    """Train every variant `runs` times (folds 0 to runs-1, or seeds) in <output>/ablate/;
+    print the table and write ablate.json and ablate.png there. Returns the table's rows."""
+    from ..data import source
+    from ..outputs import plots
+    from ..platform import accelerator
+    from . import folds
+    from .train import train
+
+    found = found or accelerator.detect(cfg)
+    cfg, _ = source.resolved(cfg)
+    in_folds = (folds.data_folds(cfg) or 1) > 1
+    if in_folds and runs > folds.count(cfg):
+        raise UserError(
+            f"ablate --runs {runs}: the data has {folds.count(cfg)} folds; ask for at most that"
+        )
+    if runs < 1:
+        raise UserError(f"ablate --runs {runs}: train each variant at least once (1 or more)")
+    root = output_dir(cfg) / "ablate"
+    rows = []
+    for name, changes in variants(cfg, parts).items():
+        scores, speeds = [], []
+        for k in range(runs):
+            folder = root / slug(name)
+            run = dataclasses.replace(cfg, **changes, output_dir=str(folder))
+            if in_folds:
+                run = dataclasses.replace(run, fold=str(k))
+            else:
+                run = dataclasses.replace(run, seed=cfg.seed + k, output_dir=f"{folder}/seed{k}")
+            print(f"--- ablate: {name}, {'fold' if in_folds else 'seed'} {k}")
+            history = train(run, found, build_model, compile_model, host_augmentations)
+            scores.append(history[f"final_valid_{cfg.metric}"])
+            speeds.append(images_per_second(run, history, in_folds))
+        rows.append(row(name, changes, scores, speeds))
+    default = rows[0]["mean"]
+    for each in rows:
+        each["difference"] = each["mean"] - default
+    if found.writes_files:
+        with written_whole(root / "ablate.json") as temporary:
+            temporary.write_text(json.dumps(rows, indent=1))
+        plots.ablation(rows, cfg.metric, root / "ablate.png")
+    print(table(rows, cfg, runs, in_folds))
+    if found.writes_files:
+        print(f"table: {root / 'ablate.json'}\npicture: {root / 'ablate.png'}")
+    return rows
+
+
+def slug(name: str) -> str:
+    return name.replace("+ ", "with-").replace(" ", "-")
+
+
+def images_per_second(run: Config, history: dict, in_folds: bool) -> float | None:
+    """Training images a second, from the epochs' training seconds (the first left out: it
+    compiles) and the batches an epoch the checkpoint records."""
+    folder = Path(run.output_dir) / (f"fold{run.fold}" if in_folds else "")
+    try:
+        made = json.loads((folder / "checkpoints" / "checkpoint.json").read_text())["made_by"]
+    except (OSError, ValueError, KeyError):
+        return None
+    seconds = history.get("train_seconds", [])[1:] or history.get("train_seconds", [])
+    if not seconds:
+        return None
+    return made["global_batch"] * made["steps_per_epoch"] / statistics.median(seconds)
+
+
+def row(name: str, changes: dict, scores: list[float], speeds: list) -> dict:
+    speeds = [speed for speed in speeds if speed]
+    return {
+        "variant": name,
+        "changes": changes,
+        "scores": scores,
+        "mean": statistics.fmean(scores),
+        "spread": statistics.stdev(scores) if len(scores) > 1 else 0.0,
+        "images_per_second": statistics.fmean(speeds) if speeds else None,
+    }
+
+
+def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
+    over = f"{runs} {'folds' if in_folds else 'seeds'}"
+    lines = [
+        (
+            f"ablate: validation {cfg.metric}, mean and standard deviation over {over}, "
+            f"{cfg.epochs} epochs each"
+        ),
+        f"{'variant':<22} {cfg.metric:>8} {'sd':>7} {'vs default':>11} {'images/s':>9}  changes",
+    ]
+    for each in rows:
+        speed = f"{each['images_per_second']:9.0f}" if each["images_per_second"] else f"{'-':>9}"
+        difference = f"{each['difference']:+11.4f}" if each["variant"] != "default" else f"{'':>11}"
+        changes = ", ".join(f"{k}={v}" for k, v in each["changes"].items())
+        lines.append(
+            f"{each['variant']:<22} {each['mean']:8.4f} {each['spread']:7.4f} {difference} "
+            f"{speed}  {changes}"
+        )
+    return "\n".join(lines)
+
+
+def arguments(parser) -> None:
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=RUNS,
+        help=f"runs of each variant: folds 0 to N-1, or seeds where the data has no folds "
+        f"(default {RUNS})",
+    )
+    parser.add_argument(
+        "--parts",
+        default="",
+        help="only these parts, comma-separated: " + ",".join([*OFF, *ON]),
+    )
+    parser.epilog = (
+        f"Trains each variant in <{named('output_dir')}>/ablate/<variant>/ with train's "
+        "checks and checkpoints (started again, it resumes); give a short --epochs."
+    )
+
+
+def command(args, cfg: Config, found=None) -> int:
+    parts = [part.strip() for part in args.parts.split(",") if part.strip()] or None
+    ablate(cfg, found, args.runs, parts)
+    return 0
