@@ -158,7 +158,7 @@ class Config:
     )
     mixup: float = knob(0.2, "MixUp's alpha: two images blended, labels alike; 0: off", tuned=True)
     cutmix: float = knob(
-        1.0,
+        0.0,
         "CutMix's strength: a box pasted from another image, labels by area; 0: off",
         tuned=True,
     )

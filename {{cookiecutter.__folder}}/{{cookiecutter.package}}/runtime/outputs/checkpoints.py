@@ -239,6 +239,7 @@ class EveryEpoch(keras.callbacks.Callback):
         self.record = made_by(cfg, run)
         self.history = history
         self.writes_files = writes_files
+        self.started, self.trained = time.perf_counter(), None
 
     # The seconds an epoch trained, validation left out: `ablate` shows images a second.
     def on_epoch_begin(self, epoch, logs=None):

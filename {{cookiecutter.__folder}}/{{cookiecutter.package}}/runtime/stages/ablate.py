@@ -7,7 +7,8 @@ first, the same checkpoints, so a killed `ablate` started again resumes where it
 prints and plots, for each variant, the validation score (mean and spread over the runs),
 its difference from the default's, and the images a second it trained at.
 
-Give it a short budget (`--epochs`): what it compares is the parts, not the final score.
+Give it the epochs you will train for: the parts that regularise (mixing, smoothing, decay)
+need epochs to pay off, and a shorter run is biased against them.
 """
 
 from __future__ import annotations
@@ -21,58 +22,51 @@ from ..config import Config, UserError, named
 from ..platform.files import written_whole
 from ..platform.paths import output_dir
 
-# Each part of the recipe (model.py and Config's section "The recipe"), and the values that
-# switch it off.
-OFF = {
-    "crop": {"crop_area": 1.0},
-    "flip": {"flip": False},
-    "mixup": {"mixup": 0.0},
-    "cutmix": {"cutmix": 0.0},
-    "label_smoothing": {"label_smoothing": 0.0},
-    "weight_decay": {"weight_decay": 0.0},
-    "ema": {"ema": 0.0},
-    "stochastic_depth": {"stochastic_depth": 0.0},
-}
-# Parts that are off by default (for what they cost, or as published recipes disagree), and
-# what switches them on; a lower backbone learning rate only where the backbone is pretrained.
-ON = {
-    "rand_augment": {"rand_augment": 0.5},
-    "backbone_learning_rate": {"backbone_learning_rate": 0.1},
+# Each part of the recipe (model.py and Config's section "The recipe"): the values that
+# switch it off, and those that switch it on where the config has it off.
+PARTS = {
+    "crop": ({"crop_area": 1.0}, {"crop_area": 0.75}),
+    "flip": ({"flip": False}, {"flip": True}),
+    "mixup": ({"mixup": 0.0}, {"mixup": 0.2}),
+    "cutmix": ({"cutmix": 0.0}, {"cutmix": 1.0}),
+    "label_smoothing": ({"label_smoothing": 0.0}, {"label_smoothing": 0.1}),
+    "weight_decay": ({"weight_decay": 0.0}, {"weight_decay": 0.05}),
+    "ema": ({"ema": 0.0}, {"ema": 0.99}),
+    "stochastic_depth": ({"stochastic_depth": 0.0}, {"stochastic_depth": 0.1}),
+    "rand_augment": ({"rand_augment": 0.0}, {"rand_augment": 0.5}),
+    "backbone_learning_rate": ({"backbone_learning_rate": 1.0}, {"backbone_learning_rate": 0.1}),
 }
 RUNS = 2
 
 
 def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
-    """The variants to train, by name: the default, each part on in `cfg` switched off, each
-    costly part off in `cfg` switched on, and every part off ("recipe off"); `parts` keeps
-    only those named."""
+    """The variants to train, by name: the default, each part on in `cfg` switched off
+    ("no mixup"), each part off switched on ("+ rand_augment"), and every part off
+    ("recipe off"); `parts` keeps only those named. A part that cannot act here is left
+    out: mixing with Config.mix_probability 0, stochastic depth in a backbone without it, a
+    backbone learning rate without pretrained weights."""
     from ..backbone_choices import BACKBONES
 
-    unknown = sorted(set(parts or []) - set(OFF) - set(ON))
+    unknown = sorted(set(parts or []) - set(PARTS))
     if unknown:
         raise UserError(
-            f"ablate --parts {','.join(unknown)}: no such part; pick from " + ",".join([*OFF, *ON])
+            f"ablate --parts {','.join(unknown)}: no such part; pick from " + ",".join(PARTS)
         )
-    mixing = cfg.mix_probability > 0
-    on = {
-        part: off
-        for part, off in OFF.items()
-        if any(getattr(cfg, name) != value for name, value in off.items())
-        and (mixing or part not in ("mixup", "cutmix"))
-        and (part != "stochastic_depth" or BACKBONES[cfg.backbone].stochastic_depth)
+    acts = {
+        "mixup": cfg.mix_probability > 0,
+        "cutmix": cfg.mix_probability > 0,
+        "stochastic_depth": bool(BACKBONES[cfg.backbone].stochastic_depth),
+        "backbone_learning_rate": cfg.weights != "none",
     }
-    chosen = {"default": {}}
-    chosen.update({f"no {part}": off for part, off in on.items() if not parts or part in parts})
-    chosen.update(
-        {
-            f"+ {part}": switched
-            for part, switched in ON.items()
-            if any(getattr(cfg, name) != value for name, value in switched.items())
-            and (part != "backbone_learning_rate" or cfg.weights != "none")
-            and (not parts or part in parts)
-        }
-    )
-    everything_off = {name: value for off in on.values() for name, value in off.items()}
+    chosen, everything_off = {"default": {}}, {}
+    for part, (off, on) in PARTS.items():
+        if not acts.get(part, True) or (parts and part not in parts):
+            continue
+        if any(getattr(cfg, name) != value for name, value in off.items()):
+            chosen[f"no {part}"] = off
+            everything_off.update(off)
+        else:
+            chosen[f"+ {part}"] = on
     if everything_off and not parts:
         chosen["recipe off"] = everything_off
     return chosen
@@ -194,11 +188,12 @@ def arguments(parser) -> None:
     parser.add_argument(
         "--parts",
         default="",
-        help="only these parts, comma-separated: " + ",".join([*OFF, *ON]),
+        help="only these parts, comma-separated: " + ",".join(PARTS),
     )
     parser.epilog = (
         f"Trains each variant in <{named('output_dir')}>/ablate/<variant>/ with train's "
-        "checks and checkpoints (started again, it resumes); give a short --epochs."
+        "checks and checkpoints (started again, it resumes). Give it the --epochs you will "
+        "train for: a shorter run is biased against the parts that regularise."
     )
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 from .. import config
 from ..config import Config, UserError, first_line, given_values, named
 from ..data import pipeline, scan, source
-from ..learning import backbones, plan, thresholds
+from ..learning import backbones, model, plan, thresholds
 from ..outputs import checkpoints, submission
 from ..platform.accelerator import Accelerator
 from ..platform.files import held_by, unwritable
@@ -303,7 +303,10 @@ def batch(p: Preflight) -> Result | None:
     if p.plan is None:
         return None
     files, global_batch = p.train.value.files, p.plan.value.global_batch
-    training = pipeline.for_training(files, p.cfg, global_batch, p.found.image_dtype)
+    recipe = model.host_augmentations(p.cfg)  # they make the labels rows (MixUp's shares)
+    training = pipeline.for_training(
+        files, p.cfg, global_batch, p.found.image_dtype, augmentations=recipe
+    )
     pipeline.check_static(training, "train_files")
     return Result(f"train batch: {pipeline.describe_spec(training.element_spec)}")
 
