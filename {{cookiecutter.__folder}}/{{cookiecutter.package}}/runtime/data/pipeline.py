@@ -51,19 +51,27 @@ def for_training(
 
 
 def augmented(batches: tf.data.Dataset, cfg: Config, augmentations: list, image_dtype: str):
-    """Each batch through `augmentations`, as Keras' image layers take it: float pixels in
-    0..255 and a label row per image; the pixels go back to `image_dtype` for the device."""
+    """Each batch through `augmentations`, as Keras' image layers take it: pixels in 0..255
+    and a label row per image; what they return as floats goes back to `image_dtype`."""
 
     def augment(images, labels):
         rows = labels if cfg.multi_label else tf.one_hot(labels, cfg.num_classes)
-        batch = {"images": tf.cast(images, tf.float32), "labels": tf.cast(rows, tf.float32)}
+        batch = {"images": images, "labels": tf.cast(rows, tf.float32)}
         for augmentation in augmentations:
             batch = augmentation(batch)
-        images = batch["images"]  # a mixed pixel rounds to uint8 with no loss that matters
-        images = tf.saturate_cast(tf.round(images), tf.uint8) if image_dtype == "uint8" else images
-        return tf.cast(images, image_dtype), batch["labels"]
+        return as_pixels(batch["images"], image_dtype), batch["labels"]
 
     return batches.map(augment, num_parallel_calls=AUTO).prefetch(AUTO)
+
+
+def as_pixels(images: tf.Tensor, dtype) -> tf.Tensor:
+    """Images in 0..255 as `dtype`; floats round to whole levels for uint8 (a mixed pixel
+    loses nothing that matters)."""
+    if images.dtype == tf.as_dtype(dtype):
+        return images
+    if tf.as_dtype(dtype).is_integer:
+        return tf.saturate_cast(tf.round(images), dtype)
+    return tf.cast(images, dtype)
 
 
 def decoded_batches(

@@ -104,10 +104,18 @@ class OneOf:
     def __call__(self, batch: dict) -> dict:
         import tensorflow as tf  # tf.data calls this with TensorFlow's tensors, under any backend
 
+        def mixed(layer):
+            # Back as the batch came (uint8, say), so the batches left alone cost no casts.
+            out, dtype = layer(batch), batch["images"].dtype
+            images = out["images"]
+            if dtype.is_integer:  # a mixed pixel rounds to a whole level
+                images = tf.saturate_cast(tf.round(images), dtype)
+            return {"images": tf.cast(images, dtype), "labels": out["labels"]}
+
         draw = tf.random.uniform([], seed=self.seed)
         picked = tf.cast(draw / self.probability * len(self.layers), tf.int32)
         index = tf.where(draw < self.probability, 1 + tf.minimum(picked, len(self.layers) - 1), 0)
-        branches = [lambda: batch] + [lambda layer=layer: layer(batch) for layer in self.layers]
+        branches = [lambda: batch] + [lambda layer=layer: mixed(layer) for layer in self.layers]
         return tf.switch_case(index, branches)
 
 

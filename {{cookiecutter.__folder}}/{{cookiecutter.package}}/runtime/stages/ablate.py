@@ -170,10 +170,8 @@ def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
         speed = f"{each['images_per_second']:9.0f}" if each["images_per_second"] else f"{'-':>9}"
         difference = f"{each['difference']:+11.4f}" if each["variant"] != "default" else f"{'':>11}"
         changes = ", ".join(f"{k}={v}" for k, v in each["changes"].items())
-        lines.append(
-            f"{each['variant']:<22} {each['mean']:8.4f} {each['spread']:7.4f} {difference} "
-            f"{speed}  {changes}"
-        )
+        line = f"{each['variant']:<22} {each['mean']:8.4f} {each['spread']:7.4f} {difference} "
+        lines.append(f"{line}{speed}  {changes}".rstrip())
     return "\n".join(lines)
 
 
