@@ -304,8 +304,8 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
         "## The project's code",
         "## Data steps",
         "## Accelerator",
-        "## Doctor",
         "## Model and recipe",
+        "## Doctor",
         "## Data preview",
         "## Training",
         "## Evaluation",
@@ -318,6 +318,7 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     assert [s for s in code.values() if trains in s]  # the model cell's recipe, all of it
     previews = "preview.augmented_batch(cfg, found, host_augmentations, model_augmentations)"
     assert [s for s in code.values() if previews in s]
+    assert [s for s in code.values() if "doctor(cfg, found, host_augmentations=" in s]
     assert {c.source.splitlines()[0] for c in hidden} == {
         "import os",  # the package's folders, for the cells that write its modules
         *(f"%%writefile {PACKAGE}/{path}" for path in runtime_modules()),

@@ -90,19 +90,6 @@ from {{ cookiecutter.package }}.runtime.data import steps
 # steps as the cell above writes them now, not as they were first imported.
 importlib.reload(steps)
 
-# %% training [markdown]
-# ## Doctor
-#
-# Everything a run depends on, checked before any training. The cells after it check again, in
-# a moment: each split is read once a session.
-
-# %% training
-from {{ cookiecutter.package }}.runtime.config import UserError
-from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
-
-if doctor(cfg, found):
-    raise UserError("fix the problems above, then run the notebook again")
-
 # %% [markdown]
 # ## Model and recipe
 #
@@ -116,6 +103,19 @@ from {{ cookiecutter.package }}.runtime.learning import model
 build_model, compile_model = model.build_model, model.compile_model
 host_augmentations, model_augmentations = model.host_augmentations, model.model_augmentations
 learning_rate_schedule = model.learning_rate_schedule
+
+# %% training [markdown]
+# ## Doctor
+#
+# Everything a run depends on, checked before any training. The cells after it check again, in
+# a moment: each split is read once a session.
+
+# %% training
+from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
+
+if doctor(cfg, found, host_augmentations=host_augmentations):
+    raise UserError("fix the problems above, then run the notebook again")
 
 # %% training [markdown]
 # ## Data preview

@@ -14,7 +14,11 @@ if TYPE_CHECKING:
 
 
 def doctor(
-    cfg: Config, found: Accelerator | None = None, require: str = "", full_scan: bool = False
+    cfg: Config,
+    found: Accelerator | None = None,
+    require: str = "",
+    full_scan: bool = False,
+    host_augmentations=None,
 ) -> list[str]:
     """Print what a run would use; return the problems that would stop train or predict
     (none: ready).
@@ -22,9 +26,11 @@ def doctor(
     `require` ("tpu" or "gpu") makes a missing accelerator a problem: a notebook pushed to a
     TPU machine then stops at once instead of training for hours on the host's CPU.
     `full_scan` decodes every image of every split too, and lists every problem per shard.
+    `host_augmentations` is the recipe's (model.py's, unless a notebook passes its model
+    cell's): the batch line shows the labels as train feeds them.
     """
     from ..data import source
-    from ..learning import plan  # Keras: `doctor --help` needs none
+    from ..learning import plan, recipe  # Keras: `doctor --help` needs none
     from . import preflight
 
     found = found or accelerator.detect(cfg)
@@ -40,7 +46,8 @@ def doctor(
         cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     except UserError:
         pass  # the preflight's check of the manifest says it, among every other problem
-    checked = preflight.check(cfg, found, "doctor", say=print)
+    augmentations = host_augmentations or recipe("host_augmentations")
+    checked = preflight.check(cfg, found, "doctor", augmentations, say=print)
     problems += checked.problems
     if full_scan:
         problems += scan_images(checked)

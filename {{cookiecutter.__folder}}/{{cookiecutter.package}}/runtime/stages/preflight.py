@@ -24,7 +24,7 @@ import pandas as pd
 from .. import config
 from ..config import Config, UserError, first_line, given_values, named
 from ..data import pipeline, scan, source
-from ..learning import backbones, model, plan, thresholds
+from ..learning import backbones, plan, thresholds
 from ..outputs import checkpoints, submission
 from ..platform.accelerator import Accelerator
 from ..platform.files import held_by, unwritable
@@ -86,6 +86,7 @@ class Preflight:
     resume: Result[None] | None = None  # train prints where it starts
     trained: Result[Trained] | None = None
     problems: list[str] = dataclasses.field(default_factory=list)
+    host_augmentations: Callable[[Config], list] = lambda cfg: []  # the recipe's (doctor's)
 
     @property
     def data(self) -> source.Records | source.TfdsSet | source.CompetitionImages:
@@ -110,10 +111,14 @@ class Check:
     keep: str = ""
 
 
-def check(cfg: Config, found: Accelerator, command: str, say=lambda line: None) -> Preflight:
+def check(
+    cfg: Config, found: Accelerator, command: str, host_augmentations=None, say=lambda line: None
+) -> Preflight:
     """Run every check of `command`, in order, on the config as resolved (source.resolved);
-    `say` gets what each found (doctor prints it)."""
+    `host_augmentations` is the recipe's that train runs (model.py's), for doctor's line on
+    the batch it feeds; `say` gets what each found (doctor prints it)."""
     checked = Preflight(command, cfg, found)
+    checked.host_augmentations = host_augmentations or checked.host_augmentations
     for one in CHECKS:
         if command not in one.commands:
             continue
@@ -303,7 +308,7 @@ def batch(p: Preflight) -> Result | None:
     if p.plan is None:
         return None
     files, global_batch = p.train.value.files, p.plan.value.global_batch
-    recipe = model.host_augmentations(p.cfg)  # they make the labels rows (MixUp's shares)
+    recipe = p.host_augmentations(p.cfg)  # they make the labels rows (MixUp's shares)
     training = pipeline.for_training(
         files, p.cfg, global_batch, p.found.image_dtype, augmentations=recipe
     )

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..config import Config, class_names
 from ..data import pipeline, source
+from ..learning import recipe
 from ..outputs import plots
 from ..platform.accelerator import Accelerator
 from ..platform.paths import output_path
@@ -23,10 +24,8 @@ def augmented_batch(
     """Training images as the model receives them: the pipeline's, through the host's
     augmentations (mixed, with their mixed labels), then the model's (cropped and flipped),
     titled with their class names when the config knows them."""
-    from ..learning import model  # the package's recipe; a notebook passes its model cell's
-
-    host_augmentations = host_augmentations or model.host_augmentations
-    model_augmentations = model_augmentations or model.model_augmentations
+    host_augmentations = host_augmentations or recipe("host_augmentations")
+    model_augmentations = model_augmentations or recipe("model_augmentations")
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     files = preflight.ready(cfg, found, "preview").train.value.files
     batches = pipeline.for_training(files, cfg, IMAGES, augmentations=host_augmentations(cfg))
@@ -41,9 +40,7 @@ def augmented_batch(
 
 def learning_rate(cfg: Config, found: Accelerator, learning_rate_schedule=None) -> Path:
     """The schedule train will follow: warm-up, then cosine decay, over every step."""
-    from ..learning import model
-
-    learning_rate_schedule = learning_rate_schedule or model.learning_rate_schedule
+    learning_rate_schedule = learning_rate_schedule or recipe("learning_rate_schedule")
     cfg, _ = source.resolved(cfg)
     run = preflight.ready(cfg, found, "preview").plan.value
     schedule = learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from ..config import Config, given_values, named
 from ..data import images, pipeline, source
-from ..learning import scoring, thresholds
+from ..learning import recipe, scoring, thresholds
 from ..learning.predictions import predict_probabilities, progress_verbosity
 from ..outputs import checkpoints, plots
 from ..platform import accelerator
@@ -42,12 +42,10 @@ def train(
     Pass the accelerator from `accelerator.detect(cfg)`; without it, train detects it itself.
     """
     found = found or accelerator.detect(cfg)
-    from ..learning import model  # the package's own; a notebook passes its model cell's
-
     make = (
-        build_model or model.build_model,
-        compile_model or model.compile_model,
-        host_augmentations or model.host_augmentations,
+        build_model or recipe("build_model"),
+        compile_model or recipe("compile_model"),
+        host_augmentations or recipe("host_augmentations"),
     )
     # A second run into this folder would replace this one's checkpoints: it is refused.
     held = one_run_at_a_time(output_dir(cfg), named("output_dir"))
