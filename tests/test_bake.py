@@ -83,7 +83,7 @@ def test_config_defaults_are_the_answers(baker, python, answers):
     assert cfg["metric"] == answers.get("metric", "macro_f1")
     assert cfg["image_size"] == int(answers.get("image_size", 512))
     assert cfg["num_classes"] == int(answers.get("num_classes", 104))
-    assert cfg["weights"] == ("none" if cfg["backbone"] == "small-cnn" else "imagenet")
+    assert cfg["weights"] == "auto"  # ImageNet's where the backbone has them, else none
     competition = answers.get("competition", "tpu-getting-started")
     assert cfg["competition"] == competition
     if competition == "tpu-getting-started":  # Kaggle's flowers data has one folder per size

@@ -140,6 +140,11 @@ def files_under(folder: Path) -> dict[str, bytes]:
 # Where a run reads: data, test images, a trained run, Kaggle inputs, a notebook's sources.
 INPUTS = [
     Row(
+        "data folder: no such folder",
+        lambda tmp, given: words(f"train --preset demo --data-dir {tmp}/no --output-dir {tmp}/o"),
+        "/no does not exist (from --data-dir); give the folder that holds the competition's",
+    ),
+    Row(
         "test images: no such folder",
         lambda tmp, given: words(
             f"predict --preset demo --data-dir {given.demo} --test-images {tmp}/nowhere "
@@ -244,14 +249,14 @@ FOLDERS: list[Row] = [
         "/out/fold0/model.weights.h5, where train writes fold 0's; run `train` first",
     ),
     Row(
-        "records: --output is the folder that holds the images",
+        "records: --output-dir is the folder that holds the images",
         lambda tmp, given: records_into(copy_of(given.demo / "images", tmp, "dk"), "."),
-        "overlap: records writes, and with --force removes, what --output holds",
+        "overlap: records writes, and with --force removes, what --output-dir holds",
     ),
     Row(
         "records --force: the images in --output survive",
         lambda tmp, given: records_into(copy_of(given.demo / "images", tmp, "dk"), ".", "--force"),
-        "overlap: records writes, and with --force removes, what --output holds",
+        "overlap: records writes, and with --force removes, what --output-dir holds",
     ),
     Row(
         "records --force: a file of the user's in --output survives",
@@ -268,7 +273,7 @@ FOLDERS: list[Row] = [
         "holds shards no manifest.json or records-progress.json there names",
     ),
     Row(
-        "records: --output inside the folder of images",
+        "records: --output-dir inside the folder of images",
         lambda tmp, given: records_into(copy_of(given.demo / "images", tmp, "dk"), "train/records"),
         "and --images",
     ),
@@ -384,9 +389,9 @@ SUBMISSIONS: list[Row] = [
         "model.json is not readable JSON (JSONDecodeError",
     ),
     Row(
-        "kernel --output holding a kernel-metadata.json that is not JSON",
+        "kernel --kernel-dir holding a kernel-metadata.json that is not JSON",
         lambda tmp, given: words(
-            f"kernel --kaggle-user alice --output {kernel_dir(tmp, CUT_SHORT)}"
+            f"kernel --kaggle-user alice --kernel-dir {kernel_dir(tmp, CUT_SHORT)}"
         ),
         "/kernel/kernel-metadata.json is not readable JSON (",
     ),

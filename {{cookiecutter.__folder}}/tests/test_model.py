@@ -89,6 +89,9 @@ def test_weights_that_cannot_work_are_refused_with_the_fix(tmp_path):
         UserError, match="has no ImageNet weights; set Config.weights / --weights none"
     ):
         backbones.load(Config(backbone="small-cnn", weights="imagenet"))
+    # Left at auto, a backbone without ImageNet weights trains from scratch: no flag to add.
+    scratch = backbones.load(Config(backbone="small-cnn", image_size=32))
+    assert scratch.source == "trained from scratch"
     (tmp_path / "model.weights.h5").write_bytes(b"")  # a folder without config.json
     with pytest.raises(UserError, match="is neither imagenet, none, nor a keras-hub preset folder"):
         backbones.load(Config(backbone="resnet-vd-50", weights=str(tmp_path)))

@@ -236,6 +236,31 @@ def test_a_bucket_out_of_reach_is_one_line_from_doctor_and_train(tmp_path):
         assert "Traceback" not in result.stdout + result.stderr
 
 
+def test_commands_start_quiet_and_a_missing_data_folder_is_one_problem(tmp_path):
+    """With no $TF_CPP_MIN_LOG_LEVEL, as on a new machine: a command's first line is its own,
+    not TensorFlow's start-up notices; a level the user sets still shows them."""
+    quiet = {key: value for key, value in os.environ.items() if key != "TF_CPP_MIN_LOG_LEVEL"}
+
+    def run(*words: str, env=quiet) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", PACKAGE, *words]
+        return subprocess.run(
+            command, check=False, cwd=PROJECT, capture_output=True, text=True, env=env
+        )
+
+    doctor = run("doctor", "--preset", "demo", "--data-dir", str(tmp_path / "nowhere"))
+    assert doctor.returncode == 1
+    said = (doctor.stderr + doctor.stdout).splitlines()
+    assert said[0].startswith("accelerator: "), said[:5]
+    missing = f"the data folder {tmp_path / 'nowhere'} does not exist (from --data-dir)"
+    assert f"data dir: PROBLEM: {missing}" in doctor.stdout
+    assert "no files match" not in doctor.stdout and "problems: 1 (above)" in doctor.stdout
+    kernel = run("kernel", "--kaggle-user", "alice", "--output", str(tmp_path / "kernel"))
+    assert kernel.returncode == 0, kernel.stderr
+    assert (kernel.stderr + kernel.stdout).startswith("kernel: "), kernel.stderr
+    verbose = run("doctor", "--preset", "demo", env={**quiet, "TF_CPP_MIN_LOG_LEVEL": "0"})
+    assert re.search(r"^I\d{4} ", verbose.stderr, re.MULTILINE), verbose.stderr  # theirs wins
+
+
 # Weights.
 
 

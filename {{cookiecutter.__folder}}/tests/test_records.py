@@ -331,8 +331,8 @@ def test_a_second_records_run_into_a_folder_being_written_is_refused(tmp_path):
     """Two writers would mix their shards: the second is refused, naming the first."""
     folder = competition(tmp_path, {"cat": 3, "dog": 3})
     output = folder / "records"
-    refused = rf"records --output {output} is in use by another run \(process {os.getpid()}: "
-    first_run = one_run_at_a_time(output, "records --output")  # a first run, still writing
+    refused = rf"records --output-dir {output} is in use by another run \(process {os.getpid()}: "
+    first_run = one_run_at_a_time(output, "records --output-dir")  # a first run, still writing
     with first_run, pytest.raises(UserError, match=refused):
         images_to_records.write_records(
             Config(id_column="image_id", folds=1),

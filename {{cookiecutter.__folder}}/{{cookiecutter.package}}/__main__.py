@@ -15,9 +15,8 @@ import dataclasses
 import importlib
 import sys
 
-from . import startup_logs
 from .runtime import config
-from .runtime.platform import accelerator
+from .runtime.platform import accelerator, startup_logs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +30,8 @@ class Command:
     # flag, and its module, which loads Keras, is imported only to run.
     every_flag: bool = False
     config: bool = True  # whether it takes Config flags
+    # It loads TensorFlow: loaded before it runs, with TensorFlow's start-up lines held back.
+    tensorflow: bool = True
 
 
 COMMANDS = {
@@ -71,6 +72,7 @@ COMMANDS = {
     "score": Command(
         "runtime.learning.scoring",
         "score the output's submission.csv against the true labels (the demo's are hidden)",
+        tensorflow=False,
     ),
     "kernel": Command(
         "tools.kernel",
@@ -79,13 +81,14 @@ COMMANDS = {
     "kaggle": Command(
         "tools.kaggle_api",
         "download the data, push a notebook, see its run and output, submit, list submissions",
+        tensorflow=False,
     ),
     "records": Command(
         "tools.images_to_records",
         "turn a folder of images and a CSV into sharded TFRecords with folds",
     ),
     "demo-data": Command(
-        "tools.demo", "write the offline digits demo competition to --output", config=False
+        "tools.demo", "write the offline digits demo competition to --output-dir", config=False
     ),
     "bench-input": Command(
         "tools.bench_input",
@@ -127,6 +130,29 @@ class Parser(argparse.ArgumentParser):
         raise config.UserError(f"{self.prog}: {message}; `{self.prog} --help` lists the options")
 
 
+# Commands that train, or look at what training would do (doctor checks every field; kernel
+# writes every one into the notebook).
+TRAINING = ("train", "preview", "ablate", "doctor", "kernel", "bench-input", "bench-train")
+TRAINING += ("bench-compile",)
+PREDICTING = ("predict", "doctor", "kernel")
+# Fields only some commands read, by the commands that read them; every other field, every
+# command that takes settings. A command's --help offers what it reads (no --epochs for
+# predict, no --tta for train); it takes the others too, so that one set of flags serves
+# several commands (`make demo FLAGS=...`).
+READ_ONLY_BY = {
+    **dict.fromkeys(
+        [field.name for field in config.sections()["The recipe"]]
+        + ["dropout", "epochs", "steps_per_epoch", "learning_rate", "warmup_epochs"]
+        + ["bad_records", "shuffle_buffer", "steps_per_execution", "resume", "seed"],
+        TRAINING,
+    ),
+    **dict.fromkeys(
+        ["tta", "submission", "test_files", "test_images", "sample_submission"], PREDICTING
+    ),
+    "trained_dir": (*PREDICTING, "evaluate"),
+}
+
+
 def parser(only: str | None = None, own: bool = True) -> argparse.ArgumentParser:
     """Every command with its options; with `only`, the others without theirs; without `own`,
     the Config flags alone."""
@@ -144,39 +170,67 @@ def parser(only: str | None = None, own: bool = True) -> argparse.ArgumentParser
         if hasattr(module, "arguments"):
             module.arguments(command)
         if about.config:
-            add_flags(command, getattr(module, "CONFIG_FIELDS", None))
+            declared = getattr(module, "CONFIG_FIELDS", None)
+            read = declared or [field for field in FIELD_NAMES if reads(name, field)]
+            add_flags(command, declared or FIELD_NAMES, read)
+        command.usage = short_usage(command)
     return root
 
 
-def add_flags(parser: argparse.ArgumentParser, fields: tuple[str, ...] | None = None) -> None:
-    """One flag per field (those named in `fields`, else every one), in a group of their own;
-    flags left out keep the preset's or the field's default."""
-    group = parser.add_argument_group("settings (Config fields; every one has a default)")
-    group.add_argument(
+FIELD_NAMES = [field.name for field in config.knobs()]
+
+
+def reads(command: str, field: str) -> bool:
+    return command in READ_ONLY_BY.get(field, (command,))
+
+
+def short_usage(command: argparse.ArgumentParser) -> str:
+    """The command and its positional arguments; the options are listed below it."""
+    positional = [action for action in command._actions if not action.option_strings]
+    words = [action.metavar or action.dest for action in positional]
+    return " ".join(["%(prog)s", *words, "[options]"])
+
+
+def add_flags(parser: argparse.ArgumentParser, fields, shown) -> None:
+    """One flag per field named, in groups as Config's sections (the notebook's config cell
+    has the same), out of --help unless `shown`; flags left out keep the preset's or the
+    field's default."""
+    first = parser.add_argument_group("settings (Config fields; every one has a default)")
+    first.add_argument(
         "--preset", choices=sorted(config.PRESETS), help="start from a named set of values"
     )
-    for field in config.knobs():
-        if fields is not None and field.name not in fields:
-            continue
-        kind = config.types()[field.name]
-        default = f" (default: {config.default(field)})"
-        if kind is bool:
-            action = argparse.BooleanOptionalAction
-            group.add_argument(
-                config.flag(field.name),
-                action=action,
-                default=argparse.SUPPRESS,
-                help=field.metadata["help"] + default,
-            )
-        else:  # a list[str] field takes words: --names a b c
-            group.add_argument(
-                config.flag(field.name),
-                type=str if kind is list else kind,
-                nargs="*" if kind is list else None,
-                default=argparse.SUPPRESS,
-                metavar=field.name.upper(),
-                help=field.metadata["help"] + default,
-            )
+    for title, section in config.sections().items():
+        chosen = [field for field in section if field.name in fields]
+        group = parser.add_argument_group(title) if chosen else None
+        for field in chosen:
+            add_flag(group, field, field.name in shown)
+
+
+METAVARS = {int: "N", float: "X", str: "VALUE", list: "NAME"}  # short: one line a flag
+
+
+def add_flag(group, field: dataclasses.Field, shown: bool) -> None:
+    kind = config.types()[field.name]
+    value, about = config.default(field), field.metadata["help"]
+    # The help says what an empty value or an unset one means; otherwise, the default.
+    about += "" if value in ("", []) or "default:" in about else f" (default: {value})"
+    about = about if shown else argparse.SUPPRESS
+    if kind is bool:
+        group.add_argument(
+            config.flag(field.name),
+            action=argparse.BooleanOptionalAction,
+            default=argparse.SUPPRESS,
+            help=about,
+        )
+    else:  # a list[str] field takes words: --names a b c
+        group.add_argument(
+            config.flag(field.name),
+            type=str if kind is list else kind,
+            nargs="*" if kind is list else None,
+            default=argparse.SUPPRESS,
+            metavar=METAVARS[kind],
+            help=about,
+        )
 
 
 def from_flags(args: argparse.Namespace) -> config.Config:
@@ -198,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
                 flags, _ = parser(asked, own=False).parse_known_args(argv)
                 found = accelerator.detect(from_flags(flags))
             args = parser(asked).parse_args(argv)
+            if COMMANDS[args.command].tensorflow:
+                import tensorflow  # noqa: F401 (here, where its start-up lines are held)
         cfg = from_flags(args) if COMMANDS[args.command].config else None
         return owner(args.command).command(args, cfg, found)
     except config.UserError as error:

@@ -9,6 +9,10 @@ The template's cookiecutter.json offers the same names; its tests check that the
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .config import Config
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,6 +128,29 @@ BACKBONES = {
     ),
     "small-cnn": Choice("", "small CNN", None),
 }
+
+
+def handle(cfg: Config) -> str:
+    """The backbone's Kaggle Models handle; empty for small-cnn."""
+    return BACKBONES[cfg.backbone].handle
+
+
+def uses_preset(cfg: Config) -> bool:
+    """Whether the backbone comes from a keras-hub preset (its architecture, at least)."""
+    return bool(handle(cfg))
+
+
+def from_kaggle_models(cfg: Config) -> bool:
+    """Whether the preset comes from Kaggle Models (else from the folder in Config.weights)."""
+    return uses_preset(cfg) and weights(cfg) in ("imagenet", "none")
+
+
+def weights(cfg: Config) -> str:
+    """Config.weights, with "auto" decided: ImageNet's where the backbone has them (a preset
+    on Kaggle Models), else none (small-cnn)."""
+    if cfg.weights != "auto":
+        return cfg.weights
+    return "imagenet" if uses_preset(cfg) else "none"
 
 
 def patch_size(backbone: str) -> int:

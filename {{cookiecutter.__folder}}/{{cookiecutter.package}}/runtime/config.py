@@ -82,7 +82,9 @@ class Config:
     )
     label_key: str = knob("class", "feature holding the int64 class", checkpoint="data")
     id_key: str = knob("id", "feature holding the string id")
-    id_column: str = knob("id", "column of ids (CSV and submission); default: the sample's first")
+    id_column: str = knob(
+        "id", "column of ids in the CSV; submission.csv's is the sample's first (else this)"
+    )
     label_column: str = knob("label", "column of labels (CSV and submission)")
     submission: str = knob("auto", "auto: as the sample's columns say; or " + ", ".join(SHAPES))
     class_names: str = knob(
@@ -109,7 +111,11 @@ class Config:
         tuned=True,
         checkpoint="model",
     )
-    weights: str = knob({{ '"none"' if cookiecutter.backbone == "small-cnn" else '"imagenet"' }}, "imagenet, none, a keras-hub preset folder, or small-cnn's .h5")
+    weights: str = knob(
+        "auto",
+        "auto: imagenet where the backbone has ImageNet weights, else none; or imagenet, none, "
+        "a keras-hub preset folder, small-cnn's .h5",
+    )
     dropout: float = knob(0.2, "dropout before the classifier", tuned=True, checkpoint="trained")
     batch_size: int = knob(16, "images per replica per step", tuned=True, section="Training")
     epochs: int = knob(12, "training epochs", tuned=True)
@@ -278,6 +284,15 @@ def given(cfg: Config, name: str, typed: bool = False) -> str:
     if where == "manifest" or (typed and where.startswith("preset")):
         return ""
     return where
+
+
+def came_from(cfg: Config, name: str) -> str:
+    """Where a field's value came from, as a message says it: its flag, the notebook, a
+    preset, or the field itself (a default, or what the data said)."""
+    where = given(cfg, name)
+    if where == "flag":
+        return flag(name)
+    return f"Config.{name}, {where}" if where else f"Config.{name}"
 
 
 def filled(cfg: Config, found: dict, where: str = "the data") -> Config:

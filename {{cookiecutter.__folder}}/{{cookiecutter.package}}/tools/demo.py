@@ -48,7 +48,7 @@ def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict
     from .shards import write_shards
 
     output = Path(output)
-    output_folder(output, "demo-data --output")
+    output_folder(output, "demo-data --output-dir")
     jpegs, labels = jpeg_images(size)
     rng = np.random.default_rng(seed)
     # Random hex ids, like Kaggle's: sorting by id shuffles rows, so order bugs show.
@@ -77,8 +77,8 @@ def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict
 
 
 def arguments(parser) -> None:
-    parser.add_argument(
-        "--output", default="data/demo", help="folder to write (default: data/demo)"
+    parser.add_argument(  # --output: its name before
+        "--output-dir", "--output", dest="output", default="data/demo", help="folder to write"
     )
     parser.add_argument("--seed", type=int, default=0, help="split and id seed (default: 0)")
 

@@ -1,6 +1,6 @@
 """A competition's images and CSV become sharded TFRecords with folds, and a manifest.
 
-    python -m {{ cookiecutter.package }} records --images train_images --csv train.csv --output records \
+    python -m {{ cookiecutter.package }} records --images train_images --csv train.csv --output-dir records \
         [--group-column patient] [--folds 5] [--resize 512] [--test-images test_images] \
         [--id-column image_id] [--label-column label] [--multi-label]
 
@@ -27,7 +27,7 @@ first: the same command run again after an interruption keeps the shards already
 writes the rest (`--force` starts over). The loader reads the manifest, so
 `train --data-dir <output>` needs no other file flag.
 
---output is a folder of records' own: it must not hold, or sit inside, an input, nor hold a
+--output-dir is a folder of records' own: it must not hold, or sit inside, an input, nor hold a
 file records does not write. `--force` removes only the files an earlier run names (its
 manifest's or progress file's shards, and those two files), never a folder, never a guess.
 """
@@ -58,7 +58,7 @@ SHARD_BYTES = 150 * 2**20  # Kaggle's advice for TPUs: shards of 100 to 200 MB
 # the same command keeps those shards. Gone once the manifest is written.
 PROGRESS = "records-progress.json"
 SKIPPED_SHOWN = 5  # skipped files named on screen; the manifest lists every one
-# What records writes in --output, and nothing else: the shards (and the .partial each is written
+# What records writes in --output-dir, and nothing else: the shards (and the .partial each is written
 # under) in train/ and test/, the manifest and progress file (and the .tmp- each is written
 # under), and the lock of the run writing them.
 OWN_TOP = {MANIFEST, PROGRESS, ".tmp-" + MANIFEST, ".tmp-" + PROGRESS, ".run.lock"}
@@ -80,7 +80,7 @@ def write_records(
     # scikit-learn and TensorFlow, loaded here: `records --help` needs neither
     from ..runtime.data.competition_files import test_rows, training_rows
 
-    output = output_folder(output, "records --output")
+    output = output_folder(output, "records --output-dir")
     check_folders(output, images, csv, test_images)
     rows, found = training_rows(cfg, images, csv, group_column)
     tests = test_rows(test_images)
@@ -100,7 +100,7 @@ def write_records(
         "seed": cfg.seed,
         "resize": resize,
     }
-    with one_run_at_a_time(output, "records --output"):  # two writers would mix their shards
+    with one_run_at_a_time(output, "records --output-dir"):  # two writers would mix their shards
         shards = write_plan(output, planned, resize, command, force)
         train = [shard for shard in shards if shard["file"] and "fold" in shard]
         test = [shard for shard in shards if shard["file"] and "fold" not in shard]
@@ -116,7 +116,7 @@ def write_records(
 
 
 def check_folders(output: Path, images: str, csv: str, test_images: str) -> None:
-    """Refuse, before anything is written, an --output that holds or sits inside an input
+    """Refuse, before anything is written, an --output-dir that holds or sits inside an input
     (a rerun with --force would delete it), one holding a file records does not write, and
     test images that are the training images."""
     inputs = {"--images": images, "--csv": csv, "--test-images": test_images}
@@ -129,8 +129,8 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
                 else f", such as {elsewhere}"
             )
             raise UserError(
-                f"records --output {output} and {flag} {path} overlap: records writes, and "
-                f"with --force removes, what --output holds; give an --output apart from the "
+                f"records --output-dir {output} and {flag} {path} overlap: records writes, and "
+                f"with --force removes, what --output-dir holds; give an --output-dir apart from the "
                 f"inputs{suggestion}"
             )
     if test_images and inside(Path(images), Path(test_images)):
@@ -142,7 +142,7 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
     if foreign:
         more = f", ... ({len(foreign)} in all)" if len(foreign) > 3 else ""
         raise UserError(
-            f"records --output {output} holds files records did not write "
+            f"records --output-dir {output} holds files records did not write "
             f"({', '.join(foreign[:3])}{more}); give an empty folder or a new one"
         )
 
@@ -191,7 +191,7 @@ def written_before(output: Path) -> list[Path]:
             )
         except (ValueError, KeyError, TypeError) as error:
             raise UserError(
-                f"records --output {output}: {path} is not as records writes it "
+                f"records --output-dir {output}: {path} is not as records writes it "
                 f"({type(error).__name__}: {error}), so what it names cannot be told; give an "
                 "empty folder"
             ) from None
@@ -202,7 +202,7 @@ def written_before(output: Path) -> list[Path]:
 
 def removed_for_force(output: Path) -> None:
     """Remove what an earlier run of records wrote, naming each; refuse, removing nothing,
-    when --output holds shards no earlier run names."""
+    when --output-dir holds shards no earlier run names."""
     known = written_before(output)
     unknown = sorted(
         path for split in OWN_SPLITS for path in (output / split).glob("*.tfrec")
@@ -210,7 +210,7 @@ def removed_for_force(output: Path) -> None:
     )  # fmt: skip
     if unknown:
         raise UserError(
-            f"records --output {output} holds shards no {MANIFEST} or {PROGRESS} there names "
+            f"records --output-dir {output} holds shards no {MANIFEST} or {PROGRESS} there names "
             f"({unknown[0]}, ...); --force removes only what records wrote: give an empty folder"
         )
     for path in known:
@@ -267,21 +267,21 @@ def resumable(output: Path, key: str, command: str, force: bool) -> dict[str, di
         return {}
     if (output / MANIFEST).exists():
         raise UserError(
-            f"records --output {output} already holds finished records ({MANIFEST}); give an "
+            f"records --output-dir {output} already holds finished records ({MANIFEST}); give an "
             "empty folder, or add --force to write them again"
         )
     if not progress.exists():
         held = sorted(output.glob("*/*.tfrec"))
         if held:
             raise UserError(
-                f"records --output {output} already holds records this command did not start "
+                f"records --output-dir {output} already holds records this command did not start "
                 f"({held[0]}, ...); give an empty folder"
             )
         return {}
     started = json.loads(progress.read_text())
     if started["plan"] != key:
         raise UserError(
-            f"records --output {output} holds an unfinished run of other inputs ({PROGRESS}: "
+            f"records --output-dir {output} holds an unfinished run of other inputs ({PROGRESS}: "
             f"{started['command'] or 'no command recorded'}); run that command again to finish "
             "it, give an empty folder, or add --force to start over"
         )
@@ -409,8 +409,12 @@ def arguments(parser) -> None:
     parser.add_argument(
         "--csv", required=True, help="one row per training image: id and label columns"
     )
-    parser.add_argument(
-        "--output", required=True, help="folder to write (empty, or an interrupted run's)"
+    parser.add_argument(  # --output: its name before
+        "--output-dir",
+        "--output",
+        dest="output",
+        required=True,
+        help="folder to write (empty, or an interrupted run's)",
     )
     parser.add_argument(
         "--group-column", default="", help="keep each group in one fold (e.g. patient)"
@@ -420,7 +424,7 @@ def arguments(parser) -> None:
     )
     parser.add_argument("--test-images", default="", help="folder of test images (ids: file names)")
     parser.add_argument(
-        "--force", action="store_true", help="write the records again over what --output holds"
+        "--force", action="store_true", help="write the records again over what --output-dir holds"
     )
 
 

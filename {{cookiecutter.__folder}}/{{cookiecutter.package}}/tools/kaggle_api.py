@@ -19,6 +19,7 @@ non-zero exit.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import os
@@ -206,8 +207,11 @@ def cv_of_run(cfg: Config) -> str:
         return NO_CV
     import pandas as pd
 
-    from ..runtime.outputs.checkpoints import read_record
-    from ..runtime.stages.folds import scored
+    from ..runtime.platform.startup_logs import held_to_level
+
+    with held_to_level():  # they load TensorFlow
+        from ..runtime.outputs.checkpoints import read_record
+        from ..runtime.stages.folds import scored
 
     records = [folder / "model.json", *sorted(folder.glob("fold*/model.json"))]
     path = next((path for path in records if path.is_file()), None)
@@ -378,7 +382,7 @@ def push_dataset(api, cfg: Config, slug: str) -> None:
     if not (folder / MANIFEST).is_file():
         raise UserError(
             f"{folder} ({named('data_dir')}) holds no records that `records` wrote (no "
-            f"{MANIFEST}); write them with `python -m {PACKAGE} records ... --output DIR`, "
+            f"{MANIFEST}); write them with `python -m {PACKAGE} records ... --output-dir DIR`, "
             "then push them with --data-dir DIR"
         )
     owner = api.config_values["username"]
@@ -507,8 +511,8 @@ ACTIONS = {
     "status": "of a pushed notebook's latest run, with its version (--kernel-dir: which)",
     "output": "of the pushed notebook (submission.csv, the log) into the output folder",
     "submit": (
-        f"to the competition, the output's CV in the description: the inference notebook "
-        f"(--kernel-dir, else {INFERENCE_DIR}/ when there), else the output's submission.csv"
+        f"the inference notebook (--kernel-dir, else {INFERENCE_DIR}/), else the output's "
+        "submission.csv, with the output's CV in the description"
     ),
     "submissions": "the competition's submissions: scores beside the CV each was sent with",
     "dataset": "the records folder (--data-dir) as a private Kaggle dataset, new or a new version",
@@ -516,10 +520,11 @@ ACTIONS = {
 
 
 def arguments(parser) -> None:
-    parser.add_argument(
-        "action",
-        choices=list(ACTIONS),
-        help=", ".join(f"{action}: {help}" for action, help in ACTIONS.items()),
+    parser.add_argument("action", choices=list(ACTIONS), metavar="ACTION", help="one of below")
+    width = max(map(len, ACTIONS)) + 2
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the lines as written
+    parser.epilog = "actions:\n" + "\n".join(
+        f"  {action:<{width}}{help}" for action, help in ACTIONS.items()
     )
     parser.add_argument(
         "--kernel-dir",

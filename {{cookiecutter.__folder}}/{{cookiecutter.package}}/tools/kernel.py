@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..runtime.backbone_choices import from_kaggle_models, handle
 from ..runtime.config import SLUG, Config, UserError, class_names, knobs, named
 from ..runtime.platform import kaggle_inputs
 from ..runtime.platform.files import output_folder, write_json, written_whole
@@ -56,7 +57,7 @@ def write_kernel(
     else:
         cfg, pushed = with_pushed_records(cfg)
     sources = dataset_sources(cfg, user, [*pushed, *datasets])
-    folder = output_folder(Path(output), "kernel --output")
+    folder = output_folder(Path(output), "kernel --kernel-dir")
     described = metadata(cfg, accelerator, user, sources, [trained] if inference else [])
     check_not_another_kernel(folder, described["id"])
     for line in paths_kaggle_lacks(cfg):
@@ -118,10 +119,10 @@ def check_not_another_kernel(folder: Path, kernel: str) -> None:
     try:
         other = metadata_id(held)
     except UserError as error:  # a file no notebook of ours wrote, or one a hand broke
-        raise UserError(f"kernel --output {folder}: {error}; or give another folder") from None
+        raise UserError(f"kernel --kernel-dir {folder}: {error}; or give another folder") from None
     if other != kernel:
         raise UserError(
-            f"kernel --output {folder} holds another kernel ({other}, in {held.name}), which "
+            f"kernel --kernel-dir {folder} holds another kernel ({other}, in {held.name}), which "
             f"this one ({kernel}) would replace; give another folder, or remove that one first"
         )
 
@@ -218,9 +219,7 @@ def model_sources(cfg: Config) -> list[str]:
     """The backbone's keras-hub preset on Kaggle Models, attached so that it loads with the
     internet off; its config.json is the architecture, so it is needed with weights none too.
     A preset folder given in Config.weights comes from a dataset instead (dataset_sources)."""
-    from ..runtime.learning import backbones  # Keras: `kernel --help` needs none
-
-    return [backbones.handle(cfg)] if backbones.from_kaggle_models(cfg) else []
+    return [handle(cfg)] if from_kaggle_models(cfg) else []
 
 
 def with_pushed_records(cfg: Config) -> tuple[Config, list[str]]:
@@ -293,8 +292,12 @@ def arguments(parser) -> None:
         metavar="OWNER/SLUG",
         help="a Kaggle dataset to attach (repeatable)",
     )
-    parser.add_argument(
-        "--output", default="", help="folder to write (default: kernel, or kernel-inference)"
+    parser.add_argument(  # --output: its name before; kaggle's actions call it --kernel-dir
+        "--kernel-dir",
+        "--output",
+        dest="output",
+        default="",
+        help="folder to write (default: kernel, or kernel-inference)",
     )
 
 

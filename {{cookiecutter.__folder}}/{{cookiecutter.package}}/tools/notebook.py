@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..runtime.backbone_choices import BACKBONES
+from ..runtime.backbone_choices import BACKBONES, from_kaggle_models
 from ..runtime.config import Config
 from .settings_cell import config_source, other_settings
 
@@ -145,11 +145,9 @@ def runtime_cells() -> list[Cell]:
 def title(
     cfg: Config, accelerator: str, class_names: list[str] | None, inference: bool = False
 ) -> str:
-    from ..runtime.learning import backbones  # Keras: `kernel --help` needs none
-
     name = BACKBONES[cfg.backbone].title
     article = "An" if name[0] in "AEIOU" else "A"
-    weights = " with ImageNet weights" if backbones.from_kaggle_models(cfg) else ""
+    weights = " with ImageNet weights" if from_kaggle_models(cfg) else ""
     classes = f"{cfg.num_classes} classes"
     if class_names:
         shown = ", ".join(class_names[:8]) + (", ..." if len(class_names) > 8 else "")

@@ -31,7 +31,7 @@ import time
 import keras
 import numpy as np
 
-from ..runtime.backbone_choices import BACKBONES
+from ..runtime.backbone_choices import BACKBONES, weights
 from ..runtime.config import Config, UserError
 from ..runtime.data import pipeline, source
 from ..runtime.learning import backbones, efficientnet_padding, plan
@@ -65,7 +65,7 @@ def backbone_for(cfg: Config, precision: str) -> backbones.Backbone:
     """The backbone `train` would load; with --weights none, built from its known
     architecture (no download) where there is one."""
     architecture = BACKBONES[cfg.backbone].architecture
-    if cfg.weights != "none" or architecture is None:
+    if weights(cfg) != "none" or architecture is None:
         return backbones.load(cfg, precision)
     import keras_hub
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import keras
 from keras import layers
 
-from ..backbone_choices import BACKBONES
+from ..backbone_choices import BACKBONES, from_kaggle_models, handle, uses_preset, weights
 from ..config import Config, UserError, first_line, named
 from ..errors import briefly
 from ..platform import kaggle_inputs
@@ -48,21 +48,6 @@ class Backbone:
     source: str  # where it came from, as doctor says it
 
 
-def handle(cfg: Config) -> str:
-    """The backbone's Kaggle Models handle; empty for small-cnn."""
-    return BACKBONES[cfg.backbone].handle
-
-
-def uses_preset(cfg: Config) -> bool:
-    """Whether the backbone comes from a keras-hub preset (its architecture, at least)."""
-    return bool(handle(cfg))
-
-
-def from_kaggle_models(cfg: Config) -> bool:
-    """Whether the preset comes from Kaggle Models (else from the folder in Config.weights)."""
-    return uses_preset(cfg) and cfg.weights in ("imagenet", "none")
-
-
 def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> Backbone:
     """The backbone for cfg.image_size, its variables in `precision` (a dtype policy);
     `with_weights=False` builds the architecture only (trained weights replace them).
@@ -72,7 +57,7 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
     folder, source = preset_folder(cfg)
     import keras_hub
 
-    load_weights = with_weights and cfg.weights != "none"
+    load_weights = with_weights and weights(cfg) != "none"
     size = (cfg.image_size, cfg.image_size, 3)
     patches = BACKBONES[cfg.backbone].patch_size > 1
     shape = {"image_shape": size} if patches else {}  # a transformer's patch grid, resized
@@ -182,11 +167,11 @@ def small_cnn(cfg: Config, with_weights: bool) -> Backbone:
     without `with_weights` (trained weights replace them) it is not read."""
     if not with_weights:
         return small_cnn(dataclasses.replace(cfg, weights="none"), True)
-    if cfg.weights == "imagenet":
+    if weights(cfg) == "imagenet":
         raise UserError(
             f"{named('backbone')} small-cnn has no ImageNet weights; set {named('weights')} none"
         )
-    if cfg.weights != "none" and not os.path.isfile(cfg.weights):
+    if weights(cfg) != "none" and not os.path.isfile(cfg.weights):
         raise UserError(
             f"{named('weights')} {cfg.weights!r} is neither imagenet, none, nor an existing "
             "file; attach the .weights.h5 file (for example as a Kaggle dataset) and give its path"
@@ -200,7 +185,7 @@ def small_cnn(cfg: Config, with_weights: bool) -> Backbone:
         x = layers.Activation("relu")(x)
         x = layers.MaxPooling2D()(x)
     model = keras.Model(inputs, x, name="small_cnn")
-    if with_weights and cfg.weights != "none":
+    if with_weights and weights(cfg) != "none":
         model.load_weights(cfg.weights)
         return Backbone(model, 1 / 255, 0.0, f"weights from {cfg.weights}")
     return Backbone(model, 1 / 255, 0.0, "trained from scratch")

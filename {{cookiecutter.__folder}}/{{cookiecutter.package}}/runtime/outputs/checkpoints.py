@@ -23,6 +23,7 @@ from pathlib import Path
 import keras
 import numpy as np
 
+from ..backbone_choices import uses_preset
 from ..config import Config, UserError, filled, first_line, knobs, named
 from ..learning import backbones, plan
 from ..platform.accelerator import Accelerator
@@ -205,7 +206,7 @@ def load_trained(cfg: Config, found: Accelerator, build_model=None):
     path = Path(check_trained(cfg))
     precision = plan.precision(found, cfg.precision)
     saved = path.with_name(ARCHITECTURE)  # the preset's architecture, saved by the run
-    if backbones.uses_preset(cfg) and (saved / "config.json").is_file():
+    if uses_preset(cfg) and (saved / "config.json").is_file():
         cfg = dataclasses.replace(cfg, weights=str(saved))
     architecture = backbones.load(cfg, precision, with_weights=False)
     keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made

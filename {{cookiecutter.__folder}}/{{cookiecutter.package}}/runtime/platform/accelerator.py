@@ -26,7 +26,7 @@ import functools
 import os
 
 from ..config import Config, UserError, first_line, named
-from . import backend, processes, rehearsal, versions
+from . import backend, processes, rehearsal, startup_logs, versions
 from .paths import output_dir
 
 
@@ -81,7 +81,8 @@ class Accelerator:
 def detect(cfg: Config) -> Accelerator:
     """The accelerator this run uses; prints what it found. Call before anything imports Keras.
     Under JAX, compiled programs are kept in the output folder (Config.compile_cache)."""
-    found = find(cfg)
+    with startup_logs.held_to_level():  # TensorFlow's and XLA's start-up lines
+        found = find(cfg)
     print(describe(found))
     if found.backend == "jax" and cfg.compile_cache:
         print(backend.keep_compiled_programs(output_dir(cfg) / backend.COMPILE_CACHE))

@@ -12,7 +12,7 @@ import glob
 import os
 from pathlib import Path
 
-from ..config import Config, UserError, first_line, given, named
+from ..config import Config, UserError, came_from, first_line, given, named
 from . import kaggle_inputs
 
 # Kaggle mounts a notebook's inputs here, and keeps what a notebook writes here
@@ -30,9 +30,9 @@ def resolve_data_dir(cfg: Config) -> tuple[str, str]:
     attached (in a notebook), else a Kaggle-like input folder here, else data/."""
     if cfg.data_dir.startswith(kaggle_inputs.PREFIX):
         found = kaggle_inputs.find(cfg.data_dir, KAGGLE_INPUT)
-        return found.folder, f"Config.data_dir {cfg.data_dir}, {found.how}"
+        return found.folder, f"{came_from(cfg, 'data_dir')} {cfg.data_dir}, {found.how}"
     if cfg.data_dir:
-        return cfg.data_dir, "Config.data_dir"
+        return cfg.data_dir, came_from(cfg, "data_dir")
     if os.environ.get("DATA_DIR"):
         return os.environ["DATA_DIR"], "$DATA_DIR"
     competition = f"{kaggle_inputs.PREFIX}competitions/{cfg.competition}"

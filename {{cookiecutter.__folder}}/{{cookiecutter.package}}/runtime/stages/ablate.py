@@ -18,6 +18,7 @@ import json
 import statistics
 from pathlib import Path
 
+from ..backbone_choices import weights
 from ..config import Config, UserError, named
 from ..platform.files import written_whole
 from ..platform.paths import output_dir
@@ -56,7 +57,7 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
         "mixup": cfg.mix_probability > 0,
         "cutmix": cfg.mix_probability > 0,
         "stochastic_depth": bool(BACKBONES[cfg.backbone].stochastic_depth),
-        "backbone_learning_rate": cfg.weights != "none",
+        "backbone_learning_rate": weights(cfg) != "none",
     }
     chosen, everything_off = {"default": {}}, {}
     for part, (off, on) in PARTS.items():

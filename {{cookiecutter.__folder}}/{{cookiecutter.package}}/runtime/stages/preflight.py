@@ -15,6 +15,7 @@ found a problem (said already).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -75,6 +76,7 @@ class Preflight:
     command: str
     cfg: Config  # as the command resolved it (source.resolved): checked, never changed here
     found: Accelerator
+    data_dir: Result[str] | None = None  # None: a folder the splits are in is missing
     manifest: Result[dict | None] | None = None
     train: Result[source.Split | None] | None = None  # value None: the split's field is empty
     valid: Result[source.Split | None] | None = None
@@ -232,12 +234,30 @@ def train_runs(p: Preflight) -> list[Config]:
         return [p.cfg]
 
 
-def data_dir(p: Preflight) -> Result:
+def data_dir(p: Preflight) -> Result[str]:
+    """The data folder, which must exist where a split is read from it: one problem that says
+    so, in place of one per file the splits name in it."""
     folder, source = resolve_data_dir(p.cfg)
-    return Result(f"data dir: {folder} (from {source})")
+    local = "://" not in folder and not folder.startswith("tfds:")
+    fields = [field for field, _ in SPLITS.values() if getattr(p.cfg, field)]
+    read_there = [field for field in fields if is_inside(field_path(p.cfg, field), folder)]
+    if local and read_there and not os.path.isdir(folder):
+        raise UserError(
+            f"the data folder {folder} does not exist (from {source}); give the folder that "
+            "holds the competition's files with --data-dir (in a notebook: Config.data_dir), "
+            "or fetch them into data/ with `kaggle download`"
+        )
+    return Result(f"data dir: {folder} (from {source})", folder)
 
 
-def manifest(p: Preflight) -> Result[dict | None]:
+def is_inside(patterns: str, folder: str) -> bool:
+    inside = os.path.abspath(folder) + os.sep
+    return any(os.path.abspath(part).startswith(inside) for part in patterns.split(","))
+
+
+def manifest(p: Preflight) -> Result[dict | None] | None:
+    if p.data_dir is None:
+        return None  # the data folder is missing: said once
     _, found = p.data.resolved(p.cfg)
     return Result(p.data.describe(p.cfg, found) if found else "", found)
 
@@ -376,7 +396,7 @@ EVERY = ("train", "predict", "evaluate", "preview", "doctor")
 CHECKS = (
     Check(config_values, "config", EVERY),
     Check(output, "output", EVERY),
-    Check(data_dir, "data dir", ("doctor",)),
+    Check(data_dir, "data dir", EVERY, keep="data_dir"),
     Check(manifest, "records", EVERY, keep="manifest"),
     Check(values, "values", ("doctor",)),
     Check(split("train"), "train", ("train", "preview", "doctor"), keep="train"),

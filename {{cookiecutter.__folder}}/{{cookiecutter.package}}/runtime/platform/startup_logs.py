@@ -1,0 +1,93 @@
+"""TensorFlow's start-up lines, kept out of sight unless asked for.
+
+TensorFlow and XLA log through absl, and what they log while loading (oneDNN is on, the CPU's
+instructions, "All log messages before absl::InitializeLog() is called are written to STDERR";
+on a GPU machine, plugins registered twice) comes before absl reads any level:
+$TF_CPP_MIN_LOG_LEVEL cannot hide it. So while TensorFlow loads and the accelerator is found,
+what the native libraries write to stderr is caught, then passed on without the lines under the
+level: the user's $TF_CPP_MIN_LOG_LEVEL where set, else warnings and above, less the start-up
+notices every TensorFlow prints (the accelerator line says what was found, in our words).
+Python's own writes go straight to where they went meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import sys
+import tempfile
+
+# absl's line: severity letter (Info, Warning, Error, Fatal), date, time, thread, file:line].
+ABSL_LINE = re.compile(r"([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]+\] ")
+SEVERITY = {"I": 0, "W": 1, "E": 2, "F": 3}
+UNINITIALIZED = "WARNING: All log messages before absl::InitializeLog() is called"
+# The level where the user set none: warnings and above (the start-up lines are notices).
+QUIET = "1"
+# Said at start-up by every TensorFlow on a GPU machine, as errors, and harmless (CUDA's
+# libraries registered by both TensorFlow and XLA; TensorRT, which nothing here uses).
+HARMLESS = re.compile(
+    r"Unable to register cu(DNN|FFT|BLAS) factory|computation placer already registered|"
+    r"TF-TRT Warning: Could not find TensorRT"
+)
+
+
+@contextlib.contextmanager
+def held_to_level():
+    """Run the block with the native libraries' stderr caught; then write what they wrote,
+    less the absl lines (and the lines that continue them) under the level. Where the user
+    set no $TF_CPP_MIN_LOG_LEVEL, it is set to warnings and above for the whole process, and
+    the harmless start-up errors go too. Nothing is caught when the level shows everything."""
+    asked = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
+    if asked is None:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = QUIET
+    level = int(os.environ["TF_CPP_MIN_LOG_LEVEL"] or 0)
+    if level <= 0:
+        yield
+        return
+    python_side = sys.stderr
+    python_side.flush()
+    swapped = writes_to_fd_2(python_side)
+    if swapped:
+        # Python writes to a copy of the real stderr while fd 2 is caught; kept open, since a
+        # logging handler made meanwhile may hold it. (A notebook's or a test's stderr is no
+        # file: it stays as it is.)
+        sys.stderr = os.fdopen(os.dup(2), "w", buffering=1, errors="backslashreplace")
+    real = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(real, 2)
+            os.close(real)
+            sys.stderr = python_side
+            caught.seek(0)
+            native = caught.read().decode(errors="replace")
+            python_side.write(kept(native, level, harmless=HARMLESS if asked is None else None))
+            python_side.flush()
+
+
+def writes_to_fd_2(stream) -> bool:
+    try:
+        return stream.fileno() == 2
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return False
+
+
+def kept(native: str, level: int, harmless: re.Pattern | None = None) -> str:
+    """The lines at or above `level`: an absl line under it goes, with the lines that follow
+    it up to the next absl line (the rest of its message); so does one `harmless` matches."""
+    lines, dropping = [], False
+    for line in native.splitlines(keepends=True):
+        found = ABSL_LINE.match(line)
+        if found:
+            below = SEVERITY[found.group(1)] < level
+            dropping = below or bool(harmless and harmless.search(line))
+        elif line.startswith(UNINITIALIZED):
+            dropping = level >= SEVERITY["W"]
+        if not dropping:
+            lines.append(line)
+    return "".join(lines)
