@@ -14,9 +14,11 @@ Created {ANSWERS["project"]}/ for the Kaggle competition {ANSWERS["competition"]
 
 Next steps:
   cd {ANSWERS["project"]}
-  make demo      # builds a small offline digits competition, trains, writes submission.csv
-  make doctor    # checks the accelerator and the competition data before a long run
-  make train     # trains on the competition data (/kaggle/input/{ANSWERS["competition"]} or DATA_DIR)
-  make help      # every target
+  make demo      # try it offline: a small digits competition, trained and scored on the CPU
+  make kernel    # the Kaggle notebook for a TPU; `make help` lists every target
+
+README.md has the three recipes, a few commands each: try it offline, a classic competition
+trained on Kaggle's TPU, and a code competition (a training notebook on the TPU, and the
+inference notebook Kaggle reruns on the hidden test set).
 """
 )

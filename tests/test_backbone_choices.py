@@ -34,7 +34,7 @@ def test_the_answer_check_knows_each_patch_size_of_the_list():
 
 
 def test_the_projects_readme_tables_each_backbone_as_the_list_does():
-    readme = (PROJECT_TEMPLATE / "README.md").read_text()
+    readme = (PROJECT_TEMPLATE / "docs" / "kaggle.md").read_text()
     section = readme.split("### Backbones", 1)[1].split("\n#", 1)[0]
     rows = re.findall(r"^\| `([a-z0-9][a-z0-9-]*)` \|(.*)\|(.*)\|$", section, re.MULTILINE)
     assert [name for name, _, _ in rows] == list(BACKBONES)

@@ -110,7 +110,7 @@ def test_a_project_name_with_quotes_and_backslashes_stays_text(baker):
 
 def test_the_readme_tree_lists_every_package_module(baker):
     baked = baker()
-    readme = baked.read("README.md")
+    readme = baked.read("docs/layout.md")
     for path in baked.package.rglob("*.py"):
         if path.name != "__init__.py":
             assert re.search(rf"{re.escape(path.name)}\s+<- ", readme), path
@@ -120,4 +120,5 @@ def test_next_steps_are_printed_after_rendering(baker, capfd):
     baker(competition="cassava-leaf-disease-classification")
     out = capfd.readouterr().out
     assert "cd flower-classification" in out and "make demo" in out
-    assert "/kaggle/input/cassava-leaf-disease-classification" in out
+    assert "for the Kaggle competition cassava-leaf-disease-classification" in out
+    assert "a code competition" in out and "README.md has the three recipes" in out

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import fake_data_proxy
+import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -83,6 +84,16 @@ def hidden_test_set(competition_folder: Path, count: int) -> pd.DataFrame:
     return pd.read_csv(sample, dtype=str)
 
 
+def settings_changed(notebook: Path, **values) -> None:
+    """The notebook's settings cell with these values, as a user edits it on Kaggle."""
+    edited = nbformat.read(notebook, as_version=4)
+    (cell,) = [cell for cell in edited.cells if cell.source.startswith("# The settings")]
+    for name, value in values.items():
+        line = next(line for line in cell.source.splitlines() if line.startswith(f"    {name}="))
+        cell.source = cell.source.replace(line, f"    {name}={value!r},")
+    nbformat.write(edited, notebook)
+
+
 def rerun(tmp_path, notebook: Path, root: Path, mounts: dict, proxy) -> pd.DataFrame:
     """Kaggle's scoring rerun of the inference notebook, with the data proxy behaving as
     `proxy` says (fake_data_proxy.py): the submission it wrote. It must ask the proxy nothing."""
@@ -141,6 +152,8 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     metadata = json.loads((training / "kernel-metadata.json").read_text())
     assert metadata["competition_sources"] == [SLUG] and metadata["dataset_sources"] == []
     notebook = alone(training / f"{NAME}.ipynb", tmp_path / "train-run")
+    if not by_kind:  # changed on Kaggle, in the settings cell: inference follows the trained run
+        settings_changed(notebook, backbone="small-cnn", image_size=40, weights="auto")
     log = tmp_path / "train-log.json"
     done = run_on_kaggle(notebook, root, mounts, log)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
@@ -155,7 +168,8 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     public = pd.read_csv(data / "sample_submission.csv", dtype=str)
     written = pd.read_csv(working / "submission.csv", dtype=str)
     assert written["image_id"].tolist() == public["image_id"].tolist()
-    for left in ("model.weights.h5", "model.json", "folds.csv", "backbone/config.json"):
+    preset_architecture = ["backbone/config.json"] if by_kind else []  # small-cnn has none
+    for left in ("model.weights.h5", "model.json", "folds.csv", *preset_architecture):
         assert (working / "fold0" / left).is_file(), left  # what inference needs, and no more
 
     # Kaggle's rerun: the training notebook's output mounted, the hidden test set in place.
@@ -165,6 +179,9 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     flags = ["--inference", "--output", str(tmp_path / "kernel-inference")]
     inference = kernel(tmp_path, *flags, "--output-dir", str(tmp_path / "rerun"))
     notebook = inference / f"{NAME}.ipynb"
+    config_cell = next(c.source for c in nbformat.read(notebook, 4).cells if "CONFIG" in c.source)
+    for field in ("backbone", "image_size", "weights", "epochs", "crop_area", "fold"):
+        assert f"    {field}=" not in config_cell, field  # from the trained run, or training's
     if by_kind:  # a proxy that fails every request, one that never answers, and none
         written = rerun(tmp_path, notebook, root, mounts, "error")
         assert rerun(tmp_path, notebook, root, mounts, "silent").equals(written)

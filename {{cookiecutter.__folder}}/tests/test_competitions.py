@@ -71,8 +71,8 @@ def write_csv(path, header, rows):
 
 
 def readme_commands(section: str) -> list[str]:
-    """The commands of the README's code block under `section`, continuation lines joined."""
-    text = (PROJECT / "README.md").read_text()
+    """The commands of docs/data.md's code block under `section`, continuation lines joined."""
+    text = (PROJECT / "docs" / "data.md").read_text()
     block = text.split(f"## {section}", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
     joined = re.sub(r"\\\n\s*", "", block)
     return [line.split("  #")[0].strip() for line in joined.splitlines() if line.strip()]

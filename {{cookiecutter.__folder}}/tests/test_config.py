@@ -166,7 +166,7 @@ def test_a_value_given_wins_over_the_manifest_even_when_it_equals_the_default(tm
 
 
 def test_a_path_given_is_used_from_where_you_run_and_refused_when_missing(tmp_path, monkeypatch):
-    """The README's --sample-submission data/sample_submission.csv is that file, not one
+    """docs/data.md's --sample-submission data/sample_submission.csv is that file, not one
     inside --data-dir; a path given that does not exist stops the run."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").mkdir()
@@ -181,3 +181,23 @@ def test_a_path_given_is_used_from_where_you_run_and_refused_when_missing(tmp_pa
         load_sample(missing)
     # Left out, it is looked up in the data folder, and may be missing (rows sorted by id).
     assert load_sample(from_flags(parser().parse_args(flags))) is None
+
+
+def test_records_shipped_at_several_sizes_are_read_at_the_image_size(tmp_path):
+    """Kaggle's flowers ship tfrecords-jpeg-192x192 to -512x512: --image-size 192 reads the
+    192 set, 256 the smallest above it, 600 the largest; a pattern the user typed stands."""
+    for size in (192, 331, 512):
+        (tmp_path / f"tfrecords-jpeg-{size}x{size}" / "train").mkdir(parents=True)
+    shipped = "tfrecords-jpeg-512x512/train/*.tfrec"
+
+    def read_at(image_size: int, source: str = "preset flowers") -> str:
+        cfg = Config(
+            data_dir=str(tmp_path), image_size=image_size, train_files=shipped,
+            sources={"data_dir": "flag", "image_size": "flag", "train_files": source},
+        )  # fmt: skip
+        return paths.field_path(cfg, "train_files").removeprefix(f"{tmp_path}/")
+
+    assert read_at(192) == "tfrecords-jpeg-192x192/train/*.tfrec"
+    assert read_at(256) == "tfrecords-jpeg-331x331/train/*.tfrec"
+    assert read_at(600) == "tfrecords-jpeg-512x512/train/*.tfrec"
+    assert read_at(192, source="flag") == shipped  # given: as given

@@ -53,12 +53,13 @@ def test_five_folds_score_out_of_fold_and_their_ensemble_with_flips_submits(
     assert ids(submission) == ids(demo_dir / "sample_submission.csv")  # row for row
 
     # Every fold's model on its own validation records, then all of them: train's out-of-fold.
-    picture = evaluate(dataclasses.replace(run, fold="all"))
+    confusion, predicted = evaluate(dataclasses.replace(run, fold="all"))
     evaluated = capsys.readouterr().out
     for fold in range(5):
         assert f"\nfold {fold} macro_f1: " in evaluated
     assert f"\nvalid macro_f1: {result['out_of_fold']:.4f}\n" in evaluated, evaluated
-    assert picture == tmp_path / "out" / "confusion.png" and picture.exists()
+    assert confusion == tmp_path / "out" / "confusion.png" and confusion.exists()
+    assert predicted == tmp_path / "out" / "predictions.png" and predicted.exists()
 
     # A fold model from an earlier run in more folds is refused, not averaged in.
     written = submission.read_bytes()

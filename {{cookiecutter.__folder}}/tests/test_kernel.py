@@ -32,6 +32,7 @@ COMPETITION = "{{ cookiecutter.competition }}"
 BACKBONE = "efficientnet-b0"  # a keras-hub preset (tests/presets.py makes a small one)
 DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 PICTURES = {"augmented_batch.png", "learning_rate.png", "curves.png", "confusion.png"}
+PICTURES |= {"predictions.png"}  # validation images, with what the model answered
 DATA_STEPS = "runtime/data/steps.py"  # the data cell's module, written by the cell in view
 # A second dense layer in the head, as a competitor would add it in the model cell.
 HEAD = "    x = layers.Dropout(cfg.dropout)(x)\n"
@@ -163,9 +164,12 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     outputs = [output for cell in executed.cells for output in cell.get("outputs", [])]
     assert not [output for output in outputs if output.output_type == "error"]
     pictures = [output for output in outputs if "image/png" in output.get("data", {})]
-    assert len(pictures) == 4  # batch, learning rate, curves, confusion matrix
+    assert len(pictures) == 5  # batch, learning rate, curves, confusion matrix, predictions
     text = "".join(output.get("text", "") for output in outputs)
     assert "problems: none, ready to train" in text and "Epoch 2/2" in text
+    (summary,) = [cell for cell in executed.cells if "built.summary()" in cell.source]
+    layers = "".join(output.get("data", {}).get("text/plain", "") for output in summary.outputs)
+    assert "Total params: " in layers  # the model's layers, in a folded output
     startup = re.search(r"^[IWE]\d{4} |absl::InitializeLog|oneDNN", text, re.MULTILINE)
     assert not startup, text[:3000]  # TensorFlow's start-up lines stay out of the notebook
     cfg = from_preset("demo", {"backbone": BACKBONE, "weights": preset(BACKBONE)})
@@ -178,6 +182,8 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     assert found in text  # doctor says which model it found, and where
     assert "precision    recall  f1-score" in text  # scikit-learn's per-class report
     assert re.search(r"^ +seven +\d", text, re.MULTILINE)  # its rows are the demo's class names
+    said = Image.open(working / "predictions.png").text["Description"]
+    assert "Validation images, predicted (" in said and any(n in said for n in DIGITS), said
     for picture in ("augmented_batch.png", "confusion.png"):  # titles and axes name them too
         said = Image.open(working / picture).text["Description"]
         assert sum(name in said.split(" | ") for name in DIGITS) >= 3, said
@@ -287,7 +293,9 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     folder = kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path))
     metadata, notebook = read(folder)
     shown = [c for c in notebook.cells if not c.metadata.get("_kg_hide-input")]
-    hidden = [c for c in notebook.cells if c.metadata.get("_kg_hide-input")]
+    hidden = [c for c in notebook.cells if c.metadata.get("jupyter", {}).get("source_hidden")]
+    (colab,) = [c for c in notebook.cells if c.metadata.get("_kg_hide-input") and c not in hidden]
+    assert "tensorflow-cpu" in colab.source  # Colab's installs: folded on Kaggle, in view there
     assert shown[0].cell_type == "markdown" and shown[0].source.startswith("# ")
     assert "An EfficientNet-B0 image classifier" in shown[0].source
     settings, config_cell = shown[1].source, shown[2].source
@@ -309,6 +317,7 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
         "## Accelerator",
         "## Model and recipe",
         "## Doctor",
+        "## The model's layers",
         "## Data preview",
         "## Training",
         "## Evaluation",
@@ -322,6 +331,8 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     previews = "preview.augmented_batch(cfg, found, host_augmentations, model_augmentations)"
     assert [s for s in code.values() if previews in s]
     assert [s for s in code.values() if "doctor(cfg, found, host_augmentations=" in s]
+    (summary,) = [c for c in shown if "built.summary()" in c.source]
+    assert summary.metadata["jupyter"]["outputs_hidden"]  # the layers, one click away
     assert {c.source.splitlines()[0] for c in hidden} == {
         "import os",  # the package's folders, for the cells that write its modules
         *(f"%%writefile {PACKAGE}/{path}" for path in runtime_modules()),

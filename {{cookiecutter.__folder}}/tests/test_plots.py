@@ -3,7 +3,12 @@
 import numpy as np
 from PIL import Image
 
-from {{ cookiecutter.package }}.runtime.outputs.plots import augmented_batch, confusion, learning_rate
+from {{ cookiecutter.package }}.runtime.outputs.plots import (
+    augmented_batch,
+    confusion,
+    learning_rate,
+    predictions,
+)
 
 NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven"]
 
@@ -53,6 +58,14 @@ def test_confusion_ticks_are_numbers_without_names(tmp_path):
     truth = predicted = np.array([0, 1, 2, 3])
     shown = description(confusion(truth, predicted, 4, tmp_path / "confusion.png")).split(" | ")
     assert {"0", "1", "2", "3"} <= set(shown)
+
+
+def test_predictions_name_what_the_model_said_and_the_truth_where_it_erred(tmp_path):
+    truth, predicted = np.array([0, 1, 2, 3]), np.array([0, 1, 3, 3])
+    shown = description(predictions(pixels(4), truth, predicted, tmp_path / "p.png", NAMES))
+    titles = shown.split(" | ")
+    assert {"zero", "one", "three (true: two)", "three"} <= set(titles)
+    assert "Validation images, predicted (1 of 4 wrong, in red)" in titles
 
 
 def test_confusion_of_many_classes_names_no_ticks(tmp_path):

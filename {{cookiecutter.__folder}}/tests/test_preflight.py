@@ -426,9 +426,10 @@ def test_a_command_told_to_write_into_a_file_refuses_and_keeps_it(command, tmp_p
     target = tmp_path / "notes.txt"
     target.write_text("keep me\n")
     flags = ["--preset", "demo", "--kaggle-user", "alice"] if command == "kernel" else []
-    assert main([command, *flags, "--output", str(target)]) == 2
+    flag = "--kernel-dir" if command == "kernel" else "--output-dir"
+    assert main([command, *flags, flag, str(target)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {command} --output {target}: {target} is a file, not a folder; give a "
+        f"error: {command} {flag} {target}: {target} is a file, not a folder; give a "
         "folder to write into\n"
     )
     assert target.read_text() == "keep me\n"

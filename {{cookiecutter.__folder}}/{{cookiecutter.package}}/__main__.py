@@ -140,15 +140,8 @@ PREDICTING = ("predict", "doctor", "kernel")
 # predict, no --tta for train); it takes the others too, so that one set of flags serves
 # several commands (`make demo FLAGS=...`).
 READ_ONLY_BY = {
-    **dict.fromkeys(
-        [field.name for field in config.sections()["The recipe"]]
-        + ["dropout", "epochs", "steps_per_epoch", "learning_rate", "warmup_epochs"]
-        + ["bad_records", "shuffle_buffer", "steps_per_execution", "resume", "seed"],
-        TRAINING,
-    ),
-    **dict.fromkeys(
-        ["tta", "submission", "test_files", "test_images", "sample_submission"], PREDICTING
-    ),
+    **dict.fromkeys(config.TRAINING_ONLY, TRAINING),
+    **dict.fromkeys(config.PREDICTION_ONLY, PREDICTING),
     "trained_dir": (*PREDICTING, "evaluate"),
 }
 

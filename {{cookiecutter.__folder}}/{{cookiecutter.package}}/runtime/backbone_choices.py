@@ -22,7 +22,7 @@ class Choice:
     # empty: no preset (small-cnn).
     handle: str
     title: str  # as people write it (the notebook's title)
-    parameters: float | None  # millions, in the backbone alone (the README's table)
+    parameters: float | None  # millions, in the backbone alone (docs/kaggle.md's table)
     # A vision transformer cuts the image into patches: its size must be a multiple of theirs.
     patch_size: int = 1
     # Its keras-hub class and the arguments its preset was built with, so that

@@ -334,6 +334,24 @@ FILE_FIELDS = (
     "train_files", "valid_files", "test_files", "sample_submission", "train_csv", "train_images",
     "test_images",
 )  # fmt: skip
+
+
+def fields_with(*kinds: str) -> tuple[str, ...]:
+    """The fields whose `checkpoint` rule (knob) is one of these (checkpoints.py's rules)."""
+    return tuple(field.name for field in knobs() if field.metadata["checkpoint"] in kinds)
+
+
+# What only training reads: the recipe, its schedule, how it reads the training data. What only
+# prediction reads. The command line offers each where it is read, and the inference notebook
+# shows neither training's nor what it takes from the trained run.
+TRAINING_ONLY = (
+    *[field.name for field in sections()["The recipe"]],
+    "dropout", "epochs", "steps_per_epoch", "learning_rate", "warmup_epochs", "bad_records",
+    "shuffle_buffer", "steps_per_execution", "resume", "seed",
+)  # fmt: skip
+TRAINING_DATA = ("train_files", "valid_files", "train_csv", "train_images", "group_column")
+PREDICTION_ONLY = ("tta", "submission", "test_files", "test_images", "sample_submission")
+
 # Fields that name features of the records, and columns of the submission: each its own.
 FEATURE_FIELDS = ("image_key", "label_key", "id_key")
 COLUMN_FIELDS = ("id_column", "label_column")

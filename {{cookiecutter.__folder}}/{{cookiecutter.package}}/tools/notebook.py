@@ -53,6 +53,8 @@ def one_line_errors(kind, error, traceback, python_hook=sys.excepthook):
 
 sys.excepthook = one_line_errors"""
 HIDDEN = {"jupyter": {"source_hidden": True}, "_kg_hide-input": True, "_kg_hide-output": True}
+ON_KAGGLE_HIDDEN = {"_kg_hide-input": True, "_kg_hide-output": True}  # Kaggle reads these only
+OUTPUT_FOLDED = {"jupyter": {"outputs_hidden": True}, "collapsed": True, "_kg_hide-output": True}
 WHERE = {"tpu": "a TPU v5e-8", "gpu": "two T4 GPUs", "cpu": "the CPU"}
 
 
@@ -62,6 +64,8 @@ class Cell:
     source: str
     path: str = ""  # for "module": where the cell writes it
     hidden: bool = False  # folded away (the runtime), or in view
+    kaggle_hidden: bool = False  # folded away on Kaggle only (Colab's installs)
+    output_folded: bool = False  # its source in view, its output one click away
 
 
 def cells(
@@ -73,10 +77,14 @@ def cells(
     made = [Cell("markdown", title(cfg, accelerator, class_names, inference))]
     for name, cell in visible_cells():
         if name == "settings":
-            made.append(Cell("markdown", "## Settings\n\n" + other_settings(cfg)))
-            made.append(Cell("code", config_source(cfg, accelerator)))
+            made.append(Cell("markdown", "## Settings\n\n" + other_settings(cfg, inference)))
+            made.append(Cell("code", config_source(cfg, accelerator, inference)))
         elif name == "runtime":
             made += runtime_cells()
+        elif name == "colab":
+            made.append(dataclasses.replace(cell, kaggle_hidden=True))
+        elif name == "summary":
+            made += [] if inference else [dataclasses.replace(cell, output_folded=True)]
         elif name in ("", notebook):
             made.append(with_file(cell))
         elif name not in ("training", "inference"):
@@ -159,10 +167,11 @@ def title(
     if inference:
         return (
             f"# {TITLE} inference\n\n"
-            f"Predicts the test images of {competition} with the {name} the training "
-            f"notebook trained (its output, `{cfg.trained_dir}`), on {WHERE[accelerator]}, "
-            "and writes `submission.csv`. Submit this notebook: Kaggle reruns it with the "
-            "hidden test set in place of the public one.\n\n"
+            f"Predicts the test images of {competition} with the model the training notebook "
+            f"trained (its output, `{cfg.trained_dir}`: the backbone, image size and classes "
+            f"come from the run's `model.json`), on {WHERE[accelerator]}, and writes "
+            "`submission.csv`. Submit this notebook: Kaggle reruns it with the hidden test set "
+            "in place of the public one.\n\n"
             "**Run all.** It trains nothing, installs nothing and needs no internet."
         )
     return (
@@ -184,7 +193,9 @@ def as_notebook(cells: list[Cell]) -> nbformat.NotebookNode:
             made.append(nbformat.v4.new_markdown_cell(cell.source))
             continue
         source = f"%%writefile {cell.path}\n{cell.source}" if cell.kind == "module" else cell.source
-        made.append(nbformat.v4.new_code_cell(source, metadata=dict(HIDDEN) if cell.hidden else {}))
+        folded = HIDDEN if cell.hidden else ON_KAGGLE_HIDDEN if cell.kaggle_hidden else {}
+        folded = OUTPUT_FOLDED if cell.output_folded else folded
+        made.append(nbformat.v4.new_code_cell(source, metadata=dict(folded)))
     notebook = nbformat.v4.new_notebook(cells=made)
     notebook.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},

@@ -6,6 +6,8 @@ notebook.py puts the notebook's title first, and more by a cell's title (the wor
 - `settings`: the settings table and the config cell (settings_cell.py); this file's
   stand-in gives Config's defaults.
 - `runtime`: the hidden cells that write the package's runtime beside the notebook.
+- `colab`: a cell for Colab only, folded away on Kaggle, where it does nothing.
+- `summary`: a cell of the training notebook whose output is folded (the model's layers).
 - `training`, `inference`: a cell of that notebook only (`kernel --inference`); the rest are
   in both.
 And a cell whose first line is `# %%writefile PATH` or `# %load PATH` (IPython's magics, as
@@ -31,7 +33,7 @@ ACCELERATOR = ""
 # backbone (Colab has internet; Kaggle has everything already, so nothing is ever installed
 # there).
 
-# %%
+# %% colab
 import importlib.util
 import subprocess
 import sys
@@ -90,11 +92,18 @@ from {{ cookiecutter.package }}.runtime.data import steps
 # steps as the cell above writes them now, not as they were first imported.
 importlib.reload(steps)
 
-# %% [markdown]
+# %% training [markdown]
 # ## Model and recipe
 #
 # A pretrained backbone and a head, the augmentations, the loss, the optimizer and the
 # learning-rate schedule: what you edit in this cell is what trains, previews and predicts.
+
+# %% inference [markdown]
+# ## Model
+#
+# The model the trained run is rebuilt with: its backbone, image size and classes come from
+# the run's `model.json`, its weights from `model.weights.h5`. Edit it as the training
+# notebook's model cell was edited, or the trained weights will not fit.
 
 # %%
 # %load {{ cookiecutter.package }}/runtime/learning/model.py
@@ -116,6 +125,19 @@ from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 
 if doctor(cfg, found, host_augmentations=host_augmentations):
     raise UserError("fix the problems above, then run the notebook again")
+
+# %% training [markdown]
+# ## The model's layers
+#
+# The model the model cell builds, layer by layer (folded: open the output to read it).
+
+# %% summary
+from {{ cookiecutter.package }}.runtime.learning import backbones
+
+with found.scope():
+    built = build_model(cfg, backbones.load(cfg), found.image_dtype)
+built.summary()
+del built  # train builds its own
 
 # %% training [markdown]
 # ## Data preview
@@ -148,8 +170,8 @@ for run in runs(cfg):
 # %% training [markdown]
 # ## Evaluation
 #
-# Per-class scores on the validation records, and where the model confuses one class with
-# another.
+# Per-class scores on the validation records, where the model confuses one class with
+# another, and validation images with the class it answered (the true one in red where wrong).
 
 # %% training
 from {{ cookiecutter.package }}.runtime.stages.evaluate import evaluate

@@ -6,20 +6,36 @@ from __future__ import annotations
 
 import json
 
-from ..runtime.config import FILE_FIELDS, Config, given, sections
+from ..runtime.config import (
+    FILE_FIELDS,
+    TRAINING_DATA,
+    TRAINING_ONLY,
+    Config,
+    fields_with,
+    given,
+    sections,
+)
 from ..runtime.platform.paths import field_path
 
 
-def shown_fields(cfg: Config) -> set[str]:
+def shown_fields(cfg: Config, inference: bool = False) -> set[str]:
     """The config cell's fields: those tuned most, and every value this notebook was made
-    with that is not a default."""
+    with that is not a default; of what `settings` offers."""
     defaults = Config()
     return {
         field.name
-        for fields in sections().values()
-        for field in fields
+        for field in settings(inference)
         if field.metadata["tuned"] or value(cfg, field.name) != getattr(defaults, field.name)
     }
+
+
+def settings(inference: bool = False) -> list:
+    """The fields the notebook offers. The inference notebook leaves out what only training
+    reads, and what predict takes from the trained run (the model, the classes): a value
+    there would count as given, and refuse a run trained with another."""
+    left_out = (*TRAINING_ONLY, *TRAINING_DATA, *fields_with("trained", "model"), "fold", "folds")
+    fields = [field for fields in sections().values() for field in fields]
+    return [field for field in fields if not inference or field.name not in left_out]
 
 
 def value(cfg: Config, name: str):
@@ -31,9 +47,9 @@ def value(cfg: Config, name: str):
     return getattr(cfg, name)
 
 
-def config_source(cfg: Config, accelerator: str) -> str:
+def config_source(cfg: Config, accelerator: str, inference: bool = False) -> str:
     """The config cell: the fields tuned most and the values given, by Config's sections."""
-    shown = shown_fields(cfg)
+    shown = shown_fields(cfg, inference)
     lines = [
         "# The settings of this run, by Config's sections: those tuned most, and every value",
         "# the notebook was made with. Every other field is listed above, with its default:",
@@ -58,12 +74,13 @@ def config_source(cfg: Config, accelerator: str) -> str:
     )
 
 
-def other_settings(cfg: Config) -> str:
+def other_settings(cfg: Config, inference: bool = False) -> str:
     """Every field the config cell leaves out, with its default, one click away."""
-    shown = shown_fields(cfg)
+    shown = shown_fields(cfg, inference)
+    offered = {field.name for field in settings(inference)}
     rows = []
     for title_, fields in sections().items():
-        rest = [field for field in fields if field.name not in shown]
+        rest = [field for field in fields if field.name in offered and field.name not in shown]
         if rest:
             rows.append(f"| **{title_}** | | |")
         rows += [

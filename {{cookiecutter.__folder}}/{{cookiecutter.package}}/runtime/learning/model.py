@@ -3,7 +3,7 @@ augmentations, the loss, the optimizer and the learning-rate schedule, top to bo
 
 The model takes images in 0..255 (uint8, or bfloat16 on TPUs under TensorFlow). Each part of
 the recipe is a Config field (its section "The recipe"), and `ablate` measures what each buys
-on your data. Augmentation runs where it costs least (the README gives the costs):
+on your data. Augmentation runs where it costs least (docs/recipe.md gives the costs):
 - on the host, in tf.data, on each training batch: what needs the labels (MixUp and CutMix
   mix two images and their labels) and RandAugment (its ops are per image and branchy);
 - in the model, on the accelerator, while training only: the random crop and flip

@@ -24,12 +24,11 @@ import keras
 import numpy as np
 
 from ..backbone_choices import uses_preset
-from ..config import Config, UserError, filled, first_line, knobs, named
+from ..config import Config, UserError, fields_with, filled, first_line, named
 from ..learning import backbones, plan
 from ..platform.accelerator import Accelerator
 from ..platform.files import NO_ROOM, disk_full, write_json, written_whole
 from ..platform.paths import output_path, trained_dir
-
 
 # What a run records of its config (checkpoint.json's made_by, model.json), and what resuming
 # and predicting do with each field, by the field's `checkpoint` (config.knob):
@@ -42,10 +41,6 @@ from ..platform.paths import output_path, trained_dir
 #   have been made for it.
 # The plan's global batch (it depends on the replicas) is recorded beside them, and must match
 # too; its steps per epoch (they depend on the records) are recorded for the field's 0.
-def fields_with(*kinds: str) -> tuple[str, ...]:
-    return tuple(field.name for field in knobs() if field.metadata["checkpoint"] in kinds)
-
-
 RECORDED = fields_with("recorded", "trained", "data", "model")
 MUST_MATCH = (*fields_with("data", "model"), "global_batch")
 FROM_TRAINED = fields_with("trained", "model")

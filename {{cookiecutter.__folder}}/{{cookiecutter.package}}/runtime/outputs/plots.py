@@ -71,8 +71,12 @@ def tick_labels(axis: Axis) -> list[str]:
     ]
 
 
-def show(path: Path | None) -> None:
+def show(path: Path | list[Path] | None) -> None:
     if path is None:  # a picture that does not apply (a confusion matrix, multi-label)
+        return
+    if isinstance(path, list):
+        for one in path:
+            show(one)
         return
     if "ipykernel" in sys.modules:  # a notebook: the picture itself
         from IPython.display import Image, display
@@ -128,6 +132,31 @@ def augmented_batch(
         axes.set_title(textwrap.fill(label_title(label, names, shares), 24), fontsize=10)
         axes.axis("off")
     figure.suptitle("An augmented training batch")
+    return save(figure, path)
+
+
+def predictions(
+    images: np.ndarray,
+    labels: np.ndarray,
+    predicted: np.ndarray,
+    path: Path,
+    names: Sequence[str] | None = None,
+) -> Path:
+    """Validation images titled with the class predicted and, where it is wrong, the true
+    one in red: where the model errs, at a glance."""
+    columns = min(len(images), 8)
+    rows = -(-len(images) // columns)
+    figure = Figure(figsize=(2 * columns, 2.4 * rows), layout="constrained")
+    for index, (image, label, guess) in enumerate(zip(images, labels, predicted, strict=True)):
+        axes = figure.add_subplot(rows, columns, index + 1)
+        axes.imshow(image)
+        right = int(guess) == int(label)
+        title = class_name(int(guess), names)
+        title += "" if right else f" (true: {class_name(int(label), names)})"
+        axes.set_title(textwrap.fill(title, 24), fontsize=10, color="black" if right else "red")
+        axes.axis("off")
+    wrong = int(np.sum(np.asarray(predicted) != np.asarray(labels)))
+    figure.suptitle(f"Validation images, predicted ({wrong} of {len(images)} wrong, in red)")
     return save(figure, path)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 from pathlib import Path
 
 from ..config import Config, UserError, came_from, first_line, given, named
@@ -73,11 +74,37 @@ def field_path(cfg: Config, name: str) -> str:
     if value.startswith(kaggle_inputs.PREFIX):  # an attached input: where Kaggle mounts it
         return local(value)
     if not given(cfg, name, typed=True):
-        return data_path(cfg, value)
+        return data_path(cfg, at_image_size(cfg, value))
     there = in_data_folder(cfg, value)
     if there and not matches(value) and matches(there):
         return there
     return value
+
+
+# A folder named by the size of the images it holds, as competitions that ship several sizes
+# name them (Kaggle's flowers: tfrecords-jpeg-192x192, -224x224, -331x331 and -512x512).
+SIZED_FOLDER = re.compile(r"^(?P<stem>.*-)(?P<size>\d+)x(?P=size)$")
+
+
+def at_image_size(cfg: Config, pattern: str) -> str:
+    """A default pattern in a folder named by its images' size, moved to the folder of the
+    smallest size the data folder holds at or above Config.image_size (the largest, if none
+    is): the pipeline then decodes and resizes the least. Others stand as they are."""
+    first, _, rest = pattern.partition("/")
+    named = SIZED_FOLDER.match(first)
+    folder = resolve_data_dir(cfg)[0]
+    if not named or not rest or not os.path.isdir(folder):
+        return pattern
+    stem = named["stem"]
+    sizes = []
+    for path in glob.glob(os.path.join(glob.escape(folder), glob.escape(stem) + "*")):
+        there = SIZED_FOLDER.match(os.path.basename(path))
+        if there and there["stem"] == stem and os.path.isdir(path):
+            sizes.append(int(there["size"]))
+    if not sizes:
+        return pattern
+    size = min([s for s in sizes if s >= cfg.image_size] or [max(sizes)])
+    return f"{stem}{size}x{size}/{rest}"
 
 
 def in_data_folder(cfg: Config, pattern: str) -> str:

@@ -28,11 +28,13 @@ class Validated:
     labels: np.ndarray
     probabilities: np.ndarray
     predicted: np.ndarray  # the class of each record, or each class's yes or no (multi-label)
+    images: np.ndarray  # the first few, as read (uint8), for the picture of predictions
 
 
-def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) -> Path | None:
+def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) -> list[Path]:
     """Print scikit-learn's per-class report (with the class names) and the competition
-    metric; returns the path of the confusion matrix picture (none for multi-label).
+    metric; returns the paths of its pictures: the confusion matrix and a grid of validation
+    images with their predicted and true classes (neither for multi-label).
     `build_model` makes the model the weights were trained on (model.py's by default)."""
     found = found or accelerator.detect(cfg)
     if folds.count(cfg) > 1 and cfg.fold == "all":
@@ -43,7 +45,10 @@ def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) ->
     return report(cfg, validated, output_path(cfg, "confusion.png"))
 
 
-def every_fold(cfg: Config, found: Accelerator, build_model) -> Path | None:
+PICTURED = 16  # validation images in the picture of predictions
+
+
+def every_fold(cfg: Config, found: Accelerator, build_model) -> list[Path]:
     """Each fold's model on its own validation records, its score said, then the report of
     all of them together (every training record once): the out-of-fold score."""
     answers = []
@@ -55,6 +60,7 @@ def every_fold(cfg: Config, found: Accelerator, build_model) -> Path | None:
         np.concatenate([validated.labels for validated in answers]),
         np.concatenate([validated.probabilities for validated in answers]),
         np.concatenate([validated.predicted for validated in answers]),
+        answers[0].images,  # the first fold's, first in the pooled rows too
     )
     print(f"out-of-fold: the {len(answers)} fold models, each on its own validation records")
     return report(run, pooled, output_path(cfg, "confusion.png"))
@@ -75,11 +81,13 @@ def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Vali
     with found.scope():
         net = checkpoints.load_trained(cfg, found, build_model)
         probabilities, (labels,) = predict_probabilities(net, batches)
+    first = np.asarray(next(iter(batches))[0][: min(PICTURED, len(labels))], np.float32)
+    images = np.clip(np.round(first), 0, 255).astype(np.uint8)  # in the order predicted
     if cfg.multi_label:  # each class's yes or no, at its threshold
         predicted = thresholds.applied(probabilities, checked.trained.value.thresholds)
     else:
         predicted = probabilities.argmax(-1)
-    return cfg, Validated(labels, probabilities, predicted)
+    return cfg, Validated(labels, probabilities, predicted, images)
 
 
 def score(cfg: Config, validated: Validated) -> float:
@@ -89,8 +97,9 @@ def score(cfg: Config, validated: Validated) -> float:
     return scoring.score_labels(validated.labels, validated.predicted, cfg.metric)
 
 
-def report(cfg: Config, validated: Validated, picture: Path) -> Path | None:
-    """Print the per-class report and the metric; draw the confusion matrix into `picture`."""
+def report(cfg: Config, validated: Validated, picture: Path) -> list[Path]:
+    """Print the per-class report and the metric; draw the confusion matrix into `picture`,
+    and the first validation images with what the model answered beside it."""
     names = class_names(cfg) or [str(n) for n in range(cfg.num_classes)]
     print(
         classification_report(
@@ -100,14 +109,20 @@ def report(cfg: Config, validated: Validated, picture: Path) -> Path | None:
     )  # fmt: skip
     print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {score(cfg, validated):.4f}")
     if cfg.multi_label:  # one matrix of classes against classes means nothing here
-        return None
-    return plots.confusion(
-        validated.labels, validated.predicted, cfg.num_classes, picture, class_names(cfg)
-    )
+        return []
+    shown = len(validated.images)
+    return [
+        plots.confusion(
+            validated.labels, validated.predicted, cfg.num_classes, picture, class_names(cfg)
+        ),
+        plots.predictions(
+            validated.images, validated.labels[:shown], validated.predicted[:shown],
+            picture.with_name("predictions.png"), class_names(cfg),
+        ),
+    ]  # fmt: skip
 
 
 def command(args, cfg: Config, found=None) -> int:
-    picture = evaluate(cfg, found)
-    if picture:
+    for picture in evaluate(cfg, found):
         print(f"picture: {picture}")
     return 0
