@@ -179,8 +179,10 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     flags = ["--inference", "--output", str(tmp_path / "kernel-inference")]
     inference = kernel(tmp_path, *flags, "--output-dir", str(tmp_path / "rerun"))
     notebook = inference / f"{NAME}.ipynb"
-    config_cell = next(c.source for c in nbformat.read(notebook, 4).cells if "CONFIG" in c.source)
-    for field in ("backbone", "image_size", "weights", "epochs", "crop_area", "fold"):
+    cells = nbformat.read(notebook, as_version=4).cells
+    (config_cell,) = [c.source for c in cells if c.source.startswith("# The settings")]
+    assert "    trained_dir=" in config_cell and "    tta=" in config_cell  # what it reads
+    for field in ("backbone", "image_size", "weights", "epochs", "crop_area", "fold", "folds"):
         assert f"    {field}=" not in config_cell, field  # from the trained run, or training's
     if by_kind:  # a proxy that fails every request, one that never answers, and none
         written = rerun(tmp_path, notebook, root, mounts, "error")

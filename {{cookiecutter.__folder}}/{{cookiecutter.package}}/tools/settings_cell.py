@@ -31,9 +31,11 @@ def shown_fields(cfg: Config, inference: bool = False) -> set[str]:
 
 def settings(inference: bool = False) -> list:
     """The fields the notebook offers. The inference notebook leaves out what only training
-    reads, and what predict takes from the trained run (the model, the classes): a value
-    there would count as given, and refuse a run trained with another."""
-    left_out = (*TRAINING_ONLY, *TRAINING_DATA, *fields_with("trained", "model"), "fold", "folds")
+    reads, and what predict takes from the trained run (the model, the classes, and the
+    weights: its own): a value there would count as given, and refuse a run trained with
+    another."""
+    from_the_run = (*fields_with("trained", "model"), "weights")
+    left_out = (*TRAINING_ONLY, *TRAINING_DATA, *from_the_run, "fold", "folds")
     fields = [field for fields in sections().values() for field in fields]
     return [field for field in fields if not inference or field.name not in left_out]
 
