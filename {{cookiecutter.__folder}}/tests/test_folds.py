@@ -5,6 +5,7 @@ import csv
 import dataclasses
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -51,6 +52,14 @@ def test_five_folds_score_out_of_fold_and_their_ensemble_with_flips_submits(
     assert "averaged 5 fold models, with flips: " in averaged
     assert all(f"fold{fold}/model.weights.h5" in averaged for fold in range(5))
     assert ids(submission) == ids(demo_dir / "sample_submission.csv")  # row for row
+    # What a blend reads: each class's probability, averaged over folds and flips as submitted.
+    kept = pd.read_csv(submission.with_name("test_probabilities.csv"), dtype={"id": str})
+    assert kept["id"].tolist() == ids(demo_dir / "sample_submission.csv")
+    columns = oof.columns[-10:].tolist()  # the class columns out-of-fold has, in class order
+    assert columns[0] in ("p0", "p_zero") and kept.columns.tolist() == ["id", *columns]
+    assert np.allclose(kept[columns].sum(axis=1), 1, atol=1e-4)
+    labels = pd.read_csv(submission, dtype={"id": str})["label"].astype(int)
+    assert (kept[columns].to_numpy().argmax(1) == labels).all()  # the labels submitted
 
     # Every fold's model on its own validation records, then all of them: train's out-of-fold.
     confusion, predicted = evaluate(dataclasses.replace(run, fold="all"))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, UserError, first_line, given, named
+from ..config import Config, UserError, class_names, first_line, given, named
 from ..data import tables
 from ..platform.files import IMAGE_SUFFIXES, MANIFEST, written_whole
 from ..platform.paths import field_path, reaching
@@ -187,19 +187,36 @@ def arrange(
     """The rows to submit: in the sample's rows and columns (sorted by id without a sample),
     every id exactly once, spelt as the sample spells it."""
     check_ids(ids, sample, shape.id_column)
+    return in_sample_order(ids, predicted, sample, shape.id_column)[shape.order]
+
+
+def in_sample_order(
+    ids: list[str], values: pd.DataFrame, sample: pd.DataFrame | None, id_column: str
+) -> pd.DataFrame:
+    """`values`, a row per id, with the ids spelt as the sample spells them, in its order
+    (sorted by id without a sample)."""
     rows = pd.concat(
-        [
-            pd.DataFrame({shape.id_column: as_sample_spells(ids, sample, shape.id_column)}),
-            predicted,
-        ],
-        axis=1,
+        [pd.DataFrame({id_column: as_sample_spells(ids, sample, id_column)}), values], axis=1
     )
     if sample is None:
-        return rows.sort_values(shape.id_column, ignore_index=True)
-    rows = sample[[shape.id_column]].merge(
-        rows, on=shape.id_column, how="left", validate="one_to_one"
-    )
-    return rows[shape.order]
+        return rows.sort_values(id_column, ignore_index=True)
+    return sample[[id_column]].merge(rows, on=id_column, how="left", validate="one_to_one")
+
+
+def probability_columns(cfg: Config) -> list[str]:
+    """A column per class for its probability: p_<name>, or p<number> without names."""
+    names = class_names(cfg)
+    return [f"p_{name}" for name in names] if names else [f"p{n}" for n in range(cfg.num_classes)]
+
+
+def probabilities_table(
+    cfg: Config, ids: list[str], probabilities, sample: pd.DataFrame | None, shape: Shape
+) -> pd.DataFrame:
+    """Each class's probability for each id, in submission.csv's rows and id spelling: what
+    the model said before the submission's shape made labels of it (a blend of runs reads
+    these)."""
+    values = pd.DataFrame(probabilities, columns=probability_columns(cfg))
+    return in_sample_order(ids, values, sample, shape.id_column)
 
 
 def write(path: Path, rows: pd.DataFrame) -> None:

@@ -17,6 +17,7 @@ import pandas as pd
 from ..config import Config, UserError, class_names
 from ..learning import scoring
 from ..learning.thresholds import applied
+from ..outputs.submission import probability_columns
 from ..platform.files import written_whole
 from ..platform.paths import output_dir, output_path, trained_dir
 
@@ -104,9 +105,7 @@ def write_predictions(
             table[f"{column}_name"] = [
                 " ".join(names[int(n)] for n in value.split()) for value in table[column]
             ]
-    columns = (
-        [f"p_{name}" for name in names] if names else [f"p{n}" for n in range(cfg.num_classes)]
-    )
+    columns = probability_columns(cfg)
     table = pd.concat([table, pd.DataFrame(probabilities, columns=columns)], axis=1)
     with written_whole(output_path(cfg, "valid.csv")) as temporary:
         table.to_csv(temporary, index=False)

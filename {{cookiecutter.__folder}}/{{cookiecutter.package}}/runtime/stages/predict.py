@@ -82,6 +82,10 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     path = output_path(cfg, "submission.csv")
     submission.write(path, rows)
     print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)})")
+    kept = output_path(cfg, "test_probabilities.csv")
+    keys = [key.decode() for key in ids]
+    submission.write(kept, submission.probabilities_table(cfg, keys, averaged, sample, shape))
+    print(f"and each class's probability, averaged as submitted, to {kept}")
     return path
 
 
