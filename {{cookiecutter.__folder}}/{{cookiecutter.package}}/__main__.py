@@ -132,8 +132,9 @@ class Parser(argparse.ArgumentParser):
 
 # Commands that train, or look at what training would do (doctor checks every field; kernel
 # writes every one into the notebook).
-TRAINING = ("train", "preview", "ablate", "doctor", "kernel", "bench-input", "bench-train")
-TRAINING += ("bench-compile",)
+TRAINING = (
+    "train", "preview", "ablate", "doctor", "kernel", "bench-input", "bench-train", "bench-compile",
+)  # fmt: skip
 PREDICTING = ("predict", "doctor", "kernel")
 # Fields only some commands read, by the commands that read them; every other field, every
 # command that takes settings. A command's --help offers what it reads (no --epochs for

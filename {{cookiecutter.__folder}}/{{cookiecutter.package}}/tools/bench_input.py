@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtime.config import FIELDS, Config, UserError, named
+from ..runtime.learning import recipe
 from ..runtime.platform.paths import data_path, field_path, output_path
 
 if TYPE_CHECKING:
@@ -90,6 +91,8 @@ def pipelines(files: list[str], cfg: Config, batch: int) -> dict:
 
     from ..runtime.data import pipeline, steps
 
+    host_augmentations = recipe("host_augmentations")  # model.py's, as train runs them
+
     auto = tf.data.AUTOTUNE
 
     spec = {cfg.image_key: tf.io.FixedLenFeature([], tf.string)}
@@ -127,16 +130,11 @@ def pipelines(files: list[str], cfg: Config, batch: int) -> dict:
     return {
         "DN": decode_only,
         "DA": decode_and_host_steps,
-        "OURS": lambda: pipeline.for_training(files, cfg, batch, augmentations=recipe(cfg)),
+        "OURS": lambda: pipeline.for_training(
+            files, cfg, batch, augmentations=host_augmentations(cfg)
+        ),
         "B1": textbook,
     }
-
-
-def recipe(cfg: Config) -> list:
-    """The host augmentations train runs (model.py's)."""
-    from ..runtime.learning import model
-
-    return model.host_augmentations(cfg)
 
 
 def images_per_second(make, batches: int, batch: int) -> float:
@@ -277,6 +275,8 @@ def file_pipelines(paths: list[str], cfg: Config, record_files, records_cfg, bat
 
     from ..runtime.data import pipeline, steps
 
+    host_augmentations = recipe("host_augmentations")  # model.py's, as train runs them
+
     auto = tf.data.AUTOTUNE
 
     unordered = tf.data.Options()
@@ -297,10 +297,12 @@ def file_pipelines(paths: list[str], cfg: Config, record_files, records_cfg, bat
 
     return {
         "DN": lambda: alone(tf.data.Dataset.from_tensor_slices(paths), tf.io.read_file),
-        "OURS": lambda: pipeline.for_training(paths, cfg, batch, augmentations=recipe(cfg)),
+        "OURS": lambda: pipeline.for_training(
+            paths, cfg, batch, augmentations=host_augmentations(cfg)
+        ),
         "DN-REC": records_alone,
         "OURS-REC": lambda: pipeline.for_training(
-            record_files, records_cfg, batch, augmentations=recipe(records_cfg)
+            record_files, records_cfg, batch, augmentations=host_augmentations(records_cfg)
         ),
     }
 

@@ -52,6 +52,7 @@ def one_line_errors(kind, error, traceback, python_hook=sys.excepthook):
 
 
 sys.excepthook = one_line_errors"""
+# How a cell is folded, as its metadata says it to Jupyter and to Kaggle.
 HIDDEN = {"jupyter": {"source_hidden": True}, "_kg_hide-input": True, "_kg_hide-output": True}
 ON_KAGGLE_HIDDEN = {"_kg_hide-input": True, "_kg_hide-output": True}  # Kaggle reads these only
 OUTPUT_FOLDED = {"jupyter": {"outputs_hidden": True}, "collapsed": True, "_kg_hide-output": True}
@@ -63,9 +64,9 @@ class Cell:
     kind: str  # "markdown", "code" or "module" (a file of the package, written by the cell)
     source: str
     path: str = ""  # for "module": where the cell writes it
-    hidden: bool = False  # folded away (the runtime), or in view
-    kaggle_hidden: bool = False  # folded away on Kaggle only (Colab's installs)
-    output_folded: bool = False  # its source in view, its output one click away
+    # In view, or folded: HIDDEN (the runtime), ON_KAGGLE_HIDDEN (Colab's installs),
+    # OUTPUT_FOLDED (its source in view, its output one click away).
+    folded: dict | None = None
 
 
 def cells(
@@ -82,9 +83,9 @@ def cells(
         elif name == "runtime":
             made += runtime_cells()
         elif name == "colab":
-            made.append(dataclasses.replace(cell, kaggle_hidden=True))
+            made.append(dataclasses.replace(cell, folded=ON_KAGGLE_HIDDEN))
         elif name == "summary":
-            made += [] if inference else [dataclasses.replace(cell, output_folded=True)]
+            made += [] if inference else [dataclasses.replace(cell, folded=OUTPUT_FOLDED)]
         elif name in ("", notebook):
             made.append(with_file(cell))
         elif name not in ("training", "inference"):
@@ -141,10 +142,10 @@ def runtime_cells() -> list[Cell]:
         Cell(
             "code",
             f"import os\n\nfor folder in {folders!r}:\n    os.makedirs(folder, exist_ok=True)",
-            hidden=True,
+            folded=HIDDEN,
         ),
         *[
-            Cell("module", (PACKAGE / path).read_text(), f"{package}/{path}", hidden=True)
+            Cell("module", (PACKAGE / path).read_text(), f"{package}/{path}", folded=HIDDEN)
             for path in runtime_modules()
         ],
     ]
@@ -193,9 +194,7 @@ def as_notebook(cells: list[Cell]) -> nbformat.NotebookNode:
             made.append(nbformat.v4.new_markdown_cell(cell.source))
             continue
         source = f"%%writefile {cell.path}\n{cell.source}" if cell.kind == "module" else cell.source
-        folded = HIDDEN if cell.hidden else ON_KAGGLE_HIDDEN if cell.kaggle_hidden else {}
-        folded = OUTPUT_FOLDED if cell.output_folded else folded
-        made.append(nbformat.v4.new_code_cell(source, metadata=dict(folded)))
+        made.append(nbformat.v4.new_code_cell(source, metadata=dict(cell.folded or {})))
     notebook = nbformat.v4.new_notebook(cells=made)
     notebook.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},

@@ -121,6 +121,7 @@ def augmented_batch(
     with their class names (`names[n]` for class n) or numbers. `labels` holds one class per
     image, or one multi-hot row per image: then the title lists every class set; with
     `shares`, rows of one image's classes, mixed: then each class with its share."""
+    images = as_pixels(images)
     columns = min(len(images), 8)
     rows = -(-len(images) // columns)
     # Constrained layout leaves room for titles that wrap onto a second line.
@@ -144,6 +145,7 @@ def predictions(
 ) -> Path:
     """Validation images titled with the class predicted and, where it is wrong, the true
     one in red: where the model errs, at a glance."""
+    images = as_pixels(images)
     columns = min(len(images), 8)
     rows = -(-len(images) // columns)
     figure = Figure(figsize=(2 * columns, 2.4 * rows), layout="constrained")
@@ -158,6 +160,11 @@ def predictions(
     wrong = int(np.sum(np.asarray(predicted) != np.asarray(labels)))
     figure.suptitle(f"Validation images, predicted ({wrong} of {len(images)} wrong, in red)")
     return save(figure, path)
+
+
+def as_pixels(images) -> np.ndarray:
+    """Images in 0..255, of any dtype (a model's floats too), as the uint8 pixels shown."""
+    return np.clip(np.round(np.asarray(images, np.float32)), 0, 255).astype(np.uint8)
 
 
 def learning_rate(epochs: np.ndarray, rates: np.ndarray, path: Path) -> Path:

@@ -92,8 +92,10 @@ def at_image_size(cfg: Config, pattern: str) -> str:
     is): the pipeline then decodes and resizes the least. Others stand as they are."""
     first, _, rest = pattern.partition("/")
     named = SIZED_FOLDER.match(first)
+    if not named or not rest:  # most patterns: nothing to look for
+        return pattern
     folder = resolve_data_dir(cfg)[0]
-    if not named or not rest or not os.path.isdir(folder):
+    if not os.path.isdir(folder):
         return pattern
     stem = named["stem"]
     sizes = []

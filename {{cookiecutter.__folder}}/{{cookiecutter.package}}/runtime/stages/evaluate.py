@@ -28,7 +28,7 @@ class Validated:
     labels: np.ndarray
     probabilities: np.ndarray
     predicted: np.ndarray  # the class of each record, or each class's yes or no (multi-label)
-    images: np.ndarray  # the first few, as read (uint8), for the picture of predictions
+    images: np.ndarray  # the first few, as read, for the picture of predictions
 
 
 def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) -> list[Path]:
@@ -81,8 +81,7 @@ def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Vali
     with found.scope():
         net = checkpoints.load_trained(cfg, found, build_model)
         probabilities, (labels,) = predict_probabilities(net, batches)
-    first = np.asarray(next(iter(batches))[0][: min(PICTURED, len(labels))], np.float32)
-    images = np.clip(np.round(first), 0, 255).astype(np.uint8)  # in the order predicted
+    images = np.asarray(next(iter(batches))[0][: min(PICTURED, len(labels))])  # as predicted
     if cfg.multi_label:  # each class's yes or no, at its threshold
         predicted = thresholds.applied(probabilities, checked.trained.value.thresholds)
     else:

@@ -78,12 +78,12 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
             + ", ".join(str(checkpoints.trained_weights(run)) for run in runs)
         )
     predicted = shape.values(averaged, names, checked.trained.value.thresholds)
-    rows = submission.arrange([key.decode() for key in ids], predicted, sample, shape)
+    keys = [key.decode() for key in ids]
+    rows = submission.arrange(keys, predicted, sample, shape)
     path = output_path(cfg, "submission.csv")
     submission.write(path, rows)
     print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)})")
     kept = output_path(cfg, "test_probabilities.csv")
-    keys = [key.decode() for key in ids]
     submission.write(kept, submission.probabilities_table(cfg, keys, averaged, sample, shape))
     print(f"and each class's probability, averaged as submitted, to {kept}")
     return path

@@ -88,7 +88,7 @@ class Preflight:
     resume: Result[None] | None = None  # train prints where it starts
     trained: Result[Trained] | None = None
     problems: list[str] = dataclasses.field(default_factory=list)
-    host_augmentations: Callable[[Config], list] = lambda cfg: []  # the recipe's (doctor's)
+    host_augmentations: Callable[[Config], list] | None = None  # the recipe's (doctor's)
 
     @property
     def data(self) -> source.Records | source.TfdsSet | source.CompetitionImages:
@@ -119,8 +119,7 @@ def check(
     """Run every check of `command`, in order, on the config as resolved (source.resolved);
     `host_augmentations` is the recipe's that train runs (model.py's), for doctor's line on
     the batch it feeds; `say` gets what each found (doctor prints it)."""
-    checked = Preflight(command, cfg, found)
-    checked.host_augmentations = host_augmentations or checked.host_augmentations
+    checked = Preflight(command, cfg, found, host_augmentations=host_augmentations)
     for one in CHECKS:
         if command not in one.commands:
             continue
@@ -328,7 +327,8 @@ def batch(p: Preflight) -> Result | None:
     if p.plan is None:
         return None
     files, global_batch = p.train.value.files, p.plan.value.global_batch
-    recipe = p.host_augmentations(p.cfg)  # they make the labels rows (MixUp's shares)
+    # The host's augmentations make the labels rows (MixUp's shares).
+    recipe = p.host_augmentations(p.cfg) if p.host_augmentations else []
     training = pipeline.for_training(
         files, p.cfg, global_batch, p.found.image_dtype, augmentations=recipe
     )

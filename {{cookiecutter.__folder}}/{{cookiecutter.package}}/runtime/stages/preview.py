@@ -32,10 +32,9 @@ def augmented_batch(
     images, labels = (np.asarray(part) for part in next(iter(batches)))
     for augmentation in model_augmentations(cfg):
         images = augmentation(images, training=True)
-    seen = np.clip(np.round(np.asarray(images)), 0, 255).astype(np.uint8)  # floats in 0..255
     path = output_path(cfg, "augmented_batch.png")
     shares = labels.ndim == 2 and not cfg.multi_label  # rows, mixed
-    return plots.augmented_batch(seen, labels, path, names=class_names(cfg), shares=shares)
+    return plots.augmented_batch(images, labels, path, names=class_names(cfg), shares=shares)
 
 
 def learning_rate(cfg: Config, found: Accelerator, learning_rate_schedule=None) -> Path:
