@@ -51,6 +51,38 @@ def preset(tmp_path_factory):
     return folder
 
 
+@dataclasses.dataclass(frozen=True)
+class Blendable:
+    data: Path  # a competition of images and a CSV (test_competitions.competition)
+    runs: list[Path]  # runs of it, each trained `--fold all` and predicted
+
+
+@pytest.fixture(scope="session")
+def blendable(tmp_path_factory) -> Blendable:
+    """Two runs ready to blend, made once: the same folds of one competition, trained at
+    32 px and at 40 px (predicted with flips); read them, copy them to change them."""
+    from test_competitions import competition
+
+    from {{ cookiecutter.package }}.runtime.config import Config
+    from {{ cookiecutter.package }}.runtime.stages.predict import predict
+    from {{ cookiecutter.package }}.runtime.stages.train import train
+
+    root = tmp_path_factory.mktemp("blendable")
+    labels = [name for name in ("0", "1", "2") for _ in range(12)]
+    data = competition(root / "data", labels, ["image_id", "label"], ["image_id", "label"])
+    runs = []
+    for size, tta in ((32, False), (40, True)):
+        run = Config(
+            data_dir=str(data), output_dir=str(root / f"cnn{size}"), fold="all", folds=3,
+            image_size=size, backbone="small-cnn", weights="none", batch_size=8, epochs=2,
+            steps_per_epoch=3, learning_rate=1e-2, warmup_epochs=0, tta=tta,
+        )  # fmt: skip
+        train(run)
+        predict(run)
+        runs.append(root / f"cnn{size}")
+    return Blendable(data, runs)
+
+
 @pytest.fixture
 def demo_cfg(demo_dir, tmp_path):
     """The demo preset cut to one tiny epoch, writing into this test's own folder."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import json
 import shlex
 import shutil
 import subprocess
@@ -15,8 +16,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from conftest import OFFLINE, PROJECT
+from conftest import OFFLINE, PROJECT, Blendable
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.platform.files import one_run_at_a_time
@@ -28,6 +30,7 @@ class Given:
 
     demo: Path
     trained: Path  # an output folder holding a finished run of the demo preset
+    blendable: Blendable  # two runs ready to blend, and their competition
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +51,7 @@ def copy_of(folder: Path, tmp: Path, name: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def given(demo_dir, tmp_path_factory) -> Given:
+def given(demo_dir, blendable, tmp_path_factory) -> Given:
     from {{ cookiecutter.package }}.runtime.config import from_preset
     from {{ cookiecutter.package }}.runtime.stages.train import train
 
@@ -56,7 +59,7 @@ def given(demo_dir, tmp_path_factory) -> Given:
     cfg = from_preset("demo", {"data_dir": str(demo_dir), "output_dir": str(output)})
     cfg.epochs, cfg.steps_per_epoch = 1, 2
     train(cfg)
-    return Given(demo_dir, output)
+    return Given(demo_dir, output, blendable)
 
 
 def words(command: str) -> list[str]:
@@ -540,8 +543,153 @@ COMMAND_LINE: list[Row] = [
 ]
 
 
+def blending(given: Given, tmp: Path, *runs: Path, output: str = "") -> list[str]:
+    """`blend` of these runs (the two blendable ones by default) into tmp/blend."""
+    runs = runs or tuple(given.blendable.runs)
+    return [
+        "blend", *map(str, runs), "--data-dir", str(given.blendable.data),
+        "--output-dir", output or str(tmp / "blend"),
+    ]  # fmt: skip
+
+
+def changed_run(given: Given, tmp: Path, change) -> Path:
+    """A copy of the second blendable run, changed by `change(folder)`."""
+    copy = copy_of(given.blendable.runs[1], tmp, "changed")
+    change(copy)
+    return copy
+
+
+def edit_csv(path: Path, change) -> None:
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    change(table).to_csv(path, index=False)
+
+
+def edit_record(folder: Path, **values) -> None:
+    for path in folder.glob("fold*/model.json"):
+        path.write_text(json.dumps({**json.loads(path.read_text()), **values}))
+
+
+def blended_with(given: Given, tmp: Path, change) -> list[str]:
+    return blending(given, tmp, given.blendable.runs[0], changed_run(given, tmp, change))
+
+
+def blend_json(given: Given, tmp: Path) -> Path:
+    """The blend.json `blend` writes of the blendable runs (trained here, in no notebook)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(blending(given, tmp, output=str(tmp / "blended"))) == 0
+    return tmp / "blended" / "blend.json"
+
+
+def swapped_folds(table: pd.DataFrame) -> pd.DataFrame:
+    first = table.index[table["fold"] != table["fold"][0]][0]
+    table.loc[[0, first], "fold"] = table.loc[[first, 0], "fold"].to_numpy()
+    return table
+
+
+# Runs blend refuses to blend, and blends the inference notebook cannot rebuild.
+BLENDS = [
+    Row(
+        "blend: one run",
+        lambda tmp, given: blending(given, tmp, given.blendable.runs[0]),
+        "blend needs two runs or more: give each run's output folder",
+    ),
+    Row(
+        "blend: a run given twice",
+        lambda tmp, given: blending(given, tmp, *[given.blendable.runs[0]] * 2),
+        "is given twice; give each run once",
+    ),
+    Row(
+        "blend: a run that is not --fold all",
+        lambda tmp, given: blended_with(given, tmp, lambda run: (run / "oof.csv").unlink()),
+        "changed has no oof.csv: a blend is fitted on the out-of-fold predictions of a "
+        "`--fold all` run; train it with --fold all",
+    ),
+    Row(
+        "blend: a run not predicted",
+        lambda tmp, given: blended_with(
+            given, tmp, lambda run: (run / "test_probabilities.csv").unlink()
+        ),
+        "changed has no test_probabilities.csv; run `predict --output-dir",
+    ),
+    Row(
+        "blend: runs of different metrics",
+        lambda tmp, given: blended_with(
+            given, tmp, lambda run: edit_record(run, metric="accuracy")
+        ),
+        "were trained for different metrics (macro_f1, accuracy: their model.json)",
+    ),
+    Row(
+        "blend: runs of different classes",
+        lambda tmp, given: blended_with(
+            given, tmp, lambda run: edit_record(run, class_names="a,b,c")
+        ),
+        "have different classes (p0, p1, p2 and a, b, c); blend runs trained with the same",
+    ),
+    Row(
+        "blend: the classes in another order",
+        lambda tmp, given: blended_with(
+            given,
+            tmp,
+            lambda run: [
+                edit_csv(run / name, lambda t: t[[c for c in t.columns if c != "p0"] + ["p0"]])
+                for name in ("oof.csv", "test_probabilities.csv")
+            ],
+        ),
+        "have the same classes in another order (p0, p1, p2 and p1, p2, p0)",
+    ),
+    Row(
+        "blend: runs validated on other images",
+        lambda tmp, given: blended_with(
+            given, tmp, lambda run: edit_csv(run / "oof.csv", lambda t: t.iloc[:-1])
+        ),
+        "were validated on different images (1 ids of",
+    ),
+    Row(
+        "blend: runs of other folds",
+        lambda tmp, given: blended_with(
+            given, tmp, lambda run: edit_csv(run / "oof.csv", swapped_folds)
+        ),
+        "hold 2 images in different folds (e.g.",
+    ),
+    Row(
+        "blend: another test set, or another order",
+        lambda tmp, given: blended_with(
+            given, tmp, lambda run: edit_csv(run / "test_probabilities.csv", lambda t: t[::-1])
+        ),
+        "predicted different test ids, or in another order (first difference at row 0 of "
+        "test_probabilities.csv); predict each with the same test set and sample submission",
+    ),
+    Row(
+        "blend: into a run's own folder",
+        lambda tmp, given: blending(
+            given,
+            tmp,
+            given.blendable.runs[0],
+            changed_run(given, tmp, lambda run: None),
+            output=str(tmp / "changed"),
+        ),
+        "changed is the folder of the run",
+    ),
+    Row(
+        "kernel --blend: a run from no notebook",
+        lambda tmp, given: words(
+            f"kernel --blend {blend_json(given, tmp)} --kaggle-user a --kernel-dir {tmp}/k"
+        ),
+        "came from no Kaggle notebook (no kaggle-notebook.json in it), so the blend's notebook "
+        "cannot attach it",
+    ),
+    Row(
+        "kernel --blend: not a blend.json",
+        lambda tmp, given: words(
+            f"kernel --blend {user_files(tmp, 'b/blend.json')}/b/blend.json --kaggle-user a"
+        ),
+        "blend.json: not a blend.json that `blend` wrote (",
+    ),
+]
+
+
 @pytest.mark.parametrize(
-    "row", INPUTS + FOLDERS + SUBMISSIONS + COMMAND_LINE, ids=lambda row: row.name
+    "row", INPUTS + FOLDERS + SUBMISSIONS + COMMAND_LINE + BLENDS, ids=lambda row: row.name
 )
 def test_a_bad_input_is_one_line_naming_it_and_changes_nothing(row, given, tmp_path, capsys):
     argv = row.make(tmp_path, given)

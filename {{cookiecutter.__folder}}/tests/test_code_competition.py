@@ -23,10 +23,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import PROJECT
+from test_blend import fetched
 from test_competitions import competition, image, write_csv
 from test_kaggle import against_fake_kaggle, calls
 from test_kernel import alone, errors, offline, text_of
 
+from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config, UserError
 from {{ cookiecutter.package }}.runtime.platform import kaggle_inputs, paths
@@ -290,3 +292,62 @@ def test_the_data_proxy_is_asked_last_with_a_time_limit_and_never_in_a_scoring_r
     finally:
         server.shutdown()
         kaggle_inputs.found.cache_clear()
+
+
+@pytest.mark.slow
+def test_a_blends_inference_notebook_predicts_every_run_on_the_hidden_test_set(blendable, tmp_path):
+    """The blend's notebook as Kaggle's scoring rerun runs it (the 2026 mount layout, offline,
+    nothing at the data proxy's address): each run from its own training notebook's output, at
+    its own image size and flips, blended with the weights `blend` fitted; every row of the
+    hidden sample in its order, and for the images the laptop predicted too (under new ids
+    here), the values `blend` wrote there."""
+    runs = [fetched(run, tmp_path, f"{USER}/{run.name}-run") for run in blendable.runs]
+    laptop = tmp_path / "blend"
+    flags = ["--data-dir", str(blendable.data), "--output-dir", str(laptop)]
+    assert main(["blend", *map(str, runs), *flags, "--weights", "equal"]) == 0  # both weigh
+    root = tmp_path / "input"  # /kaggle/input, by kind
+    data = Path(shutil.copytree(blendable.data, root / "competitions" / SLUG))
+    mounts = {"proxy": False, "rerun": True, "competitions": {SLUG: f"competitions/{SLUG}"}}
+    mounts["notebooks"] = {
+        f"{USER}/{run.name}-run": f"notebooks/{USER}/{run.name}-run" for run in runs
+    }
+    for run in runs:
+        shutil.copytree(run, root / mounts["notebooks"][f"{USER}/{run.name}-run"])
+
+    # The hidden test set: the public images under new ids, and images never seen, shuffled.
+    public = sorted(path.name for path in (data / "test_images").iterdir())
+    renamed = {name: f"h{700000 + number * 11}.jpg" for number, name in enumerate(public)}
+    for name, new in renamed.items():
+        (data / "test_images" / name).rename(data / "test_images" / new)
+    rng = np.random.default_rng(2)
+    unseen = [f"h{800000 + number}.jpg" for number in range(40)]  # batches enough to time
+    for number, name in enumerate(unseen):
+        image(data / "test_images" / name, [["healthy", "rust", "scab"][number % 3]], rng)
+    order = [[*renamed.values(), *unseen][i] for i in rng.permutation(len(public) + len(unseen))]
+    write_csv(data / "sample_submission.csv", ["image_id", "label"], [(n, 0) for n in order])
+
+    flags = ["--blend", str(laptop / "blend.json"), "--output", str(tmp_path / "kernel-blend")]
+    folder = kernel(tmp_path, *flags, "--output-dir", str(tmp_path / "rerun"))
+    metadata = json.loads((folder / "kernel-metadata.json").read_text())
+    assert metadata["kernel_sources"] == list(mounts["notebooks"])
+    notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "rerun-notebook")
+    log = tmp_path / "rerun-log.json"
+    done = run_on_kaggle(notebook, root, mounts, log)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    assert not errors(notebook)
+    said = text_of(notebook)
+    for number, run in enumerate(runs, 1):
+        assert f"--- run {number} of 2: {run.name} (kaggle:notebooks/{USER}/{run.name}-run)" in said
+    assert said.count("images/s here") == 2 and "with flips: " in said  # the 40 px run's TTA
+    assert "the blend's 2 runs take about" in said
+    assert json.loads(log.read_text()) == []  # found by the mount layout, nothing asked
+
+    written = pd.read_csv(tmp_path / "rerun" / "submission.csv", dtype=str)
+    assert written["image_id"].tolist() == order  # every row, in the hidden sample's order
+    there = pd.read_csv(tmp_path / "rerun" / "test_probabilities.csv", dtype={"image_id": str})
+    here = pd.read_csv(laptop / "test_probabilities.csv", dtype={"image_id": str})
+    there = there.set_index("image_id").loc[[renamed[name] for name in here["image_id"]]]
+    assert np.allclose(there.to_numpy(), here.set_index("image_id").to_numpy(), atol=1e-5)
+    classes = there.columns.tolist()
+    labels = written.set_index("image_id").loc[there.index, "label"]
+    assert (labels.astype(int).to_numpy() == there[classes].to_numpy().argmax(1)).all()

@@ -64,6 +64,10 @@ COMMANDS = {
         "train the recipe with each part switched off, and show what each buys",
         on_accelerator=True,
     ),
+    "blend": Command(
+        "runtime.stages.blend",
+        "blend --fold all runs by weights fitted on their out-of-fold predictions",
+    ),
     "doctor": Command(
         "runtime.stages.doctor",
         "check the accelerator, data and weights; exit 1 if a run would fail",

@@ -30,7 +30,8 @@ import zipfile
 from pathlib import Path
 
 from ..runtime.config import SLUG, Config, UserError, first_line, named
-from ..runtime.platform.files import MANIFEST, unwritable, write_json
+from ..runtime.outputs import blend_record
+from ..runtime.platform.files import BLEND, FETCHED_FROM, MANIFEST, unwritable, write_json
 from ..runtime.platform.paths import output_dir, output_path, resolve_data_dir
 from .kaggle_auth import CREDENTIALS_HELP, briefly, client, unreachable
 
@@ -44,7 +45,8 @@ INFERENCE_DIR = "kernel-inference"  # where `kernel --inference` writes a code c
 SUBMISSION = "submission.csv"  # what Kaggle scores: the output folder's, or a notebook's output
 # The CV of the run a submission came from, as `submit` ends its description and
 # `submissions` reads it back: "cv macro_f1 0.8123", or "cv: none".
-CV = re.compile(r"\bcv (\w+) (-?[\d.]+|nan)\b")
+# A blend's says so: "cv macro_f1 0.8345, blend of 3".
+CV = re.compile(r"\bcv (\w+) (-?[\d.]+|nan)\b(, blend of \d+)?")
 NO_CV = "cv: none"
 # What the run recorded in model.json that decides how its validation predictions score.
 SCORED_AS = ("metric", "num_classes", "multi_label")
@@ -184,6 +186,7 @@ def output(api, cfg: Config, kernel_dir: str) -> None:
     files, _ = api.kernels_output(kernel, path=str(folder), force=True, quiet=True)
     for name in [getattr(file, "file_name", file) for file in files or []]:
         print(f"output: {folder / name}")
+    write_json(folder / FETCHED_FROM, {"id": kernel})  # the notebook a blend's notebook attaches
     print(f"log: {folder / (kernel.split('/')[-1] + '.log')}")
 
 
@@ -196,12 +199,20 @@ def run_tables(folder: Path) -> list[Path]:
     return sorted(folder.glob("fold*/valid.csv"))
 
 
+def blend_cv(folder: Path) -> str:
+    """A blend's CV as a description carries it, from the blend.json in `folder` (the one
+    `blend` wrote, or the copy beside the blend's notebook); "" without one."""
+    return blend_record.cv(blend_record.read(folder / BLEND)) if (folder / BLEND).is_file() else ""
+
+
 def cv_of_run(cfg: Config) -> str:
     """The CV of the output folder's run as a description carries it ("cv macro_f1 0.8123",
     or "cv: none" without validation predictions), scored with the metric and classes the
     run recorded in its model.json: a run trained with other flags, or fetched from a
-    notebook with `kaggle output`, scores as it trained."""
+    notebook with `kaggle output`, scores as it trained. A blend's folder: the blend's CV."""
     folder = output_dir(cfg)
+    if blend_cv(folder):
+        return blend_cv(folder)
     tables = run_tables(folder)
     if not tables:
         return NO_CV
@@ -233,9 +244,14 @@ def cv_of_run(cfg: Config) -> str:
         ) from error
 
 
-def described(cfg: Config, message: str) -> str:
-    message = message or f"{cfg.backbone}, {cfg.epochs} epochs, {cfg.image_size}px"
-    return f"{message}; {cv_of_run(cfg)}"
+def described(cfg: Config, message: str, kernel_dir: str = "") -> str:
+    """The description: the message, then the CV of what is submitted (a blend's notebook's
+    blend, else the output folder's run)."""
+    blended = blend_cv(Path(kernel_dir)) if kernel_dir else ""
+    message = message or (
+        "a blend" if blended else f"{cfg.backbone}, {cfg.epochs} epochs, {cfg.image_size}px"
+    )
+    return f"{message}; {blended or cv_of_run(cfg)}"
 
 
 def submitted_notebook(kernel_dir: str | None) -> tuple[str, str]:
@@ -293,7 +309,7 @@ def submit_notebook(api, cfg: Config, message: str, kernel_dir: str, chosen: str
             f"Kaggle named no version of {kernel}, and a code submission needs one; submit it "
             f"from https://www.kaggle.com/code/{kernel} instead"
         )
-    message = described(cfg, message)
+    message = described(cfg, message, kernel_dir)
     result = api.competition_submit_code(
         SUBMISSION, message, cfg.competition, kernel, version, quiet=True
     )
@@ -308,7 +324,9 @@ def sent_cv(description: str) -> str:
     """The CV that `submit` wrote into a description: "macro_f1 0.8123", "none", or "-" for
     a submission sent some other way."""
     found = CV.search(description)
-    return f"{found[1]} {found[2]}" if found else "none" if NO_CV in description else "-"
+    if not found:
+        return "none" if NO_CV in description else "-"
+    return f"{found[1]} {found[2]}{found[3] or ''}"
 
 
 def submissions(api, cfg: Config) -> None:

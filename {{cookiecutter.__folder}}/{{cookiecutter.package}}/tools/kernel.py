@@ -17,8 +17,9 @@ import nbformat
 
 from ..runtime.backbone_choices import from_kaggle_models, handle
 from ..runtime.config import SLUG, Config, UserError, class_names, knobs, named
+from ..runtime.outputs import blend_record
 from ..runtime.platform import kaggle_inputs
-from ..runtime.platform.files import output_folder, write_json, written_whole
+from ..runtime.platform.files import BLEND, FETCHED_FROM, output_folder, write_json, written_whole
 from ..runtime.platform.paths import KAGGLE_INPUT, KAGGLE_WORKING, resolve_data_dir
 from . import notebook
 from .notebook import PROJECT, TITLE
@@ -35,40 +36,83 @@ ACCELERATORS = {
 
 def write_kernel(
     cfg: Config, accelerator: str = "", user: str = "", output: str = "", datasets=(),
-    inference: bool = False, trained_kernel: str = "",
+    inference: bool = False, trained_kernel: str = "", blend: str = "", slug_: str = "",
 ) -> Path:  # fmt: skip
     """Write the notebook, the script and kernel-metadata.json into `output`; returns it.
-    `datasets` are Kaggle datasets (owner/slug) to attach beside the competition.
+    `datasets` are Kaggle datasets (owner/slug) to attach beside the competition; `slug_`
+    the notebook's slug on Kaggle (default: the project's), one per run to blend.
 
     With `inference`, the notebook a code competition reruns on its hidden test set: it
     predicts with the run the training notebook (`trained_kernel`, OWNER/SLUG; by default
-    this project's) left in its output, and writes submission.csv; it trains nothing."""
+    this project's) left in its output, and writes submission.csv; it trains nothing. With
+    `blend` (a blend.json), it predicts with every run of the blend, each from its own
+    training notebook's output, and blends them."""
+    inference = inference or bool(blend)
     accelerator = accelerator or ("gpu" if inference else "tpu")
     if accelerator not in ACCELERATORS:
         raise UserError(f"--accelerator {accelerator!r}: one of {', '.join(ACCELERATORS)}")
     output = output or ("kernel-inference" if inference else "kernel")
     user = user or configured_user()
     check_names(user, datasets)
-    trained = trained_kernel or f"{user}/{kernel_slug()}"
-    if inference:
-        check_kernel_ref(trained)
-        cfg = for_inference(cfg, trained)
+    if slug_:
+        check_kernel_ref(f"{user}/{slug_}", "--slug")
+    trained = [trained_kernel or f"{user}/{kernel_slug()}"]
+    runs = None
+    if blend:
+        runs, trained = blended_runs(blend)
+        cfg = dataclasses.replace(cfg, data_dir="", trained_dir="")
+        pushed = []
+    elif inference:
+        check_kernel_ref(trained[0])
+        cfg = for_inference(cfg, trained[0])
         pushed = []
     else:
         cfg, pushed = with_pushed_records(cfg)
     sources = dataset_sources(cfg, user, [*pushed, *datasets])
     folder = output_folder(Path(output), "kernel --kernel-dir")
-    described = metadata(cfg, accelerator, user, sources, [trained] if inference else [])
+    described = metadata(cfg, accelerator, user, sources, trained if inference else [], slug_)
     check_not_another_kernel(folder, described["id"])
     for line in paths_kaggle_lacks(cfg):
         print(f"warning: {line}")
-    cells = notebook.cells(cfg, accelerator, names_known(cfg), inference)
+    cells = notebook.cells(cfg, accelerator, names_known(cfg), inference, runs)
     with written_whole(folder / f"{PROJECT}.ipynb") as temporary:
         nbformat.write(notebook.as_notebook(cells), temporary)
     with written_whole(folder / f"{PROJECT}.py") as temporary:
         temporary.write_text(notebook.as_script(cells))
+    if blend:  # `kaggle submit` reads the blend's CV from here
+        write_json(folder / BLEND, blend_record.read(blend))
     write_json(folder / "kernel-metadata.json", described)
     return folder
+
+
+def blended_runs(path: str) -> tuple[dict, list[str]]:
+    """blend.json with each run's trained_dir (its training notebook's output, mounted), and
+    those notebooks; a run not fetched from a notebook is refused, naming it."""
+    blend = blend_record.read(path)
+    for run in blend["runs"]:
+        if not run.get("notebook"):
+            raise UserError(
+                f"--blend {path}: the run {run['folder']} came from no Kaggle notebook (no "
+                f"{FETCHED_FROM} in it), so the blend's notebook cannot attach it; train it in a "
+                "notebook of its own (`kernel --slug NAME`), fetch it with `kaggle output "
+                "--kernel-dir DIR --output-dir RUN_DIR`, and blend again"
+            )
+        check_kernel_ref(run["notebook"])
+    weighed = [run for run in blend["runs"] if run["weight"] > 0]
+    for run in blend["runs"]:
+        if run["weight"] == 0:  # it adds nothing: predicting it would only spend the rerun's time
+            print(f"leaving out {run['name']}: the blend gives it no weight")
+    notebooks = [run["notebook"] for run in weighed]
+    runs = [
+        {
+            "name": run["name"],
+            "trained_dir": f"{kaggle_inputs.PREFIX}notebooks/{run['notebook']}",
+            **{key: run[key] for key in ("backbone", "image_size", "tta", "cv", "weight")},
+        }
+        for run in weighed
+    ]
+    kept = ("metric", "classes", "thresholds", "blend_cv")
+    return {**{key: blend[key] for key in kept}, "runs": runs}, list(dict.fromkeys(notebooks))
 
 
 def for_inference(cfg: Config, trained: str) -> Config:
@@ -83,12 +127,13 @@ def for_inference(cfg: Config, trained: str) -> Config:
     )
 
 
-def check_kernel_ref(ref: str) -> None:
+def check_kernel_ref(ref: str, flag: str = "--trained-kernel") -> None:
     owner, _, name = ref.partition("/")
-    if not (USER.fullmatch(owner) and SLUG.fullmatch(name)):
+    if not (USER.fullmatch(owner) and SLUG.fullmatch(name) and len(name) >= 5):
         raise UserError(
-            f"--trained-kernel {ref!r}: not OWNER/SLUG as the notebook's address spells it "
-            "(kaggle.com/code/OWNER/SLUG, such as alice/flower-classification)"
+            f"{flag} {ref!r}: not OWNER/SLUG as the notebook's address spells it "
+            "(kaggle.com/code/OWNER/SLUG, such as alice/flower-classification; a slug of 5 "
+            "characters or more)"
         )
 
 
@@ -189,10 +234,11 @@ def kernel_slug(inference: bool = False) -> str:
 
 
 def metadata(
-    cfg: Config, accelerator: str, user: str, datasets: list[str], kernels: list[str] = ()
-) -> dict:
+    cfg: Config, accelerator: str, user: str, datasets: list[str], kernels: list[str] = (),
+    name: str = "",
+) -> dict:  # fmt: skip
     inference = bool(kernels)
-    name = kernel_slug(inference)
+    name = name or kernel_slug(inference)
     # Kaggle derives the slug from the title: a title that slugifies elsewhere makes a new kernel.
     title = TITLE + (" inference" if inference else "")
     title = title if slug(title) == name else name.replace("-", " ").title()
@@ -276,6 +322,20 @@ def arguments(parser) -> None:
         "(default: the one `kernel` writes for this project)",
     )
     parser.add_argument(
+        "--blend",
+        default="",
+        metavar="BLEND_JSON",
+        help="the inference notebook of a blend: it predicts with every run blend.json names, "
+        "each from the output of the notebook that trained it, and blends them (implies "
+        "--inference)",
+    )
+    parser.add_argument(
+        "--slug",
+        default="",
+        help="the notebook's slug on Kaggle (default: the project's, with -inference for "
+        "--inference): give each run you will blend a notebook of its own",
+    )
+    parser.add_argument(
         "--accelerator",
         choices=tuple(ACCELERATORS),
         default="",
@@ -304,8 +364,8 @@ def arguments(parser) -> None:
 def command(args, cfg: Config, found=None) -> int:
     folder = write_kernel(
         cfg, args.accelerator, args.kaggle_user, args.output, args.dataset, args.inference,
-        args.trained_kernel,
+        args.trained_kernel, args.blend, args.slug,
     )  # fmt: skip
-    push = "kaggle push" + (f" --kernel-dir {folder}" if args.inference else "")
+    push = "kaggle push" + (f" --kernel-dir {folder}" if str(folder) != "kernel" else "")
     print(f"kernel: {folder}/ (push it with `python -m {notebook.PACKAGE.name} {push}`)")
     return 0

@@ -69,27 +69,43 @@ class Cell:
     folded: dict | None = None
 
 
+# The notebooks a titled cell of notebook_cells.py is in (its docstring says what each is).
+IN_NOTEBOOKS = {
+    "": ("training", "inference", "blend"),
+    "training": ("training",),
+    "inference": ("inference", "blend"),
+    "single": ("inference",),
+    "predict": ("training", "inference"),
+    "blend": ("blend",),
+}
+
+
 def cells(
-    cfg: Config, accelerator: str, class_names: list[str] | None, inference: bool = False
+    cfg: Config,
+    accelerator: str,
+    class_names: list[str] | None,
+    inference: bool = False,
+    blend: dict | None = None,
 ) -> list[Cell]:
     """The notebook's cells: training from the top to submission.csv, or with `inference`
-    only the prediction, with the trained run another notebook left (code competitions)."""
-    notebook = "inference" if inference else "training"
-    made = [Cell("markdown", title(cfg, accelerator, class_names, inference))]
+    only the prediction, with the trained run another notebook left (code competitions), or
+    with `blend` (blend.json, each run's trained_dir added) with every run of a blend."""
+    notebook = "blend" if blend else "inference" if inference else "training"
+    made = [Cell("markdown", title(cfg, accelerator, class_names, notebook, blend))]
     for name, cell in visible_cells():
         if name == "settings":
-            made.append(Cell("markdown", "## Settings\n\n" + other_settings(cfg, inference)))
-            made.append(Cell("code", config_source(cfg, accelerator, inference)))
+            made.append(Cell("markdown", "## Settings\n\n" + other_settings(cfg, notebook)))
+            made.append(Cell("code", config_source(cfg, accelerator, notebook, blend)))
         elif name == "runtime":
             made += runtime_cells()
         elif name == "colab":
             made.append(dataclasses.replace(cell, folded=ON_KAGGLE_HIDDEN))
         elif name == "summary":
             made += [] if inference else [dataclasses.replace(cell, folded=OUTPUT_FOLDED)]
-        elif name in ("", notebook):
-            made.append(with_file(cell))
-        elif name not in ("training", "inference"):
+        elif name not in IN_NOTEBOOKS:
             raise ValueError(f"{VISIBLE_CELLS.name}: a cell titled {name!r}; see its docstring")
+        elif notebook in IN_NOTEBOOKS[name]:
+            made.append(with_file(cell))
     return made
 
 
@@ -152,7 +168,11 @@ def runtime_cells() -> list[Cell]:
 
 
 def title(
-    cfg: Config, accelerator: str, class_names: list[str] | None, inference: bool = False
+    cfg: Config,
+    accelerator: str,
+    class_names: list[str] | None,
+    notebook: str = "training",
+    blend: dict | None = None,
 ) -> str:
     name = BACKBONES[cfg.backbone].title
     article = "An" if name[0] in "AEIOU" else "A"
@@ -165,7 +185,22 @@ def title(
         f"the Kaggle competition [{cfg.competition}]"
         f"(https://www.kaggle.com/competitions/{cfg.competition})"
     )
-    if inference:
+    if notebook == "blend":
+        runs = ", ".join(
+            f"{run['name']} ({run['backbone']}, {run['image_size']} px, weight {run['weight']:.2f})"
+            for run in blend["runs"]
+        )
+        return (
+            f"# {TITLE} inference: a blend of {len(blend['runs'])} runs\n\n"
+            f"Predicts the test images of {competition} with each run its training notebook "
+            f"trained ({runs}), each at its own image size and with its own test-time flips, "
+            f"on {WHERE[accelerator]}, and writes `submission.csv` of their probabilities "
+            f"weighed as `blend` fitted them on the runs' out-of-fold predictions (CV "
+            f"{blend['metric']} {blend['blend_cv']:.4f}). Submit this notebook: Kaggle reruns "
+            "it with the hidden test set in place of the public one.\n\n"
+            "**Run all.** It trains nothing, installs nothing and needs no internet."
+        )
+    if notebook == "inference":
         return (
             f"# {TITLE} inference\n\n"
             f"Predicts the test images of {competition} with the model the training notebook "

@@ -8,21 +8,22 @@ notebook.py puts the notebook's title first, and more by a cell's title (the wor
 - `runtime`: the hidden cells that write the package's runtime beside the notebook.
 - `colab`: a cell for Colab only, folded away on Kaggle, where it does nothing.
 - `summary`: a cell of the training notebook whose output is folded (the model's layers).
-- `training`, `inference`: a cell of that notebook only (`kernel --inference`); the rest are
-  in both.
+- `training`: a cell of the training notebook only; `inference`: of both inference notebooks
+  (`kernel --inference`), `single` of the one that predicts with one run, `blend` of the one
+  that blends several (`kernel --inference --blend`); `predict`: of the training notebook
+  and the one-run inference notebook. The rest are in every notebook.
 And a cell whose first line is `# %%writefile PATH` or `# %load PATH` (IPython's magics, as
 jupytext writes them) holds, in the notebook, that file of the package: written as a module
 (%%writefile), or run in the notebook itself (%load, in place of the lines below it, which
 take the same from the package here).
 
-Nothing imports it (importing it runs the notebook): `python -m
-{{ cookiecutter.package }}.tools.notebook_cells` runs the notebook's steps on the package as it is here,
-with Config's defaults.
+Nothing imports it: importing it would run every notebook's cells, one after the other.
 """
 
 # %% settings
 CONFIG = {}
 ACCELERATOR = ""
+BLEND = {}  # a blend's notebook only
 
 # %% [markdown]
 # ## The project's code
@@ -101,7 +102,7 @@ importlib.reload(steps)
 # %% inference [markdown]
 # ## Model
 #
-# The model the trained run is rebuilt with: its backbone, image size and classes come from
+# The model a trained run is rebuilt with: its backbone, image size and classes come from
 # the run's `model.json`, its weights from `model.weights.h5`. Edit it as the training
 # notebook's model cell was edited, or the trained weights will not fit.
 
@@ -183,7 +184,7 @@ show(evaluate(cfg, found, build_model))
 #
 # `submission.csv`, row for row in the sample submission's order.
 
-# %% inference [markdown]
+# %% single [markdown]
 # ## Prediction
 #
 # Every image the competition's test folder holds as this notebook runs (the hidden test set,
@@ -191,10 +192,27 @@ show(evaluate(cfg, found, build_model))
 # submission's order. The speed and the time the whole folder will take are printed after a
 # few batches.
 
-# %%
+# %% predict
 import pandas as pd
 
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 
 submission = predict(cfg, found, build_model)
+pd.read_csv(submission).head()
+
+# %% blend [markdown]
+# ## Prediction, blended
+#
+# Every image the competition's test folder holds as this notebook runs (the hidden test set,
+# when Kaggle reruns it to score it), predicted by each run in turn with all its fold models,
+# then the runs' probabilities weighed as `BLEND` says, row for row in the sample submission's
+# order. Each run's speed is printed after a few batches, and after each run the minutes the
+# whole blend will take.
+
+# %% blend
+import pandas as pd
+
+from {{ cookiecutter.package }}.runtime.stages.blend import predict_blend
+
+submission = predict_blend(cfg, found, BLEND, build_model)
 pd.read_csv(submission).head()

@@ -5,6 +5,7 @@ field with its default, folded away."""
 from __future__ import annotations
 
 import json
+import pprint
 
 from ..runtime.config import (
     FILE_FIELDS,
@@ -18,26 +19,31 @@ from ..runtime.config import (
 from ..runtime.platform.paths import field_path
 
 
-def shown_fields(cfg: Config, inference: bool = False) -> set[str]:
+def shown_fields(cfg: Config, notebook: str = "training") -> set[str]:
     """The config cell's fields: those tuned most, and every value this notebook was made
     with that is not a default; of what `settings` offers."""
     defaults = Config()
     return {
         field.name
-        for field in settings(inference)
+        for field in settings(notebook)
         if field.metadata["tuned"] or value(cfg, field.name) != getattr(defaults, field.name)
     }
 
 
-def settings(inference: bool = False) -> list:
-    """The fields the notebook offers. The inference notebook leaves out what only training
+def settings(notebook: str = "training") -> list:
+    """The fields the notebook offers. The inference notebooks leave out what only training
     reads, and what predict takes from the trained run (the model, the classes, and the
     weights: its own): a value there would count as given, and refuse a run trained with
-    another."""
+    another. A blend's notebook leaves out the trained run and its flips too: BLEND gives
+    each run's."""
     from_the_run = (*fields_with("trained", "model"), "weights")
-    left_out = (*TRAINING_ONLY, *TRAINING_DATA, *from_the_run, "fold", "folds")
+    left_out = {
+        "training": (),
+        "inference": (*TRAINING_ONLY, *TRAINING_DATA, *from_the_run, "fold", "folds"),
+    }
+    left_out["blend"] = (*left_out["inference"], "trained_dir", "tta")
     fields = [field for fields in sections().values() for field in fields]
-    return [field for field in fields if not inference or field.name not in left_out]
+    return [field for field in fields if field.name not in left_out[notebook]]
 
 
 def value(cfg: Config, name: str):
@@ -49,9 +55,12 @@ def value(cfg: Config, name: str):
     return getattr(cfg, name)
 
 
-def config_source(cfg: Config, accelerator: str, inference: bool = False) -> str:
-    """The config cell: the fields tuned most and the values given, by Config's sections."""
-    shown = shown_fields(cfg, inference)
+def config_source(
+    cfg: Config, accelerator: str, notebook: str = "training", blend: dict | None = None
+) -> str:
+    """The config cell: the fields tuned most and the values given, by Config's sections;
+    in a blend's notebook, the blend's runs and weights after them."""
+    shown = shown_fields(cfg, notebook)
     lines = [
         "# The settings of this run, by Config's sections: those tuned most, and every value",
         "# the notebook was made with. Every other field is listed above, with its default:",
@@ -72,14 +81,28 @@ def config_source(cfg: Config, accelerator: str, inference: bool = False) -> str
             ")",
             "# The notebook stops in its first cells if Kaggle gives it another accelerator.",
             f"ACCELERATOR = {python_literal(required)}",
+            *blend_source(blend),
         ]
     )
 
 
-def other_settings(cfg: Config, inference: bool = False) -> str:
+def blend_source(blend: dict | None) -> list[str]:
+    """BLEND: the runs, each with its training notebook's output as trained_dir, and the
+    weights `blend` fitted; empty without a blend."""
+    if not blend:
+        return []
+    return [
+        "# The runs this notebook blends, each predicted from its training notebook's output",
+        "# (trained_dir) with its own flips, weighed as `blend` fitted them on the runs'",
+        "# out-of-fold predictions (cv: each run's, and the blend's).",
+        "BLEND = " + pprint.pformat(blend, sort_dicts=False, width=95),
+    ]
+
+
+def other_settings(cfg: Config, notebook: str = "training") -> str:
     """Every field the config cell leaves out, with its default, one click away."""
-    shown = shown_fields(cfg, inference)
-    offered = {field.name for field in settings(inference)}
+    shown = shown_fields(cfg, notebook)
+    offered = {field.name for field in settings(notebook)}
     rows = []
     for title_, fields in sections().items():
         rest = [field for field in fields if field.name in offered and field.name not in shown]

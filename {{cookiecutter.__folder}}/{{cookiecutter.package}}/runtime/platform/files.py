@@ -15,6 +15,10 @@ from pathlib import Path
 from ..config import UserError
 
 MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, folds, classes
+# What `blend` writes beside the blended submission: the runs, their weights and CVs.
+BLEND = "blend.json"
+# Beside a notebook's output fetched with `kaggle output`: the notebook it came from.
+FETCHED_FROM = "kaggle-notebook.json"
 # Image files `records` reads, and the extensions an id may carry or drop between the records
 # and a sample submission (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}

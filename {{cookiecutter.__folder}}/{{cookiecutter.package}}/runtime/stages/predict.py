@@ -15,6 +15,7 @@ from ..learning import plan
 from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, submission
 from ..platform import accelerator
+from ..platform.files import write_json
 from ..platform.paths import output_path
 from . import preflight
 
@@ -85,6 +86,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)})")
     kept = output_path(cfg, "test_probabilities.csv")
     submission.write(kept, submission.probabilities_table(cfg, keys, averaged, sample, shape))
+    write_json(kept.with_suffix(".json"), {"tta": cfg.tta, "models": len(runs)})  # for blend
     print(f"and each class's probability, averaged as submitted, to {kept}")
     return path
 

@@ -1,0 +1,377 @@
+"""`blend`: several trained runs as one submission, weighted by their out-of-fold predictions.
+
+A run to blend is a `--fold all` run's output folder after `predict`: its oof.csv holds each
+training image's class probabilities from the fold model that did not train on it, its
+test_probabilities.csv the test set's. Runs are blended only when they were validated alike
+(the same images in the same folds), predict the same classes in the same order for the same
+competition metric, and predicted the same test ids in the sample's order; anything else is
+refused in one line. The weights are fitted on the out-of-fold rows (learning/blending.py),
+never on a leaderboard, and the blend's CV is estimated on rows its weights never saw.
+
+Writes blend.json (the runs, their weights and CVs: what `kernel --inference --blend` reads),
+submission.csv in the sample's shape and the blend's test_probabilities.csv. In the inference
+notebook, `predict_blend` predicts with each run afresh and blends with the saved weights.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..config import Config, class_names, names_in
+from ..errors import UserError, first_line
+from ..learning import blending, scoring, thresholds
+from ..outputs import submission
+from ..outputs.checkpoints import read_record
+from ..platform.files import BLEND, FETCHED_FROM, output_folder, write_json
+from ..platform.paths import output_dir, output_path
+
+CONFIG_FIELDS = (
+    "competition", "data_dir", "sample_submission", "id_column", "label_column", "submission",
+    "output_dir",
+)  # fmt: skip
+# What a run was trained for, as its model.json says: blended runs must agree on these.
+CLASSES = ("num_classes", "class_names", "multi_label")
+# A code competition's rerun may take this long on a CPU or GPU (most image competitions).
+RERUN_HOURS = 9
+
+
+@dataclasses.dataclass
+class Run:
+    """One run's files, read: what it was trained for, its out-of-fold and test tables."""
+
+    folder: Path
+    record: dict  # its model.json
+    oof: pd.DataFrame
+    test: pd.DataFrame  # test_probabilities.csv: the id column, then a column per class
+    tta: bool  # whether predict averaged flipped images in
+    notebook: str  # the Kaggle notebook it came from (OWNER/SLUG), or ""
+
+    @property
+    def columns(self) -> list[str]:
+        return self.test.columns[1:].tolist()
+
+
+def read_run(folder: Path) -> Run:
+    """A run's files, each found or the one line that says what makes it."""
+    if not folder.is_dir():
+        raise UserError(f"blend: {folder} is not a folder; give the output folders of trained runs")
+    records = sorted(folder.glob("model.json")) + sorted(folder.glob("fold*/model.json"))
+    oof, test = folder / "oof.csv", folder / "test_probabilities.csv"
+    if not records or not oof.is_file():
+        raise UserError(
+            f"blend: {folder} has no oof.csv: a blend is fitted on the out-of-fold predictions "
+            f'of a `--fold all` run; train it with --fold all (in a notebook: fold="all")'
+        )
+    if not test.is_file():
+        raise UserError(
+            f"blend: {folder} has no test_probabilities.csv; run `predict --output-dir {folder}` "
+            "(it writes them beside submission.csv)"
+        )
+    text = {"id": str, "label": str, "predicted": str}
+    try:
+        out_of_fold = pd.read_csv(oof, dtype=text, keep_default_na=False)
+        tested = pd.read_csv(test, dtype={0: str}, keep_default_na=False)
+    except ValueError as error:
+        raise UserError(
+            f"blend: {folder}: {first_line(error)}; train and predict it again"
+        ) from None
+    made = folder / "test_probabilities.json"
+    tta = json.loads(made.read_text()).get("tta", False) if made.is_file() else False
+    source = folder / FETCHED_FROM
+    notebook = json.loads(source.read_text()).get("id", "") if source.is_file() else ""
+    return Run(folder, read_record(records[0]), out_of_fold, tested, tta, notebook)
+
+
+def check_alike(runs: list[Run], output: Path) -> None:
+    """Runs that cannot be blended, refused in one line naming them and the difference."""
+    if len(runs) < 2:
+        raise UserError("blend needs two runs or more: give each run's output folder")
+    first = runs[0]
+    for run in runs:
+        if run.folder.resolve() == output.resolve():
+            raise UserError(
+                f"blend --output-dir {output} is the folder of the run {run.folder}: the blend's "
+                "submission.csv would replace the run's; give another folder"
+            )
+    for run in runs[1:]:
+        pair = f"{first.folder} and {run.folder}"
+        if run.folder.resolve() == first.folder.resolve():
+            raise UserError(f"blend: {run.folder} is given twice; give each run once")
+        metrics = first.record.get("metric"), run.record.get("metric")
+        if metrics[0] != metrics[1]:
+            raise UserError(
+                f"blend: {pair} were trained for different metrics ({metrics[0]}, "
+                f"{metrics[1]}: their model.json); blend runs of the same competition's metric"
+            )
+        classes = [classes_of(one) for one in (first, run)]
+        if classes[0] != classes[1] or any(
+            first.record.get(name) != run.record.get(name) for name in CLASSES
+        ):
+            reordered = sorted(classes[0]) == sorted(classes[1])
+            raise UserError(
+                f"blend: {pair} have "
+                + ("the same classes in another order" if reordered else "different classes")
+                + f" ({shown(classes[0])} and {shown(classes[1])}); blend runs trained "
+                "with the same class_names, in the same order"
+            )
+        ours, theirs = set(first.oof["id"]), set(run.oof["id"])
+        if ours != theirs:
+            raise UserError(
+                f"blend: {pair} were validated on different images ({len(ours - theirs)} ids of "
+                f"{first.folder}'s oof.csv are not in {run.folder}'s, e.g. "
+                f"{sorted(ours ^ theirs)[:2]}); blend runs trained on the same data"
+            )
+        folds = first.oof.set_index("id")["fold"].astype(str)
+        other = run.oof.set_index("id")["fold"].astype(str).reindex(folds.index)
+        moved = folds.index[folds != other]
+        if len(moved):
+            key = moved[0]
+            raise UserError(
+                f"blend: {pair} hold {len(moved)} images in different folds (e.g. {key!r}: fold "
+                f"{folds[key]}, fold {other[key]}), so weights fitted on one's out-of-fold rows "
+                "would see images the other trained on; train them with the same folds and seed "
+                "(the folds are made from them) or from the same records"
+            )
+        ids = [table[table.columns[0]].tolist() for table in (first.test, run.test)]
+        if ids[0] != ids[1]:
+            pairs = zip(*ids, strict=False)
+            rows = next((i for i, (a, b) in enumerate(pairs) if a != b), min(map(len, ids)))
+            raise UserError(
+                f"blend: {pair} predicted different test ids, or in another order (first "
+                f"difference at row {rows} of test_probabilities.csv); predict each with the "
+                "same test set and sample submission"
+            )
+
+
+def classes_of(run: Run) -> list[str]:
+    """A run's classes in class order: the names its model.json gives, else its probability
+    columns' (p0, p1, ... as oof.csv and test_probabilities.csv name them)."""
+    named = run.record.get("class_names")
+    return names_in(named) if named else run.columns
+
+
+def shown(columns: list[str]) -> str:
+    return ", ".join(columns[:4]) + (", ..." if len(columns) > 4 else "")
+
+
+def trained_for(run: Run, cfg: Config) -> Config:
+    """The config of the runs' competition: their metric and classes, with this command's
+    data fields (the sample)."""
+    chosen = {name: run.record[name] for name in (*CLASSES, "metric") if name in run.record}
+    return dataclasses.replace(cfg, **chosen)
+
+
+def truth_of(cfg: Config, oof: pd.DataFrame) -> np.ndarray:
+    """oof.csv's labels: class numbers, or multi-hot rows (multi-label)."""
+    if not cfg.multi_label:
+        return oof["label"].astype(int).to_numpy()
+    rows = np.zeros((len(oof), cfg.num_classes), int)
+    for row, value in enumerate(oof["label"]):
+        rows[row, [int(n) for n in value.split()]] = 1
+    return rows
+
+
+def scorer(cfg: Config, truth: np.ndarray):
+    """The metric of probabilities on some of the rows. Multi-label: each class at the
+    threshold that suits it best on those rows, for every run and blend alike."""
+
+    def score(rows: np.ndarray, probabilities: np.ndarray) -> float:
+        cuts = None
+        if cfg.multi_label and cfg.metric != "roc_auc":
+            cuts = thresholds.chosen(truth[rows], probabilities)
+        return scoring.score(truth[rows], probabilities, cfg.metric, cuts)
+
+    return score
+
+
+# How the weights are chosen: fitted on the out-of-fold rows, or equal (when too few images
+# to fit them on, or to blend runs of one kind alike).
+WEIGHTS = ("fitted", "equal")
+
+
+def fitted(cfg: Config, runs: list[Run], weights_by: str = "fitted") -> dict:
+    """Every run's CV, the equal-weight average's, the blend's weights and CV: in-sample, and
+    estimated with each fold's weights fitted on the other folds; as blend.json holds them.
+    With equal weights there is nothing fitted: the blend's CV is the equal-weight one's."""
+    order = runs[0].oof["id"]
+    tables = [
+        run.oof.set_index("id").loc[order, run.columns].to_numpy(float) for run in runs
+    ]  # each run's rows in the first run's order
+    truth, folds = truth_of(cfg, runs[0].oof), runs[0].oof["fold"].astype(str).to_numpy()
+    score, every = scorer(cfg, truth), np.ones(len(order), bool)
+    cvs = [score(every, table) for table in tables]
+    equal = [1 / len(runs)] * len(runs)
+    weights = equal if weights_by == "equal" else blending.hill_climbed(tables, score)
+    best = int(np.argmax(cvs))
+    per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
+    fitted_probabilities = blending.blended(tables, weights)
+    cuts = None
+    if cfg.multi_label and cfg.metric != "roc_auc":
+        cuts = thresholds.chosen(truth, fitted_probabilities)
+    return {
+        "metric": cfg.metric,
+        "classes": {name: getattr(cfg, name) for name in CLASSES},
+        "runs": [
+            {
+                "name": name,
+                "folder": str(run.folder.resolve()),
+                "notebook": run.notebook,
+                "backbone": run.record.get("backbone"),
+                "image_size": run.record.get("image_size"),
+                "tta": run.tta,
+                "cv": cv,
+                "weight": weight,
+            }
+            for name, run, cv, weight in zip(names_of(runs), runs, cvs, weights, strict=True)
+        ],
+        "equal_weights_cv": score(every, blending.blended(tables, equal)),
+        "blend_cv": score(every, fitted_probabilities)
+        if weights_by == "equal"
+        else score(every, blending.nested(tables, folds, score)),
+        "blend_cv_fitted": score(every, fitted_probabilities),
+        "fold_spread": float(np.std(per_fold)),
+        "folds": len(per_fold),
+        "images": len(order),
+        "thresholds": cuts,
+        "weights_by": weights_by,
+    }
+
+
+def names_of(runs: list[Run]) -> list[str]:
+    """A short name per run, its folder's (numbered where two share one)."""
+    names = []
+    for run in runs:
+        name = run.folder.resolve().name
+        names.append(name if name not in names else f"{name}-{len(names)}")
+    return names
+
+
+def report(blend: dict) -> None:
+    """Each run's CV and weight, the equal-weight average's, the blend's, and whether the
+    blend beats its best run by more than the folds' spread."""
+    metric, runs = blend["metric"], blend["runs"]
+    width = max(len("equal weights"), *(len(run["name"]) for run in runs)) + 2
+    print(f"{metric} out of fold ({blend['images']} images, {blend['folds']} folds):")
+    print(f"  {'run':<{width}} {'cv':>7}  weight")
+    for run in runs:
+        print(f"  {run['name']:<{width}} {run['cv']:7.4f}  {run['weight']:.2f}")
+    print(f"  {'equal weights':<{width}} {blend['equal_weights_cv']:7.4f}")
+    how = (
+        "the weights given, equal: nothing fitted"
+        if blend["weights_by"] == "equal"
+        else "each fold's rows blended with weights fitted on the other folds'; "
+        f"{blend['blend_cv_fitted']:.4f} with the weights above, fitted on every row, which "
+        "flatters it"
+    )
+    print(f"  {'blend':<{width}} {blend['blend_cv']:7.4f}  ({how})")
+    best = max(runs, key=lambda run: run["cv"])
+    gain, spread = blend["blend_cv"] - best["cv"], blend["fold_spread"]
+    if gain <= spread:
+        print(
+            f"the blend beats its best run ({best['name']}, {best['cv']:.4f}) by {gain:+.4f}, "
+            f"no more than the folds' spread ({spread:.4f}, the best run's {metric} from fold to "
+            "fold): it may be noise; blend runs that differ more, or submit the best run alone"
+        )
+    else:
+        print(
+            f"the blend beats its best run by {gain:+.4f}, more than the folds' spread ({spread:.4f})"
+        )
+
+
+def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Path:
+    """submission.csv of the runs' test probabilities blended with the blend's weights, in
+    the sample's shape, and the blend's own test_probabilities.csv beside it."""
+    cfg = dataclasses.replace(cfg, metric=blend["metric"], **blend["classes"])
+    sample = submission.load_sample(cfg)
+    names = class_names(cfg)
+    shape = submission.layout(cfg, sample, cfg.num_classes, names)
+    ids = tables[0][tables[0].columns[0]].tolist()
+    weights = [run["weight"] for run in blend["runs"]]
+    probabilities = blending.blended(
+        [table.iloc[:, 1:].to_numpy(float) for table in tables], weights
+    )
+    rows = submission.arrange(
+        ids, shape.values(probabilities, names, blend["thresholds"]), sample, shape
+    )
+    path = output_path(cfg, "submission.csv")
+    submission.write(path, rows)
+    kept = submission.probabilities_table(cfg, ids, probabilities, sample, shape)
+    submission.write(output_path(cfg, "test_probabilities.csv"), kept)
+    print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)}), blended")
+    return path
+
+
+def blend_runs(cfg: Config, folders: list[str], weights_by: str = "fitted") -> dict:
+    """Read, check and fit the runs; write blend.json and the blended submission."""
+    output = output_folder(output_dir(cfg), "blend --output-dir")
+    runs = [read_run(Path(folder)) for folder in folders]
+    check_alike(runs, output)
+    cfg = trained_for(runs[0], cfg)
+    blend = fitted(cfg, runs, weights_by)
+    report(blend)
+    write_json(output / BLEND, blend)
+    write_submission(cfg, blend, [run.test for run in runs])
+    print(
+        f"and {output / BLEND}: the runs and their weights (`kernel --inference --blend` reads it)"
+    )
+    return blend
+
+
+def predict_blend(cfg: Config, found, blend: dict, build_model=None) -> Path:
+    """The blend's submission.csv, predicted afresh: each run with its own trained models,
+    image size, backbone and TTA (its own folder in the output), blended with the weights
+    `blend` fitted. After each run, the minutes it took and what the whole blend will take
+    at that pace: a blend that would outrun a rerun's limit says so early."""
+    from .predict import predict  # TensorFlow: `blend` itself needs none
+
+    tables, spent = [], 0.0
+    for number, run in enumerate(blend["runs"], 1):
+        one = dataclasses.replace(
+            cfg,
+            trained_dir=run["trained_dir"],
+            tta=run["tta"],
+            output_dir=str(output_dir(cfg) / "runs" / run["name"]),
+            sources={**cfg.sources, "trained_dir": "blend", "tta": "blend"},
+        )
+        print(f"--- run {number} of {len(blend['runs'])}: {run['name']} ({run['trained_dir']})")
+        started = time.monotonic()
+        predict(one, found, build_model)
+        spent += time.monotonic() - started
+        tables.append(
+            pd.read_csv(
+                output_path(one, "test_probabilities.csv"), dtype={0: str}, keep_default_na=False
+            )
+        )
+        expected = spent / number * len(blend["runs"]) / 60
+        print(
+            f"run {number} took {(time.monotonic() - started) / 60:.1f} minutes; at this pace "
+            f"the blend's {len(blend['runs'])} runs take about {expected:.1f} minutes"
+        )
+        if expected > RERUN_HOURS * 60:
+            print(
+                f"warning: that is over the {RERUN_HOURS} hours a code competition's rerun may "
+                "take: blend fewer runs (`blend` without one), or predict without --tta"
+            )
+    return write_submission(cfg, blend, tables)
+
+
+def arguments(parser) -> None:
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="the output folder of a run")
+    parser.add_argument(
+        "--weights",
+        choices=WEIGHTS,
+        default="fitted",
+        help="fitted: by hill climbing on the runs' out-of-fold predictions (the default); "
+        "equal: the plain average",
+    )
+
+
+def command(args, cfg: Config, found=None) -> int:
+    blend_runs(cfg, args.runs, args.weights)
+    return 0
