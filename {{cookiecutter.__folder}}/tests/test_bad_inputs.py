@@ -679,6 +679,11 @@ BLENDS = [
         "cannot attach it",
     ),
     Row(
+        "kernel --slug: not a slug",
+        lambda tmp, given: words(f"kernel --slug B5_512 --kaggle-user a --kernel-dir {tmp}/k"),
+        "--slug 'a/B5_512': not OWNER/SLUG",
+    ),
+    Row(
         "kernel --blend: not a blend.json",
         lambda tmp, given: words(
             f"kernel --blend {user_files(tmp, 'b/blend.json')}/b/blend.json --kaggle-user a"

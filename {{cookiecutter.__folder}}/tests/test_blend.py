@@ -114,18 +114,13 @@ def test_a_blends_cv_goes_with_what_is_submitted_and_its_notebook_attaches_every
     inference notebook) each carry the blend's CV; `submissions` shows it."""
     runs = [fetched(run, tmp_path, f"alice/{run.name}-run") for run in blendable.runs]
     blend, notebook = tmp_path / "blend", tmp_path / "kernel-blend"
+    flags = ["--data-dir", str(blendable.data), "--output-dir", str(blend)]
     result = against_fake_kaggle(
         tmp_path,
         [
-            [
-                "blend",
-                *map(str, runs),
-                "--data-dir",
-                str(blendable.data),
-                "--output-dir",
-                str(blend),
-            ],
+            ["blend", *map(str, runs), *flags],
             ["kernel", "--blend", str(blend / "blend.json"), "--kernel-dir", str(notebook)],
+            ["kernel", "--slug", "cnn40-run", "--kernel-dir", str(tmp_path / "kernel-cnn40")],
             ["kaggle", "submit", "--kernel-dir", str(notebook)],
             ["kaggle", "submit", "--output-dir", str(blend), "--message", "two sizes"],
             ["kaggle", "submissions"],
@@ -150,5 +145,7 @@ def test_a_blends_cv_goes_with_what_is_submitted_and_its_notebook_attaches_every
     assert sent["json"]["submissionDescription"] == f"two sizes; {said}"
     (upload,) = [r for r in result["requests"] if r["method"] == "PUT"]
     assert upload["text"] == (blend / "submission.csv").read_text()
+    training = json.loads((tmp_path / "kernel-cnn40" / "kernel-metadata.json").read_text())
+    assert (training["id"], training["title"]) == ("alice/cnn40-run", "Cnn40 Run")  # its own
     listed = [re.split(r"  +", line) for line in result["steps"][-1]["out"].splitlines()]
     assert [row[4] for row in listed[1:]] == [f"macro_f1 {cv:.4f}, blend of 2"] * 2

@@ -132,6 +132,8 @@ def test_status_output_and_submit_follow_the_pushed_notebook(tmp_path):
     assert fetched["code"] == 0, fetched
     assert (output / "submission.csv").read_text() == "id,label\na1,3\n"
     assert "wrote 1 rows" in (output / "{{ cookiecutter.project }}.log").read_text()
+    fetched_from = json.loads((output / "kaggle-notebook.json").read_text())  # what blend notes
+    assert fetched_from == {"id": "bob/{{ cookiecutter.project }}"}
     assert submitted["code"] == 0, submitted
     assert f"Successfully submitted to {COMPETITION}" in submitted["out"]
     (upload,) = [r for r in result["requests"] if r["method"] == "PUT"]

@@ -26,8 +26,6 @@ import pandas as pd
 from ..config import Config, class_names, names_in
 from ..errors import UserError, first_line
 from ..learning import blending, scoring, thresholds
-from ..outputs import submission
-from ..outputs.checkpoints import read_record
 from ..platform.files import BLEND, FETCHED_FROM, output_folder, write_json
 from ..platform.paths import output_dir, output_path
 
@@ -61,6 +59,8 @@ def read_run(folder: Path) -> Run:
     """A run's files, each found or the one line that says what makes it."""
     if not folder.is_dir():
         raise UserError(f"blend: {folder} is not a folder; give the output folders of trained runs")
+    from ..outputs.checkpoints import read_record  # Keras: `blend --help` needs none
+
     records = sorted(folder.glob("model.json")) + sorted(folder.glob("fold*/model.json"))
     oof, test = folder / "oof.csv", folder / "test_probabilities.csv"
     if not records or not oof.is_file():
@@ -287,6 +287,8 @@ def report(blend: dict) -> None:
 def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Path:
     """submission.csv of the runs' test probabilities blended with the blend's weights, in
     the sample's shape, and the blend's own test_probabilities.csv beside it."""
+    from ..outputs import submission  # TensorFlow: `blend --help` needs none
+
     cfg = dataclasses.replace(cfg, metric=blend["metric"], **blend["classes"])
     sample = submission.load_sample(cfg)
     names = class_names(cfg)
