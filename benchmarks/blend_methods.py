@@ -81,8 +81,14 @@ def main() -> None:
     truth = blend.truth_of(cfg, runs[0].oof)
     folds = runs[0].oof["fold"].astype(str).to_numpy()
     score, every = blend.scorer(cfg, truth), np.ones(len(order), bool)
+
+    def tied(rows, probabilities):  # the metric, then the log loss among equals
+        right = np.clip(probabilities[np.arange(len(probabilities)), truth[rows]], 1e-7, 1)
+        return (score(rows, probabilities), float(np.mean(np.log(right))))
+
     methods = {
         "hill climbing": lambda rows: blending.hill_climbed(tables, score, rows),
+        "hill climbing, log loss ties": lambda rows: blending.hill_climbed(tables, tied, rows),
         "nelder-mead on the metric": lambda rows: nelder_mead(tables, score, rows),
         "slsqp on the log loss": lambda rows: log_loss_slsqp(tables, truth, rows),
         "equal weights": lambda rows: [1 / len(tables)] * len(tables),

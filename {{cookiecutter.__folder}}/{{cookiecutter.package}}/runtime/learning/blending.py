@@ -33,18 +33,24 @@ def hill_climbed(probabilities: list[np.ndarray], score: Scorer, rows=None) -> l
     rows = np.ones(len(probabilities[0]), bool) if rows is None else rows
     tables = [table[rows] for table in probabilities]
     singles = [score(rows, table) for table in tables]
+    first = best_of(singles)
     counts = np.zeros(len(tables), int)
-    counts[int(np.argmax(singles))] = 1
-    total, best = tables[int(np.argmax(singles))].copy(), max(singles)
+    counts[first] = 1
+    total, best = tables[first].copy(), singles[first]
     for _ in range(ROUNDS - 1):
         tried = [score(rows, (total + table) / (counts.sum() + 1)) for table in tables]
-        if max(tried) <= best:
+        pick = best_of(tried)
+        if tried[pick] <= best:
             break
-        pick = int(np.argmax(tried))
         counts[pick] += 1
         total += tables[pick]
         best = tried[pick]
     return (counts / counts.sum()).tolist()
+
+
+def best_of(scores: list) -> int:
+    """The first of the best scores' index (a score may be a tuple: compared in order)."""
+    return max(range(len(scores)), key=scores.__getitem__)
 
 
 def nested(probabilities: list[np.ndarray], folds: np.ndarray, score: Scorer) -> np.ndarray:

@@ -81,11 +81,22 @@ def read_run(folder: Path) -> Run:
         raise UserError(
             f"blend: {folder}: {first_line(error)}; train and predict it again"
         ) from None
-    made = folder / "test_probabilities.json"
-    tta = json.loads(made.read_text()).get("tta", False) if made.is_file() else False
-    source = folder / FETCHED_FROM
-    notebook = json.loads(source.read_text()).get("id", "") if source.is_file() else ""
+    tta = note(folder / "test_probabilities.json", "tta", False)
+    notebook = note(folder / FETCHED_FROM, "id", "")
     return Run(folder, read_record(records[0]), out_of_fold, tested, tta, notebook)
+
+
+def note(path: Path, key: str, default):
+    """One value of a small JSON file the project wrote beside a run (`default` without it)."""
+    if not path.is_file():
+        return default
+    try:
+        return json.loads(path.read_text()).get(key, default)
+    except (ValueError, AttributeError) as error:
+        raise UserError(
+            f"blend: {path} is not the JSON the project wrote ({first_line(error)}); "
+            "delete it and write it again (predict, or `kaggle output`)"
+        ) from None
 
 
 def check_alike(runs: list[Run], output: Path) -> None:
