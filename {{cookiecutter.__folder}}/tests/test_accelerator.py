@@ -13,7 +13,8 @@ from importlib.metadata import version
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import accelerator, backend
 
 PACKAGE = "{{ cookiecutter.package }}"

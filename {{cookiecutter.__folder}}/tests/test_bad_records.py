@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
-from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import accelerator
 from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 from {{ cookiecutter.package }}.runtime.stages.predict import predict

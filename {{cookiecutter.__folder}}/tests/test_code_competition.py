@@ -30,7 +30,8 @@ from test_kernel import alone, errors, offline, text_of
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import kaggle_inputs, paths
 
 PACKAGE = "{{ cookiecutter.package }}"

@@ -8,8 +8,9 @@ import pytest
 
 from {{ cookiecutter.package }}.__main__ import from_flags, main, parser
 from {{ cookiecutter.package }}.runtime import config
-from {{ cookiecutter.package }}.runtime.config import PRESETS, Config, UserError
+from {{ cookiecutter.package }}.runtime.config import PRESETS, Config
 from {{ cookiecutter.package }}.runtime.data import records
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import load_sample
 from {{ cookiecutter.package }}.runtime.platform import paths
 from {{ cookiecutter.package }}.runtime.stages import preflight

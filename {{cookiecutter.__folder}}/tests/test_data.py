@@ -5,8 +5,9 @@ import dataclasses
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.runtime.config import UserError, from_preset
+from {{ cookiecutter.package }}.runtime.config import from_preset
 from {{ cookiecutter.package }}.runtime.data import pipeline, records
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import read_sample
 from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 from {{ cookiecutter.package }}.tools import shards

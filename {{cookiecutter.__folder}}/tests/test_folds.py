@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages.evaluate import evaluate
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 from {{ cookiecutter.package }}.runtime.stages.train import train

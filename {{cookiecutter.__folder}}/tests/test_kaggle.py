@@ -18,7 +18,8 @@ from conftest import OFFLINE, PROJECT
 from fake_kaggle import RULES_NOT_ACCEPTED
 
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import versions
 from {{ cookiecutter.package }}.tools.kaggle_api import RAISES_ON_A_FAILED_UPLOAD, client_version
 from {{ cookiecutter.package }}.tools.kaggle_auth import (

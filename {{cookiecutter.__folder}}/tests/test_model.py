@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import backbones, model
 from {{ cookiecutter.package }}.runtime.platform.accelerator import detect
 from {{ cookiecutter.package }}.runtime.stages import preflight

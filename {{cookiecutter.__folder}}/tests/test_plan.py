@@ -2,7 +2,8 @@
 
 import pytest
 
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import plan
 from {{ cookiecutter.package }}.runtime.platform.accelerator import Accelerator
 

@@ -22,7 +22,8 @@ from conftest import OFFLINE, PROJECT, free_port
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime import config
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs import checkpoints
 from {{ cookiecutter.package }}.runtime.platform import accelerator
 from {{ cookiecutter.package }}.runtime.stages.doctor import doctor

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import records
 from {{ cookiecutter.package }}.runtime.data.competition_files import read_csv
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import thresholds
 from {{ cookiecutter.package }}.runtime.outputs import checkpoints
 from {{ cookiecutter.package }}.runtime.outputs.submission import layout, read_sample

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import pipeline
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import backbones, model
 from {{ cookiecutter.package }}.runtime.outputs import checkpoints
 from {{ cookiecutter.package }}.runtime.outputs.plots import label_title

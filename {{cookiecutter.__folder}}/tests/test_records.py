@@ -21,8 +21,9 @@ from conftest import answer_ctrl_c
 from PIL import Image
 
 from {{ cookiecutter.package }}.__main__ import main
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import competition_files, pipeline, records, scan
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform.files import one_run_at_a_time
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 from {{ cookiecutter.package }}.runtime.stages.train import train

@@ -12,7 +12,7 @@ import time
 import pytest
 from conftest import PROJECT
 
-from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages.train import train
 
 pytestmark = pytest.mark.slow  # fresh processes, each importing TensorFlow or JAX

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from {{ cookiecutter.package }}.__main__ import main
-from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning.scoring import (
     check_rows_match,
     metric_named,

@@ -4,7 +4,8 @@ write loses nothing."""
 import numpy as np
 import pytest
 
-from {{ cookiecutter.package }}.runtime.config import Config, UserError, from_settings
+from {{ cookiecutter.package }}.runtime.config import Config, from_settings
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import (
     arrange,
     layout,

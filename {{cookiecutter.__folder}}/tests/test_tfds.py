@@ -14,8 +14,9 @@ import pytest
 import tensorflow_datasets as tfds
 from conftest import OFFLINE, PROJECT
 
-from {{ cookiecutter.package }}.runtime.config import Config, UserError
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import source, tfds_sets
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 from {{ cookiecutter.package }}.runtime.stages.train import train

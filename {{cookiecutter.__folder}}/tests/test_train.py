@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 from {{ cookiecutter.package }}.runtime.stages.train import train
 

@@ -15,7 +15,7 @@ import dataclasses
 import importlib
 import sys
 
-from .runtime import config
+from .runtime import config, errors
 from .runtime.platform import accelerator, startup_logs
 
 
@@ -131,7 +131,7 @@ def owner(name: str):
 class Parser(argparse.ArgumentParser):
     def error(self, message: str):
         """A wrong flag or choice as one line, and where the usage is, not the whole usage."""
-        raise config.UserError(f"{self.prog}: {message}; `{self.prog} --help` lists the options")
+        raise errors.UserError(f"{self.prog}: {message}; `{self.prog} --help` lists the options")
 
 
 # Commands that train, or look at what training would do (doctor checks every field; kernel
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
                 import tensorflow  # noqa: F401 (here, where its start-up lines are held)
         cfg = from_flags(args) if COMMANDS[args.command].config else None
         return owner(args.command).command(args, cfg, found)
-    except config.UserError as error:
+    except errors.UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as error:

@@ -16,7 +16,7 @@ import re
 import typing
 
 from .backbone_choices import BACKBONES, patch_size
-from .errors import UserError, first_line, flag, named  # noqa: F401 (imported from here too)
+from .errors import UserError, flag, named
 from .outputs.submission_shapes import SHAPES
 
 # The competition this project was made for; see --competition to point it at another.

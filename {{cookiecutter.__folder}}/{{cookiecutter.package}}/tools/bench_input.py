@@ -30,7 +30,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.config import FIELDS, Config, UserError, named
+from ..runtime.config import FIELDS, Config
+from ..runtime.errors import UserError, named
 from ..runtime.learning import recipe
 from ..runtime.platform.paths import data_path, field_path, output_path
 

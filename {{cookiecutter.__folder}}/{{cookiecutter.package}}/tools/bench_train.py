@@ -7,6 +7,7 @@ its command line, which loads no TensorFlow until it runs).
 from __future__ import annotations
 
 from ..runtime.config import Config
+from ..runtime.errors import UserError
 
 VARIANTS = ("CACHED", "OURS", "BARE", "STOCK", "APPS")
 
@@ -26,8 +27,20 @@ def arguments(parser) -> None:
     )
 
 
+def chosen(flag: str) -> tuple[str, ...]:
+    """The variants --variants names, in VARIANTS' order."""
+    asked = set(flag.split(","))
+    unknown = asked - set(VARIANTS)
+    if unknown:
+        raise UserError(
+            f"--variants {','.join(sorted(unknown))}: no such variant; pick from "
+            + ",".join(VARIANTS)
+        )
+    return tuple(name for name in VARIANTS if name in asked)
+
+
 def command(args, cfg: Config, found=None) -> int:
     from .step_timings import bench
 
-    bench(cfg, found, args.timed_steps, args.repeats, tuple(args.variants.split(",")))
+    bench(cfg, chosen(args.variants), found, args.timed_steps, args.repeats)
     return 0

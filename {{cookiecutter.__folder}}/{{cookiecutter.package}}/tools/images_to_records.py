@@ -45,7 +45,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.config import Config, UserError
+from ..runtime.config import Config
+from ..runtime.errors import UserError
 from ..runtime.platform.files import MANIFEST, one_run_at_a_time, output_folder, write_json
 
 if TYPE_CHECKING:

@@ -29,7 +29,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..runtime.config import SLUG, Config, UserError, first_line, named
+from ..runtime.config import SLUG, Config
+from ..runtime.errors import UserError, first_line, named
 from ..runtime.outputs import blend_record
 from ..runtime.platform.files import BLEND, FETCHED_FROM, MANIFEST, unwritable, write_json
 from ..runtime.platform.paths import output_dir, output_path, resolve_data_dir

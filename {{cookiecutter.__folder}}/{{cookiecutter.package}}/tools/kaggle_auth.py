@@ -10,8 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..runtime.config import UserError, first_line
-from ..runtime.errors import briefly
+from ..runtime.errors import UserError, briefly, first_line
 
 # Every way the client signs in, newest first, as the client itself looks for them.
 CREDENTIALS_HELP = (

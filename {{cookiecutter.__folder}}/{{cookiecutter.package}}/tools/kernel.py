@@ -16,7 +16,8 @@ from pathlib import Path
 import nbformat
 
 from ..runtime.backbone_choices import from_kaggle_models, handle
-from ..runtime.config import SLUG, Config, UserError, class_names, knobs, named
+from ..runtime.config import SLUG, Config, class_names, knobs
+from ..runtime.errors import UserError, named
 from ..runtime.outputs import blend_record
 from ..runtime.platform import kaggle_inputs
 from ..runtime.platform.files import BLEND, FETCHED_FROM, output_folder, write_json, written_whole

@@ -40,7 +40,7 @@ def write_module(path, source):
 # The script's stand-in for the notebook's one-line errors (UserError._render_traceback_).
 ONE_LINE_ERRORS = """import sys
 
-from {package}.runtime.config import UserError
+from {package}.runtime.errors import UserError
 
 
 def one_line_errors(kind, error, traceback, python_hook=sys.excepthook):

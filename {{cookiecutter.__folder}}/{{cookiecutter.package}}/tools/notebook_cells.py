@@ -121,7 +121,7 @@ learning_rate_schedule = model.learning_rate_schedule
 # a moment: each split is read once a session.
 
 # %% training
-from {{ cookiecutter.package }}.runtime.config import UserError
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 
 if doctor(cfg, found, host_augmentations=host_augmentations):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from ..runtime.config import UserError, first_line
+from ..runtime.errors import UserError, first_line
 
 
 def feature(value) -> tf.train.Feature:

@@ -32,13 +32,13 @@ import keras
 import numpy as np
 
 from ..runtime.backbone_choices import BACKBONES, weights
-from ..runtime.config import Config, UserError
+from ..runtime.config import Config
 from ..runtime.data import pipeline, source
+from ..runtime.errors import UserError
 from ..runtime.learning import backbones, efficientnet_padding, plan
 from ..runtime.platform import accelerator
 from ..runtime.platform.accelerator import Accelerator
 from ..runtime.stages import preflight
-from .bench_train import VARIANTS
 
 RATIOS = (  # numerator, denominator, what the ratio tells
     ("OURS", "CACHED", "the input pipeline"),
@@ -130,23 +130,17 @@ def cached_batch(cfg: Config, run: plan.Plan, training, image_dtype: str) -> tup
 
 def bench(
     cfg: Config,
+    variants: tuple[str, ...],
     found: Accelerator | None = None,
     steps: int = 5,
     repeats: int = 3,
-    variants: tuple[str, ...] = VARIANTS,
     build_model=None,
     compile_model=None,
     host_augmentations=None,
 ) -> dict:
     """Print each variant's seconds a step and their ratios; returns the medians by variant.
-    `variants` picks some of VARIANTS; `build_model`, `compile_model` and `host_augmentations`
-    are model.py's unless a notebook passes its own."""
-    unknown = set(variants) - set(VARIANTS)
-    if unknown:
-        raise UserError(
-            f"--variants {','.join(sorted(unknown))}: no such variant; pick from "
-            + ",".join(VARIANTS)
-        )
+    `variants` picks some of bench_train.VARIANTS, in that order; `build_model`,
+    `compile_model` and `host_augmentations` are model.py's unless a notebook passes its own."""
     found = found or accelerator.detect(cfg)
     from ..runtime.learning import model
 
@@ -192,7 +186,7 @@ def bench(
                 steps_per_execution=run.steps_per_execution,
             )
             fits[name] = (model, (floats, classes))
-        fits = {name: fits[name] for name in VARIANTS if name in fits and name in variants}
+        fits = {name: fits[name] for name in variants if name in fits}
         medians, first = take_turns(fits, calls, run.steps_per_execution, repeats)
     report(cfg, found, run, backbone, medians, first, skipped, repeats * calls)
     return medians

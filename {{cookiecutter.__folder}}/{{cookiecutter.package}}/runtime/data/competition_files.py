@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
-from ..config import Config, UserError, given, named
+from ..config import Config, given
+from ..errors import UserError, named
 from ..platform.files import IMAGE_SUFFIXES
 from . import tables
 

@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, UserError, given, named, validating_fold
+from ..config import Config, given, validating_fold
+from ..errors import UserError, named
 from ..platform.files import MANIFEST, written_whole
 from ..platform.paths import data_path, field_path, output_dir, resolve_data_dir
 from . import competition_files, scan

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from ..config import Config, UserError, named
+from ..config import Config
+from ..errors import UserError, named
 from . import source, steps
 
 AUTO = tf.data.AUTOTUNE

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, UserError, filled, first_line, given, named, validating_fold
+from ..config import Config, filled, given, validating_fold
+from ..errors import UserError, first_line, named
 from ..platform.files import MANIFEST
 from ..platform.paths import data_path, field_path, in_data_folder, reaching
 from . import steps

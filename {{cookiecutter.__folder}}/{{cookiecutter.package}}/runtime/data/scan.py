@@ -16,7 +16,8 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tqdm.auto import tqdm
 
-from ..config import Config, UserError, named
+from ..config import Config
+from ..errors import UserError, named
 from . import steps
 from .records import COUNT_IN_NAME
 

@@ -16,7 +16,8 @@ import dataclasses
 
 import tensorflow as tf
 
-from ..config import Config, given, named
+from ..config import Config, given
+from ..errors import named
 from ..platform.files import MANIFEST
 from ..platform.paths import data_path, field_path
 from . import images, records, scan, tfds_sets

@@ -16,7 +16,8 @@ import socket
 
 import tensorflow as tf
 
-from ..config import Config, UserError, filled, first_line, named, validating_fold
+from ..config import Config, filled, validating_fold
+from ..errors import UserError, first_line, named
 from ..platform.paths import resolve_data_dir
 
 PREFIX = "tfds:"

@@ -23,8 +23,8 @@ import keras
 from keras import layers
 
 from ..backbone_choices import BACKBONES, from_kaggle_models, handle, uses_preset, weights
-from ..config import Config, UserError, first_line, named
-from ..errors import briefly
+from ..config import Config
+from ..errors import UserError, briefly, first_line, named
 from ..platform import kaggle_inputs
 from ..platform.files import written_whole
 from . import efficientnet_padding

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..config import Config, UserError, named
+from ..config import Config
+from ..errors import UserError, named
 from ..platform.accelerator import Accelerator
 
 STEPS_PER_EXECUTION_ON_TPU = 32  # a TPU idles between host calls; run many steps per call

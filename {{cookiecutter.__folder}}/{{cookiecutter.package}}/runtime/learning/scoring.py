@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..config import Config, UserError, given, named
+from ..config import Config, given
 from ..data import tables
+from ..errors import UserError, named
 from ..platform.paths import data_path, field_path, output_path
 from .thresholds import applied
 

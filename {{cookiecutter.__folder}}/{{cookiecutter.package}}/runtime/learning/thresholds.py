@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from ..config import Config, UserError, class_names, first_line
+from ..config import Config, class_names
+from ..errors import UserError, first_line
 from ..platform.files import write_json
 from ..platform.paths import output_path, trained_dir
 

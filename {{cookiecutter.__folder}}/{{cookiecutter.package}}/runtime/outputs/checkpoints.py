@@ -24,7 +24,8 @@ import keras
 import numpy as np
 
 from ..backbone_choices import uses_preset
-from ..config import Config, UserError, fields_with, filled, first_line, named
+from ..config import Config, fields_with, filled
+from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
 from ..platform.accelerator import Accelerator
 from ..platform.files import NO_ROOM, disk_full, write_json, written_whole

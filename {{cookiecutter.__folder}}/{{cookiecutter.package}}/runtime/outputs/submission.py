@@ -14,8 +14,9 @@ from pathlib import Path
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, UserError, class_names, first_line, given, named
+from ..config import Config, class_names, given
 from ..data import tables
+from ..errors import UserError, first_line, named
 from ..platform.files import IMAGE_SUFFIXES, MANIFEST, written_whole
 from ..platform.paths import field_path, reaching
 from .submission_shapes import SHAPES, Labels, Probabilities, Shape

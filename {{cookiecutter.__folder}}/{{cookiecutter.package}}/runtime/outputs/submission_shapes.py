@@ -72,15 +72,13 @@ class Labels(Shape):
         import numpy as np
         import pandas as pd
 
-        from ..learning.thresholds import applied
-
         labels = numbers_of(probabilities.shape[1])
         if names and not self.numbers:
             labels = list(names)
         if thresholds is None:
             chosen = [labels[number] for number in probabilities.argmax(-1)]
         else:
-            above = applied(probabilities, thresholds)
+            above = probabilities >= np.asarray(thresholds)  # each class at its own threshold
             above[np.arange(len(above)), probabilities.argmax(-1)] = True  # at least one label
             chosen = [" ".join(labels[n] for n in np.flatnonzero(row)) for row in above]
         return pd.DataFrame({self.columns[0]: chosen})

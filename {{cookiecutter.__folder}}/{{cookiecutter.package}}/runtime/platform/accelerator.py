@@ -25,7 +25,8 @@ import dataclasses
 import functools
 import os
 
-from ..config import Config, UserError, first_line, named
+from ..config import Config
+from ..errors import UserError, first_line, named
 from . import backend, processes, rehearsal, startup_logs, versions
 from .paths import output_dir
 

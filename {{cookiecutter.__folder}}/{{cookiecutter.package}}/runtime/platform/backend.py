@@ -15,7 +15,8 @@ import importlib.metadata
 import os
 import sys
 
-from ..config import BACKENDS, UserError, named
+from ..config import BACKENDS
+from ..errors import UserError, named
 
 # Signs of TPU hardware: remote TPUs (a named TPU, pod endpoints, legacy Colab), which any
 # TensorFlow reaches over the network, and TPU VMs (Kaggle, Cloud), whose chips are local.

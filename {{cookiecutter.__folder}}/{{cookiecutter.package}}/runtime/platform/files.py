@@ -12,7 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..config import UserError
+from ..errors import UserError
 
 MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, folds, classes
 # What `blend` writes beside the blended submission: the runs, their weights and CVs.

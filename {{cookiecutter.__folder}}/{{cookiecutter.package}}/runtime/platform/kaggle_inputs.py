@@ -19,7 +19,7 @@ import os
 import threading
 from pathlib import Path
 
-from ..config import UserError, first_line
+from ..errors import UserError, first_line
 
 PREFIX = "kaggle:"
 # Where Kaggle mounts inputs; kagglehub reads the same variable, so a test can move both.

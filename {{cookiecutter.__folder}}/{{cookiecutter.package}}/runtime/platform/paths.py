@@ -13,7 +13,8 @@ import os
 import re
 from pathlib import Path
 
-from ..config import Config, UserError, came_from, first_line, given, named
+from ..config import Config, came_from, given
+from ..errors import UserError, first_line, named
 from . import kaggle_inputs
 
 # Kaggle mounts a notebook's inputs here, and keeps what a notebook writes here

@@ -13,7 +13,8 @@ import socket
 import sys
 import threading
 
-from ..config import Config, named
+from ..config import Config
+from ..errors import named
 
 
 def join(cfg: Config) -> None:

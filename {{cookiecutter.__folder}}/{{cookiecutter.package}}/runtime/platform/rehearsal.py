@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
-from ..config import UserError, first_line, named
+from ..errors import UserError, first_line, named
 from . import backend
 
 

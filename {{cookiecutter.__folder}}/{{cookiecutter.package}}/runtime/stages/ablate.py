@@ -19,7 +19,8 @@ import statistics
 from pathlib import Path
 
 from ..backbone_choices import weights
-from ..config import Config, UserError, named
+from ..config import Config
+from ..errors import UserError, named
 from ..platform.files import written_whole
 from ..platform.paths import output_dir
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..config import Config, UserError
+from ..config import Config
+from ..errors import UserError
 from ..platform import accelerator
 from ..platform.accelerator import Accelerator
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, UserError, class_names
+from ..config import Config, class_names
+from ..errors import UserError
 from ..learning import scoring
 from ..learning.thresholds import applied
 from ..outputs.submission import probability_columns

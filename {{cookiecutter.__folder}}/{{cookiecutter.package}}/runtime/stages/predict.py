@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, UserError, class_names, named
+from ..config import Config, class_names
 from ..data import pipeline, source
+from ..errors import UserError, named
 from ..learning import plan
 from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, submission

@@ -23,8 +23,9 @@ from typing import Generic, TypeVar
 import pandas as pd
 
 from .. import config
-from ..config import Config, UserError, first_line, given_values, named
+from ..config import Config, given_values
 from ..data import pipeline, scan, source
+from ..errors import UserError, first_line, named
 from ..learning import backbones, plan, thresholds
 from ..outputs import checkpoints, submission
 from ..platform.accelerator import Accelerator

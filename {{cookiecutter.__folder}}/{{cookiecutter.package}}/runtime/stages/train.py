@@ -12,8 +12,9 @@ import contextlib
 import keras
 import tensorflow as tf
 
-from ..config import Config, given_values, named
+from ..config import Config, given_values
 from ..data import images, pipeline, source
+from ..errors import named
 from ..learning import recipe, scoring, thresholds
 from ..learning.predictions import predict_probabilities, progress_verbosity
 from ..outputs import checkpoints, plots
