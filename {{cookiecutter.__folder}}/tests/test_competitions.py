@@ -17,8 +17,8 @@ from conftest import PROJECT
 from PIL import Image
 
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.learning.scoring import score_files
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
+from {{ cookiecutter.package }}.runtime.stages.score import score_files
 from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools.images_to_records import write_records
 

@@ -9,7 +9,7 @@ import pytest
 from {{ cookiecutter.package }}.__main__ import from_flags, main, parser
 from {{ cookiecutter.package }}.runtime import config
 from {{ cookiecutter.package }}.runtime.config import PRESETS, Config
-from {{ cookiecutter.package }}.runtime.data import records
+from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import load_sample
 from {{ cookiecutter.package }}.runtime.platform import paths
@@ -148,21 +148,21 @@ def test_a_value_given_wins_over_the_manifest_even_when_it_equals_the_default(tm
     folder = str(manifest_folder(tmp_path / "records"))
     default = Config().num_classes
     flags = ["doctor", "--data-dir", folder, "--num-classes", str(default)]
-    filled, _ = records.with_manifest(from_flags(parser().parse_args(flags)))
+    filled, _ = with_manifest(from_flags(parser().parse_args(flags)))
     assert filled.num_classes == default
     assert (filled.id_column, filled.sources["id_column"]) == ("image_id", "manifest")
     said = preflight.values(preflight.Preflight("doctor", filled, None)).line
     assert f"num_classes = {default} (flag)" in said
     assert "id_column = 'image_id' (manifest)" in said
 
-    assert records.with_manifest(Config(data_dir=folder))[0].num_classes == 7
+    assert with_manifest(Config(data_dir=folder))[0].num_classes == 7
     in_notebook = config.from_settings(data_dir=folder, num_classes=default)  # the config cell
-    filled = records.with_manifest(in_notebook)[0]
+    filled = with_manifest(in_notebook)[0]
     assert (filled.num_classes, config.given(filled, "num_classes")) == (default, "notebook")
-    assert records.with_manifest(Config(data_dir=folder, num_classes=6))[0].num_classes == 6
+    assert with_manifest(Config(data_dir=folder, num_classes=6))[0].num_classes == 6
     set_later = Config(data_dir=folder)
     set_later.num_classes = 6  # a notebook cell after the config cell
-    filled = records.with_manifest(set_later)[0]
+    filled = with_manifest(set_later)[0]
     assert (filled.num_classes, config.given(filled, "num_classes")) == (6, "notebook")
 
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.data import records
 from {{ cookiecutter.package }}.runtime.data.competition_files import read_csv
+from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import thresholds
 from {{ cookiecutter.package }}.runtime.outputs import checkpoints
@@ -91,7 +91,7 @@ def data_dir(tmp_path_factory):
 def test_the_manifest_reader_reads_or_refuses_any_bytes(data_dir, data):
     (data_dir / MANIFEST).write_bytes(data)
     cfg = Config(data_dir=str(data_dir))
-    found = read_or_refused(MANIFEST, records.with_manifest, cfg)
+    found = read_or_refused(MANIFEST, with_manifest, cfg)
     if found is not None:
         cfg, manifest = found
         assert cfg.num_classes == manifest["num_classes"]

@@ -23,6 +23,7 @@ from PIL import Image
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import competition_files, pipeline, records, scan
+from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform.files import one_run_at_a_time
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
@@ -104,7 +105,7 @@ def test_images_and_a_csv_become_records_the_loader_reads_back_whole(tmp_path):
     manifest = write(folder)
     assert manifest["classes"] == ["cat", "dog", "owl"] and manifest["num_classes"] == 3
     assert manifest["multi_label"] is False
-    cfg, found = records.with_manifest(
+    cfg, found = with_manifest(
         dataclasses.replace(Config(), data_dir=str(folder / "records"), image_size=32)
     )
     assert found == manifest and cfg.num_classes == 3
@@ -611,7 +612,7 @@ def test_multi_hot_records_pass_the_checks_of_a_run_the_manifest_makes_multi_lab
         Config(folds=2), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
         str(tmp_path / "records"),
     )  # fmt: skip
-    cfg, _ = records.with_manifest(Config(data_dir=str(tmp_path / "records"), image_size=32))
+    cfg, _ = with_manifest(Config(data_dir=str(tmp_path / "records"), image_size=32))
     assert cfg.multi_label and cfg.num_classes == 6
     files = records.find_checked(cfg, "train_files", labeled=True)
     assert all(not shard.problems for shard in scan.scan_split(files, cfg, labeled=True))

@@ -5,13 +5,8 @@ import pytest
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.learning.scoring import (
-    check_rows_match,
-    metric_named,
-    score,
-    score_files,
-    score_labels,
-)
+from {{ cookiecutter.package }}.runtime.learning.scoring import metric_named, score, score_labels
+from {{ cookiecutter.package }}.runtime.stages.score import check_rows_match, score_files
 
 
 def test_macro_f1_and_accuracy_on_a_worked_case():

@@ -74,7 +74,7 @@ COMMANDS = {
         on_accelerator=True,
     ),
     "score": Command(
-        "runtime.learning.scoring",
+        "runtime.stages.score",
         "score the output's submission.csv against the true labels (the demo's are hidden)",
         tensorflow=False,
     ),

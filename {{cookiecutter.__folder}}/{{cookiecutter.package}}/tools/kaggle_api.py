@@ -20,7 +20,6 @@ non-zero exit.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import re
@@ -49,8 +48,6 @@ SUBMISSION = "submission.csv"  # what Kaggle scores: the output folder's, or a n
 # A blend's says so: "cv macro_f1 0.8345, blend of 3".
 CV = re.compile(r"\bcv (\w+) (-?[\d.]+|nan)\b(, blend of \d+)?")
 NO_CV = "cv: none"
-# What the run recorded in model.json that decides how its validation predictions score.
-SCORED_AS = ("metric", "num_classes", "multi_label")
 
 
 def refusal(error: Exception, cfg: Config, doing: str) -> UserError:
@@ -191,15 +188,6 @@ def output(api, cfg: Config, kernel_dir: str) -> None:
     print(f"log: {folder / (kernel.split('/')[-1] + '.log')}")
 
 
-def run_tables(folder: Path) -> list[Path]:
-    """The validation predictions of the run in `folder`: oof.csv (a `--fold all` run), else
-    its valid.csv, else its folds' (fold<k>/valid.csv: a run of one fold of records in folds)."""
-    for name in ("oof.csv", "valid.csv"):
-        if (folder / name).is_file():
-            return [folder / name]
-    return sorted(folder.glob("fold*/valid.csv"))
-
-
 def blend_cv(folder: Path) -> str:
     """A blend's CV as a description carries it, from the blend.json in `folder` (the one
     `blend` wrote, or the copy beside the blend's notebook); "" without one."""
@@ -214,35 +202,13 @@ def cv_of_run(cfg: Config) -> str:
     folder = output_dir(cfg)
     if blend_cv(folder):
         return blend_cv(folder)
-    tables = run_tables(folder)
-    if not tables:
-        return NO_CV
-    import pandas as pd
-
     from ..runtime.platform.startup_logs import held_to_level
 
-    with held_to_level():  # they load TensorFlow
-        from ..runtime.outputs.checkpoints import read_record
-        from ..runtime.stages.folds import scored
+    with held_to_level():  # it loads TensorFlow
+        from ..runtime.stages.folds import run_cv
 
-    records = [folder / "model.json", *sorted(folder.glob("fold*/model.json"))]
-    path = next((path for path in records if path.is_file()), None)
-    recorded = read_record(path) if path else {}
-    try:
-        run = dataclasses.replace(
-            cfg, **{name: recorded[name] for name in SCORED_AS if name in recorded}
-        )
-    except UserError as error:  # a hand-edited model.json: name it, and the field
-        raise UserError(f"{path}: {error}; train again, or put back its model.json") from None
-    text = {"id": str, "label": str, "predicted": str}  # as folds.py reads them: 007 stays 007
-    try:
-        read = [pd.read_csv(path, dtype=text, keep_default_na=False) for path in tables]
-        return f"cv {run.metric} {scored(run, pd.concat(read, ignore_index=True)):.4f}"
-    except (ValueError, KeyError, IndexError) as error:
-        raise UserError(
-            f"cannot score {', '.join(map(str, tables))} for the description's CV "
-            f"({first_line(error)}); train again, or move it out of {folder}"
-        ) from error
+    scored = run_cv(cfg, folder)
+    return NO_CV if scored is None else f"cv {scored[0]} {scored[1]:.4f}"
 
 
 def described(cfg: Config, message: str, kernel_dir: str = "") -> str:

@@ -5,18 +5,15 @@ Works on local folders, Kaggle's /kaggle/input and gs:// buckets alike through t
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, filled, given, validating_fold
-from ..errors import UserError, first_line, named
-from ..platform.files import MANIFEST
-from ..platform.paths import data_path, field_path, in_data_folder, reaching
+from ..config import Config, given
+from ..errors import UserError, named
+from ..platform.paths import field_path, in_data_folder, reaching
 from . import steps
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
@@ -148,119 +145,6 @@ def check_labels(path: str, label_key: str, num_classes: int, multi_label: bool 
         )
 
 
-def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
-    """The config with what the data folder's manifest says, and the manifest (None without
-    one): the file patterns of each split and fold, the classes and the CSV's columns, for
-    every field the user did not give. `--fold all` is checked as fold 0."""
-    path = data_path(cfg, MANIFEST)
-    with reaching(path):
-        if not tf.io.gfile.exists(path):
-            return cfg, None
-        with tf.io.gfile.GFile(path, "rb") as file:
-            manifest = read_manifest(file.read(), path)
-    folds = manifest["folds"]
-    held_out = validating_fold(cfg)
-    if held_out >= folds:
-        raise UserError(
-            f"{named('fold')} {cfg.fold}: {path} has folds 0 to {folds - 1}; pick one of them"
-        )
-    training = [f"train/fold{fold}-*.tfrec" for fold in range(folds) if fold != held_out]
-    found = {
-        "train_files": ",".join(training) if folds > 1 else "train/*.tfrec",
-        "valid_files": f"train/fold{held_out}-*.tfrec" if folds > 1 else "",
-        "test_files": "test/*.tfrec" if manifest["test"]["records"] else "",
-        "num_classes": manifest["num_classes"],
-        "class_names": ",".join(manifest["classes"] or []),
-        "multi_label": bool(manifest.get("multi_label")),
-        "id_column": manifest["id_column"],
-        "label_column": manifest["label_column"],
-    }
-    return filled(cfg, found, f"the records' manifest {path}"), manifest
-
-
-def read_manifest(data: bytes, where: str) -> dict:
-    """The manifest `records` wrote, checked field by field for what the commands read of it:
-    a hand-edited one is refused with the field at fault, never half used."""
-    fix = "write the records again with `records`, or restore the manifest it wrote"
-    try:
-        manifest = json.loads(data)
-    except (ValueError, RecursionError) as error:  # undecodable bytes are ValueErrors too
-        raise UserError(f"{where} is not JSON ({first_line(error)}); {fix}") from None
-    if not isinstance(manifest, dict):
-        raise UserError(f"{where} holds {type(manifest).__name__}, not an object; {fix}")
-
-    def refuse(name: str, kind: str, value) -> None:
-        raise UserError(f"{where}: {name} is {value!r}, not {kind}; {fix}")
-
-    for name, kind, fits in MANIFEST_FIELDS:
-        value = manifest
-        for key in name.split("."):
-            value = value.get(key) if isinstance(value, dict) else None
-        if not fits(value):
-            refuse(name, kind, value)
-    manifest.setdefault("classes", None)  # the classes are numbers
-    classes = manifest["classes"]
-    if classes is not None and (
-        len(classes) > manifest["num_classes"] or len(set(classes)) < len(classes)
-    ):
-        refuse("classes", f"{manifest['num_classes']} different names (num_classes)", classes)
-    for fold, held in manifest["train"]["per_fold"].items():
-        counts = held.get("classes") if isinstance(held, dict) else None
-        if not (isinstance(counts, dict) and counts and all(map(is_count, counts.values()))):
-            refuse(f"train.per_fold.{fold}.classes", "a record count per class", counts)
-        if not is_count(held.get("records")):
-            refuse(f"train.per_fold.{fold}.records", "a record count", held.get("records"))
-    return manifest
-
-
-def is_count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def are_skips(value) -> bool:
-    return isinstance(value, list) and all(
-        isinstance(entry, dict)
-        and isinstance(entry.get("file"), str)
-        and isinstance(entry.get("reason"), str)
-        for entry in value
-    )
-
-
-def are_names(value) -> bool:
-    return isinstance(value, list) and all(isinstance(name, str) and name for name in value)
-
-
-# What the commands read of a manifest: its dotted name, what it must be, and a test of it.
-MANIFEST_FIELDS = (
-    ("folds", "a whole number from 1 to 100", lambda value: is_count(value) and 1 <= value <= 100),
-    (
-        "num_classes",
-        "a whole number from 1 to 100000",
-        lambda value: is_count(value) and 1 <= value <= 100_000,
-    ),
-    ("test.records", "a record count", is_count),
-    ("train.per_fold", "a dict by fold", lambda value: isinstance(value, dict)),
-    ("classes", "null or a list of class names", lambda value: value is None or are_names(value)),
-    ("multi_label", "true or false", lambda value: value is None or isinstance(value, bool)),
-    ("id_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
-    ("label_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
-    ("test_images", "a folder, or empty", lambda value: value is None or isinstance(value, str)),
-    ("skipped", "a list of {file, reason}", lambda value: value is None or are_skips(value)),
-)
-
-
-def skipped_tests(manifest: dict | None) -> dict[str, str]:
-    """The test images `records` skipped as unreadable, by the id their records would carry,
-    with why: a sample id with no test record is most likely one of them."""
-    if not manifest or not manifest.get("test_images"):
-        return {}
-    folder, skipped = Path(manifest["test_images"]), {}
-    for entry in manifest.get("skipped") or []:
-        if Path(entry["file"]).is_relative_to(folder):  # not a training image
-            skipped[Path(entry["file"]).relative_to(folder).as_posix()] = entry["reason"]
-    return skipped
-
-
 def images_hint(cfg: Config) -> str:
     """Where the data folder holds a competition's training CSV but not its images: what the
     records' absence most likely means."""
@@ -271,28 +155,6 @@ def images_hint(cfg: Config) -> str:
         f"; {csv} is here but not {images} ({named('train_images')}), the images it names: "
         "give that folder to train on the images and CSV"
     )
-
-
-def check_count(cfg: Config, field: str, count: int, manifest: dict | None) -> None:
-    """A split the records' manifest counts must hold every record of it: a shard gone or
-    cut short would train or predict on fewer without a word."""
-    if given(cfg, field) or not manifest:  # the user's own pattern: the manifest counts none
-        return
-    folds, per_fold = manifest["folds"], manifest["train"]["per_fold"]
-    held_out = str(validating_fold(cfg))
-    counted = {
-        "train_files": sum(
-            held["records"] for fold, held in per_fold.items() if folds == 1 or fold != held_out
-        ),
-        "valid_files": per_fold.get(held_out, {}).get("records", 0),
-        "test_files": manifest["test"]["records"],
-    }
-    if counted[field] != count:
-        raise UserError(
-            f"{field_path(cfg, field)} ({named(field)}) holds {count} records where the records' "
-            f"manifest {data_path(cfg, MANIFEST)} counts {counted[field]}: a shard is missing or "
-            "cut short; write the records again with `records`, or put back the shards it wrote"
-        )
 
 
 def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:

@@ -21,6 +21,7 @@ from ..errors import named
 from ..platform.files import MANIFEST
 from ..platform.paths import data_path, field_path
 from . import images, records, scan, tfds_sets
+from .manifest import check_count, skipped_tests, with_manifest
 
 
 @dataclasses.dataclass
@@ -42,7 +43,7 @@ class Records:
     def resolved(self, cfg: Config) -> tuple[Config, dict | None]:
         """The config with what the manifest says for the fields the user did not give, and
         the manifest (None without one)."""
-        return records.with_manifest(cfg)
+        return with_manifest(cfg)
 
     def describe(self, cfg: Config, manifest: dict) -> str:
         folds, classes = manifest["folds"], manifest["classes"]
@@ -67,11 +68,11 @@ class Records:
         files = records.find_checked(cfg, field, labeled)
         shards = scan.check_split(files, cfg, field, labeled)
         count = sum(shard.records for shard in shards)
-        _, manifest = records.with_manifest(cfg)
-        records.check_count(cfg, field, count, manifest)
+        _, manifest = with_manifest(cfg)
+        check_count(cfg, field, count, manifest)
         ids = [] if labeled else [key for shard in shards for key in shard.ids]
         said = f"{len(files)} files, {count} records ({field_path(cfg, field)})"
-        skipped = {} if labeled else records.skipped_tests(manifest)
+        skipped = {} if labeled else skipped_tests(manifest)
         return Split(files, count, ids, said, skipped=skipped)
 
     def training(

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import Config, class_names
-from ..errors import UserError
+from ..errors import UserError, first_line
 from ..learning import scoring
 from ..learning.thresholds import applied
 from ..outputs.submission import probability_columns
@@ -154,3 +154,45 @@ def score_out_of_fold(cfg: Config, folds: list[int]) -> float:
     result = scored(cfg, everything)
     print(f"out-of-fold {cfg.metric}: {result:.4f} ({len(everything)} records, {path})")
     return result
+
+
+# What a run recorded in model.json that decides how its validation predictions score.
+SCORED_AS = ("metric", "num_classes", "multi_label")
+
+
+def run_tables(folder: Path) -> list[Path]:
+    """The validation predictions of the run in `folder`: oof.csv (a `--fold all` run), else
+    its valid.csv, else its folds' (fold<k>/valid.csv: a run of one fold of records in folds)."""
+    for name in ("oof.csv", "valid.csv"):
+        if (folder / name).is_file():
+            return [folder / name]
+    return sorted(folder.glob("fold*/valid.csv"))
+
+
+def run_cv(cfg: Config, folder: Path) -> tuple[str, float] | None:
+    """The metric and CV of the run in `folder` (None without validation predictions),
+    scored with the metric and classes the run recorded in its model.json: a run trained with
+    other flags, or fetched from a notebook with `kaggle output`, scores as it trained."""
+    from ..outputs.checkpoints import read_record
+
+    tables = run_tables(folder)
+    if not tables:
+        return None
+    records = [folder / "model.json", *sorted(folder.glob("fold*/model.json"))]
+    path = next((path for path in records if path.is_file()), None)
+    recorded = read_record(path) if path else {}
+    try:
+        run = dataclasses.replace(
+            cfg, **{name: recorded[name] for name in SCORED_AS if name in recorded}
+        )
+    except UserError as error:  # a hand-edited model.json: name it, and the field
+        raise UserError(f"{path}: {error}; train again, or put back its model.json") from None
+    text = {"id": str, "label": str, "predicted": str}  # 007 stays 007
+    try:
+        read = [pd.read_csv(path, dtype=text, keep_default_na=False) for path in tables]
+        return run.metric, scored(run, pd.concat(read, ignore_index=True))
+    except (ValueError, KeyError, IndexError) as error:
+        raise UserError(
+            f"cannot score {', '.join(map(str, tables))} for the run's CV "
+            f"({first_line(error)}); train again, or move it out of {folder}"
+        ) from error
