@@ -34,7 +34,7 @@ def test_blend_weighs_runs_by_out_of_fold_rows_and_submits_in_the_samples_order(
 ):
     out = tmp_path / "blend"
     flags = ["--data-dir", str(blendable.data), "--output-dir", str(out)]
-    assert main(["blend", *map(str, blendable.runs), *flags]) == 0
+    assert main(["blend", *map(str, blendable.runs), *flags, "--weights", "fitted"]) == 0
     printed = capsys.readouterr().out
     blend = json.loads((out / "blend.json").read_text())
 
@@ -50,8 +50,11 @@ def test_blend_weighs_runs_by_out_of_fold_rows_and_submits_in_the_samples_order(
     weights = np.array([run["weight"] for run in blend["runs"]])
     assert (weights >= 0).all() and np.isclose(weights.sum(), 1)
     assert np.isclose(blend["equal_weights_cv"], macro_f1(truth, sum(tables) / 2))
-    assert np.isclose(blend["blend_cv_fitted"], macro_f1(truth, blending.blended(tables, weights)))
-    assert blend["blend_cv_fitted"] >= max(run["cv"] for run in blend["runs"])
+    assert np.isclose(
+        blend["blend_cv_in_sample"], macro_f1(truth, blending.blended(tables, weights))
+    )
+    assert blend["blend_cv_in_sample"] >= max(run["cv"] for run in blend["runs"])
+    assert blend["blend_cv"] == blend["fitted_weights_cv"]  # nested: test_blending's below
     assert f"  {'equal weights':<15} {blend['equal_weights_cv']:7.4f}\n" in printed
     assert f"  {'blend':<15} {blend['blend_cv']:7.4f}  (each fold's rows blended with " in printed
     assert "the blend beats its best run" in printed
@@ -67,6 +70,13 @@ def test_blend_weighs_runs_by_out_of_fold_rows_and_submits_in_the_samples_order(
     assert written.columns.tolist() == ["image_id", "label"]
     assert written["image_id"].tolist() == sample["image_id"].tolist()
     assert written["label"].tolist() == [str(n) for n in expected.argmax(1)]
+
+    # By default the plain average stands unless fitted weights score better, nested.
+    assert main(["blend", *map(str, blendable.runs), *flags[:-1], str(tmp_path / "auto")]) == 0
+    auto = json.loads((tmp_path / "auto" / "blend.json").read_text())
+    fitted_wins = blend["fitted_weights_cv"] > blend["equal_weights_cv"]
+    assert auto["weights_by"] == ("fitted" if fitted_wins else "equal")
+    assert auto["blend_cv"] == max(blend["fitted_weights_cv"], blend["equal_weights_cv"])
 
 
 def test_hill_climbing_gives_a_useless_run_no_weight_and_the_best_run_the_most():

@@ -201,15 +201,18 @@ def scorer(cfg: Config, truth: np.ndarray):
     return score
 
 
-# How the weights are chosen: fitted on the out-of-fold rows, or equal (when too few images
-# to fit them on, or to blend runs of one kind alike).
-WEIGHTS = ("fitted", "equal")
+# How the weights are chosen: fitted by hill climbing on the out-of-fold rows; equal, the
+# plain average; or auto, whichever scores better on rows its weights never saw (the fitted
+# weights' nested CV against the equal weights', which fit nothing). Fitted weights chase
+# the noise of a few thousand rows as readily as a real difference between runs: on three
+# seeds of one model, the plain average did better (docs/commands.md has the figures).
+WEIGHTS = ("auto", "fitted", "equal")
 
 
-def fitted(cfg: Config, runs: list[Run], weights_by: str = "fitted") -> dict:
-    """Every run's CV, the equal-weight average's, the blend's weights and CV: in-sample, and
-    estimated with each fold's weights fitted on the other folds; as blend.json holds them.
-    With equal weights there is nothing fitted: the blend's CV is the equal-weight one's."""
+def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
+    """Every run's CV, the equal-weight average's, the blend's weights and CV, as blend.json
+    holds them. The CV of fitted weights is estimated with each fold's weights fitted on the
+    other folds; equal weights fit nothing, so their CV is their score."""
     order = runs[0].oof["id"]
     tables = [
         run.oof.set_index("id").loc[order, run.columns].to_numpy(float) for run in runs
@@ -218,13 +221,18 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "fitted") -> dict:
     score, every = scorer(cfg, truth), np.ones(len(order), bool)
     cvs = [score(every, table) for table in tables]
     equal = [1 / len(runs)] * len(runs)
-    weights = equal if weights_by == "equal" else blending.hill_climbed(tables, score)
+    equal_cv = score(every, blending.blended(tables, equal))
+    weights, blend_cv, nested_cv, chosen = equal, equal_cv, None, "equal"
+    if weights_by != "equal":
+        nested_cv = score(every, blending.nested(tables, folds, score))
+        if weights_by == "fitted" or nested_cv > equal_cv:
+            weights, blend_cv, chosen = blending.hill_climbed(tables, score), nested_cv, "fitted"
     best = int(np.argmax(cvs))
     per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
-    fitted_probabilities = blending.blended(tables, weights)
+    probabilities = blending.blended(tables, weights)
     cuts = None
     if cfg.multi_label and cfg.metric != "roc_auc":
-        cuts = thresholds.chosen(truth, fitted_probabilities)
+        cuts = thresholds.chosen(truth, probabilities)
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in CLASSES},
@@ -241,16 +249,16 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "fitted") -> dict:
             }
             for name, run, cv, weight in zip(names_of(runs), runs, cvs, weights, strict=True)
         ],
-        "equal_weights_cv": score(every, blending.blended(tables, equal)),
-        "blend_cv": score(every, fitted_probabilities)
-        if weights_by == "equal"
-        else score(every, blending.nested(tables, folds, score)),
-        "blend_cv_fitted": score(every, fitted_probabilities),
+        "equal_weights_cv": equal_cv,
+        "fitted_weights_cv": nested_cv,  # nested: None where none were fitted
+        "blend_cv": blend_cv,
+        "blend_cv_in_sample": score(every, probabilities),
         "fold_spread": float(np.std(per_fold)),
         "folds": len(per_fold),
         "images": len(order),
         "thresholds": cuts,
-        "weights_by": weights_by,
+        "weights_asked": weights_by,
+        "weights_by": chosen,
     }
 
 
@@ -273,13 +281,20 @@ def report(blend: dict) -> None:
     for run in runs:
         print(f"  {run['name']:<{width}} {run['cv']:7.4f}  {run['weight']:.2f}")
     print(f"  {'equal weights':<{width}} {blend['equal_weights_cv']:7.4f}")
-    how = (
-        "the weights given, equal: nothing fitted"
-        if blend["weights_by"] == "equal"
-        else "each fold's rows blended with weights fitted on the other folds'; "
-        f"{blend['blend_cv_fitted']:.4f} with the weights above, fitted on every row, which "
-        "flatters it"
-    )
+    fitted_cv = blend["fitted_weights_cv"]
+    if blend["weights_asked"] == "equal":
+        how = "equal weights, as asked: nothing fitted"
+    elif blend["weights_by"] == "equal":
+        how = (
+            f"equal weights: the fitted ones score {fitted_cv:.4f} on rows they were not "
+            "fitted on, no better; --weights fitted keeps them"
+        )
+    else:
+        how = (
+            "each fold's rows blended with weights fitted on the other folds'; "
+            f"{blend['blend_cv_in_sample']:.4f} with the weights above, fitted on every row, "
+            "which flatters it"
+        )
     print(f"  {'blend':<{width}} {blend['blend_cv']:7.4f}  ({how})")
     best = max(runs, key=lambda run: run["cv"])
     gain, spread = blend["blend_cv"] - best["cv"], blend["fold_spread"]
@@ -320,7 +335,7 @@ def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Pa
     return path
 
 
-def blend_runs(cfg: Config, folders: list[str], weights_by: str = "fitted") -> dict:
+def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dict:
     """Read, check and fit the runs; write blend.json and the blended submission."""
     output = output_folder(output_dir(cfg), "blend --output-dir")
     runs = [read_run(Path(folder)) for folder in folders]
@@ -379,9 +394,9 @@ def arguments(parser) -> None:
     parser.add_argument(
         "--weights",
         choices=WEIGHTS,
-        default="fitted",
-        help="fitted: by hill climbing on the runs' out-of-fold predictions (the default); "
-        "equal: the plain average",
+        default="auto",
+        help="fitted: by hill climbing on the runs' out-of-fold predictions; equal: the plain "
+        "average; auto (the default): whichever scores better on rows its weights never saw",
     )
 
 
