@@ -31,7 +31,10 @@ demo: venv ## render the defaults into build/demo, then build, train, predict an
 	$(MAKE) -C $(BUILD)/demo/* demo PYTHON=$(abspath $(BIN)/python)
 
 test: venv ## run the template's tests: rendering, answers, lint, and the rendered project's tests
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 -m "not edit_loop"
+
+test-quick: venv ## the edit loop's tests (a minute or two): rendering, answers, lint, the rendered project's quick tests
+	$(BIN)/python -m pytest -m "not slow"
 
 lint: venv ## ruff on the template's own code
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
@@ -39,4 +42,4 @@ lint: venv ## ruff on the template's own code
 clean: ## remove build/ and .venv/
 	rm -rf $(BUILD) $(VENV)
 
-.PHONY: help venv demo test lint clean
+.PHONY: help venv demo test test-quick lint clean

@@ -61,7 +61,7 @@ class Blendable:
 def blendable(tmp_path_factory) -> Blendable:
     """Two runs ready to blend, made once: the same folds of one competition, trained at
     32 px and at 40 px (predicted with flips); read them, copy them to change them."""
-    from test_competitions import competition
+    from builders import competition
 
     from {{ cookiecutter.package }}.runtime.config import Config
     from {{ cookiecutter.package }}.runtime.stages.predict import predict

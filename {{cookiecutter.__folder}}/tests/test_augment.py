@@ -12,6 +12,9 @@ from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, cro
 from {{ cookiecutter.package }}.runtime.learning.backbones import load
 from {{ cookiecutter.package }}.runtime.learning.model import build_model
 
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
+
+
 WINDOWS = 4000
 
 

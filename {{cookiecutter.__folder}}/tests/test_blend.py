@@ -9,6 +9,7 @@ import shutil
 
 import numpy as np
 import pandas as pd
+import pytest
 from sklearn.metrics import f1_score
 from test_kaggle import against_fake_kaggle, calls
 
@@ -79,6 +80,7 @@ def test_blend_weighs_runs_by_out_of_fold_rows_and_submits_in_the_samples_order(
     assert auto["blend_cv"] == max(blend["fitted_weights_cv"], blend["equal_weights_cv"])
 
 
+@pytest.mark.quick
 def test_hill_climbing_gives_a_useless_run_no_weight_and_the_best_run_the_most():
     """Three runs: right on 80% of rows, on 70%, and noise."""
     rng = np.random.default_rng(0)
@@ -101,6 +103,7 @@ def test_hill_climbing_gives_a_useless_run_no_weight_and_the_best_run_the_most()
     assert score(every, blending.blended(runs, weights)) >= score(every, runs[0])
 
 
+@pytest.mark.quick
 def test_the_blends_cv_scores_each_fold_with_weights_fitted_on_the_other_folds():
     """Run a is right on fold 1 only, run b on fold 0 only: weights fitted on every row can
     score 0.5 or more, but fitted on the other fold they pick the wrong run for each fold."""

@@ -22,9 +22,9 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
+from builders import competition, image, write_csv
 from conftest import PROJECT
 from test_blend import fetched
-from test_competitions import competition, image, write_csv
 from test_kaggle import against_fake_kaggle, calls
 from test_kernel import alone, errors, offline, text_of
 

@@ -2,19 +2,17 @@
 through `records`, `train` and `predict` and come out as their samples ask: ids spelt as
 the sample spells them, in its order, with its columns."""
 
-import csv
 import os
 import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from builders import NAMES, competition, write_csv
 from conftest import PROJECT
-from PIL import Image
 
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
@@ -23,51 +21,12 @@ from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools.images_to_records import write_records
 
 PACKAGE = "{{ cookiecutter.package }}"
-COLOURS = {"healthy": (40, 190, 40), "rust": (190, 90, 20), "scab": (90, 70, 60)}
-NAMES = list(COLOURS)
-COLOURS |= dict(zip("012", COLOURS.values(), strict=True))  # Cassava's labels are numbers
 # Small and quick: what the tests add to the README's commands, which train for real.
 QUICK = "--backbone small-cnn --weights none --image-size 32 --epochs 2 --batch-size 8"
 QUICK_CONFIG = {
     "backbone": "small-cnn", "weights": "none", "image_size": 32, "epochs": 2,
     "batch_size": 8, "learning_rate": 3e-3, "flip": False,
 }  # fmt: skip
-
-
-def image(path: Path, classes: list[str], rng) -> None:
-    """A photo-sized JPEG striped in the colours of its classes."""
-    pixels = np.zeros((40, 48, 3))
-    for index, name in enumerate(classes):
-        pixels[index :: len(classes)] = COLOURS[name]
-    pixels = np.clip(pixels + rng.integers(-20, 20, pixels.shape), 0, 255)
-    Image.fromarray(pixels.astype(np.uint8)).save(path, quality=95)
-
-
-def competition(folder: Path, labels: list[str], header: list[str], sample: list[str]) -> Path:
-    """train_images/ and train.csv (`header`: id and label columns; ids with .jpg as Cassava
-    spells them), test_images/ and sample_submission.csv with `sample`'s columns."""
-    rng = np.random.default_rng(0)
-    for folder_name in ("train_images", "test_images"):
-        (folder / folder_name).mkdir(parents=True)
-    rows = []
-    for number, label in enumerate(labels):
-        name = f"{1000 + number * 7}.jpg"
-        image(folder / "train_images" / name, label.split(), rng)
-        rows.append((name, label))
-    write_csv(folder / "train.csv", header, rows)
-    tests = [f"{5000 + n * 3}.jpg" for n in range(9)]
-    for number, name in enumerate(tests):
-        image(folder / "test_images" / name, [NAMES[number % 3]], rng)  # by name
-    order = sorted(tests, key=lambda name: -int(name[:4]))  # not sorted by id: order bugs show
-    placeholder = {"labels": ["healthy"], "probabilities": ["0.25"] * (len(sample) - 1)}
-    values = placeholder["probabilities" if len(sample) > 2 else "labels"]
-    write_csv(folder / "sample_submission.csv", sample, [(name, *values) for name in order])
-    return folder
-
-
-def write_csv(path, header, rows):
-    with open(path, "w", newline="") as file:
-        csv.writer(file).writerows([header, *rows])
 
 
 def readme_commands(section: str) -> list[str]:

@@ -15,6 +15,8 @@ from {{ cookiecutter.package }}.runtime.outputs.submission import load_sample
 from {{ cookiecutter.package }}.runtime.platform import paths
 from {{ cookiecutter.package }}.runtime.stages import preflight
 
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
+
 
 def test_every_field_is_a_flag_of_its_type():
     """Each config field can be set from the command line and keeps its type."""

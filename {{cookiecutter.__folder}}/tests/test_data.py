@@ -12,6 +12,8 @@ from {{ cookiecutter.package }}.runtime.outputs.submission import read_sample
 from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 from {{ cookiecutter.package }}.tools import shards
 
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
+
 
 def files(cfg, pattern):
     return records.find(data_path(cfg, pattern), "test_files")

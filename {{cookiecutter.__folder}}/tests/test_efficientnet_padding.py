@@ -11,6 +11,8 @@ import tensorflow as tf
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.learning import backbones, efficientnet_padding
 
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
+
 
 def traced_step(model, images):
     """Features and weight gradients of one training step, and the ops TensorFlow ran."""

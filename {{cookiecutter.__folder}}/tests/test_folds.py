@@ -1,13 +1,13 @@
 """k-fold on the demo as a competition ships it: images and a CSV, records in five folds,
 every fold trained in turn, out-of-fold scores, and a fold ensemble with flips."""
 
-import csv
 import dataclasses
 import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
+from builders import ids
 
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
@@ -15,11 +15,6 @@ from {{ cookiecutter.package }}.runtime.stages.evaluate import evaluate
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools.images_to_records import write_records
-
-
-def ids(path):
-    with open(path, newline="") as file:
-        return [row["id"] for row in csv.DictReader(file)]
 
 
 @pytest.mark.slow

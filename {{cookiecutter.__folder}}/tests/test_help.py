@@ -6,14 +6,19 @@ import io
 import subprocess
 import sys
 
+import pytest
+
 from {{ cookiecutter.package }}.__main__ import COMMANDS, main, owner, parser
 from {{ cookiecutter.package }}.tools.kaggle_api import ACTIONS
+
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
 
 # Each command's --help in one fresh interpreter, then what it loaded: TensorFlow, Keras or JAX
 # on the first command that loads one.
 HELP_OF_EVERY_COMMAND = """
 import contextlib, io, sys
 from {{ cookiecutter.package }}.__main__ import COMMANDS, main
+
 
 for name in COMMANDS:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):

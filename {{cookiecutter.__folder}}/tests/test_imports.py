@@ -5,7 +5,11 @@ module of the package imports another that imports it back, by any path."""
 import ast
 from pathlib import Path
 
+import pytest
 from conftest import PROJECT
+
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
+
 
 PACKAGE = PROJECT / "{{ cookiecutter.package }}"
 

@@ -5,7 +5,6 @@ by a real Jupyter kernel or Python, in a network namespace with only loopback, o
 competition laid out as Kaggle mounts a competition: /kaggle/input/<competition>/...
 """
 
-import csv
 import json
 import os
 import re
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from builders import ids
 from conftest import OFFLINE, PROJECT
 from PIL import Image
 
@@ -41,11 +41,6 @@ WIDER_HEAD = HEAD + '    x = layers.Dense(32, activation="relu", name="hidden")(
 # Lines of the data cell and of the model cell; an edit prints a line above each.
 IMAGE_STEP = "    return to_size(decoded(encoded), cfg.image_size)\n"
 MODEL_INPUT = "    inputs = keras.Input("
-
-
-def ids(path):
-    with open(path, newline="") as file:
-        return [row["id"] for row in csv.DictReader(file)]
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,9 @@ from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import plan
 from {{ cookiecutter.package }}.runtime.platform.accelerator import Accelerator
 
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
+
+
 TPU = Accelerator("tpu", "jax", 8, "fake")
 MIRRORED = Accelerator("gpu", "tensorflow", 2, "fake")
 CPU = Accelerator("cpu", "tensorflow", 1, "fake")

@@ -1,6 +1,7 @@
 """The pictures say which classes they show, and carry that text where a test can read it."""
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from {{ cookiecutter.package }}.runtime.outputs.plots import (
@@ -9,6 +10,8 @@ from {{ cookiecutter.package }}.runtime.outputs.plots import (
     learning_rate,
     predictions,
 )
+
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
 
 NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven"]
 

@@ -20,6 +20,9 @@ from {{ cookiecutter.package }}.runtime.platform.files import MANIFEST
 from {{ cookiecutter.package }}.tools.kaggle_api import metadata_id
 from {{ cookiecutter.package }}.tools.kaggle_auth import check_key_file
 
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
+
+
 QUICK = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Values JSON can hold, NaN and infinities included (Python's json reads and writes them).

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import tensorflow as tf
+from builders import mixed_competition, write_csv
 from conftest import answer_ctrl_c
 from PIL import Image
 
@@ -29,47 +30,6 @@ from {{ cookiecutter.package }}.runtime.platform.files import one_run_at_a_time
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools import images_to_records, shards
-
-COLOURS = {"cat": (200, 30, 30), "dog": (30, 200, 30), "owl": (30, 30, 200)}
-
-
-def competition(folder: Path, counts: dict[str, int], group_size: int = 0) -> Path:
-    """Images of one colour per class (JPEG, PNG, grayscale and CMYK among them), train.csv
-    with image_id, label (class names) and patient, and a test folder with a sample."""
-    rng = np.random.default_rng(0)
-    (folder / "train").mkdir(parents=True)
-    (folder / "test").mkdir()
-    rows = []
-    labels = [name for name, count in counts.items() for _ in range(count)]
-    for number, label in enumerate(labels):
-        pixels = np.clip(np.add(COLOURS[label], rng.integers(-20, 20, (40, 48, 3))), 0, 255)
-        image = Image.fromarray(pixels.astype(np.uint8))
-        name = f"img{number:03d}"
-        kind = number % 4
-        if kind == 1:
-            image.save(folder / "train" / f"{name}.png")
-        elif kind == 2:
-            image.convert("CMYK").save(folder / "train" / f"{name}.jpg", quality=95)
-        else:
-            image.save(folder / "train" / f"{name}.jpg", quality=95)
-        group = f"patient{number // group_size}" if group_size else ""
-        rows.append((name, label, group))
-    write_csv(folder / "train.csv", ["image_id", "label", "patient"], rows)
-    for number in range(6):
-        Image.fromarray(np.full((40, 48, 3), 128, np.uint8)).save(
-            folder / "test" / f"t{number}.jpg"
-        )
-    write_csv(
-        folder / "sample_submission.csv",
-        ["image_id", "label"],
-        [(f"t{n}.jpg", "cat") for n in range(6)],
-    )
-    return folder
-
-
-def write_csv(path, header, rows):
-    with open(path, "w", newline="") as file:
-        csv.writer(file).writerows([header, *rows])
 
 
 def read_csv(path):
@@ -101,7 +61,7 @@ def read_back(records_dir: Path, **fields) -> list[dict]:
 
 
 def test_images_and_a_csv_become_records_the_loader_reads_back_whole(tmp_path):
-    folder = competition(tmp_path, {"cat": 12, "dog": 9, "owl": 6})
+    folder = mixed_competition(tmp_path, {"cat": 12, "dog": 9, "owl": 6})
     manifest = write(folder)
     assert manifest["classes"] == ["cat", "dog", "owl"] and manifest["num_classes"] == 3
     assert manifest["multi_label"] is False
@@ -132,7 +92,7 @@ def real_keys(batches):
 
 
 def test_folds_are_stratified_within_one_of_the_ideal(tmp_path):
-    folder = competition(tmp_path, {"cat": 23, "dog": 14, "owl": 9})
+    folder = mixed_competition(tmp_path, {"cat": 23, "dog": 14, "owl": 9})
     manifest = write(folder)
     back = read_back(folder / "records")
     for number, name in enumerate(["cat", "dog", "owl"]):
@@ -158,7 +118,7 @@ def read_back_file(path):
 
 
 def test_grouped_folds_never_split_a_group(tmp_path):
-    folder = competition(tmp_path, {"cat": 20, "dog": 20, "owl": 20}, group_size=3)
+    folder = mixed_competition(tmp_path, {"cat": 20, "dog": 20, "owl": 20}, group_size=3)
     write(folder, "patient")
     group = {row["image_id"]: row["patient"] for row in read_csv(folder / "train.csv")}
     folds_of = collections.defaultdict(set)
@@ -196,7 +156,7 @@ def test_png_grayscale_cmyk_and_rotated_photos_come_out_rgb_and_upright(tmp_path
 
 
 def test_an_image_that_does_not_decode_is_listed_and_not_written(tmp_path, capsys):
-    folder = competition(tmp_path, {"cat": 6, "dog": 6, "owl": 6})
+    folder = mixed_competition(tmp_path, {"cat": 6, "dog": 6, "owl": 6})
     whole = (folder / "train" / "img000.jpg").read_bytes()
     (folder / "train" / "img000.jpg").write_bytes(whole[: len(whole) // 2])  # truncated
     (folder / "train" / "img004.jpg").write_text("not an image")
@@ -221,7 +181,7 @@ def test_a_killed_writer_leaves_only_whole_shards_and_the_same_command_resumes(
     """Killed in the third fold: two whole shards, no .partial, no manifest. The same command
     keeps those two untouched, writes the rest, and ends with the manifest and records of a
     run never interrupted."""
-    folder = competition(tmp_path, {"cat": 10, "dog": 10, "owl": 10})
+    folder = mixed_competition(tmp_path, {"cat": 10, "dog": 10, "owl": 10})
     real, written = images_to_records.example, []
 
     def dies_in_the_third_fold(row, image):
@@ -241,7 +201,7 @@ def test_a_killed_writer_leaves_only_whole_shards_and_the_same_command_resumes(
     monkeypatch.setattr(images_to_records, "example", real)
     resumed = write(folder)
     assert {path: path.stat().st_mtime_ns for path in kept} == kept  # kept, not written again
-    whole = competition(tmp_path / "whole", {"cat": 10, "dog": 10, "owl": 10})
+    whole = mixed_competition(tmp_path / "whole", {"cat": 10, "dog": 10, "owl": 10})
     never_interrupted = write(whole)
     assert json.dumps(resumed) == json.dumps(never_interrupted).replace(str(whole), str(folder))
     assert read_back(folder / "records") == read_back(whole / "records")
@@ -249,7 +209,7 @@ def test_a_killed_writer_leaves_only_whole_shards_and_the_same_command_resumes(
 
 def test_finished_records_are_written_again_only_with_force(tmp_path, capsys):
     """--force removes the files the earlier run's manifest names, and says which."""
-    folder = competition(tmp_path, {"cat": 4, "dog": 4, "owl": 4})
+    folder = mixed_competition(tmp_path, {"cat": 4, "dog": 4, "owl": 4})
     first = write(folder, cfg=Config(id_column="image_id", folds=2))
     with pytest.raises(UserError, match="already holds finished records .*add --force"):
         write(folder, cfg=Config(id_column="image_id", folds=2))
@@ -286,7 +246,7 @@ def test_records_interrupted_by_ctrl_c_resume_to_the_same_manifest_with_every_id
     """SIGINT to a real `records` process in the middle of its second shard: it exits 130
     with the first shard kept and no .partial, and the same command finishes the rest, every
     id once, with the manifest of a run never stopped."""
-    folder = competition(tmp_path, {"cat": 100, "dog": 100, "owl": 100})
+    folder = mixed_competition(tmp_path, {"cat": 100, "dog": 100, "owl": 100})
     flags = [
         "--images", str(folder / "train"), "--csv", str(folder / "train.csv"),
         "--id-column", "image_id", "--folds", "5", "--test-images", str(folder / "test"),
@@ -331,7 +291,7 @@ def test_records_interrupted_by_ctrl_c_resume_to_the_same_manifest_with_every_id
 
 def test_a_second_records_run_into_a_folder_being_written_is_refused(tmp_path):
     """Two writers would mix their shards: the second is refused, naming the first."""
-    folder = competition(tmp_path, {"cat": 3, "dog": 3})
+    folder = mixed_competition(tmp_path, {"cat": 3, "dog": 3})
     output = folder / "records"
     refused = rf"records --output-dir {output} is in use by another run \(process {os.getpid()}: "
     first_run = one_run_at_a_time(output, "records --output-dir")  # a first run, still writing
@@ -362,7 +322,7 @@ cp -r $out "$RESULTS/records"
 def test_a_full_disk_stops_records_in_one_line_and_the_same_command_finishes(tmp_path):
     """No framework error and no .partial: the shards already whole stay, and the same
     command, with room again, writes the rest."""
-    folder = competition(tmp_path, {"cat": 100, "dog": 100, "owl": 100})
+    folder = mixed_competition(tmp_path, {"cat": 100, "dog": 100, "owl": 100})
     command = [
         sys.executable, "-m", "{{ cookiecutter.package }}", "records", "--images",
         str(folder / "train"), "--csv", str(folder / "train.csv"), "--id-column", "image_id",
@@ -394,7 +354,7 @@ def test_a_full_disk_stops_records_in_one_line_and_the_same_command_finishes(tmp
 def test_every_input_is_checked_before_the_first_shard_is_written(tmp_path):
     """A typo in --test-images, a CSV naming no image, a header-only CSV, fewer groups than
     folds: each stops at once with its flag named, and nothing is written."""
-    folder = competition(tmp_path, {"cat": 6, "dog": 6, "owl": 6}, group_size=9)
+    folder = mixed_competition(tmp_path, {"cat": 6, "dog": 6, "owl": 6}, group_size=9)
     images, csv, output = str(folder / "train"), str(folder / "train.csv"), folder / "records"
     cfg = Config(id_column="image_id", folds=3)
     with pytest.raises(UserError, match="records --test-images .*tset: not a folder of images"):
@@ -425,7 +385,7 @@ def test_an_extension_in_another_case_still_finds_the_image_and_rare_classes_are
 ):
     """img000.jpg in the CSV, img000.JPG on disk: the same image. A class with fewer images
     than folds gets one line saying so, not scikit-learn's warning."""
-    folder = competition(tmp_path, {"cat": 9, "dog": 9, "owl": 1})
+    folder = mixed_competition(tmp_path, {"cat": 9, "dog": 9, "owl": 1})
     for path in (folder / "train").glob("*.jpg"):
         path.rename(path.with_suffix(".JPG"))
     rows = read_csv(folder / "train.csv")
@@ -451,7 +411,7 @@ def test_an_extension_in_another_case_still_finds_the_image_and_rare_classes_are
 
 
 def test_records_names_each_skipped_file_and_why_on_screen(tmp_path, capsys):
-    folder = competition(tmp_path, {"cat": 4, "dog": 4, "owl": 4})
+    folder = mixed_competition(tmp_path, {"cat": 4, "dog": 4, "owl": 4})
     (folder / "train" / "img004.jpg").write_bytes(b"not an image")
     flags = ["--images", str(folder / "train"), "--csv", str(folder / "train.csv")]
     assert (
@@ -475,7 +435,7 @@ def test_records_names_each_skipped_file_and_why_on_screen(tmp_path, capsys):
 
 
 def test_train_and_predict_on_the_records_need_no_file_flags_and_submit_class_names(tmp_path):
-    folder = competition(tmp_path, {"cat": 16, "dog": 16, "owl": 16})
+    folder = mixed_competition(tmp_path, {"cat": 16, "dog": 16, "owl": 16})
     cfg = Config(id_column="image_id", folds=3)
     images_to_records.write_records(
         cfg, str(folder / "train"), str(folder / "train.csv"), str(folder / "records"),
@@ -514,7 +474,7 @@ def test_a_cassava_style_csv_of_file_names_needs_no_id_or_label_flags(tmp_path):
 
 
 def test_test_record_ids_are_file_names_with_their_extension_and_subfolder(tmp_path):
-    folder = competition(tmp_path, {"cat": 3, "dog": 3, "owl": 3})
+    folder = mixed_competition(tmp_path, {"cat": 3, "dog": 3, "owl": 3})
     tiny_jpeg(folder / "test" / "sub" / "t6.jpg", 90)
     images_to_records.write_records(
         Config(folds=1), str(folder / "train"), str(folder / "train.csv"),

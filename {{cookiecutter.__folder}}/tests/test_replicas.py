@@ -5,7 +5,6 @@ devices under DataParallel, which compiles through XLA as a TPU does. Every case
 fresh process (see run_python): the backend and the device count are fixed at start-up.
 """
 
-import csv
 import json
 import re
 import subprocess
@@ -14,6 +13,7 @@ import time
 import numpy as np
 import pytest
 import tensorflow as tf
+from builders import ids
 from conftest import free_port
 
 from {{ cookiecutter.package }}.tools.shards import write_shards
@@ -28,11 +28,6 @@ TOLERANCE = 1e-3
 # Weight arrays of the small EfficientNet of tests/presets.py (its convolutions, batch norms and
 # squeeze-and-excite layers) and the classifier: every one must take the same step.
 NET_WEIGHTS = 45
-
-
-def ids(path):
-    with open(path, newline="") as file:
-        return [row[0] for row in csv.reader(file)]
 
 
 def one_step(replicas, backend, demo_dir, tmp_path, run_python, preset=""):
@@ -204,12 +199,12 @@ def test_eight_replicas_fit_and_predict_a_submission(
         "--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path),
         "--backbone", "efficientnet-b0", "--weights", preset("efficientnet-b0"),
         "--simulate-replicas", "8", "--batch-size", "4", "--epochs", "1",
-        "--steps-per-epoch", "4", "--steps-per-execution", "2", "--valid-files", "",
+        "--steps-per-epoch", "2", "--steps-per-execution", "2", "--valid-files", "",
     ]  # fmt: skip
     trained = run_python("-m", PACKAGE, "train", *flags, backend=backend)
     assert trained.returncode == 0, trained.stdout + trained.stderr[-3000:]
     assert "replicas: 8" in trained.stdout and shown in trained.stdout
-    assert "4/4" in trained.stdout and "loss: " in trained.stdout
+    assert "2/2" in trained.stdout and "loss: " in trained.stdout
     predicted = run_python("-m", PACKAGE, "predict", *flags, backend=backend)
     assert predicted.returncode == 0, predicted.stdout + predicted.stderr[-3000:]
     assert ids(tmp_path / "submission.csv") == ids(demo_dir / "sample_submission.csv")

@@ -8,6 +8,8 @@ from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning.scoring import metric_named, score, score_labels
 from {{ cookiecutter.package }}.runtime.stages.score import check_rows_match, score_files
 
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
+
 
 def test_macro_f1_and_accuracy_on_a_worked_case():
     truth, predicted = [0, 0, 1, 1], [0, 1, 1, 1]

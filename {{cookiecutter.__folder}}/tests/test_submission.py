@@ -14,6 +14,8 @@ from {{ cookiecutter.package }}.runtime.outputs.submission import (
 )
 from {{ cookiecutter.package }}.runtime.platform.files import written_whole
 
+pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
+
 
 def one_hot(classes, width=3):
     """Probabilities that pick these classes."""

@@ -8,7 +8,7 @@ predicts with it into a folder of its own, through the command line."""
 import numpy as np
 import pandas as pd
 import pytest
-from test_competitions import competition, image, write_csv
+from builders import competition, image, write_csv
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
