@@ -19,9 +19,11 @@ def test_rendered_project_passes_its_own_tests(baker, python):
     Every test must pass: none may fail, and none may skip but those that need an accelerator
     this machine lacks."""
     baked = baker()
-    # On every core (pytest-xdist). A guard against a hang, not the time budget: the suite
-    # takes about 10 minutes on a quiet 2-core machine, half as long again on a loaded one.
+    # On every core (pytest-xdist), a test module to a worker, so that a module's fixtures
+    # (a trained run, say) are made once. A guard against a hang, not the time budget: the
+    # suite takes about 11 minutes on a quiet 2-core machine, half as long again on a loaded one.
     command = [python, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-n", "auto"]
+    command += ["--dist", "loadfile"]
     result = baked.run(*command, "--durations=20", timeout=3000)
     slowest = result.stdout.partition("slowest 20 durations")[2].partition("short test summary")[0]
     DURATIONS.parent.mkdir(exist_ok=True)
