@@ -200,8 +200,9 @@ def cv_of_run(cfg: Config) -> str:
     run recorded in its model.json: a run trained with other flags, or fetched from a
     notebook with `kaggle output`, scores as it trained. A blend's folder: the blend's CV."""
     folder = output_dir(cfg)
-    if blend_cv(folder):
-        return blend_cv(folder)
+    blended = blend_cv(folder)
+    if blended:
+        return blended
     from ..runtime.platform.startup_logs import held_to_level
 
     with held_to_level():  # it loads TensorFlow

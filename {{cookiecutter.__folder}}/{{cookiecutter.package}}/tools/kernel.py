@@ -60,7 +60,8 @@ def write_kernel(
     trained = [trained_kernel or f"{user}/{kernel_slug()}"]
     runs = None
     if blend:
-        runs, trained = blended_runs(blend)
+        recorded = blend_record.read(blend)
+        runs, trained = blended_runs(recorded, blend)
         cfg = dataclasses.replace(cfg, data_dir="", trained_dir="")
         pushed = []
     elif inference:
@@ -81,15 +82,14 @@ def write_kernel(
     with written_whole(folder / f"{PROJECT}.py") as temporary:
         temporary.write_text(notebook.as_script(cells))
     if blend:  # `kaggle submit` reads the blend's CV from here
-        write_json(folder / BLEND, blend_record.read(blend))
+        write_json(folder / BLEND, recorded)
     write_json(folder / "kernel-metadata.json", described)
     return folder
 
 
-def blended_runs(path: str) -> tuple[dict, list[str]]:
+def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
     """blend.json with each run's trained_dir (its training notebook's output, mounted), and
     those notebooks; a run not fetched from a notebook is refused, naming it."""
-    blend = blend_record.read(path)
     for run in blend["runs"]:
         if not run.get("notebook"):
             raise UserError(

@@ -59,6 +59,14 @@ def as_rows(labels: np.ndarray, width: int | None) -> np.ndarray:
     return labels if labels.ndim == 2 else np.eye(width, dtype=int)[labels]
 
 
+def label_rows(labels, num_classes: int) -> np.ndarray:
+    """Labels as valid.csv and oof.csv write them (class numbers, space-separated where an
+    image has several) as multi-hot rows."""
+    return np.array(
+        [[str(n) in value.split() for n in range(num_classes)] for value in labels], int
+    )
+
+
 def mean_roc_auc(truth: np.ndarray, probabilities: np.ndarray) -> float:
     """ROC AUC per class, averaged over the classes the truth holds both ways (a class no
     image has, or every image has, has no ROC curve)."""

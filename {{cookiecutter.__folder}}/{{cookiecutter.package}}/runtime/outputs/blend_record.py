@@ -16,15 +16,26 @@ def read(path: Path | str) -> dict:
     path = Path(path)
     try:
         blend = json.loads(path.read_text())
-        runs = blend["runs"]
-        assert isinstance(runs, list) and len(runs) >= 2 and blend["classes"], "no runs"
-        assert all("weight" in run and "name" in run for run in runs), "a run without weight"
-    except (OSError, ValueError, AssertionError, KeyError, TypeError) as error:
+    except (OSError, ValueError) as error:
+        blend, why = None, first_line(error)
+    else:
+        why = problem(blend)
+    if why:
         raise UserError(
-            f"{path}: not a {BLEND} that `blend` wrote ({first_line(error)}); give the "
-            f"{BLEND} in the folder `blend --output-dir` wrote"
-        ) from None
+            f"{path}: not a {BLEND} that `blend` wrote ({why}); give the {BLEND} in the folder "
+            "`blend --output-dir` wrote"
+        )
     return blend
+
+
+def problem(blend) -> str:
+    """What a read blend.json lacks of what its readers use; "" when nothing."""
+    runs = blend.get("runs") if isinstance(blend, dict) else None
+    if not (isinstance(runs, list) and len(runs) >= 2 and blend.get("classes")):
+        return "no runs"
+    if not all(isinstance(run, dict) and "weight" in run and "name" in run for run in runs):
+        return "a run without weight"
+    return ""
 
 
 def cv(blend: dict) -> str:

@@ -63,13 +63,18 @@ def trained_weights(cfg: Config) -> Path:
     return trained_dir(cfg) / "model.weights.h5"
 
 
+def run_records(folder: Path) -> list[Path]:
+    """The model.json files of the run in `folder`: its own, else its folds' (fold<k>/)."""
+    return sorted(folder.glob("model.json")) + sorted(folder.glob("fold*/model.json"))
+
+
 def with_trained(cfg: Config) -> Config:
     """With Config.trained_dir (another notebook's output, say), the config with the trained
     run's model and classes for the fields the user did not give: the run is all predict needs."""
     if not cfg.trained_dir:
         return cfg
     folder = trained_dir(cfg)
-    records = sorted(folder.glob("model.json")) + sorted(folder.glob("fold*/model.json"))
+    records = run_records(folder)
     if not records:
         raise UserError(
             f"{named('trained_dir')} {cfg.trained_dir} ({folder}) holds no trained run "

@@ -59,9 +59,9 @@ def read_run(folder: Path) -> Run:
     """A run's files, each found or the one line that says what makes it."""
     if not folder.is_dir():
         raise UserError(f"blend: {folder} is not a folder; give the output folders of trained runs")
-    from ..outputs.checkpoints import read_record  # Keras: `blend --help` needs none
+    from ..outputs.checkpoints import read_record, run_records  # Keras: `--help` needs none
 
-    records = sorted(folder.glob("model.json")) + sorted(folder.glob("fold*/model.json"))
+    records = run_records(folder)
     oof, test = folder / "oof.csv", folder / "test_probabilities.csv"
     if not records or not oof.is_file():
         raise UserError(
@@ -76,7 +76,7 @@ def read_run(folder: Path) -> Run:
     text = {"id": str, "label": str, "predicted": str}
     try:
         out_of_fold = pd.read_csv(oof, dtype=text, keep_default_na=False)
-        tested = pd.read_csv(test, dtype={0: str}, keep_default_na=False)
+        tested = test_probabilities(test)
     except ValueError as error:
         raise UserError(
             f"blend: {folder}: {first_line(error)}; train and predict it again"
@@ -84,6 +84,11 @@ def read_run(folder: Path) -> Run:
     tta = note(folder / "test_probabilities.json", "tta", False)
     notebook = note(folder / FETCHED_FROM, "id", "")
     return Run(folder, read_record(records[0]), out_of_fold, tested, tta, notebook)
+
+
+def test_probabilities(path: Path) -> pd.DataFrame:
+    """test_probabilities.csv as predict writes it: the ids as text (007 stays 007)."""
+    return pd.read_csv(path, dtype={0: str}, keep_default_na=False)
 
 
 def note(path: Path, key: str, default):
@@ -180,12 +185,8 @@ def trained_for(run: Run, cfg: Config) -> Config:
 
 def truth_of(cfg: Config, oof: pd.DataFrame) -> np.ndarray:
     """oof.csv's labels: class numbers, or multi-hot rows (multi-label)."""
-    if not cfg.multi_label:
-        return oof["label"].astype(int).to_numpy()
-    rows = np.zeros((len(oof), cfg.num_classes), int)
-    for row, value in enumerate(oof["label"]):
-        rows[row, [int(n) for n in value.split()]] = 1
-    return rows
+    rows = scoring.label_rows(oof["label"], cfg.num_classes)
+    return rows if cfg.multi_label else rows.argmax(-1)
 
 
 def scorer(cfg: Config, truth: np.ndarray):
@@ -371,11 +372,7 @@ def predict_blend(cfg: Config, found, blend: dict, build_model=None) -> Path:
         started = time.monotonic()
         predict(one, found, build_model)
         spent += time.monotonic() - started
-        tables.append(
-            pd.read_csv(
-                output_path(one, "test_probabilities.csv"), dtype={0: str}, keep_default_na=False
-            )
-        )
+        tables.append(test_probabilities(output_path(one, "test_probabilities.csv")))
         expected = spent / number * len(blend["runs"]) / 60
         print(
             f"run {number} took {(time.monotonic() - started) / 60:.1f} minutes; at this pace "

@@ -121,10 +121,8 @@ def as_numbers(rows: np.ndarray) -> list[str]:
 def scored(cfg: Config, table: pd.DataFrame) -> float:
     """The metric of valid.csv's rows: its probabilities for roc_auc, else its predictions."""
     rows = [
-        np.array(
-            [[str(n) in value.split() for n in range(cfg.num_classes)] for value in column], int
-        )
-        for column in (table.label.astype(str), table.predicted.astype(str))
+        scoring.label_rows(column.astype(str), cfg.num_classes)
+        for column in (table.label, table.predicted)
     ]
     if cfg.metric == "roc_auc":
         probabilities = table[table.columns[-cfg.num_classes :]].to_numpy()
@@ -173,13 +171,12 @@ def run_cv(cfg: Config, folder: Path) -> tuple[str, float] | None:
     """The metric and CV of the run in `folder` (None without validation predictions),
     scored with the metric and classes the run recorded in its model.json: a run trained with
     other flags, or fetched from a notebook with `kaggle output`, scores as it trained."""
-    from ..outputs.checkpoints import read_record
+    from ..outputs.checkpoints import read_record, run_records
 
     tables = run_tables(folder)
     if not tables:
         return None
-    records = [folder / "model.json", *sorted(folder.glob("fold*/model.json"))]
-    path = next((path for path in records if path.is_file()), None)
+    path = next(iter(run_records(folder)), None)
     recorded = read_record(path) if path else {}
     try:
         run = dataclasses.replace(
