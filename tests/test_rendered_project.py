@@ -10,6 +10,7 @@ from conftest import TEMPLATE
 
 pytestmark = pytest.mark.slow
 DURATIONS = TEMPLATE / "build" / "rendered-test-durations.txt"
+LOG = TEMPLATE / "build" / "rendered-tests.log"
 # The reason the rendered conftest gives a test that needs a TPU or GPU on a machine without.
 NO_ACCELERATOR = "no TPU or GPU on this machine"
 
@@ -28,7 +29,10 @@ def test_rendered_project_passes_its_own_tests(baker, python):
     slowest = result.stdout.partition("slowest 20 durations")[2].partition("short test summary")[0]
     DURATIONS.parent.mkdir(exist_ok=True)
     DURATIONS.write_text(slowest)  # for whoever times the suite: its 20 slowest tests
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    LOG.write_text(result.stdout + result.stderr)  # the whole run, passes' output included
+    # -rA prints every passing test's output after the failures: show the failures themselves.
+    failures = result.stdout.partition("= FAILURES =")[2].partition("= PASSES =")[0]
+    assert result.returncode == 0, failures[-12000:] + result.stdout[-2000:] + result.stderr[-2000:]
     summary = result.stdout.strip().splitlines()[-1]
     assert re.search(r"\d+ passed", summary), summary
     assert not re.search(r"failed|error|xpass|xfail|deselected", summary), summary
