@@ -1,7 +1,10 @@
-"""Shared fixtures: one small demo competition per test session, and a one-step config."""
+"""Shared fixtures: a small demo competition, a short run of it and two runs ready to blend,
+each made once a test session (by one pytest-xdist worker for all), and a one-step config."""
 
 import dataclasses
+import fcntl
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -26,13 +29,49 @@ def pytest_report_header(config):
     return "versions: " + versions.line(TESTED_WITH)
 
 
+def made_once(tmp_path_factory, name: str, make) -> Path:
+    """The folder `make(folder)` fills, made once a session: under pytest-xdist by the first
+    worker that asks, while the others wait for it. Read it; copy it to change it."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # one process: this session's own folder
+        folder = tmp_path_factory.getbasetemp() / name
+        if not folder.exists():
+            make(folder)
+        return folder
+    root = tmp_path_factory.getbasetemp().parent  # every worker's folder lies in it
+    folder, made = root / name, root / f"{name}.made"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not made.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # left half-made by a worker that failed
+            make(folder)
+            made.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory):
     from {{ cookiecutter.package }}.tools.demo import write_competition
 
-    folder = tmp_path_factory.mktemp("demo")
-    write_competition(folder, size=32)
-    return folder
+    return made_once(tmp_path_factory, "demo", lambda folder: write_competition(folder, size=32))
+
+
+@pytest.fixture(scope="session")
+def trained_demo(demo_dir, tmp_path_factory):
+    """The demo trained for one epoch of two steps (checkpoint, weights and what made them),
+    made once a session: copy it to change it or to run a command on it."""
+    from {{ cookiecutter.package }}.runtime.stages.train import train
+
+    def trained(folder: Path) -> None:
+        train(demo_config(demo_dir, folder))
+
+    return made_once(tmp_path_factory, "trained-demo", trained)
+
+
+def demo_config(demo_dir: Path, output: Path):
+    """The demo preset cut to one epoch of two steps, reading demo_dir, writing into output."""
+    cfg = from_preset("demo", {"data_dir": str(demo_dir), "output_dir": str(output)})
+    cfg.epochs, cfg.steps_per_epoch = 1, 2
+    return cfg
 
 
 @pytest.fixture(scope="session")
@@ -67,33 +106,29 @@ def blendable(tmp_path_factory) -> Blendable:
     from {{ cookiecutter.package }}.runtime.stages.predict import predict
     from {{ cookiecutter.package }}.runtime.stages.train import train
 
-    root = tmp_path_factory.mktemp("blendable")
-    labels = [name for name in ("0", "1", "2") for _ in range(12)]
-    data = competition(root / "data", labels, ["image_id", "label"], ["image_id", "label"])
-    runs = []
-    for size, tta in ((32, False), (40, True)):
-        run = Config(
-            data_dir=str(data), output_dir=str(root / f"cnn{size}"), fold="all", folds=3,
-            image_size=size, backbone="small-cnn", weights="none", batch_size=8, epochs=2,
-            steps_per_epoch=3, learning_rate=1e-2, warmup_epochs=0, tta=tta,
-        )  # fmt: skip
-        train(run)
-        predict(run)
-        runs.append(root / f"cnn{size}")
-    return Blendable(data, runs)
+    def runs(root: Path) -> None:
+        labels = [name for name in ("0", "1", "2") for _ in range(12)]
+        data = competition(root / "data", labels, ["image_id", "label"], ["image_id", "label"])
+        for size, tta in SIZES_AND_FLIPS:
+            run = Config(
+                data_dir=str(data), output_dir=str(root / f"cnn{size}"), fold="all", folds=3,
+                image_size=size, backbone="small-cnn", weights="none", batch_size=8, epochs=2,
+                steps_per_epoch=3, learning_rate=1e-2, warmup_epochs=0, tta=tta,
+            )  # fmt: skip
+            train(run)
+            predict(run)
+
+    root = made_once(tmp_path_factory, "blendable", runs)
+    return Blendable(root / "data", [root / f"cnn{size}" for size, _ in SIZES_AND_FLIPS])
+
+
+SIZES_AND_FLIPS = ((32, False), (40, True))  # the blendable runs' image sizes, and their TTA
 
 
 @pytest.fixture
 def demo_cfg(demo_dir, tmp_path):
     """The demo preset cut to one tiny epoch, writing into this test's own folder."""
-    cfg = from_preset("demo")
-    return dataclasses.replace(
-        cfg,
-        data_dir=str(demo_dir),
-        output_dir=str(tmp_path / "output"),
-        epochs=1,
-        steps_per_epoch=2,
-    )
+    return demo_config(demo_dir, tmp_path / "output")
 
 
 def answer_ctrl_c() -> None:

@@ -51,14 +51,8 @@ def copy_of(folder: Path, tmp: Path, name: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def given(demo_dir, blendable, tmp_path_factory) -> Given:
-    from {{ cookiecutter.package }}.runtime.config import from_preset
-    from {{ cookiecutter.package }}.runtime.stages.train import train
-
-    output = tmp_path_factory.mktemp("trained")
-    cfg = from_preset("demo", {"data_dir": str(demo_dir), "output_dir": str(output)})
-    cfg.epochs, cfg.steps_per_epoch = 1, 2
-    train(cfg)
+def given(demo_dir, trained_demo, blendable, tmp_path_factory) -> Given:
+    output = Path(shutil.copytree(trained_demo, tmp_path_factory.mktemp("trained") / "output"))
     return Given(demo_dir, output, blendable)
 
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import OFFLINE, PROJECT, free_port
+from conftest import OFFLINE, PROJECT, demo_config, free_port
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime import config
@@ -297,26 +297,12 @@ def test_imagenet_weights_that_cannot_be_downloaded_stop_doctor_and_train(demo_d
 # Resume.
 
 
-@pytest.fixture(scope="module")
-def trained_once(tmp_path_factory, demo_dir):
-    """The output of one short demo run: checkpoint, trained weights and what made them."""
-    cfg = dataclasses.replace(
-        config.from_preset("demo"),
-        data_dir=str(demo_dir),
-        output_dir=str(tmp_path_factory.mktemp("trained") / "output"),
-        epochs=1,
-        steps_per_epoch=2,
-        valid_files="",
-    )
-    train(cfg)
-    return cfg
-
-
 @pytest.fixture
-def trained(trained_once, tmp_path):
-    """A copy of that output for this test to change."""
-    shutil.copytree(trained_once.output_dir, tmp_path / "output")
-    return dataclasses.replace(trained_once, output_dir=str(tmp_path / "output"))
+def trained(demo_dir, trained_demo, tmp_path):
+    """The config of the session's short demo run, and a copy of its output for this test to
+    change."""
+    shutil.copytree(trained_demo, tmp_path / "output")
+    return demo_config(demo_dir, tmp_path / "output")
 
 
 def test_resuming_with_another_image_size_refuses_naming_the_difference(trained, no_model):

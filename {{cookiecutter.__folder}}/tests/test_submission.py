@@ -89,9 +89,7 @@ def test_the_id_column_is_the_samples_own_when_none_is_given(tmp_path):
 
 
 def test_an_id_column_given_that_the_sample_lacks_is_refused():
-    with pytest.raises(
-        UserError, match=r"not 'id' \(Config.id_column / --id-column, from the notebook\)"
-    ):
+    with pytest.raises(UserError, match=r"not 'id' \(Config.id_column, notebook\)"):
         submit(["t0"], one_hot([1]), "image_id,label\nt0,0\n", id_column="id")
 
 

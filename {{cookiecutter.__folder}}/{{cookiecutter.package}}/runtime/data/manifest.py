@@ -11,7 +11,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from ..config import Config, filled, given, validating_fold
+from ..config import Config, filled, validating_fold
 from ..errors import UserError, first_line, named
 from ..platform.files import MANIFEST
 from ..platform.paths import data_path, field_path, reaching
@@ -33,11 +33,8 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
         raise UserError(
             f"{named('fold')} {cfg.fold}: {path} has folds 0 to {folds - 1}; pick one of them"
         )
-    training = [f"train/fold{fold}-*.tfrec" for fold in range(folds) if fold != held_out]
     found = {
-        "train_files": ",".join(training) if folds > 1 else "train/*.tfrec",
-        "valid_files": f"train/fold{held_out}-*.tfrec" if folds > 1 else "",
-        "test_files": "test/*.tfrec" if manifest["test"]["records"] else "",
+        **split_patterns(manifest, held_out),
         "num_classes": manifest["num_classes"],
         "class_names": ",".join(manifest["classes"] or []),
         "multi_label": bool(manifest.get("multi_label")),
@@ -45,6 +42,18 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
         "label_column": manifest["label_column"],
     }
     return filled(cfg, found, f"the records' manifest {path}"), manifest
+
+
+def split_patterns(manifest: dict, held_out: int) -> dict[str, str]:
+    """The file patterns, in the data folder, of the records `records` wrote for each split,
+    with fold `held_out` validating."""
+    folds = manifest["folds"]
+    training = [f"train/fold{fold}-*.tfrec" for fold in range(folds) if fold != held_out]
+    return {
+        "train_files": ",".join(training) if folds > 1 else "train/*.tfrec",
+        "valid_files": f"train/fold{held_out}-*.tfrec" if folds > 1 else "",
+        "test_files": "test/*.tfrec" if manifest["test"]["records"] else "",
+    }
 
 
 def read_manifest(data: bytes, where: str) -> dict:
@@ -133,9 +142,11 @@ def skipped_tests(manifest: dict | None) -> dict[str, str]:
 def check_count(cfg: Config, field: str, count: int, manifest: dict | None) -> None:
     """A split the records' manifest counts must hold every record of it: a shard gone or
     cut short would train or predict on fewer without a word."""
-    if given(cfg, field) or not manifest:  # the user's own pattern: the manifest counts none
+    if not manifest:
         return
     folds, per_fold = manifest["folds"], manifest["train"]["per_fold"]
+    if getattr(cfg, field) != split_patterns(manifest, validating_fold(cfg))[field]:
+        return  # the user's own pattern: the manifest counts none of it
     held_out = str(validating_fold(cfg))
     counted = {
         "train_files": sum(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, class_names, given
+from ..config import Config, came_from, class_names, given
 from ..data import tables
 from ..errors import UserError, first_line, named
 from ..platform.files import IMAGE_SUFFIXES, MANIFEST, written_whole
@@ -36,7 +36,7 @@ def read_sample_at(cfg: Config, path: str) -> pd.DataFrame | None:
     if not tf.io.gfile.exists(path):
         if given(cfg, "sample_submission"):
             raise UserError(
-                f"{path} ({named('sample_submission')}, from the {given(cfg, 'sample_submission')}) "
+                f"{path} ({came_from(cfg, 'sample_submission')}) "
                 "does not exist; give the sample's path from where you run, or leave it out to "
                 "use the data folder's sample_submission.csv"
             )
@@ -83,8 +83,8 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
     for field in ("id_column", "label_column"):
         if given(cfg, field) and getattr(cfg, field) not in present:
             raise UserError(
-                f"{where} has columns {present}, not {getattr(cfg, field)!r} ({named(field)}, "
-                f"from the {given(cfg, field)}); give one of its columns, or leave it out to "
+                f"{where} has columns {present}, not {getattr(cfg, field)!r} "
+                f"({came_from(cfg, field)}); give one of its columns, or leave it out to "
                 "follow the sample"
             )
     id_column = cfg.id_column if cfg.id_column in present else present[0]
