@@ -106,7 +106,7 @@ def find_id_column(
     if given(cfg, "id_column"):
         refuse_missing(rows, csv, cfg.id_column, named("id_column"))
         return cfg.id_column
-    others = {group_column, cfg.label_column if given(cfg, "label_column") else ""}
+    others = {group_column, cfg.label_column}  # a column of labels names no image
     naming = {
         column: int(rows[column].isin(files.keys()).sum())
         for column in rows.columns

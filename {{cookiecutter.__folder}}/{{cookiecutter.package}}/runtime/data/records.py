@@ -11,7 +11,7 @@ import re
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, given
+from ..config import Config
 from ..errors import UserError, named
 from ..platform.paths import field_path, in_data_folder, reaching
 from . import steps
@@ -161,9 +161,11 @@ def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     """A split's files (`field`: train_files, valid_files or test_files), after checking its
     first shard: image and label (or id) features."""
     pattern = field_path(cfg, field)
-    typed_here = given(cfg, field, typed=True) and pattern == getattr(cfg, field)
+    # Read as given (field_path kept a path the user typed where they run): the data folder is
+    # the other place it could mean. Defaults come back joined to the data folder, or absolute.
+    as_given = pattern == getattr(cfg, field)
     try:
-        files = find(pattern, field, in_data_folder(cfg, pattern) if typed_here else "")
+        files = find(pattern, field, in_data_folder(cfg, pattern) if as_given else "")
     except UserError as error:
         raise UserError(f"{error}{images_hint(cfg) if labeled else ''}") from None
     image = {cfg.image_key: ("bytes", "image_key")}
