@@ -32,12 +32,9 @@ def pytest_report_header(config):
 def made_once(tmp_path_factory, name: str, make) -> Path:
     """The folder `make(folder)` fills, made once a session: under pytest-xdist by the first
     worker that asks, while the others wait for it. Read it; copy it to change it."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:  # one process: this session's own folder
-        folder = tmp_path_factory.getbasetemp() / name
-        if not folder.exists():
-            make(folder)
-        return folder
-    root = tmp_path_factory.getbasetemp().parent  # every worker's folder lies in it
+    root = tmp_path_factory.getbasetemp()  # this session's own folder
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        root = root.parent  # the session's: every worker's own folder lies in it
     folder, made = root / name, root / f"{name}.made"
     with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -90,6 +87,9 @@ def preset(tmp_path_factory):
     return folder
 
 
+SIZES_AND_FLIPS = ((32, False), (40, True))  # the blendable runs' image sizes, and their TTA
+
+
 @dataclasses.dataclass(frozen=True)
 class Blendable:
     data: Path  # a competition of images and a CSV (test_competitions.competition)
@@ -120,9 +120,6 @@ def blendable(tmp_path_factory) -> Blendable:
 
     root = made_once(tmp_path_factory, "blendable", runs)
     return Blendable(root / "data", [root / f"cnn{size}" for size, _ in SIZES_AND_FLIPS])
-
-
-SIZES_AND_FLIPS = ((32, False), (40, True))  # the blendable runs' image sizes, and their TTA
 
 
 @pytest.fixture

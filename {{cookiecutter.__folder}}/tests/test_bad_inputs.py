@@ -52,7 +52,7 @@ def copy_of(folder: Path, tmp: Path, name: str) -> Path:
 
 @pytest.fixture(scope="module")
 def given(demo_dir, trained_demo, blendable, tmp_path_factory) -> Given:
-    output = Path(shutil.copytree(trained_demo, tmp_path_factory.mktemp("trained") / "output"))
+    output = copy_of(trained_demo, tmp_path_factory.mktemp("trained"), "output")
     return Given(demo_dir, output, blendable)
 
 

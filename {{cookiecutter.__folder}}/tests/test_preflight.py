@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import OFFLINE, PROJECT, demo_config, free_port
+from conftest import OFFLINE, PROJECT, free_port
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime import config
@@ -298,11 +298,11 @@ def test_imagenet_weights_that_cannot_be_downloaded_stop_doctor_and_train(demo_d
 
 
 @pytest.fixture
-def trained(demo_dir, trained_demo, tmp_path):
+def trained(demo_cfg, trained_demo):
     """The config of the session's short demo run, and a copy of its output for this test to
     change."""
-    shutil.copytree(trained_demo, tmp_path / "output")
-    return demo_config(demo_dir, tmp_path / "output")
+    shutil.copytree(trained_demo, demo_cfg.output_dir)
+    return demo_cfg
 
 
 def test_resuming_with_another_image_size_refuses_naming_the_difference(trained, no_model):

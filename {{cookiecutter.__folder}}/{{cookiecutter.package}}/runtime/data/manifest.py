@@ -145,9 +145,10 @@ def check_count(cfg: Config, field: str, count: int, manifest: dict | None) -> N
     if not manifest:
         return
     folds, per_fold = manifest["folds"], manifest["train"]["per_fold"]
-    if getattr(cfg, field) != split_patterns(manifest, validating_fold(cfg))[field]:
+    fold = validating_fold(cfg)
+    if getattr(cfg, field) != split_patterns(manifest, fold)[field]:
         return  # the user's own pattern: the manifest counts none of it
-    held_out = str(validating_fold(cfg))
+    held_out = str(fold)
     counted = {
         "train_files": sum(
             held["records"] for fold, held in per_fold.items() if folds == 1 or fold != held_out
