@@ -14,7 +14,7 @@ from {{ cookiecutter.package }}.runtime.data.competition_files import read_csv
 from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import thresholds
-from {{ cookiecutter.package }}.runtime.outputs import checkpoints
+from {{ cookiecutter.package }}.runtime.outputs import run_record
 from {{ cookiecutter.package }}.runtime.outputs.submission import layout, read_sample
 from {{ cookiecutter.package }}.runtime.platform.files import MANIFEST
 from {{ cookiecutter.package }}.tools.kaggle_api import metadata_id
@@ -103,7 +103,7 @@ def test_the_manifest_reader_reads_or_refuses_any_bytes(data_dir, data):
 @pytest.mark.parametrize(
     "name, read",
     [
-        ("model.json", checkpoints.read_record),
+        ("model.json", run_record.read_record),
         ("kernel-metadata.json", metadata_id),
         ("kaggle.json", check_key_file),
     ],

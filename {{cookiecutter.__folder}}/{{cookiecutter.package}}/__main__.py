@@ -81,6 +81,7 @@ COMMANDS = {
     "kernel": Command(
         "tools.kernel",
         "write the Kaggle notebook, the same as a script, and kernel-metadata.json",
+        tensorflow=False,
     ),
     "kaggle": Command(
         "tools.kaggle_api",

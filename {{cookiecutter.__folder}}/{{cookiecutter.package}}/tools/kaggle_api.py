@@ -203,10 +203,7 @@ def cv_of_run(cfg: Config) -> str:
     blended = blend_cv(folder)
     if blended:
         return blended
-    from ..runtime.platform.startup_logs import held_to_level
-
-    with held_to_level():  # it loads TensorFlow
-        from ..runtime.stages.folds import run_cv
+    from ..runtime.stages.folds import run_cv  # pandas and scikit-learn: not for every command
 
     scored = run_cv(cfg, folder)
     return NO_CV if scored is None else f"cv {scored[0]} {scored[1]:.4f}"

@@ -10,6 +10,7 @@ dataset to attach; this module says what Kaggle attaches and runs it on.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -20,8 +21,15 @@ from ..runtime.config import SLUG, Config, class_names, knobs
 from ..runtime.errors import UserError, named
 from ..runtime.outputs import blend_record
 from ..runtime.platform import kaggle_inputs
-from ..runtime.platform.files import BLEND, FETCHED_FROM, output_folder, write_json, written_whole
-from ..runtime.platform.paths import KAGGLE_INPUT, KAGGLE_WORKING, resolve_data_dir
+from ..runtime.platform.files import (
+    BLEND,
+    FETCHED_FROM,
+    MANIFEST,
+    output_folder,
+    write_json,
+    written_whole,
+)
+from ..runtime.platform.paths import KAGGLE_INPUT, KAGGLE_WORKING, data_path, resolve_data_dir
 from . import notebook
 from .notebook import PROJECT, TITLE
 
@@ -197,14 +205,17 @@ def paths_kaggle_lacks(cfg: Config) -> list[str]:
 
 
 def names_known(cfg: Config) -> list[str] | None:
-    """The class names for the title: the config's, else the records' manifest's when the
-    records are here to read; the notebook itself reads them where it runs."""
-    try:
-        from ..runtime.data import source  # TensorFlow: `kernel --help` needs none
-
-        return class_names(source.resolved(cfg)[0])
-    except (UserError, KeyError, ValueError):  # for the title only: doctor checks the records
+    """The class names for the title: the config's, else those of the records' manifest in a
+    local data folder; the notebook itself reads them where it runs. Read as plain JSON:
+    writing a notebook loads no TensorFlow, and doctor checks the manifest."""
+    if cfg.class_names:
         return class_names(cfg)
+    try:
+        path = data_path(cfg, MANIFEST)  # a Kaggle input not mounted here is a UserError
+        classes = json.loads(Path(path).read_text())["classes"] if "://" not in path else None
+    except (UserError, OSError, ValueError, KeyError, TypeError):  # for the title only
+        return None
+    return [str(name) for name in classes] if isinstance(classes, list) and classes else None
 
 
 def configured_user() -> str:

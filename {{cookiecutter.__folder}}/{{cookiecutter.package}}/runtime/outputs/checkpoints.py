@@ -30,6 +30,7 @@ from ..learning import backbones, plan
 from ..platform.accelerator import Accelerator
 from ..platform.files import NO_ROOM, disk_full, write_json, written_whole
 from ..platform.paths import output_path, trained_dir
+from .run_record import read_record, run_records
 
 # What a run records of its config (checkpoint.json's made_by, model.json), and what resuming
 # and predicting do with each field, by the field's `checkpoint` (config.knob):
@@ -63,11 +64,6 @@ def trained_weights(cfg: Config) -> Path:
     return trained_dir(cfg) / "model.weights.h5"
 
 
-def run_records(folder: Path) -> list[Path]:
-    """The model.json files of the run in `folder`: its own, else its folds' (fold<k>/)."""
-    return sorted(folder.glob("model.json")) + sorted(folder.glob("fold*/model.json"))
-
-
 def with_trained(cfg: Config) -> Config:
     """With Config.trained_dir (another notebook's output, say), the config with the trained
     run's model and classes for the fields the user did not give: the run is all predict needs."""
@@ -87,19 +83,6 @@ def with_trained(cfg: Config) -> Config:
         {name: recorded[name] for name in FROM_TRAINED if name in recorded},
         f"the trained run {records[0]}",
     )
-
-
-def read_record(path: Path) -> dict:
-    """model.json, what the weights beside it were trained for, as `train` writes it: a JSON
-    object, or an error naming the file."""
-    fix = "train again, or put back the model.json that train wrote"
-    try:
-        recorded = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as error:  # bad bytes are ValueErrors too
-        raise UserError(f"{path} is not readable JSON ({first_line(error)}); {fix}") from None
-    if not isinstance(recorded, dict):
-        raise UserError(f"{path} holds {type(recorded).__name__}, not an object; {fix}")
-    return recorded
 
 
 def made_by(cfg: Config, run: plan.Plan | None) -> dict:

@@ -19,7 +19,7 @@ from ..data import tables
 from ..errors import UserError, first_line, named
 from ..platform.files import IMAGE_SUFFIXES, MANIFEST, written_whole
 from ..platform.paths import field_path, reaching
-from .submission_shapes import SHAPES, Labels, Probabilities, Shape
+from .submission_shapes import SHAPES, Labels, Probabilities, Shape, probability_columns
 
 
 def load_sample(cfg: Config) -> pd.DataFrame | None:
@@ -204,19 +204,14 @@ def in_sample_order(
     return sample[[id_column]].merge(rows, on=id_column, how="left", validate="one_to_one")
 
 
-def probability_columns(cfg: Config) -> list[str]:
-    """A column per class for its probability: p_<name>, or p<number> without names."""
-    names = class_names(cfg)
-    return [f"p_{name}" for name in names] if names else [f"p{n}" for n in range(cfg.num_classes)]
-
-
 def probabilities_table(
     cfg: Config, ids: list[str], probabilities, sample: pd.DataFrame | None, shape: Shape
 ) -> pd.DataFrame:
     """Each class's probability for each id, in submission.csv's rows and id spelling: what
     the model said before the submission's shape made labels of it (a blend of runs reads
     these)."""
-    values = pd.DataFrame(probabilities, columns=probability_columns(cfg))
+    columns = probability_columns(class_names(cfg), cfg.num_classes)
+    values = pd.DataFrame(probabilities, columns=columns)
     return in_sample_order(ids, values, sample, shape.id_column)
 
 

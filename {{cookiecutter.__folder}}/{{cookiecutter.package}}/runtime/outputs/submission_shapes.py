@@ -117,6 +117,11 @@ def numbers_of(num_classes: int) -> list[str]:
     return [str(number) for number in range(num_classes)]
 
 
+def probability_columns(names, num_classes: int) -> list[str]:
+    """A column per class for its probability: p_<name>, or p<number> without names."""
+    return [f"p_{name}" for name in names] if names else [f"p{n}" for n in range(num_classes)]
+
+
 def class_columns(columns: list[str], num_classes: int, names, where: str) -> list[str]:
     """The sample's probability columns in class order, matched by name: the class names, or
     the class numbers (0, 1, ...), in whatever order the sample has them. Columns that are

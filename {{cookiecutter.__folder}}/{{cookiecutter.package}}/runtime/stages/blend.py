@@ -26,6 +26,7 @@ import pandas as pd
 from ..config import Config, class_names, names_in
 from ..errors import UserError, first_line
 from ..learning import blending, scoring, thresholds
+from ..outputs.run_record import read_record, run_records
 from ..platform.files import BLEND, FETCHED_FROM, output_folder, write_json
 from ..platform.paths import output_dir, output_path
 
@@ -59,8 +60,6 @@ def read_run(folder: Path) -> Run:
     """A run's files, each found or the one line that says what makes it."""
     if not folder.is_dir():
         raise UserError(f"blend: {folder} is not a folder; give the output folders of trained runs")
-    from ..outputs.checkpoints import read_record, run_records  # Keras: `--help` needs none
-
     records = run_records(folder)
     oof, test = folder / "oof.csv", folder / "test_probabilities.csv"
     if not records or not oof.is_file():

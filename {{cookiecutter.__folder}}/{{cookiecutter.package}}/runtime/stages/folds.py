@@ -18,7 +18,8 @@ from ..config import Config, class_names
 from ..errors import UserError, first_line
 from ..learning import scoring
 from ..learning.thresholds import applied
-from ..outputs.submission import probability_columns
+from ..outputs.run_record import read_record, run_records
+from ..outputs.submission_shapes import probability_columns
 from ..platform.files import written_whole
 from ..platform.paths import output_dir, output_path, trained_dir
 
@@ -106,7 +107,7 @@ def write_predictions(
             table[f"{column}_name"] = [
                 " ".join(names[int(n)] for n in value.split()) for value in table[column]
             ]
-    columns = probability_columns(cfg)
+    columns = probability_columns(names, cfg.num_classes)
     table = pd.concat([table, pd.DataFrame(probabilities, columns=columns)], axis=1)
     with written_whole(output_path(cfg, "valid.csv")) as temporary:
         table.to_csv(temporary, index=False)
@@ -171,8 +172,6 @@ def run_cv(cfg: Config, folder: Path) -> tuple[str, float] | None:
     """The metric and CV of the run in `folder` (None without validation predictions),
     scored with the metric and classes the run recorded in its model.json: a run trained with
     other flags, or fetched from a notebook with `kaggle output`, scores as it trained."""
-    from ..outputs.checkpoints import read_record, run_records
-
     tables = run_tables(folder)
     if not tables:
         return None
