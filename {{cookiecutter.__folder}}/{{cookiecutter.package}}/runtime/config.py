@@ -225,6 +225,9 @@ class Config:
     # default. Not a knob: the functions that make a Config of what a user gave fill it
     # (from_settings, from_preset, the command line's from_flags); dataclasses.replace keeps it.
     sources: dict[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)
+    # What the command reads, as it resolved it once where it started (data/source.py's
+    # `resolved`; `inputs_of` reads it): not a knob either.
+    inputs: Inputs | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         if self.sources is None:  # made here, as Config(epochs=3): the values that are not
@@ -241,7 +244,7 @@ class Config:
 
 
 def knobs() -> list[dataclasses.Field]:
-    """The fields a user sets: every field of Config but `sources`."""
+    """The fields a user sets: every field of Config but `sources` and `inputs`."""
     return [field for field in dataclasses.fields(Config) if "help" in field.metadata]
 
 
@@ -284,6 +287,39 @@ def given(cfg: Config, name: str, typed: bool = False) -> str:
     if where == "manifest" or (typed and where.startswith("preset")):
         return ""
     return where
+
+
+@dataclasses.dataclass(frozen=True)
+class Inputs:
+    """What a command reads, resolved once where it starts (data/source.py's `resolved`) and
+    carried on its config, so that no module after it decides again: the fields the user gave
+    (what the data never replaces, and a value they named must be found as named), the file
+    fields they typed where they run (read from there: a default's or a preset's path lies in
+    the data folder), the source that trains and the one that holds the test set ("records",
+    "images" or "tfds"), and the records' manifest."""
+
+    given: frozenset[str]
+    typed: frozenset[str]
+    trains_from: str = ""  # "": the data not looked at yet
+    tests_from: str = ""
+    manifest: dict | None = None
+    made_for: tuple = ()  # the config it was resolved for (resolved_for)
+
+
+def resolved_for(cfg: Config) -> tuple:
+    """What inputs are resolved from: every value, and where each came from."""
+    return tuple(sorted(cfg.sources.items())), tuple(getattr(cfg, name) for name in FIELDS)
+
+
+def inputs_of(cfg: Config) -> Inputs:
+    """The inputs the command resolved for this config; for a config it did not resolve (made,
+    or changed, since), what the user gave, read now, with the data not looked at yet."""
+    if cfg.inputs is not None and cfg.inputs.made_for == resolved_for(cfg):
+        return cfg.inputs
+    return Inputs(
+        given=frozenset(name for name in FIELDS if given(cfg, name)),
+        typed=frozenset(name for name in FILE_FIELDS if given(cfg, name, typed=True)),
+    )
 
 
 def came_from(cfg: Config, name: str) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
-from ..config import Config, given
+from ..config import Config, inputs_of
 from ..errors import UserError, named
 from ..platform.files import IMAGE_SUFFIXES
 from . import tables
@@ -103,7 +103,7 @@ def find_id_column(
     cfg: Config, rows: pd.DataFrame, files: dict, csv: str, images: str, group_column: str
 ) -> str:
     """Config.id_column when given, else the column whose values name the most images."""
-    if given(cfg, "id_column"):
+    if "id_column" in inputs_of(cfg).given:
         refuse_missing(rows, csv, cfg.id_column, named("id_column"))
         return cfg.id_column
     others = {group_column, cfg.label_column}  # a column of labels names no image
@@ -127,7 +127,7 @@ def find_label_column(
     cfg: Config, rows: pd.DataFrame, csv: str, id_column: str, group_column: str
 ) -> str:
     """Config.label_column when given, else "label", else the one column left."""
-    if given(cfg, "label_column"):
+    if "label_column" in inputs_of(cfg).given:
         return cfg.label_column
     if "label" in rows.columns and id_column != "label":
         return "label"

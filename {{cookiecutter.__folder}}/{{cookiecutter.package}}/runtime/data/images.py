@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, given, validating_fold
+from ..config import Config, inputs_of, validating_fold
 from ..errors import UserError, named
 from ..platform.files import MANIFEST, written_whole
 from ..platform.paths import data_path, field_path, output_dir, resolve_data_dir
@@ -36,9 +36,10 @@ SIGNATURES = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8", b"BM")
 def chosen(cfg: Config) -> bool:
     """Whether the config reads a competition's images and CSV: asked for by a flag, or the
     data folder holds the training CSV and its image folder, and no records of its own."""
-    if given(cfg, "train_csv", typed=True) or given(cfg, "train_images", typed=True):
+    typed = inputs_of(cfg).typed
+    if {"train_csv", "train_images"} & typed:
         return True
-    if given(cfg, "train_files", typed=True):
+    if "train_files" in typed:
         return False
     csv, images = field_path(cfg, "train_csv"), field_path(cfg, "train_images")
     if "://" in csv or not (os.path.isfile(csv) and os.path.isdir(images)):
@@ -51,7 +52,7 @@ def chosen(cfg: Config) -> bool:
 def only_test_images(cfg: Config) -> bool:
     """Whether the test set is the test images folder because no test records are there: the
     records' pattern, unless given, matches nothing, and the folder exists."""
-    if given(cfg, "test_files", typed=True) or resolve_data_dir(cfg)[0].startswith("tfds:"):
+    if "test_files" in inputs_of(cfg).typed or resolve_data_dir(cfg)[0].startswith("tfds:"):
         return False
     folder = field_path(cfg, "test_images")
     if "://" in folder or not os.path.isdir(folder):

@@ -2,21 +2,23 @@
 bucket), a competition's own images and CSV (train_images/ and train.csv, images.py), or a
 TensorFlow Datasets set (`--data-dir tfds:NAME`).
 
-`of(cfg, field)` picks one for a split (test images given by --test-images are read as
-files whatever trains); train, predict, evaluate, doctor and the pipeline ask it for the
-config the data fills in, each split's files and counts, and the examples, so the choice
-between them is made here and nowhere else. Each serves examples as the records' features:
+`resolved(cfg)`, every command's first step, picks one for training and one for the test
+set (test images given by --test-images are read as files whatever trains), once, and fills
+in what the data says; `of(cfg, field)` hands a split's source to train, predict, evaluate,
+doctor and the pipeline, which ask it for each split's files and counts and the examples: the
+choice between them is made here and nowhere else. Each serves examples as the records' features:
 {image_key: encoded bytes, label_key: class, id_key: id}; image files serve their paths as
 image_key, which `encoded` reads where the pipeline decodes them.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import tensorflow as tf
 
-from ..config import Config, given
+from ..config import Config, inputs_of, resolved_for
 from ..errors import named
 from ..platform.files import MANIFEST
 from ..platform.paths import data_path, field_path
@@ -68,7 +70,8 @@ class Records:
         files = records.find_checked(cfg, field, labeled)
         shards = scan.check_split(files, cfg, field, labeled)
         count = sum(shard.records for shard in shards)
-        _, manifest = with_manifest(cfg)
+        found = inputs_of(cfg)  # the manifest as the command read it, or read now
+        manifest = found.manifest if found.trains_from else with_manifest(cfg)[1]
         check_count(cfg, field, count, manifest)
         ids = [] if labeled else [key for shard in shards for key in shard.ids]
         said = f"{len(files)} files, {count} records ({field_path(cfg, field)})"
@@ -182,21 +185,48 @@ class CompetitionImages:
         return images.scanned(cfg, files, None if labeled else images.ids_of(cfg, files))
 
 
+KINDS = {"records": Records, "tfds": TfdsSet, "images": CompetitionImages}
+
+
 def of(cfg: Config, field: str = "train_files") -> Records | TfdsSet | CompetitionImages:
     """The data source the config reads for a split (`field`: train_files, valid_files or
-    test_files): test images given by a flag are read as files whatever trains, and so are
-    those of a test folder with no test records beside it (a code competition's rerun mounts
-    the hidden test_images/ and the sample, perhaps nothing to train on)."""
+    test_files), as `resolved` chose it (for a config no command resolved, chosen now)."""
+    found = inputs_of(cfg)
+    kind = found.tests_from if field == "test_files" else found.trains_from
+    return KINDS[kind or chosen(cfg, field)]()
+
+
+def chosen(cfg: Config, field: str = "train_files") -> str:
+    """Which source a split reads, looked at on disk: test images given by a flag are read as
+    files whatever trains, and so are those of a test folder with no test records beside it
+    (a code competition's rerun mounts the hidden test_images/ and the sample, perhaps nothing
+    to train on)."""
     if field == "test_files" and (
-        given(cfg, "test_images", typed=True) or images.only_test_images(cfg)
+        "test_images" in inputs_of(cfg).typed or images.only_test_images(cfg)
     ):
-        return CompetitionImages()
+        return "images"
     if tfds_sets.name_of(cfg):
-        return TfdsSet()
-    return CompetitionImages() if images.chosen(cfg) else Records()
+        return "tfds"
+    return "images" if images.chosen(cfg) else "records"
 
 
 def resolved(cfg: Config) -> tuple[Config, dict | None]:
     """The config with what the data says (a manifest, a TFDS set, the training CSV) for the
-    fields the user did not give, and what it said (None for records without a manifest)."""
-    return of(cfg).resolved(cfg)
+    fields the user did not give, and what it said (None for records without a manifest).
+    Every command's first step: the sources that train and test are chosen here, once, and
+    carried on the config (Config.inputs) with what the user gave and the records' manifest,
+    for every module after it to read."""
+    trains_from = chosen(cfg)
+    cfg, said = KINDS[trains_from]().resolved(cfg)
+    inputs = dataclasses.replace(
+        inputs_of(cfg),  # what the user gave: the data's values count as none of it
+        trains_from=trains_from,
+        tests_from=chosen(cfg, "test_files"),
+        manifest=said if trains_from == "records" else None,
+        made_for=resolved_for(cfg),
+    )
+    # A copy, not dataclasses.replace: that would check every value again, and a value set
+    # after the config was made (`cfg.epochs = 0` in a later cell) is preflight's to name.
+    cfg = copy.copy(cfg)
+    cfg.inputs = inputs
+    return cfg, said

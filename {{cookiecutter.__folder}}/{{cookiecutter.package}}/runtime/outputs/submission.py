@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, came_from, class_names, given
+from ..config import Config, came_from, class_names, inputs_of
 from ..data import tables
 from ..errors import UserError, first_line, named
 from ..platform.files import IMAGE_SUFFIXES, MANIFEST, written_whole
@@ -34,7 +34,7 @@ def load_sample(cfg: Config) -> pd.DataFrame | None:
 
 def read_sample_at(cfg: Config, path: str) -> pd.DataFrame | None:
     if not tf.io.gfile.exists(path):
-        if given(cfg, "sample_submission"):
+        if "sample_submission" in inputs_of(cfg).given:
             raise UserError(
                 f"{path} ({came_from(cfg, 'sample_submission')}) "
                 "does not exist; give the sample's path from where you run, or leave it out to "
@@ -80,8 +80,9 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
         chosen = SHAPES["labels" if cfg.submission == "auto" else cfg.submission]
         return chosen.without_sample(cfg.id_column, cfg.label_column, names, num_classes)
     where, present = sample.attrs.get("path", "the sample submission"), list(sample.columns)
-    for field in ("id_column", "label_column"):
-        if given(cfg, field) and getattr(cfg, field) not in present:
+    named_columns = inputs_of(cfg).given & {"id_column", "label_column"}
+    for field in sorted(named_columns):
+        if getattr(cfg, field) not in present:
             raise UserError(
                 f"{where} has columns {present}, not {getattr(cfg, field)!r} "
                 f"({came_from(cfg, field)}); give one of its columns, or leave it out to "

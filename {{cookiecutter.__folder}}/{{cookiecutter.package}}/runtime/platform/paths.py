@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from ..config import Config, came_from, given
+from ..config import Config, came_from, inputs_of
 from ..errors import UserError, first_line, named
 from . import kaggle_inputs
 
@@ -74,7 +74,7 @@ def field_path(cfg: Config, name: str) -> str:
     value = getattr(cfg, name)
     if value.startswith(kaggle_inputs.PREFIX):  # an attached input: where Kaggle mounts it
         return local(value)
-    if not given(cfg, name, typed=True):
+    if name not in inputs_of(cfg).typed:
         return data_path(cfg, at_image_size(cfg, value))
     there = in_data_folder(cfg, value)
     if there and not matches(value) and matches(there):

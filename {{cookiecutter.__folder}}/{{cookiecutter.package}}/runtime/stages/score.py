@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import Config, given
+from ..config import Config, inputs_of
 from ..data import tables
 from ..errors import UserError, named
 from ..learning.scoring import mean_roc_auc, score_labels
@@ -57,10 +57,11 @@ def sample_columns(cfg: Config, sample: str) -> tuple[str, str]:
     if not sample or not Path(sample).is_file():
         return id_column, label_column
     present = list(read_table(sample).columns)
-    if not given(cfg, "id_column") and id_column not in present:
+    named = inputs_of(cfg).given
+    if "id_column" not in named and id_column not in present:
         id_column = present[0]
     rest = [column for column in present if column != id_column]
-    if not given(cfg, "label_column") and label_column not in present and len(rest) == 1:
+    if "label_column" not in named and label_column not in present and len(rest) == 1:
         label_column = rest[0]
     return id_column, label_column
 
