@@ -165,7 +165,7 @@ def start_python():
     return start
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def run_python():
     """Like start_python, and waits: the result has returncode, stdout and stderr."""
 

@@ -218,7 +218,9 @@ def test_run_all_again_without_a_restart_runs_the_edited_data_and_model_cells(ka
 
 @pytest.mark.slow
 def test_the_script_runs_alone_offline_the_same_way(kaggle, tmp_path):
-    folder = make_kernel(kaggle, tmp_path, "--accelerator", "cpu")
+    # One short epoch: the notebook's run above trains the demo's two in full.
+    flags = ["--accelerator", "cpu", "--epochs", "1", "--steps-per-epoch", "2"]
+    folder = make_kernel(kaggle, tmp_path, *flags)
     script = alone(folder / f"{NAME}.py", tmp_path / "run")
     done = offline(sys.executable, script.name, cwd=script.parent)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
