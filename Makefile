@@ -31,7 +31,7 @@ demo: venv ## render the defaults into build/demo, then build, train, predict an
 	$(MAKE) -C $(BUILD)/demo/* demo PYTHON=$(abspath $(BIN)/python)
 
 test: venv ## run the template's tests: rendering, answers, lint, and the rendered project's tests
-	$(BIN)/python -m pytest -n 2 -m "not edit_loop" --durations=10
+	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not edit_loop" --durations=10
 
 test-quick: venv ## the edit loop's tests (a minute or two): rendering, answers, lint, the rendered project's quick tests
 	$(BIN)/python -m pytest -m "not slow"

@@ -34,6 +34,12 @@ def pytest_report_header(config):
     return "versions: " + ", ".join([f"python {platform.python_version()}", *map(of, packages)])
 
 
+def pytest_collection_modifyitems(config, items):
+    """The rendered project's own suite first: it takes most of the time, and started first
+    (with `--dist worksteal`) it leaves every other test to the other workers beside it."""
+    items.sort(key=lambda item: item.name != "test_rendered_project_passes_its_own_tests")
+
+
 @dataclasses.dataclass
 class Baked:
     path: Path

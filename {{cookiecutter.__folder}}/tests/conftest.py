@@ -1,6 +1,7 @@
 """Shared fixtures: a small demo competition, a short run of it and two runs ready to blend,
 each made once a test session (by one pytest-xdist worker for all), and a one-step config."""
 
+import collections
 import dataclasses
 import fcntl
 import os
@@ -211,8 +212,12 @@ def accelerator_here() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `accelerator` skip on a machine without one (a laptop, CI), saying so."""
+    """Tests marked `accelerator` skip on a machine without one (a laptop, CI), saying so.
+    The files with the most slow tests run first: pytest-xdist hands out whole files
+    (`--dist loadfile`), and a long file started last would leave the other workers idle."""
     needing = [item for item in items if "accelerator" in item.keywords]
     if needing and not accelerator_here():
         for item in needing:
             item.add_marker(pytest.mark.skip(reason=NO_ACCELERATOR))
+    slow = collections.Counter(item.path for item in items if "slow" in item.keywords)
+    items.sort(key=lambda item: -slow[item.path])  # stable: each file's own order stays
