@@ -296,13 +296,14 @@ class Inputs:
     (what the data never replaces, and a value they named must be found as named), the file
     fields they typed where they run (read from there: a default's or a preset's path lies in
     the data folder), the source that trains and the one that holds the test set ("records",
-    "images" or "tfds"), and the records' manifest."""
+    "images" or "tfds"), and what the data said: the records' manifest, or what the training
+    CSV or the TFDS set says in its shape (None for records without a manifest)."""
 
     given: frozenset[str]
     typed: frozenset[str]
     trains_from: str = ""  # "": the data not looked at yet
     tests_from: str = ""
-    manifest: dict | None = None
+    said: dict | None = None
     made_for: tuple = ()  # the config it was resolved for (resolved_for)
 
 

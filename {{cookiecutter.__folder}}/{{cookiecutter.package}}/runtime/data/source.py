@@ -71,7 +71,7 @@ class Records:
         shards = scan.check_split(files, cfg, field, labeled)
         count = sum(shard.records for shard in shards)
         found = inputs_of(cfg)  # the manifest as the command read it, or read now
-        manifest = found.manifest if found.trains_from else with_manifest(cfg)[1]
+        manifest = found.said if found.trains_from == "records" else with_manifest(cfg)[1]
         check_count(cfg, field, count, manifest)
         ids = [] if labeled else [key for shard in shards for key in shard.ids]
         said = f"{len(files)} files, {count} records ({field_path(cfg, field)})"
@@ -201,28 +201,34 @@ def chosen(cfg: Config, field: str = "train_files") -> str:
     files whatever trains, and so are those of a test folder with no test records beside it
     (a code competition's rerun mounts the hidden test_images/ and the sample, perhaps nothing
     to train on)."""
-    if field == "test_files" and (
-        "test_images" in inputs_of(cfg).typed or images.only_test_images(cfg)
-    ):
+    if field == "test_files" and reads_test_images(cfg):
         return "images"
     if tfds_sets.name_of(cfg):
         return "tfds"
     return "images" if images.chosen(cfg) else "records"
 
 
+def reads_test_images(cfg: Config) -> bool:
+    return "test_images" in inputs_of(cfg).typed or images.only_test_images(cfg)
+
+
 def resolved(cfg: Config) -> tuple[Config, dict | None]:
     """The config with what the data says (a manifest, a TFDS set, the training CSV) for the
     fields the user did not give, and what it said (None for records without a manifest).
     Every command's first step: the sources that train and test are chosen here, once, and
-    carried on the config (Config.inputs) with what the user gave and the records' manifest,
-    for every module after it to read."""
+    carried on the config (Config.inputs) with what the user gave and what the data said, for
+    every module after it to read. A config resolved already, and not changed since, is
+    returned as it is."""
+    found = inputs_of(cfg)
+    if found.trains_from:
+        return cfg, found.said
     trains_from = chosen(cfg)
     cfg, said = KINDS[trains_from]().resolved(cfg)
     inputs = dataclasses.replace(
         inputs_of(cfg),  # what the user gave: the data's values count as none of it
         trains_from=trains_from,
-        tests_from=chosen(cfg, "test_files"),
-        manifest=said if trains_from == "records" else None,
+        tests_from="images" if reads_test_images(cfg) else trains_from,
+        said=said,
         made_for=resolved_for(cfg),
     )
     # A copy, not dataclasses.replace: that would check every value again, and a value set

@@ -258,7 +258,7 @@ def is_inside(patterns: str, folder: str) -> bool:
 def manifest(p: Preflight) -> Result[dict | None] | None:
     if p.data_dir is None:
         return None  # the data folder is missing: said once
-    _, found = p.data.resolved(p.cfg)
+    _, found = source.resolved(p.cfg)  # what the command read, for the config it resolved
     return Result(p.data.describe(p.cfg, found) if found else "", found)
 
 

@@ -51,6 +51,7 @@ def train(
     # A second run into this folder would replace this one's checkpoints: it is refused.
     held = one_run_at_a_time(output_dir(cfg), named("output_dir"))
     with held if found.writes_files else contextlib.nullcontext():
+        cfg, _ = source.resolved(cfg)  # once: the one run and the fold count read it
         runs = folds.runs(cfg)
         if runs == [cfg]:  # no folds: the one run, in the output folder itself
             return train_run(cfg, found, *make)
