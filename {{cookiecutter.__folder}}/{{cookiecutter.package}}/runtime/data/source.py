@@ -209,6 +209,7 @@ def chosen(cfg: Config, field: str = "train_files") -> str:
 
 
 def reads_test_images(cfg: Config) -> bool:
+    """Whether the test set is read as image files, whatever trains: see `chosen`."""
     return "test_images" in inputs_of(cfg).typed or images.only_test_images(cfg)
 
 
