@@ -70,8 +70,7 @@ class Records:
         files = records.find_checked(cfg, field, labeled)
         shards = scan.check_split(files, cfg, field, labeled)
         count = sum(shard.records for shard in shards)
-        found = inputs_of(cfg)  # the manifest as the command read it, or read now
-        manifest = found.said if found.trains_from == "records" else with_manifest(cfg)[1]
+        _, manifest = resolved(cfg)  # as the command read it: a resolved config is not again
         check_count(cfg, field, count, manifest)
         ids = [] if labeled else [key for shard in shards for key in shard.ids]
         said = f"{len(files)} files, {count} records ({field_path(cfg, field)})"
@@ -226,7 +225,7 @@ def resolved(cfg: Config) -> tuple[Config, dict | None]:
     trains_from = chosen(cfg)
     cfg, said = KINDS[trains_from]().resolved(cfg)
     inputs = dataclasses.replace(
-        inputs_of(cfg),  # what the user gave: the data's values count as none of it
+        found,  # what the user gave: the data's values filled in count as none of it
         trains_from=trains_from,
         tests_from="images" if reads_test_images(cfg) else trains_from,
         said=said,
