@@ -135,9 +135,7 @@ def train_run(
                 ) from error
         else:
             print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
-        # The average replaces the weights, as fit does when it ends: a run resumed after its
-        # last epoch (fit not called) too. The checkpoints keep both, so resuming is exact.
-        net.optimizer.finalize_variable_values(net.trainable_variables)
+        take_the_average(net)
         if valid is not None:
             history[f"final_valid_{cfg.metric}"] = score_validation(
                 cfg, net, run, valid_files, found
@@ -148,6 +146,18 @@ def train_run(
         plots.training_curves(history, cfg.metric, output_path(cfg, "curves.png"))
         print(f"weights: {checkpoints.trained_weights(cfg)}")
     return history
+
+
+def take_the_average(net) -> None:
+    """The weights' moving average (Config.ema) replaces the weights, as fit does when it
+    ends: a run resumed after its last epoch (fit not called) too. The checkpoints keep both,
+    so resuming is exact. Under JAX the weights then share their arrays with the average,
+    and predict frees the arrays it is given (Keras donates them): the weights get copies of
+    their own, or saving, which writes the optimizer's average too, finds them freed."""
+    net.optimizer.finalize_variable_values(net.trainable_variables)
+    if averages_weights(net):
+        for variable in net.trainable_variables:
+            variable.assign(keras.ops.copy(variable))
 
 
 def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accelerator) -> float:
@@ -170,10 +180,15 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
     return result
 
 
-def averaged(net) -> list[keras.callbacks.Callback]:
-    """With an optimizer that averages the weights (Config.ema): validation uses the average."""
+def averages_weights(net) -> bool:
+    """Whether the optimizer keeps a moving average of the weights (Config.ema)."""
     optimizer = getattr(net.optimizer, "inner_optimizer", net.optimizer)  # under loss scaling
-    return [keras.callbacks.SwapEMAWeights()] if getattr(optimizer, "use_ema", False) else []
+    return getattr(optimizer, "use_ema", False)
+
+
+def averaged(net) -> list[keras.callbacks.Callback]:
+    """With an optimizer that averages the weights: validation uses the average."""
+    return [keras.callbacks.SwapEMAWeights()] if averages_weights(net) else []
 
 
 def skipping(skipped: frozenset[str]) -> list[keras.callbacks.Callback]:
