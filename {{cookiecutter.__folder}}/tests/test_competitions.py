@@ -36,9 +36,7 @@ def readme_commands(section: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_the_readme_commands_on_a_cassava_style_competition_match_its_sample(
-    tmp_path, monkeypatch
-):
+def test_the_readme_commands_on_a_cassava_style_competition_match_its_sample(tmp_path, monkeypatch):
     """Run as the README writes them (`python -m PACKAGE` taken off: the commands' own
     start-up is test_preflight's), from where the data folder is, with no id flags: ids such
     as 1000015157.jpg in an image_id column, a sample in its own order."""
