@@ -33,9 +33,8 @@ def checkpoint_epoch(output) -> int:
 def test_a_killed_run_resumes_from_its_last_finished_epoch(
     backend, demo_dir, tmp_path, start_python, run_python, monkeypatch
 ):
-    """Under JAX the resumed run loads the training step the killed one compiled, and it
-    validates: the weights' average, validated at the end, is then saved (predict frees the
-    arrays it is given, once the average's own)."""
+    """Under JAX the resumed run loads the training step the killed one compiled, validates
+    and saves the weights' average (saving once met arrays that Keras's predict had freed)."""
     command = [
         "-m", PACKAGE, "train", "--preset", "demo", "--data-dir", str(demo_dir),
         "--output-dir", str(tmp_path), "--epochs", str(EPOCHS), "--steps-per-epoch", "2",
