@@ -10,7 +10,6 @@ dataset to attach; this module says what Kaggle attaches and runs it on.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import nbformat
 
 from ..runtime.backbone_choices import from_kaggle_models, handle
 from ..runtime.config import SLUG, Config, class_names, knobs
+from ..runtime.data.manifest import read_manifest
 from ..runtime.errors import UserError, named
 from ..runtime.outputs import blend_record
 from ..runtime.platform import kaggle_inputs
@@ -206,16 +206,16 @@ def paths_kaggle_lacks(cfg: Config) -> list[str]:
 
 def names_known(cfg: Config) -> list[str] | None:
     """The class names for the title: the config's, else those of the records' manifest in a
-    local data folder; the notebook itself reads them where it runs. Read as plain JSON:
-    writing a notebook loads no TensorFlow, and doctor checks the manifest."""
+    local data folder, read by the manifest's own reader, which needs no TensorFlow: writing a
+    notebook loads none. The notebook itself reads them where it runs."""
     if cfg.class_names:
         return class_names(cfg)
     try:
         path = data_path(cfg, MANIFEST)  # a Kaggle input not mounted here is a UserError
-        classes = json.loads(Path(path).read_text())["classes"] if "://" not in path else None
-    except (UserError, OSError, ValueError, KeyError, TypeError):  # for the title only
+        manifest = read_manifest(Path(path).read_bytes(), path) if "://" not in path else {}
+    except (UserError, OSError):  # for the title only
         return None
-    return [str(name) for name in classes] if isinstance(classes, list) and classes else None
+    return manifest.get("classes") or None
 
 
 def configured_user() -> str:

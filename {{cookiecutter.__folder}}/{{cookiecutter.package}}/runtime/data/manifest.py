@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import tensorflow as tf
-
 from ..config import Config, filled, validating_fold
 from ..errors import UserError, first_line, named
 from ..platform.files import MANIFEST
@@ -21,6 +19,8 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
     """The config with what the data folder's manifest says, and the manifest (None without
     one): the file patterns of each split and fold, the classes and the CSV's columns, for
     every field the user did not give. `--fold all` is checked as fold 0."""
+    import tensorflow as tf  # for gs://; `read_manifest` alone needs none (kernel's title)
+
     path = data_path(cfg, MANIFEST)
     with reaching(path):
         if not tf.io.gfile.exists(path):
