@@ -1,11 +1,14 @@
 """One training step on a fixed global batch of 32 demo images, on N replicas.
 
-Usage: python -m tests.one_step DATA_DIR REPLICAS OUTPUT.npz [--coordinator HOST:PORT
---num-processes REPLICAS --process-id I] [--preset FOLDER] (the backend from $KERAS_BACKEND;
-with --preset, on an efficientnet-b0 from that keras-hub preset folder, else on small-cnn). Writes the loss
-and every weight before and after the step. With a coordinator, REPLICAS JAX processes of one
-CPU device each take the step together, and process I writes OUTPUT-I.npz. test_replicas.py
-runs it in fresh processes: the backend and the device count are fixed once a process starts.
+Usage: python -m tests.one_step DATA_DIR REPLICAS OUTPUT.npz [--one ONE.npz] [--coordinator
+HOST:PORT --num-processes REPLICAS --process-id I] [--preset FOLDER] (the backend from
+$KERAS_BACKEND; with --preset, on an efficientnet-b0 from that keras-hub preset folder, else on
+small-cnn). Writes the loss and every weight before and after the step. With --one, the same
+step on one replica of this same process too (the default strategy, or JAX's first device),
+written to ONE.npz: the reference the N replicas must match. With a coordinator, REPLICAS JAX
+processes of one CPU device each take the step together, and process I writes OUTPUT-I.npz.
+test_replicas.py runs it in fresh processes: the backend and the device count are fixed once
+a process starts.
 
 The config is what a user would write: a per-replica batch of 32 / N and a per-replica
 learning rate of 8e-3 / N, so the global batch (32) and the scaled rate (8e-3) are the same
@@ -14,20 +17,20 @@ learning-rate scaling and the synchronized batch statistics.
 """
 
 import argparse
+import dataclasses
 
 import numpy as np
 
-from {{ cookiecutter.package }}.runtime.config import from_preset
+from {{ cookiecutter.package }}.runtime.config import Config, from_preset
 from {{ cookiecutter.package }}.runtime.platform import accelerator
 
 GLOBAL_BATCH = 32
 
 
-def main(
-    data_dir, replicas, output, coordinator="", num_processes=1, process_id=0, preset=""
-) -> None:
+def settings(data_dir, replicas, preset="", coordinator="", num_processes=1, process_id=0):
+    """The demo preset, as a user sets it for this many replicas."""
     backbone = {"backbone": "efficientnet-b0", "weights": preset} if preset else {}
-    cfg = from_preset(
+    return from_preset(
         "demo",
         {
             **backbone,
@@ -44,7 +47,19 @@ def main(
             "process_id": process_id,
         },
     )
-    found = accelerator.detect(cfg)  # before Keras is imported
+
+
+def on_one_replica(found: accelerator.Accelerator) -> accelerator.Accelerator:
+    """One replica of the devices this process started with."""
+    if found.backend == "tensorflow":
+        import tensorflow as tf
+
+        return dataclasses.replace(found, replicas=1, strategy=tf.distribute.get_strategy())
+    return dataclasses.replace(found, replicas=1, devices=found.devices[:1])
+
+
+def step(cfg: Config, found: accelerator.Accelerator, output: str) -> None:
+    """One step of a fresh model on the global batch; writes OUTPUT."""
     import keras
     import tensorflow as tf
 
@@ -66,8 +81,8 @@ def main(
         fitted = net.fit(batch, epochs=1, steps_per_epoch=1, verbose=0, shuffle=False)
     loss = fitted.history["loss"][0]
     weights = {f"w{i}": np.asarray(w) for i, w in enumerate(net.get_weights())}
-    if num_processes > 1:
-        output = output.removesuffix(".npz") + f"-{process_id}.npz"
+    if found.processes > 1:
+        output = output.removesuffix(".npz") + f"-{cfg.process_id}.npz"
     np.savez(
         output,
         loss=loss,
@@ -79,11 +94,20 @@ def main(
     )
 
 
+def main(data_dir, replicas, output, one="", preset="", **processes) -> None:
+    cfg = settings(data_dir, replicas, preset, **processes)
+    found = accelerator.detect(cfg)  # before Keras is imported
+    step(cfg, found, output)
+    if one:
+        step(settings(data_dir, 1, preset), on_one_replica(found), one)
+
+
 if __name__ == "__main__":
     arguments = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     arguments.add_argument("data_dir")
     arguments.add_argument("replicas", type=int)
     arguments.add_argument("output")
+    arguments.add_argument("--one", default="", help="also the step on one replica, to ONE.npz")
     arguments.add_argument("--coordinator", default="")
     arguments.add_argument("--num-processes", type=int, default=1)
     arguments.add_argument("--process-id", type=int, default=0)

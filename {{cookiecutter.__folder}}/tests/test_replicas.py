@@ -1,12 +1,14 @@
 """Many replicas train as one: the rehearsal a user runs on a CPU before spending TPU quota.
 
 TensorFlow rehearses with logical CPU devices under MirroredStrategy; JAX with forced host
-devices under DataParallel, which compiles through XLA as a TPU does. Every case runs in a
-fresh process (see run_python): the backend and the device count are fixed at start-up.
+devices under DataParallel, which compiles through XLA as a TPU does. Every case that
+trains runs in fresh processes (see run_python): the backend and the device count are fixed
+at start-up.
 """
 
 import json
 import re
+import shlex
 import subprocess
 import time
 
@@ -16,12 +18,15 @@ import tensorflow as tf
 from builders import ids
 from conftest import free_port
 
+from {{ cookiecutter.package }}.__main__ import main
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.data import pipeline, records
+from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 from {{ cookiecutter.package }}.tools.shards import write_shards
 
 pytestmark = pytest.mark.slow  # fresh processes, each importing TensorFlow or JAX
 
 PACKAGE = "{{ cookiecutter.package }}"
-BACKENDS = ("tensorflow", "jax")
 JPEG = tf.io.encode_jpeg(tf.zeros([8, 8, 3], tf.uint8)).numpy()  # any image will do
 # Of the largest weight update: float32 sums over 8 devices add up in another order.
 TOLERANCE = 1e-3
@@ -30,15 +35,19 @@ TOLERANCE = 1e-3
 NET_WEIGHTS = 45
 
 
-def one_step(replicas, backend, demo_dir, tmp_path, run_python, preset=""):
-    """tests/one_step.py on this many replicas in one process: its loss and weights."""
-    output = tmp_path / f"{backend}-{replicas}.npz"
+def steps(replicas, backend, demo_dir, tmp_path, run_python, preset=""):
+    """tests/one_step.py in one process: the step on this many replicas and on one replica of
+    the same devices, each its loss and weights."""
+    many, one = tmp_path / f"{backend}-{replicas}.npz", tmp_path / f"{backend}-1.npz"
     done = run_python(
-        "-m", "tests.one_step", str(demo_dir), str(replicas), str(output), "--preset", preset,
-        backend=backend,
+        "-m", "tests.one_step", str(demo_dir), str(replicas), str(many), "--one", str(one),
+        "--preset", preset, backend=backend,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    return np.load(output)
+    many, one = np.load(many), np.load(one)
+    assert (int(many["replicas"]), int(one["replicas"])) == (replicas, 1)
+    assert str(many["backend"]) == str(one["backend"]) == backend
+    return many, one
 
 
 def assert_same_step(many, one, weights=17):
@@ -83,53 +92,45 @@ def tails(output):
 
 
 @pytest.fixture(scope="module")
-def one_jax_replica(demo_dir, tmp_path_factory, run_python):
-    """The small CNN's step on one JAX device: what 8 devices and 2 processes must match."""
-    return one_step(1, "jax", demo_dir, tmp_path_factory.mktemp("one-replica"), run_python)
+def jax_steps(demo_dir, tmp_path_factory, run_python):
+    """The small CNN's step on 8 JAX devices and on one of them, in one process."""
+    return steps(8, "jax", demo_dir, tmp_path_factory.mktemp("jax-steps"), run_python)
 
 
 def test_eight_tensorflow_replicas_take_the_same_step_as_one(
     demo_dir, tmp_path, run_python, preset
 ):
-    """Same loss and same updated weights on a keras-hub EfficientNet under MirroredStrategy:
-    the global batch, the loss averaged over it, the learning rate scaled by replicas and the
-    batch statistics of its batch-norm layers all add up (tests/one_step.py)."""
-    folder = preset("efficientnet-b0")
-    one = one_step(1, "tensorflow", demo_dir, tmp_path, run_python, folder)
-    eight = one_step(8, "tensorflow", demo_dir, tmp_path, run_python, folder)
-    assert (int(eight["replicas"]), str(eight["backend"])) == (8, "tensorflow")
+    """Same loss and same updated weights on a keras-hub EfficientNet under MirroredStrategy
+    as under the default strategy: the global batch, the loss averaged over it, the learning
+    rate scaled by replicas and the batch statistics of its batch-norm layers all add up
+    (tests/one_step.py)."""
+    eight, one = steps(8, "tensorflow", demo_dir, tmp_path, run_python, preset("efficientnet-b0"))
     assert_same_step(eight, one, weights=NET_WEIGHTS)
 
 
-def test_eight_jax_devices_take_the_same_step_as_one(
-    demo_dir, tmp_path, run_python, one_jax_replica
-):
+def test_eight_jax_devices_take_the_same_step_as_one(jax_steps):
     """The same under JAX's DataParallel, on the small CNN (its batch norms as well): the
     equivalence holds at any size, and the EfficientNet's 8-device step is compiled and
     trained by the 8-replica fit below, not compiled twice."""
-    eight = one_step(8, "jax", demo_dir, tmp_path, run_python)
-    assert (int(eight["replicas"]), str(eight["backend"])) == (8, "jax")
-    assert_same_step(eight, one_jax_replica)
+    eight, one = jax_steps
+    assert_same_step(eight, one)
 
 
-def test_two_jax_processes_take_the_same_step_as_one(
-    demo_dir, tmp_path, start_python, one_jax_replica
-):
+def test_two_jax_processes_take_the_same_step_as_one(demo_dir, tmp_path, start_python, jax_steps):
     """Beyond one machine: two processes of one device each, joined through a coordinator as
-    TPU hosts are, split the global batch between them and take one step as one process does."""
+    TPU hosts are, split the global batch between them and take one step as one device does."""
     arguments = ["-m", "tests.one_step", str(demo_dir), "2", str(tmp_path / "step.npz")]
     codes, output = run_processes(start_python, arguments, logs=tmp_path)
     assert codes == [0, 0], tails(output)
     first, second = (np.load(tmp_path / f"step-{i}.npz") for i in range(2))
     assert (int(first["replicas"]), int(first["processes"])) == (2, 2)
-    assert_same_step(first, one_jax_replica)
+    _, one = jax_steps
+    assert_same_step(first, one)
     for name in first.files:  # the processes hold one model, not two
         np.testing.assert_array_equal(second[name], first[name], err_msg=name)
 
 
-def test_two_processes_train_one_epoch_of_the_demo_together(
-    demo_dir, tmp_path, start_python, run_python
-):
+def test_two_processes_train_one_epoch_of_the_demo_together(demo_dir, tmp_path, start_python):
     """Two JAX processes on localhost train the demo's epoch as one model (TF_CONFIG and
     MultiWorkerMirroredStrategy cannot: Keras 3's fit fails under it, keras-team/keras#20585).
     Process 0 alone writes, and `predict` makes a submission from what it wrote."""
@@ -146,8 +147,7 @@ def test_two_processes_train_one_epoch_of_the_demo_together(
         losses.append(re.search(r"4/4 - .* loss: ([0-9.]+)", text).group(1))
     assert losses[0] == losses[1]  # one computation over the global batch
     assert "weights: " in output[0] and "weights: " not in output[1]
-    predicted = run_python("-m", PACKAGE, "predict", *flags, backend="jax")
-    assert predicted.returncode == 0, predicted.stdout + predicted.stderr[-3000:]
+    assert main(["predict", *flags]) == 0  # here: any process reads what process 0 wrote
     assert ids(tmp_path / "out" / "submission.csv") == ids(demo_dir / "sample_submission.csv")
 
 
@@ -189,17 +189,6 @@ def train_apart(demo_dir, tmp_path, start_python):
     )
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_doctor_rehearses_eight_replicas_and_their_global_batch(backend, demo_dir, run_python):
-    done = run_python(
-        "-m", PACKAGE, "doctor", "--preset", "demo", "--data-dir", str(demo_dir),
-        "--simulate-replicas", "8", backend=backend,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert f"backend: {backend}\nreplicas: 8\n" in done.stdout
-    assert "global batch: 256 (32 per replica x 8)" in done.stdout
-
-
 @pytest.mark.parametrize(
     ("backend", "backbone", "shown"),
     [
@@ -211,14 +200,16 @@ def test_doctor_rehearses_eight_replicas_and_their_global_batch(backend, demo_di
         ),
     ],
 )
-def test_eight_replicas_fit_and_predict_a_submission(
+def test_eight_replicas_rehearse_fit_and_predict_a_submission(
     backend, backbone, shown, demo_dir, tmp_path, run_python, preset
 ):
-    """On a keras-hub EfficientNet, JAX runs two steps per call; under tf.distribute Keras 3
-    cannot, so the trainer takes one, says so, and the run still works end to end (on the
-    small CNN: the EfficientNet's step on 8 TensorFlow replicas is the one above, and tracing
-    it for 8 replicas takes a minute on 2 cores). No validation: it is the pipeline predict
-    runs, and under 8 simulated replicas each pass takes 15 seconds on 2 cores."""
+    """doctor rehearses 8 replicas and their global batch, then train and predict run on them,
+    one after the other in one process as a notebook's cells do (tests/commands.py). On a
+    keras-hub EfficientNet, JAX runs two steps per call; under tf.distribute Keras 3 cannot, so
+    the trainer takes one, says so, and the run still works end to end (on the small CNN: the
+    EfficientNet's step on 8 TensorFlow replicas is the one above, and tracing it for 8
+    replicas takes a minute on 2 cores). No validation: it is the pipeline predict runs, and
+    under 8 simulated replicas each pass takes 15 seconds on 2 cores."""
     weights = preset(backbone) if backbone != "small-cnn" else "auto"
     flags = [
         "--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path),
@@ -226,34 +217,43 @@ def test_eight_replicas_fit_and_predict_a_submission(
         "--simulate-replicas", "8", "--batch-size", "4", "--epochs", "1",
         "--steps-per-epoch", "2", "--steps-per-execution", "2", "--valid-files", "",
     ]  # fmt: skip
-    trained = run_python("-m", PACKAGE, "train", *flags, backend=backend)
-    assert trained.returncode == 0, trained.stdout + trained.stderr[-3000:]
-    assert "replicas: 8" in trained.stdout and shown in trained.stdout
-    assert "2/2" in trained.stdout and "loss: " in trained.stdout
     # Larger batches to predict: the last one still padded for 8 replicas, in 3 steps, not 12.
-    predicted = run_python("-m", PACKAGE, "predict", *flags, "--batch-size", "16", backend=backend)
-    assert predicted.returncode == 0, predicted.stdout + predicted.stderr[-3000:]
+    commands = [["doctor", *flags], ["train", *flags], ["predict", *flags, "--batch-size", "16"]]
+    done = run_python("-m", "tests.commands", *map(shlex.join, commands), backend=backend)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    doctor, trained, predicted = re.split(r"^\$ ", done.stdout, flags=re.MULTILINE)[1:]
+    assert f"backend: {backend}\nreplicas: 8\n" in doctor
+    assert "global batch: 32 (4 per replica x 8)" in doctor
+    assert "replicas: 8" in trained and shown in trained
+    assert "2/2" in trained and "loss: " in trained
+    assert "replicas: 8" in predicted
     assert ids(tmp_path / "submission.csv") == ids(demo_dir / "sample_submission.csv")
 
 
-def test_two_processes_read_disjoint_shares_that_together_cover_the_epoch(tmp_path, start_python):
+def test_two_processes_read_disjoint_shares_that_together_cover_the_epoch(tmp_path):
     """Each host reads and decodes only its share: with 4 shards, two files each; with 3,
-    which do not divide, every second record counted over all the files."""
+    which do not divide, every second record counted over all the files. What a process reads
+    follows from its Config (process_id, num_processes) alone, before any shuffling: each
+    process's share is read here in turn."""
     examples = [{"image": JPEG, "class": number} for number in range(64)]  # label: its number
-    layouts = {shards: str(tmp_path / f"{shards}-shards") for shards in (4, 3)}
-    for shards, folder in layouts.items():
+    for shards in (4, 3):
+        folder = str(tmp_path / f"{shards}-shards")
         write_shards(folder, examples, shards, 8)
-    started = []
-    for process in range(2):  # as two hosts of one run
-        output, log = tmp_path / f"{process}.json", tmp_path / f"{process}.log"
-        share = ["-m", "tests.process_share", "2", str(process), str(output)]
-        started.append(start_python(*share, *layouts.values(), log=log))
-    assert [process.wait(120) for process in started] == [0, 0], tails(
-        [(tmp_path / f"{process}.log").read_text() for process in range(2)]
-    )
-    read = [json.loads((tmp_path / f"{process}.json").read_text()) for process in range(2)]
-    for shards, folder in layouts.items():
-        first, second = read[0][folder], read[1][folder]
+        first, second = (labels_read(folder, 2, process) for process in range(2))
         assert len(first) == len(second) == 32, shards  # an epoch of local batches of 8 each
         assert not set(first) & set(second), shards  # no record read by both
         assert sorted(first + second) == list(range(64)), shards  # and none left out
+
+
+def labels_read(data_dir: str, processes: int, process: int) -> list[int]:
+    """The labels of the records this process of several trains on in one epoch: the records'
+    labels are their numbers, so they name the records it read."""
+    cfg = Config(
+        data_dir=data_dir, train_files="*.tfrec", image_size=32, shuffle_buffer=64,
+        num_processes=processes, process_id=process, coordinator="localhost:1234",
+    )  # fmt: skip
+    files = records.find(data_path(cfg, cfg.train_files), "train_files")
+    batch = 16  # global: 8 per process
+    steps = records.count(files) // batch  # one epoch, as plan.py counts it
+    batches = pipeline.for_training(files, cfg, batch).take(steps)
+    return [int(label) for _, labels in batches for label in labels.numpy()]
