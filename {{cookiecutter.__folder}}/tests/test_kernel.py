@@ -5,6 +5,7 @@ by a real Jupyter kernel or Python, in a network namespace with only loopback, o
 competition laid out as Kaggle mounts a competition: /kaggle/input/<competition>/...
 """
 
+import copy
 import json
 import os
 import re
@@ -126,12 +127,15 @@ def as_kaggle_mounts(tmp_path: Path, preset: str) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
-def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sample(
+def test_the_notebook_runs_alone_offline_writes_a_submission_and_reruns_edited_cells(
     kaggle, tmp_path, preset
 ):
     """As Kaggle runs it: the notebook's variables set, the keras-hub backbone attached from
     Kaggle Models where neither mount layout has it, so kagglehub's own resolver asks a fake
-    data proxy, then reads the mount."""
+    data proxy, then reads the mount. Then, as a competitor does, the data steps and the model
+    edited and every cell run again in the same kernel, without a restart (run_all_twice.py):
+    the pipeline reads the edited data steps (a module the first run imported), and training,
+    evaluation and prediction build the edited model."""
     flags = ["--accelerator", "cpu", "--backbone", BACKBONE, "--weights", "imagenet"]
     folder = make_kernel(kaggle, tmp_path, *flags)
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
@@ -142,9 +146,12 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     assert HEAD in cell.source and not cell.metadata.get("_kg_hide-input")  # in view
     cell.source = cell.source.replace(HEAD, WIDER_HEAD)
     nbformat.write(edited, notebook)
+    again = notebook.with_name("edited.ipynb")
+    nbformat.write(edited_again(edited), again)
     mounts, log = as_kaggle_mounts(tmp_path, preset(BACKBONE))
-    proxy = PROJECT / "tests" / "fake_data_proxy.py"
-    done = execute(notebook, sys.executable, str(proxy), str(mounts), str(log))
+    proxy = [sys.executable, str(PROJECT / "tests" / "fake_data_proxy.py"), str(mounts), str(log)]
+    driver = [sys.executable, str(PROJECT / "tests" / "run_all_twice.py")]
+    done = offline(*proxy, *driver, notebook.name, again.name, cwd=notebook.parent)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
     owner, model, framework, variation, version = BACKBONES[BACKBONE].handle.split("/")
     asked = {"OwnerSlug": owner, "ModelSlug": model, "Framework": framework}
@@ -158,7 +165,7 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     assert PICTURES <= {path.name for path in working.iterdir()}
     executed = nbformat.read(notebook, as_version=4)
     outputs = [output for cell in executed.cells for output in cell.get("outputs", [])]
-    assert not [output for output in outputs if output.output_type == "error"]
+    assert not errors(notebook) and not errors(again)
     pictures = [output for output in outputs if "image/png" in output.get("data", {})]
     assert len(pictures) == 5  # batch, learning rate, curves, confusion matrix, predictions
     text = "".join(output.get("text", "") for output in outputs)
@@ -187,33 +194,24 @@ def test_the_notebook_runs_alone_offline_and_writes_a_submission_matching_the_sa
     assert (runtime / "stages" / "train.py").is_file()  # it wrote its code
     assert not (runtime / "learning" / "model.py").exists()  # the model cell is it
 
+    assert "edited" not in text
+    cells = nbformat.read(again, as_version=4).cells
+    for call in ("= train(cfg", "show(evaluate(cfg", "= predict(cfg"):
+        (cell,) = [c for c in cells if call in c.source]
+        said = "".join(output.get("text", "") for output in cell.outputs)
+        assert "edited data steps" in said and "edited model" in said, call
 
-@pytest.mark.slow
-def test_run_all_again_without_a_restart_runs_the_edited_data_and_model_cells(kaggle, tmp_path):
-    """A competitor edits the data steps and the model, then runs all the cells again in the
-    same kernel: the pipeline reads the edited data steps (a module the first run imported),
-    and training, evaluation and prediction build the edited model."""
-    flags = ["--accelerator", "cpu", "--epochs", "1", "--steps-per-epoch", "1"]
-    first = alone(make_kernel(kaggle, tmp_path, *flags) / f"{NAME}.ipynb", tmp_path / "run")
-    edited = nbformat.read(first, as_version=4)
+
+def edited_again(notebook):
+    """The notebook with its data steps and its model edited, each to print a line."""
+    edited = copy.deepcopy(notebook)
     writes_data_steps = f"%%writefile {PACKAGE}/{DATA_STEPS}"
     (data,) = [c for c in edited.cells if c.source.startswith(writes_data_steps)]
     (model,) = [c for c in edited.cells if "def build_model(" in c.source]
     assert IMAGE_STEP in data.source and MODEL_INPUT in model.source
     data.source = data.source.replace(IMAGE_STEP, '    print("edited data steps")\n' + IMAGE_STEP)
     model.source = model.source.replace(MODEL_INPUT, '    print("edited model")\n' + MODEL_INPUT)
-    second = first.with_name("edited.ipynb")
-    nbformat.write(edited, second)
-    driver = PROJECT / "tests" / "run_all_twice.py"
-    done = offline(sys.executable, str(driver), first.name, second.name, cwd=first.parent)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    assert not errors(first) and not errors(second)
-    assert "edited" not in text_of(first)
-    cells = nbformat.read(second, as_version=4).cells
-    for call in ("= train(cfg", "show(evaluate(cfg", "= predict(cfg"):
-        (cell,) = [c for c in cells if call in c.source]
-        said = "".join(output.get("text", "") for output in cell.outputs)
-        assert "edited data steps" in said and "edited model" in said, call
+    return edited
 
 
 @pytest.mark.slow
