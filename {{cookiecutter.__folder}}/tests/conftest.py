@@ -112,7 +112,7 @@ def blendable(tmp_path_factory) -> Blendable:
         data = competition(root / "data", labels, ["image_id", "label"], ["image_id", "label"])
         for size, tta in SIZES_AND_FLIPS:
             run = Config(
-                data_dir=str(data), output_dir=str(root / f"cnn{size}"), fold="all", folds=3,
+                data_dir=str(data), output_dir=str(root / f"cnn{size}"), fold="all", folds=2,
                 image_size=size, backbone="small-cnn", weights="none", batch_size=8, epochs=2,
                 steps_per_epoch=3, learning_rate=1e-2, warmup_epochs=0, tta=tta,
             )  # fmt: skip
