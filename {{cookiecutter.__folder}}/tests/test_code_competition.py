@@ -5,8 +5,9 @@ hidden test set in place of the public one, writes every row of the sample it fi
 Each notebook runs alone in an empty folder, in a real Jupyter kernel, offline, with the
 inputs mounted read-only as Kaggle mounts them: by kind (/kaggle/input/competitions/<slug>,
 notebooks/<owner>/<slug>, models/...) beside a fake data proxy, and in the older flat layout
-(/kaggle/input/<slug>) with no proxy answering. The rerun meets a proxy that fails, one that
-never answers, and none.
+(/kaggle/input/<slug>) with no proxy answering. The rerun meets a proxy that fails, and none;
+one that never answers meets kagglehub's own resolver in the suite's process, with the time
+limit that ends the wait (a request the rerun made would be logged by either proxy first).
 """
 
 import json
@@ -126,8 +127,8 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     tmp_path, preset, layout
 ):
     """Inputs are found in the mount layout before any data proxy is asked, and Kaggle's
-    scoring rerun asks it nothing, whether it fails, never answers or is not there; the rerun
-    needs the test images, the sample and the trained run, not the training files."""
+    scoring rerun asks it nothing, whether it fails or is not there; the rerun needs the test
+    images, the sample and the trained run, not the training files."""
     by_kind = layout == "by kind"
     root = tmp_path / "input"  # what Kaggle mounts at /kaggle/input
     where = {
@@ -187,12 +188,11 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     assert "    trained_dir=" in config_cell and "    tta=" in config_cell  # what it reads
     for field in ("backbone", "image_size", "weights", "epochs", "crop_area", "fold", "folds"):
         assert f"    {field}=" not in config_cell, field  # from the trained run, or training's
-    if by_kind:  # a proxy that fails every request, then one that never answers
-        written = rerun(tmp_path, notebook, root, mounts, "error")
+    if by_kind:  # a proxy that fails every request
         # Prediction needs the test images, the sample and the trained run: nothing else.
         (data / "train.csv").unlink()
         shutil.rmtree(data / "train_images")
-        assert rerun(tmp_path, notebook, root, mounts, "silent").equals(written)
+        written = rerun(tmp_path, notebook, root, mounts, "error")
     else:  # no proxy at its address at all
         written = rerun(tmp_path, notebook, root, mounts, False)
     assert written.columns.tolist() == ["image_id", "label"]
