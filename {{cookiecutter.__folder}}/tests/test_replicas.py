@@ -190,43 +190,47 @@ def train_apart(demo_dir, tmp_path, start_python):
 
 
 @pytest.mark.parametrize(
-    ("backend", "backbone", "shown"),
+    ("backend", "replicas", "backbone", "shown"),
     [
-        ("jax", "efficientnet-b0", "steps per execution: 2\n"),
+        ("jax", 8, "efficientnet-b0", "steps per execution: 2\n"),
         (
             "tensorflow",
+            2,
             "small-cnn",
             "steps per execution: 1, not 2: Keras 3 under tf.distribute fails",
         ),
     ],
 )
-def test_eight_replicas_rehearse_fit_and_predict_a_submission(
-    backend, backbone, shown, demo_dir, tmp_path, run_python, preset
+def test_replicas_rehearse_fit_and_predict_a_submission(
+    backend, replicas, backbone, shown, demo_dir, tmp_path, run_python, preset
 ):
-    """doctor rehearses 8 replicas and their global batch, then train and predict run on them,
-    one after the other in one process as a notebook's cells do (tests/commands.py). On a
-    keras-hub EfficientNet, JAX runs two steps per call; under tf.distribute Keras 3 cannot, so
-    the trainer takes one, says so, and the run still works end to end (on the small CNN: the
-    EfficientNet's step on 8 TensorFlow replicas is the one above, and tracing it for 8
-    replicas takes a minute on 2 cores). No validation: it is the pipeline predict runs, and
-    under 8 simulated replicas each pass takes 15 seconds on 2 cores."""
+    """doctor rehearses the replicas and their global batch, then train and predict run on
+    them, one after the other in one process as a notebook's cells do (tests/commands.py).
+    JAX rehearses a TPU-8 (Kaggle's TPU image runs Keras on JAX) on a keras-hub EfficientNet,
+    two steps per call. TensorFlow rehearses the GPUs MirroredStrategy drives, two as on
+    Kaggle's T4 x2: under tf.distribute Keras 3 cannot run several steps per call, so the
+    trainer takes one, says so, and the run still works end to end (on the small CNN: the
+    strategy traces the step once per replica, 16 s of CPU for 8, and 8 TensorFlow replicas
+    take the EfficientNet's step above). No validation: it is the pipeline predict runs."""
     weights = preset(backbone) if backbone != "small-cnn" else "auto"
+    batch = 32 // replicas  # a global batch of 32
     flags = [
         "--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path),
         "--backbone", backbone, "--weights", weights,
-        "--simulate-replicas", "8", "--batch-size", "4", "--epochs", "1",
+        "--simulate-replicas", str(replicas), "--batch-size", str(batch), "--epochs", "1",
         "--steps-per-epoch", "2", "--steps-per-execution", "2", "--valid-files", "",
     ]  # fmt: skip
-    # Larger batches to predict: the last one still padded for 8 replicas, in 3 steps, not 12.
-    commands = [["doctor", *flags], ["train", *flags], ["predict", *flags, "--batch-size", "16"]]
+    # Larger batches to predict: 3 steps of 128, the last one padded for the replicas.
+    predict = ["predict", *flags, "--batch-size", str(128 // replicas)]
+    commands = [["doctor", *flags], ["train", *flags], predict]
     done = run_python("-m", "tests.commands", *map(shlex.join, commands), backend=backend)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     doctor, trained, predicted = re.split(r"^\$ ", done.stdout, flags=re.MULTILINE)[1:]
-    assert f"backend: {backend}\nreplicas: 8\n" in doctor
-    assert "global batch: 32 (4 per replica x 8)" in doctor
-    assert "replicas: 8" in trained and shown in trained
+    assert f"backend: {backend}\nreplicas: {replicas}\n" in doctor
+    assert f"global batch: 32 ({batch} per replica x {replicas})" in doctor
+    assert f"replicas: {replicas}" in trained and shown in trained
     assert "2/2" in trained and "loss: " in trained
-    assert "replicas: 8" in predicted
+    assert f"replicas: {replicas}" in predicted and "3/3" in predicted
     assert ids(tmp_path / "submission.csv") == ids(demo_dir / "sample_submission.csv")
 
 
