@@ -22,7 +22,7 @@ def test_rendered_project_passes_its_own_tests(baker, python):
     baked = baker()
     # On every core (pytest-xdist), a test module to a worker, so that a module's fixtures
     # (a trained run, say) are made once. A guard against a hang, not the time budget: the
-    # suite takes about 9 minutes on a quiet 2-core machine, half as long again on a loaded one.
+    # suite takes about 7.5 minutes on a quiet 2-core machine, half as long again on a loaded one.
     command = [python, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-n", "auto"]
     command += ["--dist", "loadfile"]
     result = baked.run(*command, "--durations=20", timeout=3000)
