@@ -3,7 +3,7 @@ run them: the devices a process starts with are its own until it ends.
 
 Usage: python -m tests.commands 'COMMAND FLAGS...' 'COMMAND FLAGS...' ... (each argument one
 command line, in shell words). Each command's output follows a line `$ COMMAND FLAGS...`; the
-first command that fails ends the run with its exit code. test_replicas.py rehearses 8
+first command that fails ends the run with its exit code. test_replicas.py rehearses
 replicas with doctor, train and predict so, in one process instead of three.
 """
 

@@ -58,18 +58,24 @@ def on_one_replica(found: accelerator.Accelerator) -> accelerator.Accelerator:
     return dataclasses.replace(found, replicas=1, devices=found.devices[:1])
 
 
-def step(cfg: Config, found: accelerator.Accelerator, output: str) -> None:
-    """One step of a fresh model on the global batch; writes OUTPUT."""
-    import keras
+def global_batch(cfg: Config):
+    """The first GLOBAL_BATCH training images and labels, as one dataset element."""
     import tensorflow as tf
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
-    from {{ cookiecutter.package }}.runtime.learning import backbones, model
     from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 
     files = records.find(data_path(cfg, cfg.train_files), "train_files")
     images, labels, _ = next(iter(pipeline.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))
-    batch = tf.data.Dataset.from_tensors((images, labels))
+    return tf.data.Dataset.from_tensors((images, labels))
+
+
+def step(cfg: Config, found: accelerator.Accelerator, batch, output: str) -> None:
+    """One step of a fresh model on the global batch; writes OUTPUT."""
+    import keras
+
+    from {{ cookiecutter.package }}.runtime.learning import backbones, model
+
     keras.utils.set_random_seed(cfg.seed)
     with found.scope():
         net = model.build_model(cfg, backbones.load(cfg))
@@ -97,9 +103,10 @@ def step(cfg: Config, found: accelerator.Accelerator, output: str) -> None:
 def main(data_dir, replicas, output, one="", preset="", **processes) -> None:
     cfg = settings(data_dir, replicas, preset, **processes)
     found = accelerator.detect(cfg)  # before Keras is imported
-    step(cfg, found, output)
+    batch = global_batch(cfg)  # read once: the same images for every replica count
+    step(cfg, found, batch, output)
     if one:
-        step(settings(data_dir, 1, preset), on_one_replica(found), one)
+        step(settings(data_dir, 1, preset), on_one_replica(found), batch, one)
 
 
 if __name__ == "__main__":

@@ -105,7 +105,6 @@ def rerun(tmp_path, notebook: Path, root: Path, mounts: dict, proxy) -> pd.DataF
     run = alone(notebook, tmp_path / name)
     log = tmp_path / f"{name}-log.json"
     submission = tmp_path / "rerun" / "submission.csv"
-    submission.unlink(missing_ok=True)  # each rerun's own
     started = time.monotonic()
     done = run_on_kaggle(run, root, {**mounts, "proxy": proxy, "rerun": True}, log)
     seconds = time.monotonic() - started

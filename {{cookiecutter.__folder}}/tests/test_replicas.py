@@ -258,6 +258,6 @@ def labels_read(data_dir: str, processes: int, process: int) -> list[int]:
     )  # fmt: skip
     files = records.find(data_path(cfg, cfg.train_files), "train_files")
     batch = 16  # global: 8 per process
-    steps = records.count(files) // batch  # one epoch, as plan.py counts it
-    batches = pipeline.for_training(files, cfg, batch).take(steps)
+    per_epoch = records.count(files) // batch  # one epoch, as plan.py counts it
+    batches = pipeline.for_training(files, cfg, batch).take(per_epoch)
     return [int(label) for _, labels in batches for label in labels.numpy()]
