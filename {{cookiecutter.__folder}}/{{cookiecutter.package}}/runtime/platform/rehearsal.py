@@ -5,13 +5,17 @@ MirroredStrategy (TensorFlow) or N host devices under DataParallel (JAX)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 
 from ..errors import UserError, first_line, named
 from . import backend
 
 
+@functools.cache
 def tensorflow_strategy(replicas: int):
-    """MirroredStrategy over `replicas` logical CPU devices."""
+    """MirroredStrategy over `replicas` logical CPU devices, one for the process: a second
+    strategy over the same devices numbers its all-reduces from the start again, and TensorFlow
+    stops the first step of another model ("Shape mismatch in the collective instance")."""
     backend.use("tensorflow")
     import tensorflow as tf
 
