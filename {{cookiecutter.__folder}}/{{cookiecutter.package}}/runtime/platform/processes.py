@@ -18,8 +18,12 @@ from ..errors import named
 
 
 def join(cfg: Config) -> None:
-    """Join the other processes; on TPU pods JAX finds its peers itself."""
+    """Join the other processes; on TPU pods JAX finds its peers itself. A process joins
+    once: its later commands (a notebook's next cell) train with the same peers."""
     import jax
+
+    if jax.distributed.is_initialized():
+        return
 
     with contextlib.suppress(AttributeError, ValueError):  # CPUs need gloo to talk
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
