@@ -18,6 +18,7 @@ learning-rate scaling and the synchronized batch statistics.
 
 import argparse
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 
@@ -27,14 +28,16 @@ from {{ cookiecutter.package }}.runtime.platform import accelerator
 GLOBAL_BATCH = 32
 
 
-def settings(data_dir, replicas, preset="", coordinator="", num_processes=1, process_id=0):
-    """The demo preset, as a user sets it for this many replicas."""
+def settings(data_dir, output, replicas, preset="", coordinator="", num_processes=1, process_id=0):
+    """The demo preset, as a user sets it for this many replicas; its output folder (under
+    JAX, the compiled programs) where OUTPUT goes, not the project's."""
     backbone = {"backbone": "efficientnet-b0", "weights": preset} if preset else {}
     return from_preset(
         "demo",
         {
             **backbone,
             "data_dir": data_dir,
+            "output_dir": str(Path(output).parent),
             "batch_size": GLOBAL_BATCH // replicas,
             "learning_rate": 8e-3 / replicas,
             "warmup_epochs": 0,
@@ -101,12 +104,12 @@ def step(cfg: Config, found: accelerator.Accelerator, batch, output: str) -> Non
 
 
 def main(data_dir, replicas, output, one="", preset="", **processes) -> None:
-    cfg = settings(data_dir, replicas, preset, **processes)
+    cfg = settings(data_dir, output, replicas, preset, **processes)
     found = accelerator.detect(cfg)  # before Keras is imported
     batch = global_batch(cfg)  # read once: the same images for every replica count
     step(cfg, found, batch, output)
     if one:
-        step(settings(data_dir, 1, preset), on_one_replica(found), batch, one)
+        step(settings(data_dir, one, 1, preset), on_one_replica(found), batch, one)
 
 
 if __name__ == "__main__":
