@@ -2,19 +2,33 @@
 run them: the devices a process starts with are its own until it ends.
 
 Usage: python -m tests.commands 'COMMAND FLAGS...' 'COMMAND FLAGS...' ... (each argument one
-command line, in shell words). Each command's output follows a line `$ COMMAND FLAGS...`; the
-first command that fails ends the run with its exit code. test_replicas.py rehearses
-replicas with doctor, train and predict so, in one process instead of three.
+command line, in shell words: a command of the project, or `tests.MODULE ARGS...`, a script of
+the tests run as `python -m` runs it). Each command's output follows a line
+`$ COMMAND FLAGS...`; the first command that fails ends the run with its exit code.
+test_replicas.py runs all it checks on one layout of devices so, in one process for each.
 """
 
+import runpy
 import shlex
 import sys
 
 from {{ cookiecutter.package }}.__main__ import main
 
+
+def run(words: list[str]) -> int:
+    if not words[0].startswith("tests."):
+        return main(words)
+    sys.argv = words
+    try:
+        runpy.run_module(words[0], run_name="__main__", alter_sys=True)
+    except SystemExit as stopped:
+        return stopped.code if isinstance(stopped.code, int) else 1
+    return 0
+
+
 if __name__ == "__main__":
     for line in sys.argv[1:]:
         print(f"$ {line}", flush=True)
-        code = main(shlex.split(line))
+        code = run(shlex.split(line))
         if code:
             sys.exit(code)

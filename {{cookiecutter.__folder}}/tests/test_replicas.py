@@ -3,20 +3,22 @@
 TensorFlow rehearses with logical CPU devices under MirroredStrategy; JAX with forced host
 devices under DataParallel, which compiles through XLA as a TPU does. Every case that
 trains runs in fresh processes (see run_python): the backend and the device count are fixed
-at start-up.
+at start-up. Each layout of devices gets one, which runs all that is checked on it.
 """
 
+import dataclasses
 import json
 import re
 import shlex
 import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 import tensorflow as tf
 from builders import ids
-from conftest import free_port
+from conftest import free_port, start
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
@@ -35,19 +37,89 @@ TOLERANCE = 1e-3
 NET_WEIGHTS = 45
 
 
-def steps(replicas, backend, demo_dir, tmp_path, run_python, preset=""):
-    """tests/one_step.py in one process: the step on this many replicas and on one replica of
-    the same devices, each its loss and weights."""
-    many, one = tmp_path / f"{backend}-{replicas}.npz", tmp_path / f"{backend}-1.npz"
-    done = run_python(
-        "-m", "tests.one_step", str(demo_dir), str(replicas), str(many), "--one", str(one),
-        "--preset", preset, backend=backend,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    many, one = np.load(many), np.load(one)
-    assert (int(many["replicas"]), int(one["replicas"])) == (replicas, 1)
-    assert str(many["backend"]) == str(one["backend"]) == backend
-    return many, one
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """One backend's replicas, and what this module runs on them."""
+
+    replicas: int
+    step_backbone: str  # tests/one_step.py's model
+    rehearsal_backbone: str  # doctor's, train's and predict's
+    steps_shown: str  # what train says of its steps per execution
+
+
+# JAX rehearses a TPU-8 (Kaggle's TPU image runs Keras on JAX), its rehearsal on a keras-hub
+# EfficientNet; TensorFlow the GPUs MirroredStrategy drives, two as on Kaggle's T4 x2, its
+# step on the EfficientNet (MirroredStrategy traces the step once per replica: 18 s of CPU
+# more for 8). Each backend meets both models; the equivalence holds at any size.
+LAYOUTS = {
+    "jax": Layout(8, "small-cnn", "efficientnet-b0", "steps per execution: 2\n"),
+    "tensorflow": Layout(
+        2,
+        "efficientnet-b0",
+        "small-cnn",
+        "steps per execution: 1, not 2: Keras 3 under tf.distribute fails",
+    ),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Replicated:
+    """What one process on a backend's replicas did: the step, each command's output."""
+
+    folder: Path  # the rehearsal's output folder
+    many: dict  # the step on the replicas: loss, weights before and after (one_step.py)
+    one: dict  # the same step on one replica of the same devices
+    said: dict[str, str]  # doctor's, train's and predict's output, by command
+
+
+def rehearsal_flags(backend, demo_dir, folder, preset) -> list[str]:
+    """The demo's, on the backend's replicas with a global batch of 32, writing into folder."""
+    layout = LAYOUTS[backend]
+    backbone = layout.rehearsal_backbone
+    weights = preset(backbone) if backbone != "small-cnn" else "auto"
+    return [
+        "--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(folder),
+        "--backbone", backbone, "--weights", weights, "--simulate-replicas", str(layout.replicas),
+        "--batch-size", str(32 // layout.replicas), "--epochs", "1", "--steps-per-epoch", "2",
+        "--steps-per-execution", "2", "--valid-files", "",
+    ]  # fmt: skip
+
+
+def by_command(output: str) -> dict[str, str]:
+    """tests/commands.py's output, split at its `$ COMMAND` lines: each command's, by name."""
+    return {part.split()[0]: part for part in re.split(r"^\$ ", output, flags=re.MULTILINE)[1:]}
+
+
+@pytest.fixture(scope="module")
+def on_replicas(demo_dir, tmp_path_factory, run_python, preset):
+    """on_replicas(backend): all this module checks on that backend's replicas, run once, in
+    one fresh process (the backend and the device count are fixed at start-up): the step of
+    tests/one_step.py on the replicas and on one of them, then doctor, train and predict, one
+    after the other as a notebook's cells run them (tests/commands.py)."""
+    made = {}
+
+    def run(backend: str) -> Replicated:
+        if backend not in made:
+            layout, folder = LAYOUTS[backend], tmp_path_factory.mktemp(f"{backend}-replicas")
+            (folder / "step").mkdir()  # the step's own output folder
+            many, one = folder / "step" / "many.npz", folder / "step" / "one.npz"
+            step = ["tests.one_step", str(demo_dir), str(layout.replicas), str(many)]
+            step += ["--one", str(one)]
+            if layout.step_backbone != "small-cnn":
+                step += ["--preset", preset(layout.step_backbone)]
+            flags = rehearsal_flags(backend, demo_dir, folder, preset)
+            # Larger batches to predict: 3 steps of 128, the last one padded for the replicas.
+            predict = ["predict", *flags, "--batch-size", str(128 // layout.replicas)]
+            commands = [step, ["doctor", *flags], ["train", *flags], predict]
+            done = run_python("-m", "tests.commands", *map(shlex.join, commands), backend=backend)
+            assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
+            many, one = np.load(many), np.load(one)
+            assert (int(many["replicas"]), int(one["replicas"])) == (layout.replicas, 1)
+            assert str(many["backend"]) == str(one["backend"]) == backend
+            made[backend] = Replicated(folder, many, one, by_command(done.stdout))
+        return made[backend]
+
+    return run
 
 
 def assert_same_step(many, one, weights=17):
@@ -66,13 +138,14 @@ def assert_same_step(many, one, weights=17):
         )
 
 
-def run_processes(start_python, arguments, logs, count=2, own=lambda i: (), timeout=300):
-    """`python ARGUMENTS` (and own(i) for process i) in `count` JAX processes joined through
-    one coordinator on localhost, as TPU hosts are; waits for all. Their codes and output."""
+def run_processes(start_python, arguments, logs, count=2, timeout=300):
+    """`python ARGUMENTS(i, JOINED)` in `count` JAX processes joined through one coordinator
+    on localhost, as TPU hosts are, JOINED being process i's flags for it (--coordinator,
+    --num-processes, --process-id); waits for all. Their codes and output."""
     coordinator = ["--coordinator", f"127.0.0.1:{free_port()}", "--num-processes", str(count)]
     started = []
     for i in range(count):
-        flags = [*arguments, *own(i), *coordinator, "--process-id", str(i)]
+        flags = arguments(i, [*coordinator, "--process-id", str(i)])
         started.append(start_python(*flags, backend="jax", log=logs / f"process-{i}.log"))
     deadline = time.monotonic() + timeout
     try:
@@ -91,64 +164,93 @@ def tails(output):
     return "\n".join(f"--- process {i}:\n{text[-3000:]}" for i, text in enumerate(output))
 
 
-@pytest.fixture(scope="module")
-def jax_steps(demo_dir, tmp_path_factory, run_python):
-    """The small CNN's step on 8 JAX devices and on one of them, in one process."""
-    return steps(8, "jax", demo_dir, tmp_path_factory.mktemp("jax-steps"), run_python)
-
-
-def test_eight_tensorflow_replicas_take_the_same_step_as_one(
-    demo_dir, tmp_path, run_python, preset
-):
+def test_two_tensorflow_replicas_take_the_same_step_as_one(on_replicas):
     """Same loss and same updated weights on a keras-hub EfficientNet under MirroredStrategy
     as under the default strategy: the global batch, the loss averaged over it, the learning
     rate scaled by replicas and the batch statistics of its batch-norm layers all add up
     (tests/one_step.py)."""
-    eight, one = steps(8, "tensorflow", demo_dir, tmp_path, run_python, preset("efficientnet-b0"))
-    assert_same_step(eight, one, weights=NET_WEIGHTS)
+    run = on_replicas("tensorflow")
+    assert_same_step(run.many, run.one, weights=NET_WEIGHTS)
 
 
-def test_eight_jax_devices_take_the_same_step_as_one(jax_steps):
-    """The same under JAX's DataParallel, on the small CNN (its batch norms as well): the
-    equivalence holds at any size, and the EfficientNet's 8-device step is compiled and
-    trained by the 8-replica fit below, not compiled twice."""
-    eight, one = jax_steps
-    assert_same_step(eight, one)
+def test_eight_jax_devices_take_the_same_step_as_one(on_replicas):
+    """The same under JAX's DataParallel, on the small CNN (its batch norms as well); the
+    EfficientNet's 8-device step is compiled and trained by the rehearsal in the same
+    process, not compiled twice."""
+    run = on_replicas("jax")
+    assert_same_step(run.many, run.one)
 
 
-def test_two_jax_processes_take_the_same_step_as_one(demo_dir, tmp_path, start_python, jax_steps):
-    """Beyond one machine: two processes of one device each, joined through a coordinator as
-    TPU hosts are, split the global batch between them and take one step as one device does."""
-    arguments = ["-m", "tests.one_step", str(demo_dir), "2", str(tmp_path / "step.npz")]
-    codes, output = run_processes(start_python, arguments, logs=tmp_path)
+@pytest.mark.parametrize("backend", ["jax", "tensorflow"])
+def test_replicas_rehearse_fit_and_predict_a_submission(backend, on_replicas, demo_dir):
+    """doctor rehearses the replicas and their global batch, then train and predict run on
+    them, in the process that took the step above on another model, as a notebook's edited
+    cells run (TensorFlow used to stop a second model's first step there: rehearsal.py keeps
+    one strategy a process). JAX takes two steps per call; under tf.distribute Keras 3
+    cannot, so the trainer takes one, says so, and the run still works end to end. No
+    validation: it is the pipeline predict runs."""
+    layout, run = LAYOUTS[backend], on_replicas(backend)
+    replicas, batch = layout.replicas, 32 // layout.replicas
+    doctor, trained, predicted = run.said["doctor"], run.said["train"], run.said["predict"]
+    assert f"backend: {backend}\nreplicas: {replicas}\n" in doctor
+    assert f"global batch: 32 ({batch} per replica x {replicas})" in doctor
+    assert f"replicas: {replicas}" in trained and layout.steps_shown in trained
+    assert "2/2" in trained and "loss: " in trained
+    assert f"replicas: {replicas}" in predicted and "3/3" in predicted
+    assert ids(run.folder / "submission.csv") == ids(demo_dir / "sample_submission.csv")
+
+
+@pytest.fixture(scope="module")
+def two_processes(demo_dir, tmp_path_factory):
+    """Two JAX processes of one CPU device each, joined through a coordinator as TPU hosts
+    are, run once: the step of tests/one_step.py, then the demo's epoch trained together
+    (tests/commands.py; a process joins once, and its next command trains with the same
+    peers). Their folder and each process's output, by command."""
+    folder = tmp_path_factory.mktemp("two-processes")
+
+    def arguments(i, joined):
+        step = ["tests.one_step", str(demo_dir), "2", str(folder / "step.npz"), *joined]
+        train = ["train", *together(demo_dir, folder), *joined]
+        return ["-m", "tests.commands", shlex.join(step), shlex.join(train)]
+
+    codes, output = run_processes(start, arguments, logs=folder)
     assert codes == [0, 0], tails(output)
-    first, second = (np.load(tmp_path / f"step-{i}.npz") for i in range(2))
+    return folder, [by_command(text) for text in output]
+
+
+def together(demo_dir, folder) -> list[str]:
+    """The demo's flags for one epoch of 4 steps, written into folder/out."""
+    return [
+        "--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(folder / "out"),
+        "--epochs", "1", "--steps-per-epoch", "4",
+    ]  # fmt: skip
+
+
+def test_two_jax_processes_take_the_same_step_as_one(two_processes, on_replicas):
+    """Beyond one machine: two processes of one device each split the global batch between
+    them and take one step as one device does (the reference: the 8-device process's)."""
+    folder, _ = two_processes
+    first, second = (np.load(folder / f"step-{i}.npz") for i in range(2))
     assert (int(first["replicas"]), int(first["processes"])) == (2, 2)
-    _, one = jax_steps
-    assert_same_step(first, one)
+    assert_same_step(first, on_replicas("jax").one)
     for name in first.files:  # the processes hold one model, not two
         np.testing.assert_array_equal(second[name], first[name], err_msg=name)
 
 
-def test_two_processes_train_one_epoch_of_the_demo_together(demo_dir, tmp_path, start_python):
+def test_two_processes_train_one_epoch_of_the_demo_together(two_processes, demo_dir):
     """Two JAX processes on localhost train the demo's epoch as one model (TF_CONFIG and
     MultiWorkerMirroredStrategy cannot: Keras 3's fit fails under it, keras-team/keras#20585).
     Process 0 alone writes, and `predict` makes a submission from what it wrote."""
-    flags = [
-        "--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path / "out"),
-        "--epochs", "1", "--steps-per-epoch", "4",
-    ]  # fmt: skip
-    codes, output = run_processes(start_python, ["-m", PACKAGE, "train", *flags], logs=tmp_path)
-    assert codes == [0, 0], tails(output)
+    folder, said = two_processes
     losses = []
-    for text in output:
+    for text in (each["train"] for each in said):
         assert "backend: jax\nreplicas: 2\nprocesses: 2\n" in text
         assert "global batch: 64, training records: 1078\nsteps per epoch: 4\n" in text  # 32 x 2
         losses.append(re.search(r"4/4 - .* loss: ([0-9.]+)", text).group(1))
     assert losses[0] == losses[1]  # one computation over the global batch
-    assert "weights: " in output[0] and "weights: " not in output[1]
-    assert main(["predict", *flags]) == 0  # here: any process reads what process 0 wrote
-    assert ids(tmp_path / "out" / "submission.csv") == ids(demo_dir / "sample_submission.csv")
+    assert "weights: " in said[0]["train"] and "weights: " not in said[1]["train"]
+    assert main(["predict", *together(demo_dir, folder)]) == 0  # any process reads what 0 wrote
+    assert ids(folder / "out" / "submission.csv") == ids(demo_dir / "sample_submission.csv")
 
 
 def test_processes_that_would_resume_from_different_epochs_stop_with_the_fix(
@@ -181,57 +283,11 @@ def train_apart(demo_dir, tmp_path, start_python):
     """Two processes training the demo together, each with its own --output-dir."""
     flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--epochs", "2"]
     (tmp_path / "logs").mkdir()
-    return run_processes(
-        start_python,
-        ["-m", PACKAGE, "train", *flags],
-        logs=tmp_path / "logs",
-        own=lambda i: ("--output-dir", str(tmp_path / str(i))),
-    )
 
+    def arguments(i, joined):
+        return ["-m", PACKAGE, "train", *flags, "--output-dir", str(tmp_path / str(i)), *joined]
 
-@pytest.mark.parametrize(
-    ("backend", "replicas", "backbone", "shown"),
-    [
-        ("jax", 8, "efficientnet-b0", "steps per execution: 2\n"),
-        (
-            "tensorflow",
-            2,
-            "small-cnn",
-            "steps per execution: 1, not 2: Keras 3 under tf.distribute fails",
-        ),
-    ],
-)
-def test_replicas_rehearse_fit_and_predict_a_submission(
-    backend, replicas, backbone, shown, demo_dir, tmp_path, run_python, preset
-):
-    """doctor rehearses the replicas and their global batch, then train and predict run on
-    them, one after the other in one process as a notebook's cells do (tests/commands.py).
-    JAX rehearses a TPU-8 (Kaggle's TPU image runs Keras on JAX) on a keras-hub EfficientNet,
-    two steps per call. TensorFlow rehearses the GPUs MirroredStrategy drives, two as on
-    Kaggle's T4 x2: under tf.distribute Keras 3 cannot run several steps per call, so the
-    trainer takes one, says so, and the run still works end to end (on the small CNN: the
-    strategy traces the step once per replica, 16 s of CPU for 8, and 8 TensorFlow replicas
-    take the EfficientNet's step above). No validation: it is the pipeline predict runs."""
-    weights = preset(backbone) if backbone != "small-cnn" else "auto"
-    batch = 32 // replicas  # a global batch of 32
-    flags = [
-        "--preset", "demo", "--data-dir", str(demo_dir), "--output-dir", str(tmp_path),
-        "--backbone", backbone, "--weights", weights,
-        "--simulate-replicas", str(replicas), "--batch-size", str(batch), "--epochs", "1",
-        "--steps-per-epoch", "2", "--steps-per-execution", "2", "--valid-files", "",
-    ]  # fmt: skip
-    # Larger batches to predict: 3 steps of 128, the last one padded for the replicas.
-    predict = ["predict", *flags, "--batch-size", str(128 // replicas)]
-    commands = [["doctor", *flags], ["train", *flags], predict]
-    done = run_python("-m", "tests.commands", *map(shlex.join, commands), backend=backend)
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    doctor, trained, predicted = re.split(r"^\$ ", done.stdout, flags=re.MULTILINE)[1:]
-    assert f"backend: {backend}\nreplicas: {replicas}\n" in doctor
-    assert f"global batch: 32 ({batch} per replica x {replicas})" in doctor
-    assert f"replicas: {replicas}" in trained and shown in trained
-    assert "2/2" in trained and "loss: " in trained
-    assert f"replicas: {replicas}" in predicted and "3/3" in predicted
-    assert ids(tmp_path / "submission.csv") == ids(demo_dir / "sample_submission.csv")
+    return run_processes(start_python, arguments, logs=tmp_path / "logs")
 
 
 def test_two_processes_read_disjoint_shares_that_together_cover_the_epoch(tmp_path):
