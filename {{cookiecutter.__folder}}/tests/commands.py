@@ -21,8 +21,9 @@ def run(words: list[str]) -> int:
     sys.argv = words
     try:
         runpy.run_module(words[0], run_name="__main__", alter_sys=True)
-    except SystemExit as stopped:
-        return stopped.code if isinstance(stopped.code, int) else 1
+    except SystemExit as stopped:  # as the interpreter reads it: None is success, text failure
+        code = stopped.code
+        return 0 if code is None else code if isinstance(code, int) else 1
     return 0
 
 

@@ -67,8 +67,8 @@ class Replicated:
     """What one process on a backend's replicas did: the step, each command's output."""
 
     folder: Path  # the rehearsal's output folder
-    many: dict  # the step on the replicas: loss, weights before and after (one_step.py)
-    one: dict  # the same step on one replica of the same devices
+    many: np.lib.npyio.NpzFile  # the step on the replicas: loss, weights before and after
+    one: np.lib.npyio.NpzFile  # the same step on one replica of the same devices (one_step.py)
     said: dict[str, str]  # doctor's, train's and predict's output, by command
 
 
