@@ -21,9 +21,12 @@ def run(words: list[str]) -> int:
     sys.argv = words
     try:
         runpy.run_module(words[0], run_name="__main__", alter_sys=True)
-    except SystemExit as stopped:  # as the interpreter reads it: None is success, text failure
-        code = stopped.code
-        return 0 if code is None else code if isinstance(code, int) else 1
+    except SystemExit as stopped:  # as the interpreter ends on it: None is success, and
+        code = stopped.code  # text is printed and ends the run as a failure
+        if code is None or isinstance(code, int):
+            return code or 0
+        print(code, file=sys.stderr)
+        return 1
     return 0
 
 
