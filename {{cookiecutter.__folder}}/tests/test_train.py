@@ -48,16 +48,24 @@ def test_predict_without_trained_weights_says_what_to_do(demo_cfg):
         predict(demo_cfg)
 
 
-def doctor(*flags) -> subprocess.CompletedProcess:
-    """`doctor --preset demo FLAGS`, run here as the command line runs it: its exit code and
-    what it printed (the suite's process has loaded TensorFlow already)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["doctor", "--preset", "demo", *flags])
-    return subprocess.CompletedProcess(["doctor", *flags], code, out.getvalue(), err.getvalue())
+@pytest.fixture
+def doctor(tmp_path):
+    """doctor(FLAGS): `doctor --preset demo FLAGS`, run here as the command line runs it (the
+    suite's process has loaded TensorFlow already): its exit code and what it printed. It
+    checks this test's own output folder: the preset's output/demo in the project may hold a
+    checkpoint of the user's own `make demo`, which doctor rightly calls another run's."""
+
+    def run(*flags) -> subprocess.CompletedProcess:
+        command = ["doctor", "--preset", "demo", "--output-dir", str(tmp_path / "output"), *flags]
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(command)
+        return subprocess.CompletedProcess(command, code, out.getvalue(), err.getvalue())
+
+    return run
 
 
-def test_doctor_reports_replicas_batch_records_and_spec(demo_dir):
+def test_doctor_reports_replicas_batch_records_and_spec(demo_dir, doctor):
     result = doctor("--data-dir", str(demo_dir))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "replicas: 1" in result.stdout
@@ -69,7 +77,7 @@ def test_doctor_reports_replicas_batch_records_and_spec(demo_dir):
     assert "problems: none" in result.stdout
 
 
-def test_doctor_shows_the_steps_per_execution_that_train_will_use(demo_dir):
+def test_doctor_shows_the_steps_per_execution_that_train_will_use(demo_dir, doctor):
     """Never more than an epoch's steps: train runs whole epochs, so doctor says so too."""
     result = doctor(
         "--data-dir", str(demo_dir), "--steps-per-epoch", "3", "--steps-per-execution", "8"
@@ -78,7 +86,7 @@ def test_doctor_shows_the_steps_per_execution_that_train_will_use(demo_dir):
     assert "steps per epoch: 3\nprecision: float32, steps per execution: 3\n" in result.stdout
 
 
-def test_doctor_reports_a_global_batch_larger_than_the_training_set(demo_dir):
+def test_doctor_reports_a_global_batch_larger_than_the_training_set(demo_dir, doctor):
     result = doctor("--data-dir", str(demo_dir), "--batch-size", "2048")
     assert result.returncode == 1
     assert "steps per epoch: PROBLEM: 1078 training records make no full global batch" in (
@@ -86,7 +94,7 @@ def test_doctor_reports_a_global_batch_larger_than_the_training_set(demo_dir):
     )
 
 
-def test_doctor_require_tpu_stops_a_run_that_would_train_on_the_cpu(demo_dir):
+def test_doctor_require_tpu_stops_a_run_that_would_train_on_the_cpu(demo_dir, doctor):
     result = doctor("--data-dir", str(demo_dir), "--require", "tpu")
     assert result.returncode == 1
     assert "needs a TPU but would use the cpu" in result.stdout
@@ -124,7 +132,7 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
     assert keras.backend.backend() == "tensorflow"
 
 
-def test_doctor_exits_non_zero_naming_what_is_missing(tmp_path):
+def test_doctor_exits_non_zero_naming_what_is_missing(tmp_path, doctor):
     result = doctor("--data-dir", str(tmp_path))
     assert result.returncode == 1
     assert "PROBLEM: no files match" in result.stdout
