@@ -1,6 +1,7 @@
 """The rendered project works for real: its own tests, then the demo end to end."""
 
 import csv
+import os
 import re
 import sys
 from pathlib import Path
@@ -20,12 +21,17 @@ def test_rendered_project_passes_its_own_tests(baker, python):
     Every test must pass: none may fail, and none may skip but those that need an accelerator
     this machine lacks."""
     baked = baker()
-    # On every core (pytest-xdist), a test module to a worker, so that a module's fixtures
-    # (a trained run, say) are made once. A guard against a hang, not the time budget: the
-    # suite takes about 7.5 minutes on a quiet 2-core machine, half as long again on a loaded one.
-    command = [python, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-n", "auto"]
-    command += ["--dist", "loadfile"]
-    result = baked.run(*command, "--durations=20", timeout=3000)
+    # pytest-xdist hands out a test module to a worker, so that a module's fixtures (a trained
+    # run, say) are made once. One worker more than cores: a worker waiting on a process it
+    # started, a notebook kernel or a time limit leaves its core to another (on 2 cores, idle
+    # CPU fell from 80 core-seconds to 24). The modules go out in the rendered conftest's
+    # order, those with the most slow tests first: by default pytest-xdist hands out the
+    # modules with the most tests first, and a long module with few tests, handed out last,
+    # kept one core busy after the others had finished.
+    workers = len(os.sched_getaffinity(0)) + 1
+    command = [python, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-n", str(workers)]
+    command += ["--dist", "loadfile", "--no-loadscope-reorder"]
+    result = baked.run(*command, "--durations=20", timeout=3000)  # a guard against a hang
     slowest = result.stdout.partition("slowest 20 durations")[2].partition("short test summary")[0]
     DURATIONS.parent.mkdir(exist_ok=True)
     DURATIONS.write_text(slowest)  # for whoever times the suite: its 20 slowest tests
