@@ -214,7 +214,9 @@ def accelerator_here() -> bool:
 def pytest_collection_modifyitems(config, items):
     """Tests marked `accelerator` skip on a machine without one (a laptop, CI), saying so.
     The files with the most slow tests run first: pytest-xdist hands out whole files
-    (`--dist loadfile`), and a long file started last would leave the other workers idle."""
+    (`--dist loadfile`) in this order when told to keep it (`--no-loadscope-reorder`; it
+    otherwise puts the files with the most tests first), and a long file started last would
+    leave the other workers idle."""
     needing = [item for item in items if "accelerator" in item.keywords]
     if needing and not accelerator_here():
         for item in needing:
