@@ -6,18 +6,18 @@ nothing already written is lost.
 """
 
 import dataclasses
-import json
 import math
 import os
 import re
+import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from commands import ran
 from conftest import OFFLINE, PROJECT, free_port
 
 from {{ cookiecutter.package }}.__main__ import main
@@ -201,20 +201,24 @@ def test_an_empty_output_dir_writes_into_output_not_the_project_root(
     assert (tmp_path / "output" / "model.weights.h5").is_file()
 
 
-def doctor_and_train_offline(flags: list[str], env: dict) -> dict:
-    """`doctor` and `train` with these flags, each in a network namespace with only loopback."""
-    return {
-        command: subprocess.run(
-            [*OFFLINE, sys.executable, "-m", PACKAGE, command, *flags],
-            check=False,
-            cwd=PROJECT,
-            capture_output=True,
-            text=True,
-            env={**os.environ, **env},
-            timeout=300,
-        )
-        for command in ("doctor", "train")
-    }
+def doctor_and_train_offline(flags: list[str], env: dict) -> dict[str, tuple[int, str]]:
+    """`doctor`, then `train`, with these flags, in one process (as a notebook's cells run them)
+    in a network namespace with only loopback: each one's exit code and output (stdout and
+    stderr as written, in order)."""
+    commands = [shlex.join([command, *flags]) for command in ("doctor", "train")]
+    done = subprocess.run(
+        [*OFFLINE, sys.executable, "-m", "tests.commands", "--keep-going", *commands],
+        check=False,
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **env},
+        timeout=300,
+    )
+    results = dict(zip(("doctor", "train"), ran(done.stdout), strict=False))
+    assert len(results) == 2, done.stdout[-5000:]
+    return results
 
 
 @pytest.mark.slow
@@ -225,16 +229,16 @@ def test_a_bucket_out_of_reach_is_one_line_from_doctor_and_train(tmp_path):
     results = doctor_and_train_offline(flags, {"TF_CPP_MIN_LOG_LEVEL": "3"})
     why = "cannot reach gs://kds-competition-bucket from this machine (FailedPreconditionError: "
     what_to_check = "check the network, the Google Cloud credentials"
-    doctor_said = results["doctor"].stdout
-    assert results["doctor"].returncode == 1, doctor_said + results["doctor"].stderr
+    code, doctor_said = results["doctor"]
+    assert code == 1, doctor_said
     assert f"PROBLEM: {why}" in doctor_said and what_to_check in doctor_said
     assert "ready to train" not in doctor_said
-    assert results["train"].returncode == 2
-    last_line = results["train"].stderr.strip().splitlines()[-1]
+    code, train_said = results["train"]
+    assert code == 2, train_said
+    last_line = train_said.splitlines()[-1]
     assert last_line.startswith(f"error: {why}") and what_to_check in last_line, last_line
     assert "/kaggle/input" in last_line  # on Kaggle the data is local: no bucket needed
-    for result in results.values():
-        assert "Traceback" not in result.stdout + result.stderr
+    assert "Traceback" not in doctor_said + train_said
 
 
 def test_commands_start_quiet_and_a_missing_data_folder_is_one_problem(tmp_path):
@@ -278,19 +282,20 @@ def test_imagenet_weights_that_cannot_be_downloaded_stop_doctor_and_train(demo_d
         "for Config.backbone / --backbone efficientnet-b0 from Kaggle Models (ConnectionError: "
     )
     fix = "on Kaggle, attach the model (`kernel` lists it in model_sources)"
-    assert results["doctor"].returncode == 1
-    assert f"weights: PROBLEM: {why}" in results["doctor"].stdout
-    assert fix in results["doctor"].stdout and "ready to train" not in results["doctor"].stdout
-    assert results["train"].returncode == 2
-    last_line = results["train"].stderr.strip().splitlines()[-1]
+    code, doctor_said = results["doctor"]
+    assert code == 1, doctor_said
+    assert f"weights: PROBLEM: {why}" in doctor_said
+    assert fix in doctor_said and "ready to train" not in doctor_said
+    code, train_said = results["train"]
+    assert code == 2, train_said
+    last_line = train_said.splitlines()[-1]
     assert last_line.startswith(f"error: {why}") and fix in last_line
     assert "elsewhere, run once online (kagglehub keeps it)" in last_line
     assert len(last_line) < 400  # the network's error in a few words, not urllib3's paragraph
-    assert "run `doctor`" not in results["doctor"].stdout  # doctor never advises itself
-    assert "Epoch" not in results["train"].stdout and "Traceback" not in results["train"].stderr
-    for result in results.values():  # TensorFlow's start-up lines held to the level asked for
-        startup = re.search(r"^[IW]\d{4} |absl::InitializeLog", result.stderr, re.MULTILINE)
-        assert not startup, result.stderr
+    assert "run `doctor`" not in doctor_said  # doctor never advises itself
+    assert "Epoch" not in train_said and "Traceback" not in train_said
+    said = doctor_said + train_said  # TensorFlow's start-up lines held to the level asked for
+    assert not re.search(r"^[IW]\d{4} |absl::InitializeLog", said, re.MULTILINE), said
     assert not (tmp_path / "out").exists()
 
 
@@ -342,29 +347,6 @@ def test_predict_refuses_weights_trained_for_another_model_before_building_it(tr
         "was trained, or train again"
     )
     assert not (Path(trained.output_dir) / "submission.csv").exists()
-
-
-@pytest.mark.slow
-def test_ctrl_c_prints_one_line_saying_how_to_resume_and_keeps_the_checkpoint(
-    demo_dir, tmp_path, start_python
-):
-    command = ["-m", PACKAGE, "train", "--preset", "demo", "--data-dir", str(demo_dir)]
-    command += ["--output-dir", str(tmp_path), "--epochs", "40", "--steps-per-epoch", "2"]
-    running = start_python(*command)
-    state = tmp_path / "checkpoints" / "checkpoint.json"
-    deadline = time.monotonic() + 240
-    while not state.is_file() and running.poll() is None:
-        assert time.monotonic() < deadline, "no checkpoint after 240 s"
-        time.sleep(0.05)
-    running.send_signal(signal.SIGINT)
-    out, err = running.communicate(timeout=120)
-    assert running.returncode == 130, out + err
-    assert err.endswith(
-        "\ninterrupted: run the same command again to resume after the last finished epoch "
-        "(--no-resume starts over)\n"
-    )
-    assert "Traceback" not in err
-    assert json.loads(state.read_text())["epoch"] >= 1
 
 
 # Several processes.

@@ -29,12 +29,22 @@ def checkpoint_epoch(output) -> int:
         return 0
 
 
-@pytest.mark.parametrize("backend", ["tensorflow", "jax"])
-def test_a_killed_run_resumes_from_its_last_finished_epoch(
+# How a run is stopped: Ctrl-C in a terminal, which the run answers in one line, or a notebook
+# that dies, which leaves it no chance to clean up (its run lock stays behind).
+STOPS = {"tensorflow": signal.SIGINT, "jax": signal.SIGKILL}
+INTERRUPTED = (
+    "\ninterrupted: run the same command again to resume after the last finished epoch "
+    "(--no-resume starts over)\n"
+)
+
+
+@pytest.mark.parametrize("backend", list(STOPS))
+def test_a_stopped_run_resumes_from_its_last_finished_epoch(
     backend, demo_dir, tmp_path, start_python, run_python, monkeypatch
 ):
-    """Under JAX the resumed run loads the training step the killed one compiled, validates
-    and saves the weights' average (saving once met arrays that Keras's predict had freed)."""
+    """Under TensorFlow the run is stopped with Ctrl-C, under JAX killed. Under JAX the
+    resumed run loads the training step the killed one compiled, validates and saves the
+    weights' average (saving once met arrays that Keras's predict had freed)."""
     command = [
         "-m", PACKAGE, "train", "--preset", "demo", "--data-dir", str(demo_dir),
         "--output-dir", str(tmp_path), "--epochs", str(EPOCHS), "--steps-per-epoch", "2",
@@ -45,9 +55,13 @@ def test_a_killed_run_resumes_from_its_last_finished_epoch(
     while checkpoint_epoch(tmp_path) < 2 and first.poll() is None:
         assert time.monotonic() < deadline, "no checkpoint after 240 s"
         time.sleep(0.05)
-    first.send_signal(signal.SIGKILL)  # no chance to clean up, as when a notebook dies
-    first.communicate()
-    assert first.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    first.send_signal(STOPS[backend])
+    out, err = first.communicate(timeout=120)
+    if STOPS[backend] == signal.SIGINT:
+        assert first.returncode == 130, out + err
+        assert err.endswith(INTERRUPTED) and "Traceback" not in err, err[-3000:]
+    else:
+        assert first.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     reached = checkpoint_epoch(tmp_path)
     assert 2 <= reached < EPOCHS and not (tmp_path / "model.weights.h5").exists()
     if backend == "jax":  # Keras 3.15 names its training step's program jit_train_step
