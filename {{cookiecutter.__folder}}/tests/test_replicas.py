@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from builders import ids
+from commands import ran
 from conftest import free_port, start
 
 from {{ cookiecutter.package }}.__main__ import main
@@ -253,41 +254,51 @@ def test_two_processes_train_one_epoch_of_the_demo_together(two_processes, demo_
     assert ids(folder / "out" / "submission.csv") == ids(demo_dir / "sample_submission.csv")
 
 
-def test_processes_that_would_resume_from_different_epochs_stop_with_the_fix(
-    demo_dir, tmp_path, start_python
-):
-    """Each process reads its own --output-dir: one that found a checkpoint and one that did
-    not would wait on each other for ever, so both stop at once and say why."""
-    checkpoint = tmp_path / "0" / "checkpoints"
+@pytest.fixture(scope="module")
+def apart(demo_dir, tmp_path_factory):
+    """Two processes training the demo together, each given its own --output-dir, run once:
+    they train twice, as a notebook's train cell run again does, first where process 0 alone
+    finds a checkpoint (of epoch 1), then where process 0 cannot write its output at all.
+    Each process's exit code and output, by try (tests/commands.py --keep-going)."""
+    folder = tmp_path_factory.mktemp("apart")
+    checkpoint = folder / "epochs" / "0" / "checkpoints"
     checkpoint.mkdir(parents=True)
     (checkpoint / "checkpoint.json").write_text(json.dumps({"epoch": 1, "history": {}}))
     (checkpoint / "checkpoint.weights.h5").write_bytes(b"")  # never read: the processes stop
-    codes, output = train_apart(demo_dir, tmp_path, start_python)
+    (folder / "problem").mkdir()
+    (folder / "problem" / "0").write_text("")
+    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--epochs", "2"]
+
+    def arguments(i, joined):
+        outputs = [folder / name / str(i) for name in ("epochs", "problem")]
+        tries = [["train", *flags, "--output-dir", str(output), *joined] for output in outputs]
+        return ["-m", "tests.commands", "--keep-going", *map(shlex.join, tries)]
+
+    codes, output = run_processes(start, arguments, logs=folder)
     assert codes == [2, 2], tails(output)
-    for text in output:
+    return folder, [dict(zip(("epochs", "problem"), ran(text), strict=True)) for text in output]
+
+
+def test_processes_that_would_resume_from_different_epochs_stop_with_the_fix(apart):
+    """Each process reads its own --output-dir: one that found a checkpoint and one that did
+    not would wait on each other for ever, so both stop at once and say why."""
+    _, tries = apart
+    for each in tries:
+        code, text = each["epochs"]
+        assert code == 2, text
         assert "error: the processes found checkpoints of different epochs in" in text
         assert "([1, 0], by process); give every process the same shared " in text
         assert "Config.output_dir / --output-dir, or start over with --no-resume" in text
 
 
-def test_a_problem_one_process_finds_stops_every_process(demo_dir, tmp_path, start_python):
+def test_a_problem_one_process_finds_stops_every_process(apart):
     """Process 0 cannot write its output: process 1 must not wait for it in the first step."""
-    (tmp_path / "0").write_text("")
-    codes, output = train_apart(demo_dir, tmp_path, start_python)
-    assert codes == [2, 2], tails(output)
-    assert f"error: cannot write the output in {tmp_path / '0' / 'checkpoints'}" in output[0]
-    assert "error: process 0 found problems (its output names them); fix them" in output[1]
-
-
-def train_apart(demo_dir, tmp_path, start_python):
-    """Two processes training the demo together, each with its own --output-dir."""
-    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--epochs", "2"]
-    (tmp_path / "logs").mkdir()
-
-    def arguments(i, joined):
-        return ["-m", PACKAGE, "train", *flags, "--output-dir", str(tmp_path / str(i)), *joined]
-
-    return run_processes(start_python, arguments, logs=tmp_path / "logs")
+    folder, tries = apart
+    (first, said_first), (second, said_second) = (each["problem"] for each in tries)
+    assert (first, second) == (2, 2), said_first + said_second
+    where = folder / "problem" / "0" / "checkpoints"
+    assert f"error: cannot write the output in {where}" in said_first
+    assert "error: process 0 found problems (its output names them); fix them" in said_second
 
 
 def test_two_processes_read_disjoint_shares_that_together_cover_the_epoch(tmp_path):
