@@ -137,7 +137,7 @@ def test_the_notebook_runs_alone_offline_writes_a_submission_and_reruns_edited_c
     the pipeline reads the edited data steps (a module the first run imported), and training,
     evaluation and prediction build the edited model."""
     flags = ["--accelerator", "cpu", "--backbone", BACKBONE, "--weights", "imagenet"]
-    folder = make_kernel(kaggle, tmp_path, *flags)
+    folder = make_kernel(kaggle, tmp_path, *flags, "--steps-per-epoch", "4")  # 2 short epochs
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
     assert metadata["model_sources"] == [BACKBONES[BACKBONE].handle]
     notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "run")
@@ -216,7 +216,7 @@ def edited_again(notebook):
 
 @pytest.mark.slow
 def test_the_script_runs_alone_offline_the_same_way(kaggle, tmp_path):
-    # One short epoch: the notebook's run above trains the demo's two in full.
+    # One short epoch: the notebook's run above trains two.
     flags = ["--accelerator", "cpu", "--epochs", "1", "--steps-per-epoch", "2"]
     folder = make_kernel(kaggle, tmp_path, *flags)
     script = alone(folder / f"{NAME}.py", tmp_path / "run")
