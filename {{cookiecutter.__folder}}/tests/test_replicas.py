@@ -204,19 +204,35 @@ def test_replicas_rehearse_fit_and_predict_a_submission(backend, on_replicas, de
 @pytest.fixture(scope="module")
 def two_processes(demo_dir, tmp_path_factory):
     """Two JAX processes of one CPU device each, joined through a coordinator as TPU hosts
-    are, run once: the step of tests/one_step.py, then the demo's epoch trained together
-    (tests/commands.py; a process joins once, and its next command trains with the same
-    peers). Their folder and each process's output, by command."""
+    are, run once, each command after the other as a notebook's cells run (tests/commands.py
+    --keep-going; a process joins once, and its next command trains with the same peers):
+    the step of tests/one_step.py; the demo's epoch trained together; then train run again,
+    each process given its own --output-dir, where process 0 alone finds a checkpoint (of
+    epoch 1); and once more where process 0 cannot write its output at all. Their folder,
+    and each process's exit code and output, by command."""
     folder = tmp_path_factory.mktemp("two-processes")
+    checkpoint = folder / "epochs" / "0" / "checkpoints"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "checkpoint.json").write_text(json.dumps({"epoch": 1, "history": {}}))
+    (checkpoint / "checkpoint.weights.h5").write_bytes(b"")  # never read: the processes stop
+    (folder / "problem").mkdir()
+    (folder / "problem" / "0").write_text("")
+    apart = ["--preset", "demo", "--data-dir", str(demo_dir), "--epochs", "2"]
 
     def arguments(i, joined):
-        step = ["tests.one_step", str(demo_dir), "2", str(folder / "step.npz"), *joined]
-        train = ["train", *together(demo_dir, folder), *joined]
-        return ["-m", "tests.commands", shlex.join(step), shlex.join(train)]
+        commands = {
+            "step": ["tests.one_step", str(demo_dir), "2", str(folder / "step.npz")],
+            "train": ["train", *together(demo_dir, folder)],
+            "epochs": ["train", *apart, "--output-dir", str(folder / "epochs" / str(i))],
+            "problem": ["train", *apart, "--output-dir", str(folder / "problem" / str(i))],
+        }
+        lines = [shlex.join([*command, *joined]) for command in commands.values()]
+        return ["-m", "tests.commands", "--keep-going", *lines]
 
     codes, output = run_processes(start, arguments, logs=folder)
-    assert codes == [0, 0], tails(output)
-    return folder, [by_command(text) for text in output]
+    assert codes == [2, 2], tails(output)  # the first failure's: train run again
+    names = ("step", "train", "epochs", "problem")
+    return folder, [dict(zip(names, ran(text), strict=True)) for text in output]
 
 
 def together(demo_dir, folder) -> list[str]:
@@ -230,7 +246,8 @@ def together(demo_dir, folder) -> list[str]:
 def test_two_jax_processes_take_the_same_step_as_one(two_processes, on_replicas):
     """Beyond one machine: two processes of one device each split the global batch between
     them and take one step as one device does (the reference: the 8-device process's)."""
-    folder, _ = two_processes
+    folder, said = two_processes
+    assert [each["step"][0] for each in said] == [0, 0], tails([each["step"][1] for each in said])
     first, second = (np.load(folder / f"step-{i}.npz") for i in range(2))
     assert (int(first["replicas"]), int(first["processes"])) == (2, 2)
     assert_same_step(first, on_replicas("jax").one)
@@ -244,46 +261,22 @@ def test_two_processes_train_one_epoch_of_the_demo_together(two_processes, demo_
     Process 0 alone writes, and `predict` makes a submission from what it wrote."""
     folder, said = two_processes
     losses = []
-    for text in (each["train"] for each in said):
+    for code, text in (each["train"] for each in said):
+        assert code == 0, text[-3000:]
         assert "backend: jax\nreplicas: 2\nprocesses: 2\n" in text
         assert "global batch: 64, training records: 1078\nsteps per epoch: 4\n" in text  # 32 x 2
         losses.append(re.search(r"4/4 - .* loss: ([0-9.]+)", text).group(1))
     assert losses[0] == losses[1]  # one computation over the global batch
-    assert "weights: " in said[0]["train"] and "weights: " not in said[1]["train"]
+    assert "weights: " in said[0]["train"][1] and "weights: " not in said[1]["train"][1]
     assert main(["predict", *together(demo_dir, folder)]) == 0  # any process reads what 0 wrote
     assert ids(folder / "out" / "submission.csv") == ids(demo_dir / "sample_submission.csv")
 
 
-@pytest.fixture(scope="module")
-def apart(demo_dir, tmp_path_factory):
-    """Two processes training the demo together, each given its own --output-dir, run once:
-    they train twice, as a notebook's train cell run again does, first where process 0 alone
-    finds a checkpoint (of epoch 1), then where process 0 cannot write its output at all.
-    Each process's exit code and output, by try (tests/commands.py --keep-going)."""
-    folder = tmp_path_factory.mktemp("apart")
-    checkpoint = folder / "epochs" / "0" / "checkpoints"
-    checkpoint.mkdir(parents=True)
-    (checkpoint / "checkpoint.json").write_text(json.dumps({"epoch": 1, "history": {}}))
-    (checkpoint / "checkpoint.weights.h5").write_bytes(b"")  # never read: the processes stop
-    (folder / "problem").mkdir()
-    (folder / "problem" / "0").write_text("")
-    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--epochs", "2"]
-
-    def arguments(i, joined):
-        outputs = [folder / name / str(i) for name in ("epochs", "problem")]
-        tries = [["train", *flags, "--output-dir", str(output), *joined] for output in outputs]
-        return ["-m", "tests.commands", "--keep-going", *map(shlex.join, tries)]
-
-    codes, output = run_processes(start, arguments, logs=folder)
-    assert codes == [2, 2], tails(output)
-    return folder, [dict(zip(("epochs", "problem"), ran(text), strict=True)) for text in output]
-
-
-def test_processes_that_would_resume_from_different_epochs_stop_with_the_fix(apart):
+def test_processes_that_would_resume_from_different_epochs_stop_with_the_fix(two_processes):
     """Each process reads its own --output-dir: one that found a checkpoint and one that did
     not would wait on each other for ever, so both stop at once and say why."""
-    _, tries = apart
-    for each in tries:
+    _, said = two_processes
+    for each in said:
         code, text = each["epochs"]
         assert code == 2, text
         assert "error: the processes found checkpoints of different epochs in" in text
@@ -291,10 +284,10 @@ def test_processes_that_would_resume_from_different_epochs_stop_with_the_fix(apa
         assert "Config.output_dir / --output-dir, or start over with --no-resume" in text
 
 
-def test_a_problem_one_process_finds_stops_every_process(apart):
+def test_a_problem_one_process_finds_stops_every_process(two_processes):
     """Process 0 cannot write its output: process 1 must not wait for it in the first step."""
-    folder, tries = apart
-    (first, said_first), (second, said_second) = (each["problem"] for each in tries)
+    folder, said = two_processes
+    (first, said_first), (second, said_second) = (each["problem"] for each in said)
     assert (first, second) == (2, 2), said_first + said_second
     where = folder / "problem" / "0" / "checkpoints"
     assert f"error: cannot write the output in {where}" in said_first
