@@ -14,7 +14,6 @@ from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.stages.train import train
 
-PACKAGE = "{{ cookiecutter.package }}"
 AS_TRAINED = ["--backbone", "small-cnn", "--weights", "none", "--image-size", "32"]
 BEFORE = b"image_id,label\nt0.jpg,1\n"  # a submission an earlier predict wrote
 
@@ -129,7 +128,7 @@ def test_a_test_file_that_is_no_image_is_refused_in_one_line_before_the_model(
 
 
 def test_a_test_image_that_does_not_decode_stops_predict_in_one_line_and_writes_nothing(
-    trained, tmp_path, run_python
+    trained, tmp_path, capsys
 ):
     """A JPEG cut short (a download that stopped): only decoding finds it, mid-prediction.
     The command names the file and its id, with no traceback, and the submission before
@@ -141,12 +140,12 @@ def test_a_test_image_that_does_not_decode_stops_predict_in_one_line_and_writes_
     write_csv(tmp_path / "sample.csv", ["image_id", "label"], [("t0.jpg", 0), ("cut.jpg", 0)])
     output = tmp_path / "output"
     previous_submission(output)
-    done = run_python("-m", PACKAGE, *predicting(trained, folder, tmp_path / "sample.csv", output))
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stderr.strip().splitlines()[-1] == (
+    assert main(predicting(trained, folder, tmp_path / "sample.csv", output)) == 2
+    said = capsys.readouterr()
+    assert said.err.strip().splitlines()[-1] == (
         "error: prediction stopped at a test image that does not decode; no submission was "
         f"written (the one before, if any, is kept): {cut}: does not decode as an image (id "
         "sub/cut.jpg); copy it again from the competition's data; a submission needs every id"
     )
-    assert "Traceback" not in done.stdout + done.stderr
+    assert "Traceback" not in said.out + said.err
     assert files_in(output) == {"submission.csv": BEFORE}
