@@ -213,13 +213,16 @@ def accelerator_here() -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked `accelerator` skip on a machine without one (a laptop, CI), saying so.
-    The files with the most slow tests run first: pytest-xdist hands out whole files
-    (`--dist loadfile`) in this order when told to keep it (`--no-loadscope-reorder`; it
-    otherwise puts the files with the most tests first), and a long file started last would
-    leave the other workers idle."""
+    The files with the most slow tests run first, then those with the most tests that are
+    not quick (they train or run a command in the suite's process), the quick ones last:
+    pytest-xdist hands out whole files (`--dist loadfile`) in this order when told to keep
+    it (`--no-loadscope-reorder`; it otherwise puts the files with the most tests first), and
+    a long file started last would leave the other workers idle."""
     needing = [item for item in items if "accelerator" in item.keywords]
     if needing and not accelerator_here():
         for item in needing:
             item.add_marker(pytest.mark.skip(reason=NO_ACCELERATOR))
     slow = collections.Counter(item.path for item in items if "slow" in item.keywords)
-    items.sort(key=lambda item: -slow[item.path])  # stable: each file's own order stays
+    heavy = collections.Counter(item.path for item in items if "quick" not in item.keywords)
+    # Stable: each file's own order stays.
+    items.sort(key=lambda item: (-slow[item.path], -heavy[item.path]))
