@@ -4,10 +4,10 @@ run them: the devices a process starts with are its own until it ends.
 Usage: python -m tests.commands [--keep-going] 'COMMAND FLAGS...' 'COMMAND FLAGS...' ... (each
 argument one command line, in shell words: a command of the project, or `tests.MODULE ARGS...`,
 a script of the tests run as `python -m` runs it). Each command's output follows a line
-`$ COMMAND FLAGS...`; the first command that fails ends the run with its exit code. With
---keep-going every command runs, as a notebook's next cell does after one that failed, each
-output ending in a line `exit: CODE` (read back by `ran`), and the run ends with the first
-failure's code. test_replicas.py runs all it checks on one layout of devices so, in one process
+`$ COMMAND FLAGS...` and ends in a line `exit: CODE` (`ran` reads them back); the first
+command that fails ends the run with its exit code. With --keep-going every command runs, as
+a notebook's next cell does after one that failed, and the run ends with the first failure's
+code. test_replicas.py runs all it checks on one layout of devices so, in one process
 for each; test_preflight.py runs doctor and then train in one process.
 """
 
@@ -35,8 +35,8 @@ def run(words: list[str]) -> int:
 
 
 def ran(output: str) -> list[tuple[int, str]]:
-    """A --keep-going run's output, split at its `$ COMMAND` lines: each command's exit code
-    and output (its own lines, the command line first), in order."""
+    """A run's output, split at its `$ COMMAND` lines: each command's exit code and output
+    (its own lines, the command line first), in order."""
     parts = re.split(r"^\$ ", output, flags=re.MULTILINE)[1:]
     ended = [part.rstrip("\n").rpartition("\nexit: ") for part in parts]
     return [(int(code), said) for said, _, code in ended]
@@ -51,8 +51,7 @@ if __name__ == "__main__":
     for line in sys.argv[1 + keep_going :]:
         print(f"$ {line}")
         code = run(shlex.split(line))
-        if keep_going:
-            print(f"exit: {code}")
+        print(f"exit: {code}")
         failed = failed or code
         if code and not keep_going:
             break

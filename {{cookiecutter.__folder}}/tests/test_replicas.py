@@ -86,11 +86,6 @@ def rehearsal_flags(backend, demo_dir, folder, preset) -> list[str]:
     ]  # fmt: skip
 
 
-def by_command(output: str) -> dict[str, str]:
-    """tests/commands.py's output, split at its `$ COMMAND` lines: each command's, by name."""
-    return {part.split()[0]: part for part in re.split(r"^\$ ", output, flags=re.MULTILINE)[1:]}
-
-
 @pytest.fixture(scope="module")
 def on_replicas(demo_dir, tmp_path_factory, run_python, preset):
     """on_replicas(backend): all this module checks on that backend's replicas, run once, in
@@ -117,7 +112,8 @@ def on_replicas(demo_dir, tmp_path_factory, run_python, preset):
             many, one = np.load(many), np.load(one)
             assert (int(many["replicas"]), int(one["replicas"])) == (layout.replicas, 1)
             assert str(many["backend"]) == str(one["backend"]) == backend
-            made[backend] = Replicated(folder, many, one, by_command(done.stdout))
+            said = {text.split()[0]: text for _, text in ran(done.stdout)}  # by command
+            made[backend] = Replicated(folder, many, one, said)
         return made[backend]
 
     return run
