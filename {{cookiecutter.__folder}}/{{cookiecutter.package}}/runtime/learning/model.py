@@ -19,6 +19,7 @@ from keras import layers, ops
 
 # Spelled out, not `.augment`: the notebook runs this file as its model cell, outside the package.
 from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, CutMix, OneOf
+from {{ cookiecutter.package }}.runtime.learning.averaging import WarmedUpAverage
 
 
 def host_augmentations(cfg):
@@ -113,10 +114,11 @@ def as_rows(labels, num_classes):
     return ops.one_hot(ops.reshape(ops.cast(labels, "int32"), (-1,)), num_classes)
 
 
-class AdamW(keras.optimizers.AdamW):
+class AdamW(WarmedUpAverage, keras.optimizers.AdamW):
     """Keras' AdamW, the pretrained backbone's weights at `backbone_share` of the learning
     rate: they start near where they should end, the new head far from it. (Keras 3.15's
-    MultiOptimizer does the same; Kaggle's and Colab's Keras 3.13 lack it.)"""
+    MultiOptimizer does the same; Kaggle's and Colab's Keras 3.13 lack it.) Its weights'
+    average (`use_ema`) warms up with the step count (averaging.py)."""
 
     def __init__(self, *args, backbone=(), backbone_share=1.0, **kwargs):
         super().__init__(*args, **kwargs)
@@ -133,7 +135,7 @@ def compile_model(model, cfg, replicas, steps_per_epoch, **run):
     """The loss, the optimizer and the metric, for a run of `steps_per_epoch` steps an epoch
     on `replicas` replicas; `run` is what the accelerator decides (steps_per_execution,
     jit_compile). With Config.ema the optimizer keeps a moving average of the weights:
-    train validates with it, and it is what train saves as the trained weights."""
+    train validates it beside the raw weights each epoch and keeps the better."""
     backbone = [layer for layer in model.layers if isinstance(layer, keras.Model)]
     optimizer = AdamW(
         learning_rate_schedule(cfg, replicas, steps_per_epoch),

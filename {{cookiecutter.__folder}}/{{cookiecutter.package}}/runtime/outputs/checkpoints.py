@@ -205,12 +205,16 @@ def load_trained(cfg: Config, found: Accelerator, build_model=None):
     return net
 
 
-def save_trained(net: keras.Model, cfg: Config, run: plan.Plan, writes_files: bool) -> None:
-    """The final weights, and beside them the run that made them (for predict to check)."""
+def save_trained(
+    net: keras.Model, cfg: Config, run: plan.Plan, writes_files: bool, kept: dict | None = None
+) -> None:
+    """The final weights, and beside them the run that made them (for predict to check) and,
+    with an average of the weights, which were kept and their validation scores."""
     path = output_path(cfg, "model.weights.h5")
     save_weights(net, path, writes_files)
     if writes_files:
-        write_json(path.with_name("model.json"), made_by(cfg, run))
+        record = made_by(cfg, run) | ({"kept_weights": kept} if kept else {})
+        write_json(path.with_name("model.json"), record)
         backbones.save_architecture(cfg, path.with_name(ARCHITECTURE))
 
 

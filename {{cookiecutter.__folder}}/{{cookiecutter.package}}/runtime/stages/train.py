@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from ..config import Config, given_values
 from ..data import images, pipeline, source
 from ..errors import named
-from ..learning import recipe, scoring, thresholds
+from ..learning import averaging, recipe, scoring, thresholds
 from ..learning.predictions import predict_probabilities, progress_verbosity
 from ..outputs import checkpoints, plots
 from ..platform import accelerator
@@ -108,6 +109,7 @@ def train_run(
             valid = pipeline.for_inference(
                 valid_files, cfg, run.global_batch, True, found.image_dtype
             )
+        validation = validated(cfg, valid)
         if done < cfg.epochs:
             try:
                 net.fit(
@@ -115,9 +117,11 @@ def train_run(
                     initial_epoch=done,
                     epochs=cfg.epochs,
                     steps_per_epoch=run.steps_per_epoch,
-                    validation_data=valid,
                     callbacks=[
-                        *averaged(net),  # validated with the weights' average (Config.ema)
+                        # Keras' epoch line first, then the validation's, which scores the
+                        # raw weights and their average (Config.ema) with the metric.
+                        keras.callbacks.ProgbarLogger(),
+                        *validation,
                         checkpoints.EveryEpoch(cfg, run, history, found.writes_files),
                         *skipping(checked.skip.value),
                     ],
@@ -135,29 +139,19 @@ def train_run(
                 ) from error
         else:
             print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
-        take_the_average(net)
+        choice = averaging.chosen(history, cfg.metric)
+        averaging.keep(net, choice, validation[0].raw if validation else None)
+        print(averaging.said(choice, averaging.averages_weights(net)))
         if valid is not None:
             history[f"final_valid_{cfg.metric}"] = score_validation(
                 cfg, net, run, valid_files, found
             )
-    checkpoints.save_trained(net, cfg, run, found.writes_files)
+    checkpoints.save_trained(net, cfg, run, found.writes_files, choice)
     if found.writes_files:
         write_json(output_path(cfg, "history.json"), history)
         plots.training_curves(history, cfg.metric, output_path(cfg, "curves.png"))
         print(f"weights: {checkpoints.trained_weights(cfg)}")
     return history
-
-
-def take_the_average(net) -> None:
-    """The weights' moving average (Config.ema) replaces the weights, as fit does when it
-    ends: a run resumed after its last epoch (fit not called) too. The checkpoints keep both,
-    so resuming is exact. Under JAX the weights then share their arrays with the average,
-    and predict frees the arrays it is given (Keras donates them): the weights get copies of
-    their own, or saving, which writes the optimizer's average too, finds them freed."""
-    net.optimizer.finalize_variable_values(net.trainable_variables)
-    if averages_weights(net):
-        for variable in net.trainable_variables:
-            variable.assign(keras.ops.copy(variable))
 
 
 def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accelerator) -> float:
@@ -180,15 +174,26 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
     return result
 
 
-def averages_weights(net) -> bool:
-    """Whether the optimizer keeps a moving average of the weights (Config.ema)."""
-    optimizer = getattr(net.optimizer, "inner_optimizer", net.optimizer)  # under loss scaling
-    return getattr(optimizer, "use_ema", False)
+def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
+    """With validation records: each epoch scored with the competition's metric, the raw
+    weights and their average alike (averaging.py)."""
+    if valid is None:
+        return []
 
+    def score(net) -> dict[str, float]:
+        probabilities, (labels,) = predict_probabilities(net, valid, quiet=True)
+        cuts = thresholds.chosen(labels, probabilities) if cfg.multi_label else None
+        if cfg.multi_label:
+            right = (probabilities >= 0.5) == (labels > 0)
+        else:
+            right = probabilities.argmax(-1) == labels
+        return {
+            "metric": scoring.score(labels, probabilities, cfg.metric, cuts),
+            "loss": float(keras.ops.mean(net.loss(labels, probabilities))),
+            "accuracy": float(np.mean(right)),
+        }
 
-def averaged(net) -> list[keras.callbacks.Callback]:
-    """With an optimizer that averages the weights: validation uses the average."""
-    return [keras.callbacks.SwapEMAWeights()] if averages_weights(net) else []
+    return [averaging.ValidatedEachEpoch(score, cfg.metric)]
 
 
 def skipping(skipped: frozenset[str]) -> list[keras.callbacks.Callback]:
