@@ -563,6 +563,12 @@ def edit_record(folder: Path, **values) -> None:
         path.write_text(json.dumps({**json.loads(path.read_text()), **values}))
 
 
+def other_fold_seed(run: Path) -> None:
+    """The run as `train --fold-seed 7` leaves it: its folds drawn otherwise."""
+    edit_csv(run / "oof.csv", swapped_folds)
+    edit_record(run, fold_seed=7)
+
+
 def blended_with(given: Given, tmp: Path, change) -> list[str]:
     return blending(given, tmp, given.blendable.runs[0], changed_run(given, tmp, change))
 
@@ -644,6 +650,11 @@ BLENDS = [
             given, tmp, lambda run: edit_csv(run / "oof.csv", swapped_folds)
         ),
         "hold 2 images in different folds (e.g.",
+    ),
+    Row(
+        "blend: a run of another --fold-seed",
+        lambda tmp, given: blended_with(given, tmp, other_fold_seed),
+        ": their --fold-seed differs (42, 7: their model.json)",
     ),
     Row(
         "blend: another test set, or another order",

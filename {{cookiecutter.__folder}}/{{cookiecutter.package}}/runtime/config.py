@@ -131,6 +131,13 @@ class Config:
     fold: str = knob(
         "0", "records with folds: the fold that validates, or all: each in turn", tuned=True
     )
+    # Not Config.seed: runs of other seeds (the commonest ensemble) must hold the same folds,
+    # or their out-of-fold predictions cannot be blended.
+    fold_seed: int = knob(
+        42,
+        "seed of the folds records and images with a CSV are split into; --seed leaves them",
+        checkpoint="data",
+    )
     tta: bool = knob(False, "predict: average with horizontally flipped images too", tuned=True)
     bad_records: str = knob("fail", "training images that do not decode: fail, or skip them")
     shuffle_buffer: int = knob(2048, "records shuffled together while training")
@@ -449,6 +456,7 @@ def problems(cfg: Config) -> list[str]:
         ("bad_records", cfg.bad_records in ("fail", "skip"), "fail or skip"),
         ("shuffle_buffer", cfg.shuffle_buffer >= 1, "at least 1 (1: no shuffling)"),
         ("seed", 0 <= cfg.seed < 2**32, "from 0 to 2**32 - 1"),
+        ("fold_seed", 0 <= cfg.fold_seed < 2**32, "from 0 to 2**32 - 1"),
         (
             "data_dir",
             cfg.data_dir != "tfds:" and " " not in cfg.data_dir.partition("tfds:")[2],

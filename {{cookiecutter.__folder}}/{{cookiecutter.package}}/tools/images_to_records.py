@@ -68,7 +68,7 @@ OWN_SUFFIXES = (".tfrec", ".partial")
 
 
 # The Config fields `records` reads: the CSV's columns and the folds.
-CONFIG_FIELDS = ("id_column", "label_column", "multi_label", "folds", "seed")
+CONFIG_FIELDS = ("id_column", "label_column", "multi_label", "folds", "fold_seed")
 
 
 def write_records(
@@ -98,7 +98,7 @@ def write_records(
         "multi_label": found["multi_label"],
         "num_classes": found["num_classes"],
         "folds": cfg.folds,
-        "seed": cfg.seed,
+        "fold_seed": cfg.fold_seed,
         "resize": resize,
     }
     with one_run_at_a_time(output, "records --output-dir"):  # two writers would mix their shards

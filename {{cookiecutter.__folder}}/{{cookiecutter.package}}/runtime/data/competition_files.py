@@ -65,7 +65,7 @@ def training_rows(
         classes, labels = label_numbers(rows[label_column], csv, label_column)
         rows["number"] = rows["stratum"] = labels
     rows["fold"] = assign_folds(
-        rows, cfg.folds, cfg.seed, group_column, csv, classes, flags["group"]
+        rows, cfg.folds, cfg.fold_seed, group_column, csv, classes, flags["group"]
     )
     found = {
         "id_column": id_column,

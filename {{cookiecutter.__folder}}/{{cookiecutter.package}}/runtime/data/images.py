@@ -4,7 +4,8 @@ from where Kaggle mounts them.
 
 The CSV's columns and id spellings are found as `records` finds them
 (competition_files.py); folds are made at run time (stratified, or grouped by
-Config.group_column; seeded) and saved as folds.csv in the run's output folder, so a resumed
+Config.group_column; drawn with Config.fold_seed, not the training's seed, so runs of other
+seeds hold the same folds) and saved as folds.csv in the run's output folder, so a resumed
 run, the out-of-fold score and the fold models predict averages all agree on them. Every
 file is checked (there, and an image by its first bytes) before the first step; an image that
 does not decode is named by its path. Records stay the faster path for big data: a JPEG file
@@ -79,13 +80,14 @@ def table(cfg: Config) -> Table:
     """Every training image with its label and fold."""
     csv, images = field_path(cfg, "train_csv"), field_path(cfg, "train_images")
     saved = output_dir(cfg) / FOLDS
-    key = (csv, images, cfg.folds, cfg.seed, cfg.group_column, cfg.id_column, cfg.label_column)
+    key = (csv, images, cfg.folds, cfg.fold_seed, cfg.group_column, cfg.id_column)
+    key += (cfg.label_column,)
     key += (cfg.multi_label, mtime(csv), mtime(saved))
     if key not in tables:
         rows, found = competition_files.training_rows(cfg, images, csv, cfg.group_column, FLAGS)
         if found["skipped"]:  # said once a session, by whichever command reads the CSV first
             print(left_out(found["skipped"]))
-        folds_from = f"made from {Path(csv).name} (seed {cfg.seed})"
+        folds_from = f"made from {Path(csv).name} (fold seed {cfg.fold_seed})"
         if saved.is_file():
             rows["fold"] = saved_folds(rows, saved, csv)
             folds_from = f"as saved in {saved}"

@@ -44,7 +44,8 @@ RUNS = 2
 def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
     """The variants to train, by name: the default, each part on in `cfg` switched off
     ("no mixup"), each part off switched on ("+ rand_augment"), and every part off
-    ("recipe off"); `parts` keeps only those named. A part that cannot act here is left
+    ("recipe off", where two or more are on); `parts` keeps only those named (and "recipe
+    off" switches off only those). A part that cannot act here is left
     out: mixing with Config.mix_probability 0, stochastic depth in a backbone without it, a
     backbone learning rate without pretrained weights."""
     from ..backbone_choices import BACKBONES
@@ -60,16 +61,17 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
         "stochastic_depth": bool(BACKBONES[cfg.backbone].stochastic_depth),
         "backbone_learning_rate": weights(cfg) != "none",
     }
-    chosen, everything_off = {"default": {}}, {}
+    chosen, everything_off, switched_off = {"default": {}}, {}, 0
     for part, (off, on) in PARTS.items():
         if not acts.get(part, True) or (parts and part not in parts):
             continue
         if any(getattr(cfg, name) != value for name, value in off.items()):
             chosen[f"no {part}"] = off
             everything_off.update(off)
+            switched_off += 1
         else:
             chosen[f"+ {part}"] = on
-    if everything_off and not parts:
+    if switched_off > 1:
         chosen["recipe off"] = everything_off
     return chosen
 

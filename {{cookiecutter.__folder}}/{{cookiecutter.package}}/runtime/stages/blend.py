@@ -147,11 +147,18 @@ def check_alike(runs: list[Run], output: Path) -> None:
         moved = folds.index[folds != other]
         if len(moved):
             key = moved[0]
+            seeds = [one.record.get("fold_seed") for one in (first, run)]
+            why = (
+                f"their --fold-seed differs ({seeds[0]}, {seeds[1]}: their model.json)"
+                if seeds[0] != seeds[1]
+                else "their folds differ"
+            )
             raise UserError(
                 f"blend: {pair} hold {len(moved)} images in different folds (e.g. {key!r}: fold "
-                f"{folds[key]}, fold {other[key]}), so weights fitted on one's out-of-fold rows "
-                "would see images the other trained on; train them with the same folds and seed "
-                "(the folds are made from them) or from the same records"
+                f"{folds[key]}, fold {other[key]}): {why}, so weights fitted on one's "
+                "out-of-fold rows would see images the other trained on; train them with the "
+                "same --folds and --fold-seed (--seed leaves the folds alone) or from the same "
+                "records"
             )
         ids = [table[table.columns[0]].tolist() for table in (first.test, run.test)]
         if ids[0] != ids[1]:
