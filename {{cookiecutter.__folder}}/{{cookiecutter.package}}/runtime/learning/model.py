@@ -17,7 +17,8 @@ evaluate, predict and preview use whichever copy of these functions they are giv
 import keras
 from keras import layers, ops
 
-# Spelled out, not `.augment`: the notebook runs this file as its model cell, outside the package.
+# Spelled out, not relative: the notebook runs this file as its model cell, outside the package.
+from {{ cookiecutter.package }}.runtime.config import crop_area
 from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, CutMix, OneOf
 from {{ cookiecutter.package }}.runtime.learning.averaging import WarmedUpAverage
 
@@ -41,8 +42,9 @@ def host_augmentations(cfg):
 
 
 def model_augmentations(cfg):
-    """Run in the model on the accelerator, while training only; images in 0..255."""
-    return [CropAndFlip(cfg.crop_area, cfg.flip, cfg.seed, name="crop_and_flip")]
+    """Run in the model on the accelerator, while training only; images in 0..255. The
+    crop's area is Config.crop_area's, or for 0 (auto) what the image size calls for."""
+    return [CropAndFlip(crop_area(cfg), cfg.flip, cfg.seed, name="crop_and_flip")]
 
 
 def build_model(cfg, backbone, image_dtype="uint8"):

@@ -19,7 +19,7 @@ import statistics
 from pathlib import Path
 
 from ..backbone_choices import weights
-from ..config import Config
+from ..config import CROP_AREA, Config, crop_area
 from ..errors import UserError, named
 from ..platform.files import written_whole
 from ..platform.paths import output_dir
@@ -27,7 +27,7 @@ from ..platform.paths import output_dir
 # Each part of the recipe (model.py and Config's section "The recipe"): the values that
 # switch it off, and those that switch it on where the config has it off.
 PARTS = {
-    "crop": ({"crop_area": 1.0}, {"crop_area": 0.75}),
+    "crop": ({"crop_area": 1.0}, {"crop_area": CROP_AREA}),
     "flip": ({"flip": False}, {"flip": True}),
     "mixup": ({"mixup": 0.0}, {"mixup": 0.2}),
     "cutmix": ({"cutmix": 0.0}, {"cutmix": 1.0}),
@@ -65,7 +65,7 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
     for part, (off, on) in PARTS.items():
         if not acts.get(part, True) or (parts and part not in parts):
             continue
-        if any(getattr(cfg, name) != value for name, value in off.items()):
+        if any(effective(cfg, name) != value for name, value in off.items()):
             chosen[f"no {part}"] = off
             everything_off.update(off)
             switched_off += 1
@@ -74,6 +74,11 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
     if switched_off > 1:
         chosen["recipe off"] = everything_off
     return chosen
+
+
+def effective(cfg: Config, name: str):
+    """A recipe field's value as the run uses it: an auto crop area decided."""
+    return crop_area(cfg) if name == "crop_area" else getattr(cfg, name)
 
 
 def ablate(

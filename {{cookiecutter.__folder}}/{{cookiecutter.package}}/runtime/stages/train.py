@@ -13,7 +13,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, given_values
+from ..config import Config, given_values, recipe_line
 from ..data import images, pipeline, source
 from ..errors import named
 from ..learning import averaging, recipe, scoring, thresholds
@@ -70,6 +70,8 @@ def train_run(
     keras.utils.set_random_seed(cfg.seed)  # before the pipeline and the model are built
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     print(given_values(cfg))
+    if recipe_line(cfg):
+        print(recipe_line(cfg))
     checked = preflight.ready(cfg, found, "train")  # what doctor checks: fails in seconds
     if isinstance(checked.data, source.CompetitionImages) and found.writes_files:
         images.save_folds(cfg)  # a resumed run, OOF and predict read the same folds
