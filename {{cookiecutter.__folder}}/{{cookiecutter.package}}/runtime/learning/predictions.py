@@ -19,7 +19,7 @@ TIMED = (2, 6)  # the batches timed for the speed: after the first (compiling), 
 
 
 def predict_probabilities(
-    net: keras.Model, batches, tta: bool = False, expected: int = 0, quiet: bool = False
+    net: keras.Model, batches, tta: bool = False, expected: int = 0
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Class probabilities of the real rows of (image, key, weight[, id]) batches, and their
     keys (labels or ids, then ids), in one pass with a progress bar. Only images go to the
@@ -32,7 +32,7 @@ def predict_probabilities(
     """
     probabilities, keys = [], []
     count = int(batches.cardinality())
-    progress = keras.utils.Progbar(count, verbose=0 if quiet else progress_verbosity())
+    progress = keras.utils.Progbar(count, verbose=progress_verbosity())
     timed = {}
     for number, (images, batch_keys, weights, *ids) in enumerate(batches.as_numpy_iterator()):
         if expected and number in (TIMED[0], min(TIMED[1], count - 1)):

@@ -178,12 +178,21 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
 
 def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
     """With validation records: each epoch scored with the competition's metric, the raw
-    weights and their average alike (averaging.py)."""
+    weights and their average alike (averaging.py). Each pass is one `predict` over the
+    records' images, Keras' own compiled loop; their labels are read once, in the same fixed
+    order (pipeline.for_inference), and the blank rows that fill the last batch dropped."""
     if valid is None:
         return []
+    images = valid.map(lambda image, label, weight: image)
+    truth = {}
 
     def score(net) -> dict[str, float]:
-        probabilities, (labels,) = predict_probabilities(net, valid, quiet=True)
+        if not truth:  # one pass over the labels, at the first epoch's end
+            rows = [(label, weight) for _, label, weight in valid.as_numpy_iterator()]
+            real = np.concatenate([weight for _, weight in rows]) > 0
+            truth.update(labels=np.concatenate([label for label, _ in rows])[real], real=real)
+        probabilities = net.predict(images, verbose=0)[truth["real"]]
+        labels = truth["labels"]
         cuts = thresholds.chosen(labels, probabilities) if cfg.multi_label else None
         if cfg.multi_label:
             right = (probabilities >= 0.5) == (labels > 0)
