@@ -57,9 +57,9 @@ def test_each_command_lists_the_settings_it_reads_and_refuses_the_others(capsys)
 
 
 def test_flags_override_the_preset_and_the_rest_keep_defaults():
-    args = parser().parse_args(["train", "--preset", "demo", "--epochs", "2", "--no-flip"])
+    args = parser().parse_args(["train", "--preset", "demo", "--epochs", "2", "--flip"])
     cfg = from_flags(args)
-    assert cfg.epochs == 2 and cfg.flip is False
+    assert cfg.epochs == 2 and cfg.flip is True  # the preset has none
     assert cfg.backbone == PRESETS["demo"]["backbone"]
     assert cfg.seed == Config().seed
 

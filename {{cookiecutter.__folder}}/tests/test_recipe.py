@@ -259,17 +259,17 @@ def test_every_recipe_field_is_checked_at_the_door():
 
 def test_ablate_trains_each_part_switched_off_and_resumes(demo_cfg, capsys):
     cfg = dataclasses.replace(demo_cfg, steps_per_epoch=2)
-    rows = ablate.ablate(cfg, runs=1, parts=["mixup", "rand_augment"])
-    assert [row["variant"] for row in rows] == ["default", "no mixup", "+ rand_augment"]
-    assert rows[1]["changes"] == {"mixup": 0.0}
+    rows = ablate.ablate(cfg, runs=1, parts=["ema", "mixup"])
+    assert [row["variant"] for row in rows] == ["default", "+ mixup", "no ema"]
+    assert rows[2]["changes"] == {"ema": 0.0}
     printed = capsys.readouterr().out
-    assert "no mixup" in printed.split("ablate: validation")[-1]
+    assert "no ema" in printed.split("ablate: validation")[-1]
     root = checkpoints.folder(cfg).parent / "ablate"
     assert json.loads((root / "ablate.json").read_text()) == rows
     assert (root / "ablate.png").is_file()
     assert all(row["images_per_second"] > 0 for row in rows)
 
-    again = ablate.ablate(cfg, runs=1, parts=["mixup", "rand_augment"])  # a restart: no training
+    again = ablate.ablate(cfg, runs=1, parts=["ema", "mixup"])  # a restart: no training
     assert "all 1 epochs were done already" in capsys.readouterr().out
     assert [row["mean"] for row in again] == [row["mean"] for row in rows]
     with pytest.raises(UserError, match="no such part; pick from crop,flip"):

@@ -66,13 +66,13 @@ def doctor(tmp_path):
 
 
 def test_doctor_reports_replicas_batch_records_and_spec(demo_dir, doctor):
-    result = doctor("--data-dir", str(demo_dir))
+    result = doctor("--data-dir", str(demo_dir), "--mixup", "0.2")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "replicas: 1" in result.stdout
     assert "global batch: 32 (32 per replica x 1)" in result.stdout
     assert "train: 4 files, 1078 records" in result.stdout
     assert f"data dir: {demo_dir} (from --data-dir)" in result.stdout  # as the user gave it
-    # MixUp's rows of 10 class shares, as train feeds them
+    # With MixUp (off by default), rows of 10 class shares, as train feeds them
     assert "train batch: image uint8 (32, 32, 32, 3), label float32 (32, 10)" in result.stdout
     assert "problems: none" in result.stdout
 

@@ -12,8 +12,8 @@ Four pipelines over the same training records, in one process, taking turns, eac
 
 On the configured training records, or with `--synthetic` on photo-like
 JPEGs at --image-size that it writes first. The model crops and flips (augment.py), so the
-host decodes, batches and mixes, and OURS should come close to DN; switch a part off
-(`--mixup 0`, say) to see what it costs the host.
+host decodes, batches and, where a mixing part is on, mixes, and OURS should come close to DN;
+switch a part on (`--mixup 0.2`, say) to see what it costs the host.
 
 On a competition's image files (the images-and-CSV data source, or any folder of images
 given by --image-folder), the same turns over the files and over records written from the
