@@ -21,6 +21,7 @@ from {{ cookiecutter.package }}.runtime.outputs.plots import label_title
 from {{ cookiecutter.package }}.runtime.stages import ablate, train
 
 CLASSES = 8
+NOISE = 0.03  # the guard's allowance below: twice a rerun's largest move
 
 
 def mixed(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
@@ -226,9 +227,11 @@ def test_the_weights_average_is_validated_saved_and_resumed_exactly(demo_cfg, mo
 
 def test_a_short_run_with_the_defaults_scores_no_worse_than_with_the_recipe_off(demo_dir, tmp_path):
     """The guard on the defaults: the demo trained 2 epochs with the default recipe and with
-    every part of it switched off, 2 seeds each, on the hidden-from-training validation
-    records; the defaults may not lose by more than the seeds' spread. A part that costs a
-    short run (Keras' unwarmed average, crops at 32 px, MixUp) fails this."""
+    every part of it switched off, 2 seeds each, scored on the validation records; the
+    defaults may not lose by more than the seeds' spread, nor by more than NOISE where that
+    is larger. The recipe before the defaults were measured (crops at 32 px, MixUp, flips)
+    lost 0.13 here (0.79 against 0.92); the same seed run twice moved up to 0.015, as the
+    training pipeline's order is not fixed, and two seeds' spread can be near 0 by chance."""
     cfg = from_preset("demo", {"data_dir": str(demo_dir), "epochs": 2})
     scores = {}
     for name, changes in (("default", {}), ("recipe off", ablate.variants(cfg)["recipe off"])):
@@ -240,7 +243,7 @@ def test_a_short_run_with_the_defaults_scores_no_worse_than_with_the_recipe_off(
             )[f"final_valid_{cfg.metric}"]
             for seed in (1, 2)
         ]
-    spread = max(statistics.stdev(runs) for runs in scores.values())
+    spread = max(NOISE, *(statistics.stdev(runs) for runs in scores.values()))
     default, off = (statistics.fmean(scores[name]) for name in ("default", "recipe off"))
     assert default >= off - spread, scores
 
