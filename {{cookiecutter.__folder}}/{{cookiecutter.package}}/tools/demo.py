@@ -47,8 +47,7 @@ def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict
 
     from .shards import write_shards
 
-    output = Path(output)
-    output_folder(output, "demo-data --output-dir")
+    output = output_folder(output, "demo-data --output-dir")
     jpegs, labels = jpeg_images(size)
     rng = np.random.default_rng(seed)
     # Random hex ids, like Kaggle's: sorting by id shuffles rows, so order bugs show.

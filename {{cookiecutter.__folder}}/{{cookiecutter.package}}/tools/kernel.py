@@ -79,7 +79,7 @@ def write_kernel(
     else:
         cfg, pushed = with_pushed_records(cfg)
     sources = dataset_sources(cfg, user, [*pushed, *datasets])
-    folder = output_folder(Path(output), "kernel --kernel-dir")
+    folder = output_folder(output, "kernel --kernel-dir")
     described = metadata(cfg, accelerator, user, sources, trained if inference else [], slug_)
     check_not_another_kernel(folder, described["id"])
     for line in paths_kaggle_lacks(cfg):

@@ -23,6 +23,14 @@ FETCHED_FROM = "kaggle-notebook.json"
 # and a sample submission (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT)  # a full disk, or the user's quota spent
+# Why a folder to write may not be a bucket: a Path of gs://B/x is gs:/B/x, a local folder
+# named `gs:` (deleted with a TPU VM). Records and CSVs are read from gs://; runs are not
+# written there yet.
+BUCKET_OUTPUT = (
+    "a bucket: runs are written to a folder on this machine (gs:// is read, not written); "
+    "copy the folder up after the run (`gcloud storage cp -r FOLDER gs://BUCKET/...`), or "
+    "down before a command reads it"
+)
 
 
 @contextlib.contextmanager
@@ -118,6 +126,8 @@ def unwritable(folder: Path | str) -> str:
 
     Makes nothing: the folder, or the nearest one above it that exists, must take new files.
     """
+    if "://" in str(folder):  # a Path of a URL would be a local folder named `gs:`
+        return BUCKET_OUTPUT
     existing = Path(folder)
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
