@@ -107,14 +107,13 @@ class ValidatedEachEpoch(keras.callbacks.Callback):
     """At the end of every epoch: the competition's metric on the validation records for the
     raw weights and, with an average, for the average too; the better one's scores become
     the epoch's val_ scores, both are in the history, and a line says them. `score(net)`
-    returns {"metric": ..., "loss": ..., "accuracy": ..., "predicted": ...} on the
-    validation records. `raw` holds the raw weights' values where they scored better at the
-    last epoch, for `keep`; `last` the better weights' "predicted", for valid.csv."""
+    returns {"metric": ..., "loss": ..., "accuracy": ...} on the validation records. `raw`
+    holds the raw weights' values where they scored better at the last epoch, for `keep`."""
 
     def __init__(self, score, metric: str):
         super().__init__()
         self.score, self.metric = score, metric
-        self.raw = self.last = None
+        self.raw = None
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs if logs is not None else {}
@@ -137,7 +136,6 @@ class ValidatedEachEpoch(keras.callbacks.Callback):
                 f"valid {self.metric}: {average['metric']:.4f} with the weights' average, "
                 f"{raw['metric']:.4f} with the raw weights"
             )
-        self.last = better.pop("predicted", None)
         logs.update({f"val_{name}": value for name, value in better.items() if name != "metric"})
         logs[f"val_{self.metric}"] = better["metric"]
         print(line)

@@ -17,7 +17,7 @@ from ..config import Config, given_values, recipe_line
 from ..data import images, pipeline, source
 from ..errors import named
 from ..learning import averaging, recipe, scoring, thresholds
-from ..learning.predictions import progress_verbosity
+from ..learning.predictions import predict_probabilities, progress_verbosity
 from ..outputs import checkpoints, plots
 from ..platform import accelerator
 from ..platform.accelerator import Accelerator
@@ -70,8 +70,9 @@ def train_run(
     keras.utils.set_random_seed(cfg.seed)  # before the pipeline and the model are built
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     print(given_values(cfg))
-    if recipe_line(cfg):
-        print(recipe_line(cfg))
+    recipe_said = recipe_line(cfg)
+    if recipe_said:
+        print(recipe_said)
     checked = preflight.ready(cfg, found, "train")  # what doctor checks: fails in seconds
     if isinstance(checked.data, source.CompetitionImages) and found.writes_files:
         images.save_folds(cfg)  # a resumed run, OOF and predict read the same folds
@@ -108,9 +109,8 @@ def train_run(
         if valid_files and found.processes > 1:
             print("validation: skipped with several processes; score a `predict` run instead")
         elif valid_files:
-            ids = source.of(cfg, "valid_files").carries_ids(cfg, valid_files)
             valid = pipeline.for_inference(
-                valid_files, cfg, run.global_batch, True, found.image_dtype, with_ids=ids
+                valid_files, cfg, run.global_batch, True, found.image_dtype
             )
         validation = validated(cfg, valid)
         if done < cfg.epochs:
@@ -146,9 +146,9 @@ def train_run(
         averaging.keep(net, choice, validation[0].raw if validation else None)
         print(averaging.said(choice, averaging.averages_weights(net)))
         if valid is not None:
-            # The kept weights' predictions at the last epoch, where this run scored it.
-            last = validation[0].last if done < cfg.epochs else None
-            history[f"final_valid_{cfg.metric}"] = score_validation(cfg, net, valid, found, last)
+            history[f"final_valid_{cfg.metric}"] = score_validation(
+                cfg, net, run, valid_files, found
+            )
     checkpoints.save_trained(net, cfg, run, found.writes_files, choice)
     if found.writes_files:
         write_json(output_path(cfg, "history.json"), history)
@@ -157,16 +157,19 @@ def train_run(
     return history
 
 
-def score_validation(cfg: Config, net, valid, found: Accelerator, last=None) -> float:
+def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accelerator) -> float:
     """The metric on the validation records; their predictions go to valid.csv, with the ids
-    when the records carry them (out-of-fold predictions, for k-fold). `last` is what the
-    last epoch's validation predicted with the kept weights: it is not predicted again."""
-    probabilities, labels, ids = last or predicted_rows(net, valid)
+    when the records carry them (out-of-fold predictions, for k-fold)."""
+    ids = source.of(cfg, "valid_files").carries_ids(cfg, valid_files)
+    batches = pipeline.for_inference(
+        valid_files, cfg, run.global_batch, True, found.image_dtype, with_ids=ids
+    )
+    probabilities, (labels, *id_column) = predict_probabilities(net, batches)
     cuts = thresholds.chosen(labels, probabilities) if cfg.multi_label else None
     result = scoring.score(labels, probabilities, cfg.metric, cuts)
     print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {result:.4f}")
     if found.writes_files:
-        keys = [key.decode() for key in ids] if ids is not None else [""] * len(labels)
+        keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
         folds.write_predictions(cfg, probabilities, labels, keys, cuts)
         if cuts is not None:
             thresholds.save(cfg, cuts)
@@ -174,30 +177,23 @@ def score_validation(cfg: Config, net, valid, found: Accelerator, last=None) -> 
     return result
 
 
-def predicted_rows(net, valid, truth: dict | None = None) -> tuple:
-    """(probabilities, labels, ids or None) of the validation records' real rows: one
-    `predict` over their images, Keras' own compiled loop. The labels and ids are read once,
-    in the same fixed order (pipeline.for_inference), into `truth`, and the blank rows that
-    fill the last batch dropped."""
-    truth = {} if truth is None else truth
-    if not truth:
-        rows = list(valid.map(lambda image, *keys: keys).as_numpy_iterator())
-        real = np.concatenate([row[1] for row in rows]) > 0
-        columns = [np.concatenate(column)[real] for column in zip(*rows, strict=True)]
-        truth.update(real=real, labels=columns[0], ids=columns[2] if len(columns) > 2 else None)
-    probabilities = net.predict(valid.map(lambda image, *keys: image), verbose=0)
-    return probabilities[truth["real"]], truth["labels"], truth["ids"]
-
-
 def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
     """With validation records: each epoch scored with the competition's metric, the raw
-    weights and their average alike (averaging.py)."""
+    weights and their average alike (averaging.py). Each pass is one `predict` over the
+    records' images, Keras' own compiled loop; their labels are read once, in the same fixed
+    order (pipeline.for_inference), and the blank rows that fill the last batch dropped."""
     if valid is None:
         return []
+    images = valid.map(lambda image, label, weight: image)
     truth = {}
 
-    def score(net) -> dict:
-        probabilities, labels, ids = predicted_rows(net, valid, truth)
+    def score(net) -> dict[str, float]:
+        if not truth:  # one pass over the labels, at the first epoch's end
+            rows = [(label, weight) for _, label, weight in valid.as_numpy_iterator()]
+            real = np.concatenate([weight for _, weight in rows]) > 0
+            truth.update(labels=np.concatenate([label for label, _ in rows])[real], real=real)
+        probabilities = net.predict(images, verbose=0)[truth["real"]]
+        labels = truth["labels"]
         cuts = thresholds.chosen(labels, probabilities) if cfg.multi_label else None
         if cfg.multi_label:
             right = (probabilities >= 0.5) == (labels > 0)
@@ -207,7 +203,6 @@ def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
             "metric": scoring.score(labels, probabilities, cfg.metric, cuts),
             "loss": float(keras.ops.mean(net.loss(labels, probabilities))),
             "accuracy": float(np.mean(right)),
-            "predicted": (probabilities, labels, ids),
         }
 
     return [averaging.ValidatedEachEpoch(score, cfg.metric)]
