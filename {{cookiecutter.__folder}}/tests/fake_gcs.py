@@ -2,14 +2,18 @@
 for Google Cloud Storage: run inside a network and mount namespace whose /etc/hosts sends
 www.googleapis.com and storage.googleapis.com to 127.0.0.1 (conftest.IN_A_BUCKET).
 
-    python fake_gcs.py BUCKET CERT KEY READY [FOLDER]
+    python fake_gcs.py BUCKET CERT KEY READY DUMP [FOLDER]
 
 TF's client reaches the API over HTTPS on 443 (CURL_CA_BUNDLE trusts CERT) and uploads to the
 URL the emulator hands back, plain HTTP on port 80: both are served, over one storage. FOLDER's
 files are uploaded into BUCKET first, through the emulator's own upload route. READY is
-written once it answers. Three shims, each for a request of TF's the emulator mishandles:
+written once it answers. Stopped (SIGTERM), it writes every object of BUCKET into the folder
+DUMP, for a test to read what was left there. Shims, each for a request of TF's the emulator
+mishandles:
 - TF's uploads carry `Transfer-Encoding: chunked` and a `Content-Length`; the emulator reads
-  the length and keeps the chunks' framing in the object: the length is dropped.
+  the length and keeps the chunks' framing in the object: the length is dropped. They also
+  ask `Expect: 100-continue`, which an HTTP/1.0 server never answers: curl waits a second
+  before each upload, unless told to continue.
 - TF makes a folder with an empty media upload; the emulator fails on the empty body.
 - TF asks a bucket's storageLayout before renaming a folder; the emulator has no such route.
 """
@@ -17,6 +21,7 @@ written once it answers. Three shims, each for a request of TF's the emulator mi
 from __future__ import annotations
 
 import json
+import signal
 import ssl
 import sys
 import threading
@@ -46,6 +51,9 @@ class Handler(emulator.RequestHandler):
         parsed = super().parse_request()
         if parsed and "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             del self.headers["Content-Length"]
+        if parsed and (self.headers.get("Expect") or "").lower() == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # else curl waits a second
+            self.wfile.flush()
         return parsed
 
     def do_GET(self):
@@ -72,9 +80,23 @@ def upload(bucket: str, folder: Path) -> None:
             urllib.request.urlopen(urllib.request.Request(url, path.read_bytes()), timeout=30)
 
 
+def dump(storage: Storage, bucket: str, folder: Path) -> None:
+    for listed in storage.get_file_list(bucket)[0]:
+        path = folder / listed["name"]
+        if not listed["name"].endswith("/"):  # a folder TF made: an empty object named dir/
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(storage.get_file(bucket, listed["name"]))
+
+
 def main() -> None:
-    bucket, cert, key, ready, *folder = sys.argv[1:]
+    bucket, cert, key, ready, dumped, *folder = sys.argv[1:]
     storage = Storage(use_memory_fs=True)
+
+    def stop(signal_number, frame):
+        dump(storage, bucket, Path(dumped))
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     buckets.create_bucket(bucket, storage)
     handler = partial(Handler, storage)
     secure = server.ThreadingHTTPServer(("127.0.0.1", 443), handler)
