@@ -21,7 +21,7 @@ import pytest
 from conftest import OFFLINE, PROJECT, Blendable
 
 from {{ cookiecutter.package }}.__main__ import main
-from {{ cookiecutter.package }}.runtime.platform.files import one_run_at_a_time
+from {{ cookiecutter.package }}.runtime.platform.run_lock import one_run_at_a_time
 
 
 @dataclasses.dataclass(frozen=True)
@@ -727,32 +727,24 @@ def test_a_bad_input_is_one_line_naming_it_and_changes_nothing(row, given, tmp_p
 
 
 BUCKET = "gs://a-bucket/runs/x"
-# Each command told to write into a bucket (or to read a run from one); DEMO and RUN stand
-# for the demo's folder and a trained run.
+# The commands that write a folder on this machine (the demo competition, a notebook for the
+# kaggle CLI) told to write into a bucket; runs, records and blends are written into buckets
+# for real (test_buckets.py).
 TO_A_BUCKET = {
-    "train": f"train --preset demo --data-dir DEMO --output-dir {BUCKET}",
-    "predict": f"predict --preset demo --data-dir DEMO --output-dir {BUCKET}",
-    "predict --trained-dir": f"predict --preset demo --data-dir DEMO --trained-dir {BUCKET}",
-    "evaluate": f"evaluate --preset demo --data-dir DEMO --output-dir {BUCKET}",
-    "ablate": f"ablate --preset demo --data-dir DEMO --output-dir {BUCKET}",
-    "blend": f"blend RUN RUN --output-dir {BUCKET}",
-    "records": f"records --images DEMO --csv DEMO/train.csv --output {BUCKET}",
     "demo-data": f"demo-data --output-dir {BUCKET}",
     "kernel": f"kernel --kaggle-user alice --kernel-dir {BUCKET}",
 }
 
 
 @pytest.mark.parametrize("command", TO_A_BUCKET.values(), ids=TO_A_BUCKET.keys())
-def test_a_bucket_to_write_into_is_refused_in_one_line_and_nothing_is_written_here(
-    command, given, tmp_path, monkeypatch, capsys
+def test_a_bucket_for_a_folder_here_is_refused_in_one_line_and_nothing_is_written_here(
+    command, tmp_path, monkeypatch, capsys
 ):
-    """A Path of gs://B/x is gs:/B/x: before, a run told to write into a bucket wrote every
-    file into a local folder named `gs:` (deleted with a TPU VM) and said it had written to
-    the bucket. Runs are written here and copied up; a bucket is refused before any work."""
+    """A Path of gs://B/x is gs:/B/x: before, a command told to write into a bucket wrote into
+    a local folder named `gs:` and said it had written to the bucket."""
     monkeypatch.chdir(tmp_path)  # where a folder named `gs:` would appear
-    argv = words(command.replace("DEMO", str(given.demo)).replace("RUN", str(given.trained)))
-    assert main(argv) == 2
+    assert main(words(command)) == 2
     said = capsys.readouterr().err.strip()
     assert len(said.splitlines()) == 1 and "Traceback" not in said, said
-    assert f"{BUCKET}: a bucket: runs are written to a folder on this machine" in said, said
+    assert f"{BUCKET}: a bucket: this command writes a folder on this machine" in said, said
     assert not list(tmp_path.iterdir())

@@ -26,7 +26,7 @@ from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import competition_files, pipeline, records, scan
 from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.platform.files import one_run_at_a_time
+from {{ cookiecutter.package }}.runtime.platform.run_lock import one_run_at_a_time
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools import images_to_records, shards

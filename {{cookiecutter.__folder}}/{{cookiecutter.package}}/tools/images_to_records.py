@@ -47,7 +47,8 @@ from typing import TYPE_CHECKING
 
 from ..runtime.config import Config
 from ..runtime.errors import UserError
-from ..runtime.platform.files import MANIFEST, one_run_at_a_time, output_folder, write_json
+from ..runtime.platform.files import MANIFEST, is_url, output_folder, write_json
+from ..runtime.platform.run_lock import one_run_at_a_time
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,7 +82,7 @@ def write_records(
     # scikit-learn and TensorFlow, loaded here: `records --help` needs neither
     from ..runtime.data.competition_files import test_rows, training_rows
 
-    output = output_folder(output, "records --output-dir")
+    output = output_folder(output, "records --output-dir", buckets=True)
     check_folders(output, images, csv, test_images)
     rows, found = training_rows(cfg, images, csv, group_column)
     tests = test_rows(test_images)
@@ -122,7 +123,7 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
     test images that are the training images."""
     inputs = {"--images": images, "--csv": csv, "--test-images": test_images}
     for flag, path in inputs.items():
-        if path and overlap(output, Path(path)):
+        if path and not is_url(output) and overlap(output, Path(path)):
             elsewhere = Path(path).resolve().parent / "records"
             suggestion = (
                 ""
@@ -306,7 +307,8 @@ def write_planned(pool, output: Path, name: str, part: list[dict], resize: int) 
 
     split, stem = name.split("/")
     folder = output / split
-    folder.mkdir(parents=True, exist_ok=True)
+    if not is_url(folder):  # a bucket has no folders: an object's name holds its path
+        folder.mkdir(parents=True, exist_ok=True)
     prepared = pool.map(prepare_all, [(row["path"], resize) for row in part], chunksize=16)
     skipped, sizes, classes = [], [], collections.Counter()
 

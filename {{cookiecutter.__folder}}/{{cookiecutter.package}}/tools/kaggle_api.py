@@ -131,7 +131,7 @@ def latest_run(api, kernel_dir: str) -> tuple[str, int | None, str, str]:
 
 def writable(folder: str, field: str) -> Path:
     """The local folder to write into, made; an error naming the field when it cannot be."""
-    reason = unwritable(folder)  # a bucket among the reasons
+    reason = unwritable(folder)  # a bucket among the reasons: files are unzipped here
     if reason:
         raise UserError(f"cannot write into {folder} ({named(field)}): {reason}; set {field}")
     Path(folder).mkdir(parents=True, exist_ok=True)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 import tensorflow as tf
 
 from ..runtime.errors import UserError, first_line
+from ..runtime.platform.files import is_url, place, upload
 
 
 def feature(value) -> tf.train.Feature:
@@ -36,7 +38,13 @@ def serialized(values: dict) -> bytes:
 
 def write_shard(folder: Path | str, stem: str, records: Iterable[bytes]) -> tuple[Path | None, int]:
     """Every record into <folder>/<stem>-<count>.tfrec; returns its path and count (None and 0,
-    and nothing left behind, when there were none)."""
+    and nothing left behind, when there were none). A bucket's shard is written here first."""
+    if is_url(folder):
+        with tempfile.TemporaryDirectory(prefix="shard-") as scratch:
+            path, count = write_shard(scratch, stem, records)
+            if path:
+                upload(path, str(place(folder) / path.name))
+        return (place(folder) / path.name if path else None), count
     partial = Path(folder) / f"{stem}.partial"
     count = 0
     try:

@@ -24,7 +24,7 @@ import tensorflow as tf
 
 from ..config import Config, inputs_of, validating_fold
 from ..errors import UserError, named
-from ..platform.files import MANIFEST, written_whole
+from ..platform.files import MANIFEST, for_pandas, is_url, written_whole
 from ..platform.paths import data_path, field_path, output_dir, resolve_data_dir
 from . import competition_files, scan
 
@@ -96,12 +96,13 @@ def table(cfg: Config) -> Table:
 
 
 def mtime(path) -> float:
-    return os.path.getmtime(path) if os.path.exists(path) else 0.0
+    """When a file changed (0 when it is missing or in a bucket: its folds are read again)."""
+    return os.path.getmtime(path) if not is_url(path) and os.path.exists(path) else 0.0
 
 
 def saved_folds(rows: pd.DataFrame, saved: Path, csv: str) -> list[int]:
     """The folds a run saved, for the same images; an error when the CSV has changed since."""
-    folds = pd.read_csv(saved, dtype={"id": str, "fold": int}, keep_default_na=False)
+    folds = pd.read_csv(for_pandas(saved), dtype={"id": str, "fold": int}, keep_default_na=False)
     held = dict(zip(folds["id"], folds["fold"], strict=True))
     new = [key for key in rows["id"] if key not in held]
     gone = sorted(set(held) - set(rows["id"]))

@@ -138,7 +138,6 @@ def save_architecture(cfg: Config, folder: Path) -> None:
     if not uses_preset(cfg):
         return
     preset = Path(preset_folder(cfg)[0])
-    folder.mkdir(parents=True, exist_ok=True)
     for name in ARCHITECTURE_FILES:
         if (preset / name).is_file():
             with written_whole(folder / name) as temporary:

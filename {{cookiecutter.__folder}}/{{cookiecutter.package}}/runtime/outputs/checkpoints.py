@@ -12,6 +12,7 @@ it keeps no history of the epochs before a restart, and it deletes itself when t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -28,7 +29,14 @@ from ..config import Config, fields_with, filled
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
 from ..platform.accelerator import Accelerator
-from ..platform.files import NO_ROOM, disk_full, write_json, written_whole
+from ..platform.files import (
+    NO_ROOM,
+    disk_full,
+    is_url,
+    on_this_machine,
+    write_json,
+    written_whole,
+)
 from ..platform.paths import output_path, trained_dir
 from .run_record import read_record, run_records
 
@@ -187,16 +195,18 @@ def load_trained(cfg: Config, found: Accelerator, build_model=None):
             build_model,  # the package's own; a notebook passes its model cell's
         )
 
-    path = Path(check_trained(cfg))
+    check_trained(cfg)
+    path = trained_weights(cfg)
     precision = plan.precision(found, cfg.precision)
     saved = path.with_name(ARCHITECTURE)  # the preset's architecture, saved by the run
-    if uses_preset(cfg) and (saved / "config.json").is_file():
-        cfg = dataclasses.replace(cfg, weights=str(saved))
-    architecture = backbones.load(cfg, precision, with_weights=False)
+    with contextlib.ExitStack() as stack:
+        if uses_preset(cfg) and (saved / "config.json").is_file():
+            cfg = dataclasses.replace(cfg, weights=stack.enter_context(on_this_machine(saved)))
+        architecture = backbones.load(cfg, precision, with_weights=False)
     keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made
     net = build_model(cfg, architecture, found.image_dtype)
     try:
-        net.load_weights(path)  # trained weights replace the backbone's
+        net.load_weights(str(path))  # trained weights replace the backbone's
     except (ValueError, OSError) as error:
         raise UserError(
             f"{path} does not fit this model ({first_line(error)}); train again, or set "
@@ -280,7 +290,7 @@ def save_weights(net: keras.Model, path: Path, writes_files: bool) -> None:
 def weight_bytes(net: keras.Model, path: Path) -> int:
     """About how many bytes the weights file needs: the last one's size, else the model's
     and the optimizer's variables, with room for HDF5's own records."""
-    if path.is_file():
+    if not is_url(path) and path.is_file():
         return path.stat().st_size + 2**16
     variables = net.variables + (net.optimizer.variables if net.optimizer else [])
     held = sum(math.prod(v.shape) * np.dtype(v.dtype).itemsize for v in variables)
@@ -298,7 +308,7 @@ def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
         return 0, {}
     net.optimizer.build(net.trainable_variables)  # so its saved state has somewhere to go
     try:
-        net.load_weights(where / "checkpoint.weights.h5")
+        net.load_weights(str(where / "checkpoint.weights.h5"))
     except (ValueError, OSError) as error:
         raise UserError(
             f"the checkpoint in {where} does not fit this model ({first_line(error)}); "

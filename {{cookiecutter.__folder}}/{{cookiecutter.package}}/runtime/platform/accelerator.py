@@ -28,6 +28,7 @@ import os
 from ..config import Config
 from ..errors import UserError, first_line, named
 from . import backend, processes, rehearsal, startup_logs, versions
+from .files import unwritable
 from .paths import output_dir
 
 
@@ -85,7 +86,10 @@ def detect(cfg: Config) -> Accelerator:
     with startup_logs.held_to_level():  # TensorFlow's and XLA's start-up lines
         found = find(cfg)
     print(describe(found))
-    if found.backend == "jax" and cfg.compile_cache:
+    # Not in a bucket that refuses writes (the preflight says so): TensorFlow's gs:// client,
+    # asked by JAX to make the cache's folder in a missing bucket, asks for it for ever.
+    writable = not unwritable(output_dir(cfg), buckets=True)
+    if found.backend == "jax" and cfg.compile_cache and writable:
         print(backend.keep_compiled_programs(output_dir(cfg) / backend.COMPILE_CACHE))
     return found
 

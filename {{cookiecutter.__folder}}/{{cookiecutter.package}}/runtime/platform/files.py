@@ -1,18 +1,26 @@
-"""Files written whole or not at all: a crash or a full disk mid-write keeps the previous
-version; and one run at a time in a folder."""
+"""Where files go and how: a folder the user names is a local path or a bucket's URL
+(gs://BUCKET/...), and every file is written whole or not at all, so a crash, a full disk or a
+dropped connection mid-write keeps the previous version.
+
+A URL is never made a pathlib.Path: Path("gs://B/x") is gs:/B/x, a local folder named `gs:`.
+place() makes it an etils.epath.Path (pathlib's methods, through TensorFlow's gs:// client), and
+a file for a bucket is written here first, then copied up: an object appears whole when its
+upload completes.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
+import io
 import json
 import os
 import shutil
-import sys
+import tempfile
+import uuid
 from pathlib import Path
 
-from ..errors import UserError
+from ..errors import UserError, first_line
 
 MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, folds, classes
 # What `blend` writes beside the blended submission: the runs, their weights and CVs.
@@ -23,19 +31,42 @@ FETCHED_FROM = "kaggle-notebook.json"
 # and a sample submission (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT)  # a full disk, or the user's quota spent
-# Why a folder to write may not be a bucket: a Path of gs://B/x is gs:/B/x, a local folder
-# named `gs:` (deleted with a TPU VM). Records and CSVs are read from gs://; runs are not
-# written there yet.
+# Why a folder for files on this machine may not be a bucket (demo-data's images, kernel's
+# notebook for the kaggle CLI, files downloaded from Kaggle).
 BUCKET_OUTPUT = (
-    "a bucket: runs are written to a folder on this machine (gs:// is read, not written); "
-    "copy the folder up after the run (`gcloud storage cp -r FOLDER gs://BUCKET/...`), or "
-    "down before a command reads it"
+    "a bucket: this command writes a folder on this machine; give one here, and copy it up "
+    "after (`gcloud storage cp -r FOLDER gs://BUCKET/...`) if a bucket should hold it"
 )
+# What to check when a bucket refuses a write.
+BUCKET_FIX = (
+    "check the bucket's name, and that these credentials may write to it "
+    "(`gcloud auth application-default login` on a laptop; on a TPU VM or in Colab, the "
+    "account's Storage Object User role on the bucket)"
+)
+
+
+def is_url(path: Path | str) -> bool:
+    return "://" in str(path)
+
+
+def place(folder: Path | str) -> Path:
+    """A path the user gave, local or a bucket's URL, with pathlib's methods either way (for a
+    URL an etils.epath.Path, whose methods go through TensorFlow's gs:// client)."""
+    if is_url(folder):
+        from etils import epath  # installed with tensorflow-datasets, as Kaggle and Colab have it
+
+        return epath.Path(str(folder))
+    return Path(folder)
 
 
 @contextlib.contextmanager
 def written_whole(path: Path | str):
-    """Yield a temporary path beside `path`; it replaces `path` only if the block finishes."""
+    """Yield a temporary path beside `path`; it replaces `path` only if the block finishes.
+    For a file in a bucket the temporary is on this machine, and is copied up when whole."""
+    if is_url(path):
+        with into_bucket(str(path)) as temporary:
+            yield temporary
+        return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(".tmp-" + path.name)  # same suffix: Keras checks it
@@ -50,8 +81,64 @@ def written_whole(path: Path | str):
         temporary.unlink(missing_ok=True)
 
 
-def disk_full(path: Path, needed: int = 0) -> UserError:
-    """The error for a file the disk has no room for; the previous version is kept."""
+@contextlib.contextmanager
+def into_bucket(url: str):
+    """A local temporary of the object's name (Keras reads the suffix), copied to `url` once
+    the block finishes; a failed upload leaves the object as it was."""
+    with tempfile.TemporaryDirectory(prefix="upload-") as scratch:
+        temporary = Path(scratch) / url.rsplit("/", 1)[-1]
+        try:
+            yield temporary
+        except OSError as error:
+            if error.errno not in NO_ROOM:
+                raise
+            raise disk_full(temporary, bucket=url) from error
+        upload(temporary, url)
+
+
+def upload(local: Path, url: str) -> None:
+    """A whole file copied up into a bucket, replacing the object there (if any) at once."""
+    import tensorflow as tf
+
+    try:
+        tf.io.gfile.copy(str(local), url, overwrite=True)
+    except tf.errors.OpError as error:
+        raise UserError(f"cannot write {url} ({first_line(error)}); {BUCKET_FIX}") from None
+
+
+def for_pandas(path: Path):
+    """What pandas reads `path` from: the path, or an object's bytes (pandas would ask gcsfs for
+    a gs:// URL, which Kaggle's and Colab's images need not have)."""
+    return io.BytesIO(path.read_bytes()) if is_url(path) else path
+
+
+@contextlib.contextmanager
+def on_this_machine(folder: Path):
+    """A local folder with the files of `folder`: itself, or for a bucket's folder a temporary
+    copy of them (for a library that opens files only here)."""
+    if not is_url(folder):
+        yield str(folder)
+        return
+    import tensorflow as tf
+
+    with tempfile.TemporaryDirectory(prefix="download-") as scratch:
+        for path in folder.iterdir():
+            if path.is_file():
+                tf.io.gfile.copy(str(path), os.path.join(scratch, path.name))
+        yield scratch
+
+
+def disk_full(path: Path, needed: int = 0, bucket: str = "") -> UserError:
+    """The error for a file the disk has no room for; the previous version is kept. For a
+    file bound for a bucket, `path` is its temporary here."""
+    if bucket:
+        free = shutil.disk_usage(path.parent).free
+        return UserError(
+            f"cannot write {bucket}: this machine's temporary folder {path.parent.parent} is "
+            f"full ({free:,} bytes free) and each file is written there before its upload; the "
+            "object in the bucket is as it was. Free some space there, or set TMPDIR to a "
+            "folder with room"
+        )
     free = shutil.disk_usage(path.parent).free
     room = f"{free:,} bytes free" + (f", about {needed:,} needed" if needed else "")
     kept = f"; the {path.name} written before is kept" if path.exists() else ""
@@ -66,68 +153,15 @@ def write_json(path: Path | str, value) -> None:
         temporary.write_text(json.dumps(value, indent=2) + "\n")
 
 
-@contextlib.contextmanager
-def one_run_at_a_time(folder: Path | str, flag: str):
-    """Hold `folder` while the block runs: a second run into it is refused at once, naming
-    the process that holds it (two runs would replace each other's files). The lock is the
-    operating system's, so a run that is killed lets go of the folder as it dies."""
-    folder = Path(folder)
-    if unwritable(folder):  # nothing to hold: the preflight says why, with every other problem
-        yield folder
-        return
-    made = not folder.exists()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:  # a place that takes no folders (/proc), though it looks writable
-        raise UserError(
-            f"{flag} {folder}: cannot be made ({error.strerror}); give a folder to write into"
-        ) from error
-    path = folder / ".run.lock"
-    with open(path, "a+") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "another process"
-            raise UserError(
-                f"{flag} {folder} is in use by another run ({holder}); let it finish or stop "
-                "it, or give this run another folder"
-            ) from None
-        lock.truncate(0)
-        lock.write(f"process {os.getpid()}: {' '.join(sys.argv)}\n")
-        lock.flush()
-        try:
-            yield folder
-        finally:
-            path.unlink(missing_ok=True)  # no trace in the folder; a run starting now locks anew
-            if made:
-                with contextlib.suppress(OSError):  # a run that wrote nothing leaves no folder
-                    folder.rmdir()
-
-
-def held_by(folder: Path | str) -> str:
-    """The run holding `folder` (one_run_at_a_time's lock), as its lock names it; "" when no
-    run does. Takes nothing and makes nothing."""
-    try:
-        lock = open(Path(folder) / ".run.lock")  # noqa: SIM115 (closed below, after the test)
-    except OSError:  # no lock file: no run holds the folder
-        return ""
-    with lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return lock.read().strip() or "another process"
-        fcntl.flock(lock, fcntl.LOCK_UN)  # a lock a killed run left: no one holds it
-    return ""
-
-
-def unwritable(folder: Path | str) -> str:
+def unwritable(folder: Path | str, buckets: bool = False) -> str:
     """Why files cannot be written in `folder` (made when missing), or "" when they can.
 
     Makes nothing: the folder, or the nearest one above it that exists, must take new files.
+    A bucket (where `buckets`: the command writes through written_whole) must take an object:
+    one is written and deleted, as nothing short of a write tells what the credentials allow.
     """
-    if "://" in str(folder):  # a Path of a URL would be a local folder named `gs:`
-        return BUCKET_OUTPUT
+    if is_url(folder):
+        return bucket_unwritable(str(folder)) if buckets else BUCKET_OUTPUT
     existing = Path(folder)
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -138,9 +172,31 @@ def unwritable(folder: Path | str) -> str:
     return ""
 
 
-def output_folder(path: Path | str, flag: str) -> Path:
-    """The folder a command writes into (`flag` names it in the error), once it is writable."""
-    reason = unwritable(path)
+# The bucket folders a write went through this session: several checks of a command ask, and
+# each write is a round trip. A refusal is asked again: the user may fix the permission.
+WRITTEN: set[str] = set()
+
+
+def bucket_unwritable(folder: str) -> str:
+    import tensorflow as tf
+
+    if folder in WRITTEN:
+        return ""
+    probe = f"{folder.rstrip('/')}/.write-check-{uuid.uuid4().hex[:8]}"
+    try:
+        with tf.io.gfile.GFile(probe, "wb") as file:
+            file.write(b"")
+        tf.io.gfile.remove(probe)
+    except tf.errors.OpError as error:
+        return f"the bucket refuses a write ({first_line(error)}); {BUCKET_FIX}"
+    WRITTEN.add(folder)
+    return ""
+
+
+def output_folder(path: Path | str, flag: str, buckets: bool = False) -> Path:
+    """The folder a command writes into (`flag` names it in the error), once it is writable;
+    a bucket only where the command writes through written_whole (`buckets`)."""
+    reason = unwritable(path, buckets)
     if reason:
         raise UserError(f"{flag} {path}: {reason}; give a folder to write into")
-    return Path(path)
+    return place(path)

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..config import Config, came_from, inputs_of
 from ..errors import UserError, first_line, named
 from . import kaggle_inputs
-from .files import BUCKET_OUTPUT
+from .files import place
 
 # Kaggle mounts a notebook's inputs here, and keeps what a notebook writes here
 # (submission.csv among it); module constants so tests can point them elsewhere.
@@ -131,10 +131,11 @@ def matches(pattern: str) -> bool:
 
 
 def output_dir(cfg: Config) -> Path:
-    """Where a run writes: the field, else /kaggle/working in a Kaggle notebook (Kaggle keeps
-    that folder and looks there for submission.csv), else output/."""
+    """Where a run writes: the field (a folder, or a bucket's gs:// URL), else /kaggle/working
+    in a Kaggle notebook (Kaggle keeps that folder and looks there for submission.csv), else
+    output/."""
     if cfg.output_dir:
-        return on_this_machine(cfg.output_dir, named("output_dir"))
+        return place(cfg.output_dir)
     return KAGGLE_WORKING if on_kaggle() else Path("output")
 
 
@@ -146,17 +147,8 @@ def trained_dir(cfg: Config) -> Path:
     """The trained run predict and evaluate read: the field (a folder, or another notebook's
     output such as kaggle:notebooks/OWNER/SLUG), else the output folder train wrote."""
     if cfg.trained_dir:
-        return on_this_machine(local(cfg.trained_dir), named("trained_dir"))
+        return place(local(cfg.trained_dir))
     return output_dir(cfg)
-
-
-def on_this_machine(folder: str, flag: str) -> Path:
-    """A folder a run writes (or a trained run it reads), refused where it is a bucket: the
-    project reads records and CSVs from gs:// but writes runs only here, and a Path made of a
-    URL folds gs://B into gs:/B, a local folder named `gs:` that a TPU VM deletes with it."""
-    if "://" in folder:
-        raise UserError(f"{flag} {folder}: {BUCKET_OUTPUT}; give a folder here")
-    return Path(folder)
 
 
 @contextlib.contextmanager

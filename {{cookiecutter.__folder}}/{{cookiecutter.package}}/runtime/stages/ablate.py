@@ -16,12 +16,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import statistics
-from pathlib import Path
 
 from ..backbone_choices import weights
 from ..config import CROP_AREA, Config, crop_area
 from ..errors import UserError, named
-from ..platform.files import written_whole
+from ..platform.files import place, written_whole
 from ..platform.paths import output_dir
 
 # Each part of the recipe (model.py and Config's section "The recipe"): the values that
@@ -143,7 +142,7 @@ def slug(name: str) -> str:
 def images_per_second(run: Config, history: dict, in_folds: bool) -> float | None:
     """Training images a second, from the epochs' training seconds (the first left out: it
     compiles) and the batches an epoch the checkpoint records."""
-    folder = Path(run.output_dir) / (f"fold{run.fold}" if in_folds else "")
+    folder = place(run.output_dir) / (f"fold{run.fold}" if in_folds else "")
     try:
         made = json.loads((folder / "checkpoints" / "checkpoint.json").read_text())["made_by"]
     except (OSError, ValueError, KeyError):

@@ -27,7 +27,7 @@ from ..config import Config, class_names, names_in
 from ..errors import UserError, first_line
 from ..learning import blending, scoring, thresholds
 from ..outputs.run_record import read_record, run_records
-from ..platform.files import BLEND, FETCHED_FROM, output_folder, write_json
+from ..platform.files import BLEND, FETCHED_FROM, for_pandas, output_folder, place, write_json
 from ..platform.paths import output_dir, output_path
 
 CONFIG_FIELDS = (
@@ -74,7 +74,7 @@ def read_run(folder: Path) -> Run:
         )
     text = {"id": str, "label": str, "predicted": str}
     try:
-        out_of_fold = pd.read_csv(oof, dtype=text, keep_default_na=False)
+        out_of_fold = pd.read_csv(for_pandas(oof), dtype=text, keep_default_na=False)
         tested = test_probabilities(test)
     except ValueError as error:
         raise UserError(
@@ -87,7 +87,7 @@ def read_run(folder: Path) -> Run:
 
 def test_probabilities(path: Path) -> pd.DataFrame:
     """test_probabilities.csv as predict writes it: the ids as text (007 stays 007)."""
-    return pd.read_csv(path, dtype={0: str}, keep_default_na=False)
+    return pd.read_csv(for_pandas(path), dtype={0: str}, keep_default_na=False)
 
 
 def note(path: Path, key: str, default):
@@ -344,8 +344,8 @@ def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Pa
 
 def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dict:
     """Read, check and fit the runs; write blend.json and the blended submission."""
-    output = output_folder(output_dir(cfg), "blend --output-dir")
-    runs = [read_run(Path(folder)) for folder in folders]
+    output = output_folder(output_dir(cfg), "blend --output-dir", buckets=True)
+    runs = [read_run(place(folder)) for folder in folders]
     check_alike(runs, output)
     cfg = trained_for(runs[0], cfg)
     blend = fitted(cfg, runs, weights_by)

@@ -20,7 +20,7 @@ from ..learning import scoring
 from ..learning.thresholds import applied
 from ..outputs.run_record import read_record, run_records
 from ..outputs.submission_shapes import probability_columns
-from ..platform.files import written_whole
+from ..platform.files import for_pandas, written_whole
 from ..platform.paths import output_dir, output_path, trained_dir
 
 
@@ -138,7 +138,7 @@ def score_out_of_fold(cfg: Config, folds: list[int]) -> float:
     and over all of them; returns the out-of-fold score."""
     tables = [
         pd.read_csv(
-            output_path(run_config(cfg, fold), "valid.csv"),
+            for_pandas(output_path(run_config(cfg, fold), "valid.csv")),
             dtype={"id": str, "label": str, "predicted": str},
             keep_default_na=False,
         )
@@ -185,7 +185,7 @@ def run_cv(cfg: Config, folder: Path) -> tuple[str, float] | None:
         raise UserError(f"{path}: {error}; train again, or put back its model.json") from None
     text = {"id": str, "label": str, "predicted": str}  # 007 stays 007
     try:
-        read = [pd.read_csv(path, dtype=text, keep_default_na=False) for path in tables]
+        read = [pd.read_csv(for_pandas(path), dtype=text, keep_default_na=False) for path in tables]
         return run.metric, scored(run, pd.concat(read, ignore_index=True))
     except (ValueError, KeyError, IndexError) as error:
         raise UserError(

@@ -29,8 +29,9 @@ from ..errors import UserError, first_line, named
 from ..learning import backbones, plan, thresholds
 from ..outputs import checkpoints, submission
 from ..platform.accelerator import Accelerator
-from ..platform.files import held_by, unwritable
+from ..platform.files import is_url, unwritable
 from ..platform.paths import field_path, output_dir, resolve_data_dir, trained_dir
+from ..platform.run_lock import held_by
 from . import folds
 
 T = TypeVar("T")
@@ -188,7 +189,7 @@ def output(p: Preflight) -> Result:
         else [output_dir(cfg)]
     )
     for folder in writes:
-        reason = unwritable(folder)
+        reason = unwritable(folder, buckets=True)
         if reason:
             raise UserError(
                 f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to "
@@ -216,9 +217,16 @@ def output(p: Preflight) -> Result:
 def holding_the_data(cfg: Config) -> tuple[Path | None, Path]:
     """The data folder where the output folder is it or holds it (a folder on this machine),
     and the output folder: for a fold's run, the one above its own."""
-    output = folds.run_root(output_dir(cfg).resolve())  # a fold's run: the folder above
+    output = output_dir(cfg)
+    output = folds.run_root(output if is_url(output) else output.resolve())  # a fold's: above
     folder, _ = resolve_data_dir(cfg)
-    if not folder or "://" in folder or folder.startswith("tfds:") or not Path(folder).is_dir():
+    if (
+        is_url(output)
+        or not folder
+        or "://" in folder
+        or folder.startswith("tfds:")
+        or not Path(folder).is_dir()
+    ):
         return None, output
     return (Path(folder) if Path(folder).resolve().is_relative_to(output) else None), output
 

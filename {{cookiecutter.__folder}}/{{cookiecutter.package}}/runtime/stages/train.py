@@ -21,8 +21,9 @@ from ..learning.predictions import predict_probabilities, progress_verbosity
 from ..outputs import checkpoints, plots
 from ..platform import accelerator
 from ..platform.accelerator import Accelerator
-from ..platform.files import one_run_at_a_time, write_json
+from ..platform.files import write_json
 from ..platform.paths import output_dir, output_path
+from ..platform.run_lock import one_run_at_a_time
 from . import folds, preflight
 
 
