@@ -455,6 +455,30 @@ def tiny_jpeg(path: Path, shade: int) -> None:
     Image.fromarray(np.full((24, 24, 3), shade, np.uint8)).save(path, quality=90)
 
 
+def test_a_spreadsheets_spaces_bom_and_line_ends_make_no_class_and_are_said(tmp_path, capsys):
+    """A hand-edited or exported train.csv: " cat" and "cat " are cat, not classes of their
+    own; ids and the header padded too, a byte-order mark and Windows line ends. Before, records
+    counted " cat" as a fourth class and trained on it."""
+    folder = mixed_competition(tmp_path, {"cat": 6, "dog": 6, "owl": 6})
+    rows = read_csv(folder / "train.csv")
+    padded = [" image_id", "label "]
+    before, after = [" ", "", "  "], ["", " "]  # 26 values: 9 ids, 15 labels, 2 columns
+    lines = [",".join(padded)] + [
+        f"{row['image_id']}{after[i % 2]},{before[i % 3]}{row['label']}{after[i % 2]}"
+        for i, row in enumerate(rows)
+    ]
+    (folder / "train.csv").write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode() + b"\r\n")
+    manifest = write(folder, cfg=Config(id_column="image_id", folds=3))
+    assert manifest["classes"] == ["cat", "dog", "owl"] and manifest["skipped"] == []
+    assert manifest["train"]["records"] == 18
+    said = [line for line in capsys.readouterr().out.splitlines() if "spaces around" in line]
+    line = (
+        f"{folder / 'train.csv'}: 26 values read without the spaces around them (such as ' cat'), "
+        "as a spreadsheet or a hand edit leaves them"
+    )
+    assert said == [line]
+
+
 def test_a_cassava_style_csv_of_file_names_needs_no_id_or_label_flags(tmp_path):
     """Cassava's train.csv is image_id,label with ids such as 1000015157.jpg: the records keep
     the ids as the CSV spells them, and the manifest names the columns predict uses."""

@@ -1,7 +1,8 @@
 """The CSV files a user hands the project (a training CSV, a sample submission, a solution),
 read one way: every value as text (ids such as 007 stay as they are), past the byte-order
 mark spreadsheet programs write, with columns separated by commas, or by the semicolons or
-tabs a spreadsheet saves in some locales."""
+tabs a spreadsheet saves in some locales, and without the spaces a hand-edited or exported
+file leaves around a value (" daisy" would be a class of its own), saying so."""
 
 from __future__ import annotations
 
@@ -12,10 +13,27 @@ import pandas as pd
 OTHER_SEPARATORS = (";", "\t")
 
 
-def read_csv(source: str | bytes) -> pd.DataFrame:
-    """A CSV file (its path, or its bytes) as text. Raises what pandas raises (OSError,
-    ValueError), and a ValueError saying which line is not UTF-8, or that the file is empty:
-    each caller names the file and what it is for."""
+def read_csv(source: str | bytes, where: str = "") -> pd.DataFrame:
+    """A CSV file (its path, or its bytes, read from `where`) as text. Raises what pandas
+    raises (OSError, ValueError), and a ValueError saying which line is not UTF-8, or that the
+    file is empty: each caller names the file and what it is for."""
+    table = read_text(source)
+    spaced = table.map(lambda value: value != value.strip())
+    renamed = [column for column in table.columns if column != column.strip()]
+    if spaced.any(axis=None) or renamed:
+        rows, columns = spaced.to_numpy().nonzero()
+        example = table.iat[rows[0], columns[0]] if len(rows) else renamed[0]
+        count = int(spaced.sum(axis=None)) + len(renamed)
+        name = where or (source if isinstance(source, str) else "the CSV")
+        print(
+            f"{name}: {count} values read without the spaces around them (such as "
+            f"{example!r}), as a spreadsheet or a hand edit leaves them"
+        )
+        table = table.map(str.strip).rename(columns=str.strip)
+    return table
+
+
+def read_text(source: str | bytes) -> pd.DataFrame:
     if isinstance(source, str) and "://" not in source:
         with open(source, "rb") as file:
             source = file.read()

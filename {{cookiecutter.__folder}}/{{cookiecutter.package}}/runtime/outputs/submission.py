@@ -55,7 +55,7 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
     """The sample submission, every value as text (ids such as 007 stay as they are). A
     byte-order mark, as spreadsheet programs write, is read past."""
     try:
-        sample = tables.read_csv(data)
+        sample = tables.read_csv(data, where)
     except ValueError as error:  # pandas' parser errors and undecodable bytes are ValueErrors
         raise UserError(
             f"{where} is not a CSV file pandas can read ({first_line(error)}); give the "
