@@ -534,6 +534,48 @@ COMMAND_LINE: list[Row] = [
         lambda tmp, given: words(f"kernel --acelerator tpu --output {tmp}/kernel"),
         "unrecognized arguments: --acelerator tpu",
     ),
+    # A command's own numbers, checked as Config checks its fields: before, records --resize -5
+    # ran and wrote its shards.
+    Row(
+        "records --resize below zero",
+        lambda tmp, given: [*records_into(given.demo / "images", f"{tmp}/out"), "--resize", "-5"],
+        "records --resize = '-5': must be 0 (as they are) or a whole number of at least 32",
+    ),
+    Row(
+        "records --resize too small to train on",
+        lambda tmp, given: [*records_into(given.demo / "images", f"{tmp}/out"), "--resize", "8"],
+        "records --resize = '8': must be 0 (as they are) or a whole number of at least 32",
+    ),
+    Row(
+        "ablate --runs 0",
+        lambda tmp, given: words(f"ablate --preset demo --runs 0 --output-dir {tmp}/out"),
+        "ablate --runs = '0': must be a whole number of at least 1",
+    ),
+    Row(
+        "bench-input --repeats not a number",
+        lambda tmp, given: words("bench-input --synthetic --repeats five"),
+        "bench-input --repeats = 'five': must be a whole number of at least 1",
+    ),
+    Row(
+        "bench-input --images-per-pass 0",
+        lambda tmp, given: words("bench-input --synthetic --images-per-pass 0"),
+        "bench-input --images-per-pass = '0': must be a whole number of at least 1",
+    ),
+    Row(
+        "bench-train --timed-steps 0",
+        lambda tmp, given: words("bench-train --timed-steps 0"),
+        "bench-train --timed-steps = '0': must be a whole number of at least 1",
+    ),
+    Row(
+        "bench-train --repeats below zero",
+        lambda tmp, given: words("bench-train --repeats -1"),
+        "bench-train --repeats = '-1': must be a whole number of at least 1",
+    ),
+    Row(
+        "demo-data --seed below zero",
+        lambda tmp, given: words(f"demo-data --seed -1 --output-dir {tmp}/demo"),
+        "demo-data --seed = '-1': must be a whole number of at least 0",
+    ),
 ]
 
 

@@ -30,6 +30,21 @@ def named(name: str) -> str:
     return f"Config.{name} / {flag(name)}"
 
 
+def whole_number(flag: str, least: int, zero: str = ""):
+    """An argparse type for a command's own number (Config checks its fields): a whole number
+    of at least `least`, or 0 where `zero` says what 0 means; else one line in Config's form,
+    before any work (argparse lets a UserError through, to `main`)."""
+
+    def read(text: str) -> int:
+        value = int(text) if re.fullmatch(r"-?\d+", text.strip()) else None
+        if value is None or not (value >= least or (zero and value == 0)):
+            want = f"0 ({zero}) or " if zero else ""
+            raise UserError(f"{flag} = {text!r}: must be {want}a whole number of at least {least}")
+        return value
+
+    return read
+
+
 def briefly(error: Exception) -> str:
     """A network error in a few words: Kaggle's own message for a refusal, else the reason
     urllib3 buries under its connection pool, retries and the request's address."""

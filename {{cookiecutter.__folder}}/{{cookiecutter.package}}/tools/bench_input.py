@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtime.config import FIELDS, Config
-from ..runtime.errors import UserError, named
+from ..runtime.errors import UserError, named, whole_number
 from ..runtime.learning import recipe
 from ..runtime.platform.paths import data_path, field_path, output_path
 
@@ -344,10 +344,16 @@ def arguments(parser) -> None:
         help="measure on the image files under this folder (nested too), and on records of them",
     )
     parser.add_argument(
-        "--images-per-pass", type=int, default=2048, help="images a pass (default: 2048)"
+        "--images-per-pass",
+        type=whole_number("bench-input --images-per-pass", 1),
+        default=2048,
+        help="images a pass (default: 2048)",
     )
     parser.add_argument(
-        "--repeats", type=int, default=5, help="passes of each pipeline (default: 5)"
+        "--repeats",
+        type=whole_number("bench-input --repeats", 1),
+        default=5,
+        help="passes of each pipeline (default: 5)",
     )
 
 

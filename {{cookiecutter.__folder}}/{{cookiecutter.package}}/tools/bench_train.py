@@ -7,7 +7,7 @@ its command line, which loads no TensorFlow until it runs).
 from __future__ import annotations
 
 from ..runtime.config import Config
-from ..runtime.errors import UserError
+from ..runtime.errors import UserError, whole_number
 
 VARIANTS = ("CACHED", "OURS", "BARE", "STOCK", "APPS")
 
@@ -15,11 +15,16 @@ VARIANTS = ("CACHED", "OURS", "BARE", "STOCK", "APPS")
 def arguments(parser) -> None:
     parser.add_argument(
         "--timed-steps",
-        type=int,
+        type=whole_number("bench-train --timed-steps", 1),
         default=5,
         help="steps of each variant timed a turn (default: 5)",
     )
-    parser.add_argument("--repeats", type=int, default=3, help="turns of each variant (default: 3)")
+    parser.add_argument(
+        "--repeats",
+        type=whole_number("bench-train --repeats", 1),
+        default=3,
+        help="turns of each variant (default: 3)",
+    )
     parser.add_argument(
         "--variants",
         default=",".join(VARIANTS),

@@ -15,6 +15,7 @@ import csv
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..runtime.errors import whole_number
 from ..runtime.platform.files import output_folder, written_whole
 
 if TYPE_CHECKING:
@@ -79,7 +80,12 @@ def arguments(parser) -> None:
     parser.add_argument(  # --output: its name before
         "--output-dir", "--output", dest="output", default="data/demo", help="folder to write"
     )
-    parser.add_argument("--seed", type=int, default=0, help="split and id seed (default: 0)")
+    parser.add_argument(
+        "--seed",
+        type=whole_number("demo-data --seed", 0),
+        default=0,
+        help="split and id seed (default: 0)",
+    )
 
 
 def command(args, cfg, found=None) -> int:

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtime.config import Config
-from ..runtime.errors import UserError
+from ..runtime.errors import UserError, whole_number
 from ..runtime.platform.files import MANIFEST, is_url, output_folder, write_json
 from ..runtime.platform.run_lock import one_run_at_a_time
 
@@ -423,7 +423,10 @@ def arguments(parser) -> None:
         "--group-column", default="", help="keep each group in one fold (e.g. patient)"
     )
     parser.add_argument(
-        "--resize", type=int, default=0, help="store N x N images (default: as they are)"
+        "--resize",
+        type=whole_number("records --resize", 32, zero="as they are"),
+        default=0,
+        help="store N x N images (default: as they are)",
     )
     parser.add_argument("--test-images", default="", help="folder of test images (ids: file names)")
     parser.add_argument(

@@ -19,7 +19,7 @@ import statistics
 
 from ..backbone_choices import weights
 from ..config import CROP_AREA, Config, crop_area
-from ..errors import UserError, named
+from ..errors import UserError, named, whole_number
 from ..platform.files import place, written_whole
 from ..platform.paths import output_dir
 
@@ -186,7 +186,7 @@ def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
 def arguments(parser) -> None:
     parser.add_argument(
         "--runs",
-        type=int,
+        type=whole_number("ablate --runs", 1),
         default=RUNS,
         help=f"runs of each variant: folds 0 to N-1, or seeds where the data has no folds "
         f"(default {RUNS})",
