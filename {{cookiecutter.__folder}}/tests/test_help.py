@@ -3,12 +3,15 @@ TensorFlow's start-up lines), and offers what the command reads, grouped as Conf
 
 import contextlib
 import io
+import re
 import subprocess
 import sys
 
 import pytest
 
-from {{ cookiecutter.package }}.__main__ import COMMANDS, main, owner, parser
+from {{ cookiecutter.package }}.__main__ import COMMANDS, main, owner, parser, reads
+from {{ cookiecutter.package }}.runtime import config
+from {{ cookiecutter.package }}.runtime.errors import flag
 from {{ cookiecutter.package }}.tools.kaggle_api import ACTIONS
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
@@ -47,10 +50,30 @@ def test_commands_whose_help_imports_nothing_of_their_module_declare_no_options(
         assert not hasattr(module, "arguments") and not hasattr(module, "CONFIG_FIELDS"), name
 
 
-def help_of(*words: str) -> str:
+def help_of(*words: str, every: bool = False) -> str:
     with contextlib.redirect_stdout(io.StringIO()) as said, contextlib.suppress(SystemExit):
-        main([*words, "--help"])
+        main([*words, "--help-all" if every else "--help"])
     return said.getvalue()
+
+
+def test_train_help_fits_a_screen_and_help_all_reaches_every_setting(monkeypatch):
+    """A newcomer looking for one setting read 129 lines of `train --help`; the rarely set
+    (Config's `rare`: the records' features, where and how it runs) wait behind --help-all."""
+    monkeypatch.setenv("COLUMNS", "80")  # a terminal's default width
+    shown, every = help_of("train"), help_of("train", every=True)
+    assert len(shown.splitlines()) <= 90, shown
+    assert "--help-all" in shown and "--help-all" not in every
+    rare = [field for field in config.knobs() if field.metadata["rare"]]
+    assert rare and f"this help with {len(rare)} rarely set fields too" in shown
+    for field in config.knobs():
+        if reads("train", field.name):
+            assert offers(shown, field.name) != field.metadata["rare"], field.name
+            assert offers(every, field.name), field.name
+
+
+def offers(help_text: str, field: str) -> bool:
+    """Whether the help lists the field's flag (--fold is not --fold-seed)."""
+    return bool(re.search(rf"^  {re.escape(flag(field))}[ ,\n]", help_text, re.MULTILINE))
 
 
 def test_each_command_offers_the_settings_it_reads_grouped_as_the_notebook_groups_them():

@@ -37,7 +37,7 @@ class Command:
 COMMANDS = {
     "train": Command(
         "runtime.stages.train",
-        "train on the training records; checkpoints, weights and curves go to the output",
+        "train on the training data; checkpoints, weights and curves go to the output",
         on_accelerator=True,
         every_flag=True,
     ),
@@ -152,9 +152,11 @@ READ_ONLY_BY = {
 }
 
 
-def parser(only: str | None = None, own: bool = True) -> argparse.ArgumentParser:
+def parser(
+    only: str | None = None, own: bool = True, every: bool = False
+) -> argparse.ArgumentParser:
     """Every command with its options; with `only`, the others without theirs; without `own`,
-    the Config flags alone."""
+    the Config flags alone; with `every`, the rarely set in --help too (--help-all)."""
     root = Parser(
         prog="python -m {{ cookiecutter.package }}",
         description="Train an image classifier on Kaggle TFRecords and write submission.csv.",
@@ -171,7 +173,7 @@ def parser(only: str | None = None, own: bool = True) -> argparse.ArgumentParser
         if about.config:
             declared = getattr(module, "CONFIG_FIELDS", None)
             read = declared or [field for field in FIELD_NAMES if reads(name, field)]
-            add_flags(command, declared or FIELD_NAMES, read)
+            add_flags(command, declared or FIELD_NAMES, read, every)
         command.usage = short_usage(command)
     return root
 
@@ -190,21 +192,29 @@ def short_usage(command: argparse.ArgumentParser) -> str:
     return " ".join(["%(prog)s", *words, "[options]"])
 
 
-def add_flags(parser: argparse.ArgumentParser, fields, shown) -> None:
+def add_flags(parser: argparse.ArgumentParser, fields, shown, every: bool = False) -> None:
     """One flag per field named, in groups as Config's sections (the notebook's config cell
-    has the same), out of --help unless `shown`; flags left out keep the preset's or the
-    field's default."""
-    first = parser.add_argument_group("settings (Config fields; every one has a default)")
-    first.add_argument(
+    has the same), out of --help unless `shown` (and, for a rarely set one, `every`); flags
+    left out keep the preset's or the field's default."""
+    rare = [name for name in shown if config.FIELDS[name].metadata["rare"]]
+    if rare and not every:  # beside -h
+        parser.add_argument(
+            HELP_ALL, action="store_true", help=f"this help with {len(rare)} rarely set fields too"
+        )
+    parser.add_argument(
         "--preset", choices=sorted(config.PRESETS), help="start from a named set of values"
     )
     for title, section in config.sections().items():
         chosen = [field for field in section if field.name in fields]
+        visible = [field for field in chosen if field.name in shown]
+        if not every:
+            visible = [field for field in visible if not field.metadata["rare"]]
         group = parser.add_argument_group(title) if chosen else None
         for field in chosen:
-            add_flag(group, field, field.name in shown)
+            add_flag(group, field, field in visible)
 
 
+HELP_ALL = "--help-all"  # --help, with the rarely set fields (Config's `rare`) too
 METAVARS = {int: "N", float: "X", str: "VALUE", list: "NAME"}  # short: one line a flag
 
 
@@ -243,6 +253,8 @@ def from_flags(args: argparse.Namespace) -> config.Config:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    every = HELP_ALL in argv
+    argv = ["--help" if word == HELP_ALL else word for word in argv]
     asked = next((word for word in argv if word in COMMANDS), None)
     try:
         found = None
@@ -250,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
             if asked and COMMANDS[asked].on_accelerator and not {"-h", "--help"} & set(argv):
                 flags, _ = parser(asked, own=False).parse_known_args(argv)
                 found = accelerator.detect(from_flags(flags))
-            args = parser(asked).parse_args(argv)
+            args = parser(asked, every=every).parse_args(argv)
             if COMMANDS[args.command].tensorflow:
                 import tensorflow  # noqa: F401 (here, where its start-up lines are held)
         cfg = from_flags(args) if COMMANDS[args.command].config else None

@@ -35,14 +35,18 @@ CROP_AREA = 0.75
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
-def knob(default, help, tuned=False, section="", checkpoint="recorded"):
+def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=False):
     """A field of Config, with its flag's help. `tuned` ones are what the notebook's config
-    cell shows; a `section` title starts a section of Config that runs to the next one's;
+    cell shows; `rare` ones (set by few: record features, where and how it runs) are left out
+    of a command's --help for --help-all; a `section` title starts a section of Config that
+    runs to the next one's;
     `checkpoint` says what a checkpoint does with the field: "where" (where the run happens:
     not recorded), "recorded", "trained", "data" or "model" (checkpoints.py holds the rules)."""
     if checkpoint not in ("where", "recorded", "trained", "data", "model"):
         raise ValueError(f"knob: checkpoint {checkpoint!r} is none of checkpoints.py's rules")
-    metadata = {"help": help, "tuned": tuned, "section": section, "checkpoint": checkpoint}
+    metadata = {
+        "help": help, "tuned": tuned, "section": section, "checkpoint": checkpoint, "rare": rare
+    }  # fmt: skip
     if isinstance(default, list):  # a mutable default: each Config gets its own copy
         return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -84,17 +88,24 @@ class Config:
         "", "images and CSV: a column whose rows share a fold (a patient)", checkpoint="data"
     )
     image_key: str = knob(
-        "image", "feature holding JPEG bytes", section="What the records hold", checkpoint="data"
+        "image",
+        "feature holding JPEG bytes",
+        section="What the records hold",
+        checkpoint="data",
+        rare=True,
     )
-    label_key: str = knob("class", "feature holding the int64 class", checkpoint="data")
-    id_key: str = knob("id", "feature holding the string id")
+    label_key: str = knob("class", "feature holding the int64 class", checkpoint="data", rare=True)
+    id_key: str = knob("id", "feature holding the string id", rare=True)
     id_column: str = knob(
         "id", "column of ids in the CSV; submission.csv's is the sample's first (else this)"
     )
     label_column: str = knob("label", "column of labels (CSV and submission)")
     submission: str = knob("auto", "auto: as the sample's columns say; or " + ", ".join(SHAPES))
     class_names: str = knob(
-        "", "class names in class order, comma-separated; empty: the data's", checkpoint="trained"
+        "",
+        "class names in class order, comma-separated; empty: the data's",
+        checkpoint="trained",
+        rare=True,
     )
     multi_label: bool = knob(
         False, "several labels per image (sigmoid, per-class thresholds)", checkpoint="trained"
@@ -143,12 +154,17 @@ class Config:
         42,
         "seed of the folds records and images with a CSV are split into; --seed leaves them",
         checkpoint="data",
+        rare=True,
     )
     tta: bool = knob(False, "predict: average with horizontally flipped images too", tuned=True)
-    bad_records: str = knob("fail", "training images that do not decode: fail, or skip them")
-    shuffle_buffer: int = knob(2048, "records shuffled together while training")
-    steps_per_execution: int = knob(0, "training steps per device call; 0: 32 on TPU, 1 elsewhere")
-    precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32")
+    bad_records: str = knob(
+        "fail", "training images that do not decode: fail, or skip them", rare=True
+    )
+    shuffle_buffer: int = knob(2048, "records shuffled together while training", rare=True)
+    steps_per_execution: int = knob(
+        0, "training steps per device call; 0: 32 on TPU, 1 elsewhere", rare=True
+    )
+    precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32", rare=True)
     metric: str = knob({{ cookiecutter.metric | tojson }}, "competition metric: " + ", ".join(METRICS))
     output_dir: str = knob(
         "", "checkpoints, plots, submission.csv; empty: Kaggle's or output/", checkpoint="where"
@@ -173,8 +189,8 @@ class Config:
     )
     crop_area: float = knob(
         0.0,
-        "smallest area kept by random crops; 1.0: no crops; 0: auto (none below "
-        f"{CROP_FROM_SIZE} px, {CROP_AREA} from there)",
+        f"smallest area random crops keep; 1: none; 0: auto (none below {CROP_FROM_SIZE} px, "
+        f"else {CROP_AREA})",
         tuned=True,
     )
     rand_augment: float = knob(
@@ -202,8 +218,7 @@ class Config:
     )
     ema: float = knob(
         0.99,
-        "momentum of the weights' moving average (warmed up with the steps), validated "
-        "beside the raw weights each epoch, the better kept; 0: off",
+        "momentum of the weights' average (warmed up), kept where it validates better; 0: off",
         tuned=True,
     )
     backbone_learning_rate: float = knob(
@@ -222,12 +237,16 @@ class Config:
         "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware",
         section="Where it runs",
         checkpoint="where",
+        rare=True,
     )
-    simulate_replicas: int = knob(0, "rehearse N replicas on the CPU; 0: off", checkpoint="where")
+    simulate_replicas: int = knob(
+        0, "rehearse N replicas on the CPU; 0: off", checkpoint="where", rare=True
+    )
     compile_cache: bool = knob(
         True,
         "JAX: keep compiled steps in <output>/jax-cache, for later folds, evaluate, predict",
         checkpoint="where",
+        rare=True,
     )
     # Several hosts, or machines joined by hand: see processes.py.
     coordinator: str = knob(
@@ -235,14 +254,20 @@ class Config:
         "host:port of process 0 (multi-process JAX); empty: none",
         section="Several hosts (Cloud TPU pods)",
         checkpoint="where",
+        rare=True,
     )
     coordinator_timeout: int = knob(
-        60, "seconds to wait for every process to join; then stop", checkpoint="where"
+        60, "seconds to wait for every process to join; then stop", checkpoint="where", rare=True
     )
     num_processes: int = knob(
-        1, "processes training together (JAX); each runs the same command", checkpoint="where"
+        1,
+        "processes training together (JAX); each runs the same command",
+        checkpoint="where",
+        rare=True,
     )
-    process_id: int = knob(0, "this process's number, 0 to num_processes - 1", checkpoint="where")
+    process_id: int = knob(
+        0, "this process's number, 0 to num_processes - 1", checkpoint="where", rare=True
+    )
     # Where each value the user gave came from, by field: "flag", "notebook" or "preset NAME",
     # and "manifest" for one the data filled in (`filled`); a field not listed holds its
     # default. Not a knob: the functions that make a Config of what a user gave fill it
