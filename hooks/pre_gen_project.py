@@ -49,12 +49,16 @@ def problems(answers):
         why = "must be a folder name: letters, digits, '.', '_', '-' (no '/', spaces or '..')"
         yield "project", project, why, "flower-classification"
     package = answers["package"]
+    # Not typed but made of the project's name (cookiecutter.json): say so, or the user reads
+    # of an answer they never gave.
+    made = f" (made from project_name={name!r}: give package, or another name)"
+    made = made if package == project.replace("-", "_") else ""
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", package):
         why = "must be a lowercase Python identifier (letters, digits, '_'; no leading digit)"
-        yield "package", package, why, "flower_classification"
+        yield "package", package, why + made, "flower_classification"
     elif keyword.iskeyword(package) or package in sys.stdlib_module_names or package in SHADOWED:
         why = "is a Python keyword or the name of a module the project imports"
-        yield "package", package, why, "flower_classification"
+        yield "package", package, why + made, "flower_classification"
     if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", answers["competition"]):
         why = "must be a Kaggle slug: lowercase letters and digits joined by single '-'"
         yield "competition", answers["competition"], why, "tpu-getting-started"

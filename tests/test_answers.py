@@ -1,8 +1,16 @@
 """Bad answers stop rendering with a message that names them, and leave nothing on disk."""
 
+import json
+import sys
+import tempfile
+from pathlib import Path
+
 import pytest
 from conftest import bake
 from cookiecutter.exceptions import FailedHookException
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from slugify import slugify
 
 BAD_ANSWERS = [
     pytest.param("project_name", "", id="empty-name"),
@@ -71,3 +79,60 @@ def test_a_vision_transformer_needs_an_image_size_its_patches_divide(tmp_path, c
     assert "answer image_size='512' must be a multiple of 14 for backbone=dinov2-small" in err
     assert "for example image_size=504" in err
     assert list(tmp_path.iterdir()) == []
+
+
+# The project's name as people write it: emoji, accents, right-to-left scripts, quotes,
+# backslashes, very long. Jinja's own syntax is left out: cookiecutter renders an answer as a
+# template before any hook sees it.
+NAMES = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="{}%#"),
+    min_size=1,
+    max_size=80,
+)
+# Both notebooks, their scripts and kernel-metadata.json, written by the rendered project.
+KERNELS = """
+import json, sys
+import nbformat
+from {package}.runtime.config import Config
+from {package}.tools import kernel
+for inference in (False, True):
+    folder = kernel.write_kernel(Config(), "tpu", "alice", f"kernel-{{inference}}", inference=inference)
+    described = json.loads((folder / "kernel-metadata.json").read_text(encoding="utf-8"))
+    notebook = nbformat.read(folder / described["code_file"], as_version=4)
+    nbformat.validate(notebook)
+    script = (folder / described["code_file"]).with_suffix(".py").read_text(encoding="utf-8")
+    print(json.dumps([described["id"], described["title"], notebook.cells[0].source, script]))
+"""
+
+
+# Each example renders a project and runs it once: few, each a few seconds.
+@settings(
+    max_examples=5,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # capfd: read per example
+)
+@example(name="🍃 Leaf")
+@example(name='Café crème: "les fleurs" d\'été')
+@example(name="تصنيف الزهور")  # right to left
+@example(name="a\\b " + "very long name " * 6)
+@given(name=NAMES)
+def test_any_project_name_survives_both_notebooks_or_is_refused_naming_it(name, capfd):
+    """Before, "🍃 Leaf" rendered, and `kernel` stopped in a UnicodeEncodeError: the title
+    reached the notebook as two lone surrogates (Jinja's tojson escaped the emoji)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            baked = bake(Path(tmp), project_name=name)
+        except FailedHookException:  # refused, naming the answer or what it made
+            said = capfd.readouterr().err
+            assert f"answer project_name={name!r}" in said or f"from project_name={name!r}" in said
+            return
+        code = KERNELS.format(package=baked.package.name)
+        done = baked.run(sys.executable, "-c", code, timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        for line in done.stdout.splitlines():
+            kernel_id, title, first_cell, script = json.loads(line)
+            assert first_cell.startswith(f"# {name}"), first_cell[:200]
+            assert f"# # {name}".rstrip() in script  # the markdown, as the script's comments
+            # What the kaggle client checks before a push: a title it can slugify to the id.
+            assert len(title) >= 5 and slugify(title) == kernel_id.split("/")[1], title
