@@ -572,6 +572,13 @@ COMMAND_LINE: list[Row] = [
         "bench-train --repeats = '-1': must be a whole number of at least 1",
     ),
     Row(
+        "demo-data into a folder of records",
+        lambda tmp, given: words(
+            f"demo-data --output-dir {records_of(given, copy_of(given.demo / 'images', tmp, 'i'), tmp / 'r')}"
+        ),
+        "/r holds files demo-data does not write (manifest.json); give an empty folder",
+    ),
+    Row(
         "demo-data --seed below zero",
         lambda tmp, given: words(f"demo-data --seed -1 --output-dir {tmp}/demo"),
         "demo-data --seed = '-1': must be a whole number of at least 0",

@@ -15,13 +15,20 @@ import csv
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.errors import whole_number
+from ..runtime.errors import UserError, whole_number
 from ..runtime.platform.files import output_folder, written_whole
 
 if TYPE_CHECKING:
     import numpy as np
 
 SHARDS = {"train": 4, "val": 2, "test": 2}
+# What demo-data writes, and nothing else: these files, and in these folders files of these
+# endings (a shard is written under .partial, a CSV under .tmp-<name>, until whole).
+OWN_FILES = {"sample_submission.csv", "solution.csv", "images/train.csv"}
+OWN_FOLDERS = {
+    "train": (".tfrec", ".partial"), "val": (".tfrec", ".partial"),
+    "test": (".tfrec", ".partial"), "images/train": (".jpg",), "images/test": (".jpg",),
+}  # fmt: skip
 
 
 def jpeg_images(size: int) -> tuple[list[bytes], np.ndarray]:
@@ -34,6 +41,19 @@ def jpeg_images(size: int) -> tuple[list[bytes], np.ndarray]:
     images = tf.saturate_cast(tf.image.resize(pixels, [size, size]), tf.uint8)
     images = tf.image.grayscale_to_rgb(images)
     return [tf.io.encode_jpeg(image, quality=95).numpy() for image in images], digits.target
+
+
+def not_written_by_demo(folder: Path) -> list[str]:
+    """What `folder` holds that demo-data never writes there (its own earlier output is
+    written again, the same)."""
+    found = []
+    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        name, within = path.relative_to(folder).as_posix(), path.parent.relative_to(folder)
+        if path.is_dir() or name.replace(".tmp-", "") in OWN_FILES:
+            continue
+        if not path.name.endswith(OWN_FOLDERS.get(within.as_posix(), ("/",))):
+            found.append(name)
+    return found
 
 
 def write_csv(path: Path, rows: list[tuple]) -> None:
@@ -49,6 +69,13 @@ def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict
     from .shards import write_shards
 
     output = output_folder(output, "demo-data --output-dir")
+    foreign = not_written_by_demo(output)
+    if foreign:  # another command's output: writing among it would change it
+        more = f", ... ({len(foreign)} in all)" if len(foreign) > 3 else ""
+        raise UserError(
+            f"demo-data --output-dir {output} holds files demo-data does not write "
+            f"({', '.join(foreign[:3])}{more}); give an empty folder or a new one"
+        )
     jpegs, labels = jpeg_images(size)
     rng = np.random.default_rng(seed)
     # Random hex ids, like Kaggle's: sorting by id shuffles rows, so order bugs show.
