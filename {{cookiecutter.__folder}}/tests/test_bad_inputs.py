@@ -638,6 +638,11 @@ def swapped_folds(table: pd.DataFrame) -> pd.DataFrame:
 # Runs blend refuses to blend, and blends the inference notebook cannot rebuild.
 BLENDS = [
     Row(
+        "blend: into another command's folder (a trained run not blended)",
+        lambda tmp, given: blending(given, tmp, output=str(copy_of(given.trained, tmp, "run"))),
+        "/run holds files blend does not write (checkpoints, curves.png, history.json, ... (",
+    ),
+    Row(
         "blend: one run",
         lambda tmp, given: blending(given, tmp, given.blendable.runs[0]),
         "blend needs two runs or more: give each run's output folder",

@@ -342,11 +342,28 @@ def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Pa
     return path
 
 
+# What blend writes in its --output-dir, and nothing else (each under .tmp-<name> until whole).
+BLEND_FILES = (BLEND, "submission.csv", "test_probabilities.csv")
+
+
+def not_written_by_blend(folder: Path) -> list[str]:
+    """What `folder` holds beside blend's own files (written again by a blend run anew)."""
+    held = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
+    return [name for name in held if name.removeprefix(".tmp-") not in BLEND_FILES]
+
+
 def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dict:
     """Read, check and fit the runs; write blend.json and the blended submission."""
     output = output_folder(output_dir(cfg), "blend --output-dir", buckets=True)
     runs = [read_run(place(folder)) for folder in folders]
     check_alike(runs, output)
+    foreign = not_written_by_blend(output)
+    if foreign:  # another command's output (a run's submission.csv, say): refused, untouched
+        more = f", ... ({len(foreign)} in all)" if len(foreign) > 3 else ""
+        raise UserError(
+            f"blend --output-dir {output} holds files blend does not write "
+            f"({', '.join(foreign[:3])}{more}); give an empty folder or a new one"
+        )
     cfg = trained_for(runs[0], cfg)
     blend = fitted(cfg, runs, weights_by)
     report(blend)
