@@ -576,7 +576,7 @@ COMMAND_LINE: list[Row] = [
         lambda tmp, given: words(
             f"demo-data --output-dir {records_of(given, copy_of(given.demo / 'images', tmp, 'i'), tmp / 'r')}"
         ),
-        "/r holds files demo-data does not write (manifest.json); give an empty folder",
+        "/r holds files demo-data did not write (manifest.json); give an empty folder",
     ),
     Row(
         "demo-data --seed below zero",
@@ -640,7 +640,7 @@ BLENDS = [
     Row(
         "blend: into another command's folder (a trained run not blended)",
         lambda tmp, given: blending(given, tmp, output=str(copy_of(given.trained, tmp, "run"))),
-        "/run holds files blend does not write (checkpoints, curves.png, history.json, ... (",
+        "/run holds files blend did not write (checkpoints, curves.png, history.json, ... (",
     ),
     Row(
         "blend: one run",

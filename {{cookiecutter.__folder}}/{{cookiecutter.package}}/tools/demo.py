@@ -15,8 +15,8 @@ import csv
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.errors import UserError, whole_number
-from ..runtime.platform.files import output_folder, written_whole
+from ..runtime.errors import whole_number
+from ..runtime.platform.files import output_folder, refuse_foreign, written_whole
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,13 +69,7 @@ def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict
     from .shards import write_shards
 
     output = output_folder(output, "demo-data --output-dir")
-    foreign = not_written_by_demo(output)
-    if foreign:  # another command's output: writing among it would change it
-        more = f", ... ({len(foreign)} in all)" if len(foreign) > 3 else ""
-        raise UserError(
-            f"demo-data --output-dir {output} holds files demo-data does not write "
-            f"({', '.join(foreign[:3])}{more}); give an empty folder or a new one"
-        )
+    refuse_foreign("demo-data --output-dir", output, "demo-data", not_written_by_demo(output))
     jpegs, labels = jpeg_images(size)
     rng = np.random.default_rng(seed)
     # Random hex ids, like Kaggle's: sorting by id shuffles rows, so order bugs show.

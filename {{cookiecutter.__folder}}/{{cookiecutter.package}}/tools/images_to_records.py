@@ -47,7 +47,13 @@ from typing import TYPE_CHECKING
 
 from ..runtime.config import Config
 from ..runtime.errors import UserError, whole_number
-from ..runtime.platform.files import MANIFEST, is_url, output_folder, write_json
+from ..runtime.platform.files import (
+    MANIFEST,
+    is_url,
+    output_folder,
+    refuse_foreign,
+    write_json,
+)
 from ..runtime.platform.run_lock import one_run_at_a_time
 
 if TYPE_CHECKING:
@@ -141,12 +147,7 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
             "would become the test set; give the competition's folder of test images"
         )
     foreign = [str(path.relative_to(output)) for path in not_written_by_records(output)]
-    if foreign:
-        more = f", ... ({len(foreign)} in all)" if len(foreign) > 3 else ""
-        raise UserError(
-            f"records --output-dir {output} holds files records did not write "
-            f"({', '.join(foreign[:3])}{more}); give an empty folder or a new one"
-        )
+    refuse_foreign("records --output-dir", output, "records", foreign)
 
 
 def inside(path: Path, folder: Path) -> bool:

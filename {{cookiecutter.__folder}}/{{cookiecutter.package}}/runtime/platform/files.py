@@ -193,6 +193,17 @@ def bucket_unwritable(folder: str) -> str:
     return ""
 
 
+def refuse_foreign(flag: str, folder: Path, command: str, foreign: list[str]) -> None:
+    """Stop, naming a few, where `folder` holds files `command` did not write: writing among
+    another command's output would change it."""
+    if foreign:
+        more = f", ... ({len(foreign)} in all)" if len(foreign) > 3 else ""
+        raise UserError(
+            f"{flag} {folder} holds files {command} did not write ({', '.join(foreign[:3])}"
+            f"{more}); give an empty folder or a new one"
+        )
+
+
 def output_folder(path: Path | str, flag: str, buckets: bool = False) -> Path:
     """The folder a command writes into (`flag` names it in the error), once it is writable;
     a bucket only where the command writes through written_whole (`buckets`)."""

@@ -27,7 +27,15 @@ from ..config import Config, class_names, names_in
 from ..errors import UserError, first_line
 from ..learning import blending, scoring, thresholds
 from ..outputs.run_record import read_record, run_records
-from ..platform.files import BLEND, FETCHED_FROM, for_pandas, output_folder, place, write_json
+from ..platform.files import (
+    BLEND,
+    FETCHED_FROM,
+    for_pandas,
+    output_folder,
+    place,
+    refuse_foreign,
+    write_json,
+)
 from ..platform.paths import output_dir, output_path
 
 CONFIG_FIELDS = (
@@ -357,13 +365,8 @@ def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dic
     output = output_folder(output_dir(cfg), "blend --output-dir", buckets=True)
     runs = [read_run(place(folder)) for folder in folders]
     check_alike(runs, output)
-    foreign = not_written_by_blend(output)
-    if foreign:  # another command's output (a run's submission.csv, say): refused, untouched
-        more = f", ... ({len(foreign)} in all)" if len(foreign) > 3 else ""
-        raise UserError(
-            f"blend --output-dir {output} holds files blend does not write "
-            f"({', '.join(foreign[:3])}{more}); give an empty folder or a new one"
-        )
+    # Another command's output (a run's submission.csv, say): refused, untouched.
+    refuse_foreign("blend --output-dir", output, "blend", not_written_by_blend(output))
     cfg = trained_for(runs[0], cfg)
     blend = fitted(cfg, runs, weights_by)
     report(blend)
