@@ -39,7 +39,7 @@ def one_run_at_a_time(folder: Path | str, flag: str):
     if unwritable(folder, buckets=True):  # nothing to hold: the preflight says why
         yield folder
         return
-    with (in_bucket if is_url(folder) else on_this_machine)(folder, flag):
+    with (bucket_lock if is_url(folder) else local_lock)(folder, flag):
         yield folder
 
 
@@ -56,7 +56,7 @@ def this_run(host: str = "") -> str:
 
 
 @contextlib.contextmanager
-def on_this_machine(folder: Path, flag: str):
+def local_lock(folder: Path, flag: str):
     made = not folder.exists()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -84,7 +84,7 @@ def on_this_machine(folder: Path, flag: str):
 
 
 @contextlib.contextmanager
-def in_bucket(folder: Path, flag: str):
+def bucket_lock(folder: Path, flag: str):
     path = folder / LOCK
     holder, left = bucket_holder(path), read_lock(path)
     if holder:
