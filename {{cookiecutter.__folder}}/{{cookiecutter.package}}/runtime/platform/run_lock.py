@@ -86,15 +86,16 @@ def local_lock(folder: Path, flag: str):
 @contextlib.contextmanager
 def bucket_lock(folder: Path, flag: str):
     path = folder / LOCK
-    holder, left = bucket_holder(path), read_lock(path)
-    if holder:
-        raise in_use(flag, folder, holder)
+    left = read_lock(path)
+    if alive(left):
+        raise in_use(flag, folder, alive(left))
     if left:  # a run that died: a preempted VM, a killed notebook
         print(f"{flag} {folder}: taking over the lock of a run that stopped ({left.get('run')})")
     mine = {"run": this_run(socket.gethostname()), "token": uuid.uuid4().hex}
     write_json(path, mine | {"beat": time.time()})
-    if read_lock(path).get("token") != mine["token"]:  # another run wrote after this one
-        raise in_use(flag, folder, bucket_holder(path) or "another run")
+    written = read_lock(path)
+    if written.get("token") != mine["token"]:  # another run wrote after this one
+        raise in_use(flag, folder, alive(written) or "another run")
     stop = threading.Event()
 
     def renew():
@@ -121,9 +122,8 @@ def read_lock(path: Path) -> dict:
     return lock if isinstance(lock, dict) else {}
 
 
-def bucket_holder(path: Path) -> str:
-    """The run named in a bucket's lock, where it renewed the lock recently."""
-    lock = read_lock(path)
+def alive(lock: dict) -> str:
+    """The run a bucket's lock names, where it renewed the lock recently; else ""."""
     if not lock or time.time() - float(lock.get("beat", 0)) > STALE_SECONDS:
         return ""
     return str(lock.get("run", "another run"))
@@ -134,7 +134,7 @@ def held_by(folder: Path | str) -> str:
     run does. Takes nothing and makes nothing."""
     folder = place(folder)
     if is_url(folder):
-        return bucket_holder(folder / LOCK)
+        return alive(read_lock(folder / LOCK))
     try:
         lock = open(folder / LOCK)  # noqa: SIM115 (closed below, after the test)
     except OSError:  # no lock file: no run holds the folder
