@@ -246,6 +246,44 @@ FOLDERS: list[Row] = [
         "/out/fold0/model.weights.h5, where train writes fold 0's; run `train` first",
     ),
     Row(
+        "train: --output-dir a folder of records",
+        lambda tmp, given: words(
+            f"train --preset demo --data-dir {given.demo} "
+            f"--output-dir {copy_of(given.demo / 'train', tmp / 'records', 'train').parent}"
+        ),
+        "/records holds files train did not write (train/",
+    ),
+    Row(
+        "predict: --output-dir a folder of the user's, beside a run's own files",
+        lambda tmp, given: predicting(given, user_files(tmp, "out/submission.csv", "out/x.py")),
+        "/out holds files predict did not write (x.py); give an empty folder",
+    ),
+    Row(
+        "evaluate: --output-dir a fold's run holding the user's file",
+        lambda tmp, given: words(
+            f"evaluate --preset demo --data-dir {given.demo} --trained-dir {given.trained} "
+            f"--output-dir {user_files(tmp / 'out', 'fold0/notes/a.txt')}"
+        ),
+        "/out holds files evaluate did not write (fold0/notes/a.txt); give an empty folder",
+    ),
+    Row(
+        "ablate: --output-dir the user's",
+        lambda tmp, given: words(
+            f"ablate --preset demo --data-dir {given.demo} --parts flip "
+            f"--output-dir {user_files(tmp / 'out', 'notes.txt')}"
+        ),
+        "/out holds files ablate did not write (notes.txt); give an empty folder",
+    ),
+    Row(
+        "kaggle output: --output-dir the user's",
+        lambda tmp, given: words(
+            f"kaggle output --kernel-dir {kernel_dir(tmp, A_KERNEL)} "
+            f"--output-dir {user_files(tmp / 'out', 'submission.csv', 'mine.csv')}"
+        ),
+        "/out holds files kaggle output did not write (mine.csv); give an empty folder",
+        kaggle_json='{"username": "alice", "key": "0123"}',
+    ),
+    Row(
         "records: --output-dir is the folder that holds the images",
         lambda tmp, given: records_into(copy_of(given.demo / "images", tmp, "dk"), "."),
         "overlap: records writes, and with --force removes, what --output-dir holds",

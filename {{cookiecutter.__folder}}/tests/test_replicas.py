@@ -97,8 +97,8 @@ def on_replicas(demo_dir, tmp_path_factory, run_python, preset):
     def run(backend: str) -> Replicated:
         if backend not in made:
             layout, folder = LAYOUTS[backend], tmp_path_factory.mktemp(f"{backend}-replicas")
-            (folder / "step").mkdir()  # the step's own output folder
-            many, one = folder / "step" / "many.npz", folder / "step" / "one.npz"
+            steps = tmp_path_factory.mktemp(f"{backend}-step")  # apart from the run's folder
+            many, one = steps / "many.npz", steps / "one.npz"
             step = ["tests.one_step", str(demo_dir), str(layout.replicas), str(many)]
             step += ["--one", str(one)]
             if layout.step_backbone != "small-cnn":

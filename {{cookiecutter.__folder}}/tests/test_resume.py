@@ -112,17 +112,17 @@ def test_a_second_run_into_the_same_folder_is_refused_and_the_first_goes_on(
     assert (tmp_path / "model.weights.h5").is_file() and not (tmp_path / ".run.lock").exists()
 
 
-# In a mount namespace of its own: a small tmpfs as the output folder, with room for one
+# In a mount namespace of its own: a small tmpfs holding the output folder, with room for one
 # checkpoint and not for the next one written beside it. The same command runs again once a
-# filler file is gone; what each run left is copied out.
+# filler file beside the output folder is gone; what each run left is copied out.
 FULL_DISK = """
 out=/tmp/full-disk
 mkdir -p $out && mount -t tmpfs -o size=16m tmpfs $out || exit 9
 head -c $(( $(df --output=avail -B1 $out | tail -1) - 2000000 )) /dev/zero > $out/filler
-"$@" --output-dir $out > "$RESULTS/first.log" 2>&1; echo $? > "$RESULTS/first.status"
-ls -A $out/checkpoints > "$RESULTS/kept"
+"$@" --output-dir $out/run > "$RESULTS/first.log" 2>&1; echo $? > "$RESULTS/first.status"
+ls -A $out/run/checkpoints > "$RESULTS/kept"
 rm $out/filler
-"$@" --output-dir $out > "$RESULTS/again.log" 2>&1; echo $? > "$RESULTS/again.status"
+"$@" --output-dir $out/run > "$RESULTS/again.log" 2>&1; echo $? > "$RESULTS/again.status"
 """
 
 
@@ -140,7 +140,7 @@ def test_a_disk_full_at_a_checkpoint_ends_in_one_line_and_the_last_one_resumes(d
     assert (tmp_path / "first.status").read_text().strip() == "2", first[-3000:]
     last = first.strip().splitlines()[-1]
     assert re.fullmatch(
-        r"error: cannot write /tmp/full-disk/checkpoints/checkpoint\.weights\.h5: the disk is "
+        r"error: cannot write /tmp/full-disk/run/checkpoints/checkpoint\.weights\.h5: the disk is "
         r"full \([\d,]+ bytes free, about [\d,]+ needed\); the "
         r"checkpoint\.weights\.h5 written before is kept; .* run the same command again",
         last,
@@ -149,5 +149,5 @@ def test_a_disk_full_at_a_checkpoint_ends_in_one_line_and_the_last_one_resumes(d
     assert (tmp_path / "kept").read_text().split() == ["checkpoint.json", "checkpoint.weights.h5"]
     again = (tmp_path / "again.log").read_text()
     assert (tmp_path / "again.status").read_text().strip() == "0", again[-3000:]
-    assert "resume: after epoch 1 from /tmp/full-disk/checkpoints" in again
+    assert "resume: after epoch 1 from /tmp/full-disk/run/checkpoints" in again
     assert "Epoch 2/3" in again and "Epoch 1/3" not in again

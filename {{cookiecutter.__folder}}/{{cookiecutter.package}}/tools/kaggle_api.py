@@ -31,6 +31,7 @@ from pathlib import Path
 from ..runtime.config import SLUG, Config
 from ..runtime.errors import UserError, first_line, named
 from ..runtime.outputs import blend_record
+from ..runtime.outputs.run_files import refuse_others
 from ..runtime.platform.files import BLEND, FETCHED_FROM, MANIFEST, unwritable, write_json
 from ..runtime.platform.paths import output_dir, output_path, resolve_data_dir
 from .kaggle_auth import CREDENTIALS_HELP, briefly, client, unreachable
@@ -181,6 +182,7 @@ def status(api, kernel_dir: str) -> int:
 def output(api, cfg: Config, kernel_dir: str) -> None:
     kernel = kernel_id(kernel_dir)
     folder = writable(str(output_dir(cfg)), "output_dir")
+    refuse_others(folder, "kaggle output")  # the download replaces files of the same names
     files, _ = api.kernels_output(kernel, path=str(folder), force=True, quiet=True)
     for name in [getattr(file, "file_name", file) for file in files or []]:
         print(f"output: {folder / name}")

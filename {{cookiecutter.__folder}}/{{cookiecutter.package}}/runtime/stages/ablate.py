@@ -20,6 +20,7 @@ import statistics
 from ..backbone_choices import weights
 from ..config import CROP_AREA, Config, crop_area
 from ..errors import UserError, named, whole_number
+from ..outputs.run_files import refuse_others
 from ..platform.files import place, written_whole
 from ..platform.paths import output_dir
 
@@ -97,6 +98,7 @@ def ablate(
     from . import folds
     from .train import train
 
+    refuse_others(output_dir(cfg), "ablate")
     found = found or accelerator.detect(cfg)
     cfg, _ = source.resolved(cfg)
     in_folds = (folds.data_folds(cfg) or 1) > 1

@@ -28,6 +28,7 @@ from ..data import pipeline, scan, source
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan, thresholds
 from ..outputs import checkpoints, submission
+from ..outputs.run_files import refuse_others
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, unwritable
 from ..platform.paths import field_path, output_dir, resolve_data_dir, trained_dir
@@ -201,6 +202,8 @@ def output(p: Preflight) -> Result:
             f"{named('output_dir')} {root} holds the data folder {data}: a run writes only "
             f"into a folder of its own; give another, such as {root.parent / 'output'}"
         )
+    # The user's files, another command's: left as they are (doctor checks train's folder).
+    refuse_others(root, "train" if p.command == "doctor" else p.command)
     holder = held_by(output_dir(cfg)) if p.command == "doctor" else ""
     if holder:  # train would be refused the folder
         raise UserError(

@@ -1,0 +1,47 @@
+"""What a run's output folder may hold: the files `train`, `predict`, `evaluate`, `preview`
+and `ablate` write there, the runs they write below it (a fold's, an ablation's variant, a
+blend's), and a notebook's output that `kaggle output` fetched. A folder holding anything else
+is the user's or another command's (records, demo-data, a competition's files), and a run
+refuses it rather than write among it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import named
+from ..platform.files import FETCHED_FROM, refuse_foreign
+from ..platform.paths import KAGGLE_WORKING
+
+# The files a run writes at the top of its folder (a fold's run, in fold<k>/ likewise).
+RUN_FILES = {
+    "model.json", "model.weights.h5", "history.json", "curves.png", "valid.csv", "folds.csv",
+    "thresholds.json", "oof.csv", "submission.csv", "test_probabilities.csv",
+    "test_probabilities.json", "confusion.png", "predictions.png", "augmented_batch.png",
+    "learning_rate.png", "ablate.json", "ablate.png", ".run.lock",
+}  # fmt: skip
+# Folders a run fills itself: its checkpoints, the backbone's architecture beside its weights,
+# JAX's compiled programs, bench-input's records.
+RUN_FOLDERS = {"checkpoints", "backbone", "jax-cache", "bench-input"}
+
+
+def not_written_by_a_run(folder: Path) -> list[str]:
+    """What `folder` holds that no run writes there, as paths below it (folders a run writes
+    below it, such as fold0/ or ablate/<variant>/, are read the same way)."""
+    if folder == KAGGLE_WORKING:  # the notebook's own: the package it writes, the user's cells'
+        return []
+    if not folder.is_dir() or (folder / FETCHED_FROM).is_file():  # a notebook's, every file
+        return []
+    found = []
+    for path in sorted(folder.iterdir()):
+        name = path.name.removeprefix(".tmp-")  # a file being written whole
+        if path.is_dir() and name not in RUN_FOLDERS:
+            found += [f"{path.name}/{inner}" for inner in not_written_by_a_run(path)]
+        elif not (path.is_dir() or name in RUN_FILES):
+            found.append(path.name)
+    return found
+
+
+def refuse_others(folder: Path, command: str) -> None:
+    """Stop before `command` writes a run into `folder` where it holds something no run
+    wrote: a run's files written among it would change it."""
+    refuse_foreign(named("output_dir"), folder, command, not_written_by_a_run(folder))
