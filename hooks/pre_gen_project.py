@@ -76,6 +76,12 @@ def problems(answers):
         yield "image_size", answers["image_size"], why, str(size // patch * patch or patch)
     if answers["metric"] not in METRICS:
         yield "metric", answers["metric"], "must be one of " + ", ".join(METRICS), "macro_f1"
+    if answers["metric"] == "pauc" and classes is not None and classes != 2:
+        why = "scores a binary target: it needs num_classes=2 (the second class the positive one)"
+        yield "metric", "pauc", why + f", not {classes}", "roc_auc"
+    if answers["metric"] == "map_at_k" and classes is not None and classes < 3:
+        why = "ranks 3 classes per image: it needs num_classes=3 or more"
+        yield "metric", "map_at_k", why + f", not {classes}", "accuracy"
 
 
 found = list(problems(ANSWERS))

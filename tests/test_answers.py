@@ -34,6 +34,7 @@ BAD_ANSWERS = [
     pytest.param("image_size", "big", id="image-size-text"),
     pytest.param("num_classes", "1", id="one-class"),
     pytest.param("num_classes", "-5", id="negative-classes"),
+    pytest.param("metric", "pauc", id="pauc-of-104-classes"),  # a binary target's metric
 ]
 
 

@@ -27,6 +27,13 @@ COMBINATIONS = [
         | {"metric": "samples_f1"},
         id="other-competition-multi-label",
     ),
+    pytest.param(
+        {"competition": "isic-2024-challenge", "num_classes": "2", "metric": "pauc"},
+        id="binary-pauc",
+    ),
+    pytest.param({"metric": "log_loss"}, id="log-loss"),
+    pytest.param({"num_classes": "5", "metric": "qwk"}, id="grades-qwk"),
+    pytest.param({"metric": "map_at_k"}, id="map-at-k"),
     pytest.param({"project_name": 'Bob\'s "100" \\ Flowers\\n'}, id="quotes-in-name"),
 ]
 # Jinja left behind: a variable, a tag or a comment.

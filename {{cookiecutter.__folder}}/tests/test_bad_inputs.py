@@ -617,6 +617,34 @@ COMMAND_LINE: list[Row] = [
         "/r holds files demo-data did not write (manifest.json); give an empty folder",
     ),
     Row(
+        "train --metric pauc of ten classes",
+        lambda tmp, given: words(
+            f"train --preset demo --data-dir {given.demo} --metric pauc --output-dir {tmp}/o"
+        ),
+        "--metric = 'pauc': must be a metric of 10 classes: pauc scores a binary target",
+    ),
+    Row(
+        "train --metric qwk of several labels per image",
+        lambda tmp, given: words(
+            f"train --preset demo --data-dir {given.demo} --metric qwk --multi-label "
+            f"--output-dir {tmp}/o"
+        ),
+        "--metric = 'qwk': must be one that scores several labels per image",
+    ),
+    Row(
+        "predict --map-k beyond the classes",
+        lambda tmp, given: predicting(given, tmp, "--metric", "map_at_k", "--map-k", "11"),
+        "--map-k = 11: must be 1 to Config.num_classes / --num-classes (10): the classes",
+    ),
+    Row(
+        "evaluate --pauc-min-tpr 1",
+        lambda tmp, given: words(
+            f"evaluate --preset demo --data-dir {given.demo} --trained-dir {given.trained} "
+            f"--pauc-min-tpr 1 --output-dir {tmp}/o"
+        ),
+        "--pauc-min-tpr = 1.0: must be at least 0 and below 1",
+    ),
+    Row(
         "demo-data --seed below zero",
         lambda tmp, given: words(f"demo-data --seed -1 --output-dir {tmp}/demo"),
         "demo-data --seed = '-1': must be a whole number of at least 0",

@@ -101,3 +101,105 @@ def test_multi_label_accuracy_says_it_is_an_exact_match_not_keras_per_label_one(
     assert "per label" in metric_named("accuracy", True)
     assert metric_named("accuracy", False) == "accuracy"
     assert metric_named("samples_f1", True) == "samples_f1"
+
+
+def isic_pauc(truth: np.ndarray, positive: np.ndarray, min_tpr: float) -> float:
+    """ISIC 2024's metric as its code computes it: the classes and scores turned over, the
+    ROC curve cut at the false-positive rate 1 - min_tpr (interpolated there), its area."""
+    from sklearn.metrics import auc, roc_curve
+
+    fpr, tpr, _ = roc_curve(1 - truth, -positive)
+    most = 1 - min_tpr
+    stop = np.searchsorted(fpr, most, "right")
+    tpr = np.append(tpr[:stop], np.interp(most, fpr[stop - 1 : stop + 1], tpr[stop - 1 : stop + 1]))
+    return float(auc(np.append(fpr[:stop], most), tpr))
+
+
+def kaggle_qwk(truth, predicted, classes: int) -> float:
+    """Quadratic weighted kappa as Kaggle's competitions define it: 1 - sum(w O) / sum(w E),
+    w = (i - j)^2 / (N - 1)^2, O the confusion counts, E the outer product of their margins
+    scaled to the same total."""
+    observed = np.zeros((classes, classes))
+    np.add.at(observed, (truth, predicted), 1)
+    expected = np.outer(observed.sum(1), observed.sum(0)) / observed.sum()
+    weights = np.subtract.outer(np.arange(classes), np.arange(classes)) ** 2 / (classes - 1) ** 2
+    return 1 - (weights * observed).sum() / (weights * expected).sum()
+
+
+def apk(actual: int, predicted: list[int], k: int) -> float:
+    """Average precision at k of one true class, as Kaggle's MAP@k (ml_metrics' apk) counts."""
+    hits, total = 0, 0.0
+    for i, guess in enumerate(predicted[:k]):
+        if guess == actual and guess not in predicted[:i]:
+            hits += 1
+            total += hits / (i + 1)
+    return total
+
+
+def random_case(rng, classes: int, images: int = 300):
+    truth = rng.integers(0, classes, images)
+    logits = rng.normal(size=(images, classes)) + 1.5 * np.eye(classes)[truth]  # some skill
+    probabilities = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    return truth, probabilities
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_each_new_metric_equals_its_reference_on_random_inputs(seed):
+    from sklearn.metrics import log_loss
+
+    rng = np.random.default_rng(seed)
+    truth, probabilities = random_case(rng, 2)
+    for min_tpr in (0.8, 0.5, 0.95):
+        assert score(truth, probabilities, "pauc", min_tpr=min_tpr) == pytest.approx(
+            isic_pauc(truth, probabilities[:, 1], min_tpr)
+        )
+    truth, probabilities = random_case(rng, 5)
+    assert score(truth, probabilities, "log_loss") == pytest.approx(
+        log_loss(truth, probabilities, labels=range(5))
+    )
+    assert score(truth, probabilities, "qwk", num_classes=5) == pytest.approx(
+        kaggle_qwk(truth, probabilities.argmax(1), 5)
+    )
+    for k in (1, 3, 5):
+        ranked = np.argsort(-probabilities, axis=1)
+        expected = np.mean([apk(t, list(row), k) for t, row in zip(truth, ranked, strict=True)])
+        assert score(truth, probabilities, "map_at_k", k=k) == pytest.approx(expected)
+
+
+def test_pauc_spans_0_to_the_area_above_min_tpr_and_log_loss_is_clipped_as_kaggle_clips():
+    truth = np.array([0, 0, 0, 1, 1])
+    ranked_right = np.array([[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.4, 0.6], [0.1, 0.9]])
+    assert score(truth, ranked_right, "pauc") == pytest.approx(0.2)  # all of the 0.2 above 80%
+    assert score(truth, ranked_right[:, ::-1], "pauc") == pytest.approx(0.0)
+    # A certain wrong answer costs -log(1e-15), not infinity: one image of two, 34.54 / 2.
+    sure = np.array([[1.0, 0.0], [1.0, 0.0]])
+    assert score([0, 1], sure, "log_loss") == pytest.approx(-np.log(1e-15) / 2, rel=1e-6)
+
+
+def test_a_run_scored_with_log_loss_keeps_the_weights_with_the_lower_loss():
+    from {{ cookiecutter.package }}.runtime.learning.averaging import chosen
+
+    history = {"val_log_loss_raw": [0.40], "val_log_loss_average": [0.35]}
+    assert chosen(history, "log_loss")["kept"] == "average"
+    history = {"val_log_loss_raw": [0.30], "val_log_loss_average": [0.35]}
+    assert chosen(history, "log_loss")["kept"] == "raw"
+    assert metric_named("log_loss", False) == "log_loss (lower is better)"
+
+
+def test_binary_map_at_k_and_graded_submission_files_are_scored_by_the_metric(tmp_path):
+    from {{ cookiecutter.package }}.runtime.config import Config
+
+    (tmp_path / "sol.csv").write_text("isic_id,target\na,0\nb,1\nc,0\nd,1\n")
+    (tmp_path / "sub.csv").write_text("isic_id,target\nd,0.9\nc,0.2\nb,0.6\na,0.1\n")
+    files = str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "isic_id", "target"
+    scores = score_files(*files, Config(metric="pauc", num_classes=2))
+    assert scores == {"roc_auc": 1.0, "pauc": pytest.approx(0.2)}
+    (tmp_path / "sol.csv").write_text("id,label\na,cat\nb,dog\nc,cow\n")
+    (tmp_path / "sub.csv").write_text("id,label\na,cat dog cow\nb,cat dog cow\nc,cat dog pig\n")
+    files = str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "id", "label"
+    scores = score_files(*files, Config(metric="map_at_k", num_classes=4))
+    assert scores == {"map_at_k": pytest.approx((1 + 1 / 2 + 0) / 3)}
+    (tmp_path / "sol.csv").write_text("id,label\na,0\nb,4\nc,2\n")
+    (tmp_path / "sub.csv").write_text("id,label\na,0\nb,3\nc,2\n")
+    scores = score_files(*files, Config(metric="qwk", num_classes=5))
+    assert scores["qwk"] == pytest.approx(kaggle_qwk(np.array([0, 4, 2]), np.array([0, 3, 2]), 5))

@@ -177,3 +177,27 @@ def test_a_rejected_submission_leaves_the_previous_file_intact(tmp_path):
         raise RuntimeError("killed")
     assert path.read_text() == before
     assert [p.name for p in tmp_path.iterdir()] == ["submission.csv"]
+
+
+def test_a_binary_target_scored_on_probabilities_submits_the_positive_probability(tmp_path):
+    """ISIC 2024's sample (isic_id,target): one probability per image, the second class's."""
+    probabilities = np.array([[0.9, 0.1], [0.25, 0.75]])
+    sample = "isic_id,target\nb,0.3\na,0.3\n"
+    for metric in ("pauc", "roc_auc", "log_loss"):
+        rows = submit(["a", "b"], probabilities, sample, metric=metric, num_classes=2)
+        assert lines(rows, tmp_path) == ["isic_id,target", "b,0.75", "a,0.1"], metric
+    # Scored on the answers, the same sample gets the class.
+    rows = submit(["a", "b"], probabilities, sample, metric="accuracy", num_classes=2)
+    assert lines(rows, tmp_path) == ["isic_id,target", "b,1", "a,0"]
+
+
+def test_map_at_k_submits_the_k_most_probable_classes_most_probable_first(tmp_path):
+    probabilities = np.array([[0.1, 0.5, 0.15, 0.25], [0.4, 0.3, 0.2, 0.1]])
+    names = ["cat", "dog", "cow", "pig"]
+    rows = submit(
+        ["a", "b"], probabilities, "id,label\na,cat\nb,cat\n", names=names, metric="map_at_k",
+        num_classes=4,
+    )  # fmt: skip
+    assert lines(rows, tmp_path) == ["id,label", "a,dog pig cow", "b,cat dog cow"]
+    rows = submit(["a"], probabilities[:1], None, metric="map_at_k", map_k=2, num_classes=4)
+    assert lines(rows, tmp_path) == ["id,label", "a,1 3"]

@@ -21,10 +21,11 @@ from .outputs.submission_shapes import SHAPES
 
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}
-# macro_f1 and accuracy score one class per image; roc_auc (mean over the classes) scores
-# probabilities, as probability-column submissions are scored; samples_f1 scores several
-# labels per image.
-METRICS = ("macro_f1", "accuracy", "roc_auc", "samples_f1")
+# The metrics learning/scoring.py defines (what each scores, and the definition it follows).
+METRICS = ("macro_f1", "accuracy", "roc_auc", "samples_f1", "pauc", "log_loss", "qwk", "map_at_k")
+# Those of one class per image: pauc ranks a binary target's positive class (the second), qwk
+# grades (the class numbers, in order), map_at_k each image's k most probable classes.
+SINGLE_LABEL_METRICS = ("pauc", "log_loss", "qwk", "map_at_k")
 BACKENDS = ("tensorflow", "jax")
 # Config.crop_area 0 (auto): random crops only from this image size up, and keeping this area.
 # Below it they cost accuracy wherever measured (docs/recipe.md: Fashion-MNIST, MNIST and the
@@ -166,6 +167,8 @@ class Config:
     )
     precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32", rare=True)
     metric: str = knob({{ cookiecutter.metric | tojson }}, "competition metric: " + ", ".join(METRICS))
+    pauc_min_tpr: float = knob(0.8, "pauc: the true-positive rate it scores above", rare=True)
+    map_k: int = knob(3, "map_at_k: classes ranked per image, as the submission lists", rare=True)
     output_dir: str = knob(
         "", "checkpoints, plots, submission.csv; empty: Kaggle's or output/", checkpoint="where"
     )
@@ -514,6 +517,28 @@ def problems(cfg: Config) -> list[str]:
             ),
         ),
         ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),
+        (
+            "metric",
+            not (cfg.multi_label and cfg.metric in SINGLE_LABEL_METRICS),
+            (
+                f"one that scores several labels per image ({named('multi_label')}): "
+                "samples_f1, roc_auc, accuracy or macro_f1"
+            ),
+        ),
+        (
+            "metric",
+            cfg.metric != "pauc" or cfg.num_classes == 2,
+            (
+                f"a metric of {cfg.num_classes} classes: pauc scores a binary target "
+                f"({named('num_classes')} 2, the second class the positive one)"
+            ),
+        ),
+        ("pauc_min_tpr", 0 <= cfg.pauc_min_tpr < 1, "at least 0 and below 1"),
+        (
+            "map_k",
+            cfg.map_k >= 1 and (cfg.metric != "map_at_k" or cfg.map_k <= cfg.num_classes),
+            f"1 to {named('num_classes')} ({cfg.num_classes}): the classes ranked per image",
+        ),
         ("submission", cfg.submission in ("auto", *SHAPES), "one of auto, " + ", ".join(SHAPES)),
         (
             "class_names",

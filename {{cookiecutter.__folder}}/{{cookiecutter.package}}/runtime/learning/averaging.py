@@ -16,6 +16,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from . import scoring
+
 KEPT = ("average", "raw")  # the weights a run can keep, as model.json names them
 
 
@@ -64,7 +66,7 @@ def chosen(history: dict, metric: str) -> dict | None:
     if not all(history.get(key) for key in keys.values()):
         return None
     scores = {which: history[key][-1] for which, key in keys.items()}
-    kept = "average" if scores["average"] >= scores["raw"] else "raw"
+    kept = "average" if scoring.better(scores["average"], scores["raw"], metric) else "raw"
     return {"kept": kept, "metric": metric, **{f"valid_{k}": v for k, v in scores.items()}}
 
 
@@ -128,7 +130,7 @@ class ValidatedEachEpoch(keras.callbacks.Callback):
                 swap.on_test_end()
             keys = scored_keys(self.metric)
             logs[keys["raw"]], logs[keys["average"]] = raw["metric"], average["metric"]
-            if average["metric"] >= raw["metric"]:
+            if scoring.better(average["metric"], raw["metric"], self.metric):
                 better, self.raw = average, None
             else:  # fit ends by putting the average in: keep the raw weights' values
                 self.raw = [ops.convert_to_numpy(v) for v in self.model.trainable_variables]

@@ -1,31 +1,163 @@
 """The competition metric, on predictions (`score`'s command, stages/score.py, scores files).
 
 Truth is a class number per image, or a multi-hot row per image (multi-label); predictions
-are class probabilities, one column per class. scikit-learn computes every metric.
+are class probabilities, one column per class. METRICS holds each metric once: what it
+scores (the answers, or the probabilities), which way is better, and the definition it
+follows; tests/test_scoring.py checks each against scikit-learn or the competition's code.
 """
 
 from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
 from ..errors import UserError
 from .thresholds import applied
 
+CLIP = 1e-15  # log loss: probabilities held in [1e-15, 1 - 1e-15], as Kaggle's metric holds them
 
-def score(truth, probabilities, metric: str, thresholds=None) -> float:
-    """The metric of class probabilities: roc_auc scores them as they are (the mean over the
-    classes); the others score the most probable class, or with `thresholds` (multi-label)
-    every class at or above its threshold."""
+
+@dataclasses.dataclass(frozen=True)
+class Metric:
+    """One competition metric. `of` scores (truth, what it reads, options): the answers (a
+    class number per image, or multi-hot rows) where `reads` is "labels", else the
+    probabilities."""
+
+    of: Callable[..., float]
+    reads: str  # "labels" or "probabilities"
+    reference: str  # the definition followed, which the tests check against
+    lower_is_better: bool = False
+    binary: bool = False  # two classes only: the second is the positive one
+    single_label: bool = False  # one class per image only
+
+
+def macro_f1(truth, predicted, **_) -> float:
+    from sklearn.metrics import f1_score  # slow to load: `score --help` needs none
+
+    return float(f1_score(truth, predicted, average="macro", zero_division=0))
+
+
+def accuracy(truth, predicted, **_) -> float:
+    from sklearn.metrics import accuracy_score
+
+    return float(accuracy_score(truth, predicted))
+
+
+def samples_f1(truth, predicted, **_) -> float:
+    from sklearn.metrics import f1_score
+
+    width = max(int(truth.max()), int(predicted.max())) + 1 if truth.ndim == 1 else None
+    truth, predicted = as_rows(truth, width), as_rows(predicted, width)
+    return float(f1_score(truth, predicted, average="samples", zero_division=0))
+
+
+def roc_auc(truth, probabilities, **_) -> float:
+    return mean_roc_auc(as_rows(truth, probabilities.shape[1]), probabilities)
+
+
+def pauc(truth, probabilities, min_tpr: float = 0.8, **_) -> float:
+    """The area under the ROC curve above a true-positive rate, unnormalised (ISIC 2024: 0 to
+    0.2 above 80%). Read with the classes swapped, it is the area left of the false-positive
+    rate 1 - min_tpr, which scikit-learn computes and standardises (McClish); undone here."""
+    from sklearn.metrics import roc_auc_score
+
+    positive = np.asarray(truth) == 1
+    if positive.all() or not positive.any():
+        return float("nan")  # one class only: no ROC curve
+    most = 1 - min_tpr
+    standardised = roc_auc_score(~positive, -probabilities[:, 1], max_fpr=most)
+    least = 0.5 * most**2  # the area of a classifier that guesses
+    return float(least + (most - least) * 2 * (standardised - 0.5))
+
+
+def log_loss(truth, probabilities, **_) -> float:
+    """Mean negative log probability of the true class, rows scaled to sum to 1 and then held
+    in [1e-15, 1 - 1e-15]."""
+    scaled = probabilities / probabilities.sum(axis=1, keepdims=True)
+    held = np.clip(scaled, CLIP, 1 - CLIP)
+    return float(-np.mean(np.log(held[np.arange(len(truth)), np.asarray(truth)])))
+
+
+def qwk(truth, predicted, num_classes: int = 0, **_) -> float:
+    """Quadratic weighted kappa of grades: the class numbers, in class order."""
+    from sklearn.metrics import cohen_kappa_score
+
+    grades = list(range(num_classes)) if num_classes else None
+    return float(cohen_kappa_score(truth, predicted, weights="quadratic", labels=grades))
+
+
+def map_at_k(truth, probabilities, k: int = 3, **_) -> float:
+    """Mean average precision at k with one true class per image: 1 / its rank among the k
+    most probable classes, 0 beyond them."""
+    ranked = np.argsort(-probabilities, axis=1, kind="stable")[:, :k]
+    hits = ranked == np.asarray(truth)[:, None]
+    return float(np.mean((hits / np.arange(1, ranked.shape[1] + 1)).sum(axis=1)))
+
+
+METRICS: dict[str, Metric] = {
+    "macro_f1": Metric(macro_f1, "labels", "sklearn.metrics.f1_score(average='macro')"),
+    "accuracy": Metric(accuracy, "labels", "sklearn.metrics.accuracy_score"),
+    "roc_auc": Metric(roc_auc, "probabilities", "sklearn.metrics.roc_auc_score, per class"),
+    "samples_f1": Metric(samples_f1, "labels", "sklearn.metrics.f1_score(average='samples')"),
+    "pauc": Metric(
+        pauc, "probabilities", "ISIC 2024's pAUC: the ROC curve's area above min_tpr", binary=True,
+        single_label=True,
+    ),
+    "log_loss": Metric(
+        log_loss, "probabilities", "sklearn.metrics.log_loss, clipped as Kaggle clips",
+        lower_is_better=True, single_label=True,
+    ),
+    "qwk": Metric(
+        qwk, "labels", "sklearn.metrics.cohen_kappa_score(weights='quadratic')",
+        single_label=True,
+    ),
+    "map_at_k": Metric(
+        map_at_k, "probabilities", "Kaggle's MAP@k (ml_metrics' apk), one true class each",
+        single_label=True,
+    ),
+}  # fmt: skip
+
+
+def score(truth, probabilities, metric: str, thresholds=None, **options) -> float:
+    """The metric of class probabilities: as they are for a metric of probabilities; else
+    of the most probable class, or with `thresholds` (multi-label) of every class at or above
+    its threshold. `options`: min_tpr (pauc), k (map_at_k), num_classes (qwk)."""
     truth, probabilities = np.asarray(truth), np.asarray(probabilities)
-    if metric == "roc_auc":
-        return mean_roc_auc(as_rows(truth, probabilities.shape[1]), probabilities)
+    if METRICS[metric].reads == "probabilities":
+        return METRICS[metric].of(truth, probabilities, **options)
     if thresholds is None:
         predicted = probabilities.argmax(-1)
         if truth.ndim == 2:
             predicted = as_rows(predicted, probabilities.shape[1])
     else:
         predicted = applied(probabilities, thresholds)
-    return score_labels(truth, predicted, metric)
+    return score_labels(truth, predicted, metric, **options)
+
+
+def of_run(cfg, truth, probabilities, thresholds=None, predicted=None) -> float:
+    """The run's metric (Config.metric, with its options): of `predicted`, the answers as
+    written (valid.csv's), where given and the metric scores answers."""
+    options = {"min_tpr": cfg.pauc_min_tpr, "k": cfg.map_k, "num_classes": cfg.num_classes}
+    if predicted is not None and METRICS[cfg.metric].reads == "labels":
+        return score_labels(truth, predicted, cfg.metric, **options)
+    return score(truth, probabilities, cfg.metric, thresholds, **options)
+
+
+def better(new: float, old: float, metric: str) -> bool:
+    """Whether `new` scores at least as well as `old` (lower is better for log loss)."""
+    return new <= old if METRICS[metric].lower_is_better else new >= old
+
+
+def gain(new: float, old: float, metric: str) -> float:
+    """How much better `new` is than `old`: positive where better, whichever way is better."""
+    return old - new if METRICS[metric].lower_is_better else new - old
+
+
+def best(values, metric: str) -> int:
+    """The position of the best of `values`."""
+    return int(np.argmin(values) if METRICS[metric].lower_is_better else np.argmax(values))
 
 
 def metric_named(metric: str, multi_label: bool) -> str:
@@ -34,23 +166,17 @@ def metric_named(metric: str, multi_label: bool) -> str:
     epoch, and the line says which it is."""
     if multi_label and metric == "accuracy":
         return "accuracy (exact match: all of an image's labels right; each epoch's is per label)"
+    if METRICS[metric].lower_is_better:
+        return f"{metric} (lower is better)"
     return metric
 
 
-def score_labels(truth, predicted, metric: str) -> float:
+def score_labels(truth, predicted, metric: str, **options) -> float:
     """The metric of predicted labels: class numbers, or multi-hot rows."""
-    from sklearn.metrics import accuracy_score, f1_score  # slow to load: `score --help` needs none
-
     truth, predicted = np.asarray(truth), np.asarray(predicted)
-    if metric == "roc_auc":
-        raise UserError("roc_auc scores probabilities, not labels; set --metric to another")
-    if metric == "samples_f1":
-        width = max(int(truth.max()), int(predicted.max())) + 1 if truth.ndim == 1 else None
-        truth, predicted = as_rows(truth, width), as_rows(predicted, width)
-        return float(f1_score(truth, predicted, average="samples", zero_division=0))
-    if metric == "macro_f1":
-        return float(f1_score(truth, predicted, average="macro", zero_division=0))
-    return float(accuracy_score(truth, predicted))
+    if METRICS[metric].reads != "labels":
+        raise UserError(f"{metric} scores probabilities, not labels; set --metric to another")
+    return METRICS[metric].of(truth, predicted, **options)
 
 
 def as_rows(labels: np.ndarray, width: int | None) -> np.ndarray:

@@ -1,13 +1,15 @@
 """submission.csv as the competition's sample asks for it: its columns, its ids as it spells
 them, one row per id in its order, written whole.
 
-The sample's columns say what to write besides the id (Config.submission can say it
-instead): the shapes, one column of labels or a column of probabilities per class, are in
+The sample's columns and the metric say what to write besides the id (Config.submission can
+say it instead): the shapes, one column of labels, of the k most probable labels (MAP@k) or
+of a binary target's probability, or a column of probabilities per class, are in
 submission_shapes.py.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -17,9 +19,18 @@ import tensorflow as tf
 from ..config import Config, came_from, class_names, inputs_of
 from ..data import tables
 from ..errors import UserError, first_line, named
+from ..learning.scoring import METRICS
 from ..platform.files import IMAGE_SUFFIXES, MANIFEST, written_whole
 from ..platform.paths import field_path, reaching
-from .submission_shapes import SHAPES, Labels, Probabilities, Shape, probability_columns
+from .submission_shapes import (
+    SHAPES,
+    Labels,
+    Positive,
+    Probabilities,
+    Shape,
+    TopLabels,
+    probability_columns,
+)
 
 
 def load_sample(cfg: Config) -> pd.DataFrame | None:
@@ -77,8 +88,9 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
     the sample's first; the rest are what Config.submission names (auto: one label column,
     or a column per class where the sample has more than one)."""
     if sample is None:
-        chosen = SHAPES["labels" if cfg.submission == "auto" else cfg.submission]
-        return chosen.without_sample(cfg.id_column, cfg.label_column, names, num_classes)
+        chosen = SHAPES[cfg.submission] if cfg.submission != "auto" else automatic(cfg, 1)
+        shape = chosen.without_sample(cfg.id_column, cfg.label_column, names, num_classes)
+        return with_k(shape, cfg)
     where, present = sample.attrs.get("path", "the sample submission"), list(sample.columns)
     named_columns = inputs_of(cfg).given & {"id_column", "label_column"}
     for field in sorted(named_columns):
@@ -90,10 +102,8 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
             )
     id_column = cfg.id_column if cfg.id_column in present else present[0]
     rest = [column for column in present if column != id_column]
-    chosen = SHAPES[cfg.submission] if cfg.submission != "auto" else (
-        Probabilities if len(rest) > 1 else Labels
-    )  # fmt: skip
-    shape = chosen.of_sample(sample, id_column, rest, names, num_classes)
+    chosen = SHAPES[cfg.submission] if cfg.submission != "auto" else automatic(cfg, len(rest))
+    shape = with_k(chosen.of_sample(sample, id_column, rest, names, num_classes), cfg)
     repeated = sample[id_column][sample[id_column].duplicated()].unique().tolist()
     if repeated:
         raise UserError(
@@ -103,6 +113,24 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
             f"its id column ({named('id_column')})"
         )
     return shape
+
+
+def automatic(cfg: Config, columns: int) -> type[Shape]:
+    """The shape `auto` picks for a sample with `columns` columns besides the id: a column per
+    class; or one, of the k most probable classes for MAP@k, of the positive class's
+    probability for a binary target scored on probabilities (pauc, roc_auc, log_loss), else
+    of labels."""
+    if columns > 1:
+        return Probabilities
+    if cfg.metric == "map_at_k":
+        return TopLabels
+    if cfg.num_classes == 2 and METRICS[cfg.metric].reads == "probabilities":
+        return Positive
+    return Labels
+
+
+def with_k(shape: Shape, cfg: Config) -> Shape:
+    return dataclasses.replace(shape, k=cfg.map_k) if isinstance(shape, TopLabels) else shape
 
 
 def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str) -> list[str]:

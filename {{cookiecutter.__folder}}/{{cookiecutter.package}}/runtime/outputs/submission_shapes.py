@@ -1,7 +1,6 @@
 """What submission.csv holds besides the id, one class per shape, and SHAPES, their registry:
 `--submission` chooses by name (auto: one column of labels, or a column per class, as the
-sample's columns say). A new shape, such as the top three labels for MAP@3, is a class here
-and its entry in SHAPES.
+sample's columns and the metric say). A new shape is a class here and its entry in SHAPES.
 
 Each shape knows its columns with and without a sample, how doctor and predict say it, and
 what it writes of each image's class probabilities. Nothing here loads NumPy or pandas until
@@ -108,9 +107,61 @@ class Probabilities(Shape):
         return pd.DataFrame(probabilities, columns=self.columns)
 
 
+@dataclasses.dataclass
+class TopLabels(Labels):
+    """One column of each image's `k` most probable classes, the most probable first,
+    separated by spaces: what MAP@k scores."""
+
+    k: int = 3
+
+    def describe(self, multi_label: bool) -> str:
+        return f"{self.id_column} and the {self.k} most probable classes in {self.columns[0]}"
+
+    def values(self, probabilities: np.ndarray, names, thresholds=None) -> pd.DataFrame:
+        import numpy as np
+        import pandas as pd
+
+        labels = list(names) if names and not self.numbers else numbers_of(probabilities.shape[1])
+        ranked = np.argsort(-probabilities, axis=1, kind="stable")[:, : self.k]
+        chosen = [" ".join(labels[number] for number in row) for row in ranked]
+        return pd.DataFrame({self.columns[0]: chosen})
+
+
+@dataclasses.dataclass
+class Positive(Shape):
+    """A binary target's one column: the probability of the positive class, the second in
+    class order (ISIC 2024's isic_id,target)."""
+
+    @classmethod
+    def without_sample(cls, id_column: str, label_column: str, names, num_classes):
+        return cls(id_column, [label_column], [id_column, label_column])
+
+    @classmethod
+    def of_sample(cls, sample: pd.DataFrame, id_column: str, rest: list[str], names, num_classes):
+        where = sample.attrs.get("path", "the sample submission")
+        if len(rest) != 1 or num_classes != 2:
+            raise UserError(
+                f"{where} has {len(rest)} columns besides {id_column!r} and the model "
+                f"{num_classes} classes; the positive class's probability is one column of a "
+                f"binary target ({named('num_classes')} 2). Set {named('submission')} to "
+                "another"
+            )
+        return cls(id_column, rest, list(sample.columns))
+
+    def describe(self, multi_label: bool) -> str:
+        return f"{self.id_column} and the positive class's probability in {self.columns[0]}"
+
+    def values(self, probabilities: np.ndarray, names, thresholds=None) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame({self.columns[0]: probabilities[:, 1]})
+
+
 # Config.submission's choices besides auto; `auto` picks Probabilities for a sample with
-# more than one column besides the id, else Labels.
-SHAPES: dict[str, type[Shape]] = {"labels": Labels, "probabilities": Probabilities}
+# more than one column besides the id, else as the metric scores one column (submission.py).
+SHAPES: dict[str, type[Shape]] = {
+    "labels": Labels, "probabilities": Probabilities, "top": TopLabels, "positive": Positive,
+}  # fmt: skip
 
 
 def numbers_of(num_classes: int) -> list[str]:

@@ -211,7 +211,7 @@ def scorer(cfg: Config, truth: np.ndarray):
         cuts = None
         if cfg.multi_label and cfg.metric != "roc_auc":
             cuts = thresholds.chosen(truth[rows], probabilities)
-        return scoring.score(truth[rows], probabilities, cfg.metric, cuts)
+        return scoring.of_run(cfg, truth[rows], probabilities, cuts)
 
     return score
 
@@ -234,15 +234,21 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     ]  # each run's rows in the first run's order
     truth, folds = truth_of(cfg, runs[0].oof), runs[0].oof["fold"].astype(str).to_numpy()
     score, every = scorer(cfg, truth), np.ones(len(order), bool)
+
+    def climbed(rows: np.ndarray, table: np.ndarray) -> float:
+        """What the weights climb: the score, turned where lower is better (log loss)."""
+        return scoring.gain(score(rows, table), 0.0, cfg.metric)
+
     cvs = [score(every, table) for table in tables]
     equal = [1 / len(runs)] * len(runs)
     equal_cv = score(every, blending.blended(tables, equal))
     weights, blend_cv, nested_cv, chosen = equal, equal_cv, None, "equal"
     if weights_by != "equal":
-        nested_cv = score(every, blending.nested(tables, folds, score))
-        if weights_by == "fitted" or nested_cv > equal_cv:
-            weights, blend_cv, chosen = blending.hill_climbed(tables, score), nested_cv, "fitted"
-    best = int(np.argmax(cvs))
+        nested_cv = score(every, blending.nested(tables, folds, climbed))
+        if weights_by == "fitted" or scoring.gain(nested_cv, equal_cv, cfg.metric) > 0:
+            weights, blend_cv = blending.hill_climbed(tables, climbed), nested_cv
+            chosen = "fitted"
+    best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
     probabilities = blending.blended(tables, weights)
     cuts = None
@@ -311,8 +317,8 @@ def report(blend: dict) -> None:
             "which flatters it"
         )
     print(f"  {'blend':<{width}} {blend['blend_cv']:7.4f}  ({how})")
-    best = max(runs, key=lambda run: run["cv"])
-    gain, spread = blend["blend_cv"] - best["cv"], blend["fold_spread"]
+    best = runs[scoring.best([run["cv"] for run in runs], metric)]
+    gain, spread = scoring.gain(blend["blend_cv"], best["cv"], metric), blend["fold_spread"]
     if gain <= spread:
         print(
             f"the blend beats its best run ({best['name']}, {best['cv']:.4f}) by {gain:+.4f}, "

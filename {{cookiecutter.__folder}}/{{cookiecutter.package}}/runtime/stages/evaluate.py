@@ -90,10 +90,10 @@ def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Vali
 
 
 def score(cfg: Config, validated: Validated) -> float:
-    """The competition metric: roc_auc of the probabilities, the others of the answers."""
-    if cfg.metric == "roc_auc":
-        return scoring.score(validated.labels, validated.probabilities, cfg.metric)
-    return scoring.score_labels(validated.labels, validated.predicted, cfg.metric)
+    """The competition metric, of the probabilities or of the answers, as it scores."""
+    return scoring.of_run(
+        cfg, validated.labels, validated.probabilities, predicted=validated.predicted
+    )
 
 
 def report(cfg: Config, validated: Validated, picture: Path) -> list[Path]:

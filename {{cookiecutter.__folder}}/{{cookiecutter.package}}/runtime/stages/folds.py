@@ -120,17 +120,15 @@ def as_numbers(rows: np.ndarray) -> list[str]:
 
 
 def scored(cfg: Config, table: pd.DataFrame) -> float:
-    """The metric of valid.csv's rows: its probabilities for roc_auc, else its predictions."""
+    """The metric of valid.csv's rows: of its probabilities, or of its answers as written."""
     rows = [
         scoring.label_rows(column.astype(str), cfg.num_classes)
         for column in (table.label, table.predicted)
     ]
-    if cfg.metric == "roc_auc":
-        probabilities = table[table.columns[-cfg.num_classes :]].to_numpy()
-        return scoring.score(rows[0], probabilities, "roc_auc")
     if not cfg.multi_label:
         rows = [row.argmax(-1) for row in rows]
-    return scoring.score_labels(*rows, cfg.metric)
+    probabilities = table[table.columns[-cfg.num_classes :]].to_numpy(float)
+    return scoring.of_run(cfg, rows[0], probabilities, predicted=rows[1])
 
 
 def score_out_of_fold(cfg: Config, folds: list[int]) -> float:

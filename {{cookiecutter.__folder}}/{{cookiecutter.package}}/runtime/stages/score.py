@@ -4,12 +4,14 @@ rows follow the sample submission row for row."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Config, inputs_of
 from ..data import tables
 from ..errors import UserError, named
+from ..learning import scoring
 from ..learning.scoring import mean_roc_auc, score_labels
 from ..platform.paths import data_path, field_path, output_path
 
@@ -24,6 +26,10 @@ CONFIG_FIELDS = (
     "sample_submission",
     "id_column",
     "label_column",
+    "metric",
+    "num_classes",
+    "pauc_min_tpr",
+    "map_k",
 )
 
 
@@ -100,10 +106,14 @@ def check_rows_match(submission: str, sample: str, id_column: str) -> int:
     return len(ours)
 
 
-def score_files(submission: str, solution: str, id_column: str, label_column: str) -> dict:
+def score_files(
+    submission: str, solution: str, id_column: str, label_column: str, cfg: Config | None = None
+) -> dict:
     """Scores of a submission, joined to the solution (id and label columns) by id: accuracy
     and macro F1 of a label column, samples F1 of space-separated labels, ROC AUC of a
-    probability column per class."""
+    probability column per class; and where `cfg`'s metric reads it so, of a binary target's
+    one probability column (with ROC AUC), of each image's k labels (map_at_k), or of grades
+    (qwk)."""
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.preprocessing import MultiLabelBinarizer
 
@@ -125,15 +135,51 @@ def score_files(submission: str, solution: str, id_column: str, label_column: st
         truth_rows = MultiLabelBinarizer(classes=classes).fit_transform(truth.str.split())
         return {"roc_auc": mean_roc_auc(truth_rows, predicted.to_numpy(float))}
     guessed = predicted[label_column]
+    metric = cfg.metric if cfg else ""
+    if metric in ("pauc", "log_loss", "roc_auc"):  # the positive class's probability
+        return binary_scores(cfg, truth, guessed, submission)
+    if metric == "map_at_k":
+        return {"map_at_k": mean_average_precision(truth, guessed, cfg.map_k)}
     check_same_kind(truth, guessed, submission, solution)
     if (truth.str.contains(" ") | guessed.str.contains(" ")).any():  # several labels per image
         binarizer = MultiLabelBinarizer().fit([*truth.str.split(), *guessed.str.split()])
         rows = [binarizer.transform(labels.str.split()) for labels in (truth, guessed)]
         return {"samples_f1": score_labels(*rows, "samples_f1")}
-    return {
+    scores = {
         "macro_f1": float(f1_score(truth, guessed, average="macro", zero_division=0)),
         "accuracy": float(accuracy_score(truth, guessed)),
     }
+    if metric == "qwk":  # grades: the class numbers
+        grades = [labels.astype(int) for labels in (truth, guessed)]
+        scores["qwk"] = scoring.score_labels(*grades, "qwk", num_classes=cfg.num_classes)
+    return scores
+
+
+def binary_scores(cfg: Config, truth: pd.Series, guessed: pd.Series, submission: str) -> dict:
+    """The metric and ROC AUC of one probability per image against labels 0 and 1."""
+    import numpy as np
+    import pandas as pd
+
+    positive = pd.to_numeric(guessed, errors="coerce")
+    wrong = positive.isna() | ~positive.between(0, 1) | ~truth.isin(["0", "1"]).to_numpy()
+    if wrong.any():
+        raise UserError(
+            f"{submission}: {cfg.metric} scores one probability in 0..1 per image against "
+            "labels 0 and 1 (a binary target); write it with `predict`"
+        )
+    labels = truth.astype(int).to_numpy()
+    probabilities = np.stack([1 - positive.to_numpy(float), positive.to_numpy(float)], axis=1)
+    auc = scoring.of_run(dataclasses.replace(cfg, metric="roc_auc"), labels, probabilities)
+    return {"roc_auc": auc, cfg.metric: scoring.of_run(cfg, labels, probabilities)}
+
+
+def mean_average_precision(truth: pd.Series, guessed: pd.Series, k: int) -> float:
+    """MAP@k of each image's listed labels (the most probable first) against its one label."""
+    ranks = [
+        labels.split()[:k].index(label) + 1 if label in labels.split()[:k] else 0
+        for label, labels in zip(truth, guessed, strict=True)
+    ]
+    return sum(1 / rank for rank in ranks if rank) / len(ranks)
 
 
 def arguments(parser) -> None:
@@ -155,7 +201,7 @@ def command(args, cfg: Config, found=None) -> int:
     sample = field_path(cfg, "sample_submission") if cfg.sample_submission else ""
     with_sample = sample and Path(sample).is_file()
     id_column, label_column = sample_columns(cfg, sample if with_sample else submission)
-    scores = score_files(submission, solution, id_column, label_column)
+    scores = score_files(submission, solution, id_column, label_column, cfg)
     if with_sample:
         count = check_rows_match(submission, sample, id_column)
         print(f"rows: {count}, ids match {sample} row for row")

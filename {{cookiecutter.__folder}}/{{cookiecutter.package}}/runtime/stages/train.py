@@ -167,7 +167,7 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
     )
     probabilities, (labels, *id_column) = predict_probabilities(net, batches)
     cuts = thresholds.chosen(labels, probabilities) if cfg.multi_label else None
-    result = scoring.score(labels, probabilities, cfg.metric, cuts)
+    result = scoring.of_run(cfg, labels, probabilities, cuts)
     print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {result:.4f}")
     if found.writes_files:
         keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
@@ -201,7 +201,7 @@ def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
         else:
             right = probabilities.argmax(-1) == labels
         return {
-            "metric": scoring.score(labels, probabilities, cfg.metric, cuts),
+            "metric": scoring.of_run(cfg, labels, probabilities, cuts),
             "loss": float(keras.ops.mean(net.loss(labels, probabilities))),
             "accuracy": float(np.mean(right)),
         }
