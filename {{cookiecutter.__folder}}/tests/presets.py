@@ -74,6 +74,37 @@ SMALL = {  # backbone: its keras-hub class, a small configuration of it, its ima
         },
         keras_hub.layers.DINOV2ImageConverter,
     ),
+    **dict.fromkeys(
+        ("dinov3-small", "dinov3-base"),
+        (
+            keras_hub.models.DINOV3Backbone,
+            {
+                "patch_size": 16,
+                "num_layers": 2,
+                "hidden_dim": 16,
+                "num_heads": 2,
+                "intermediate_dim": 32,
+                "image_shape": (32, 32, 3),
+            },
+            keras_hub.layers.DINOV3ImageConverter,
+        ),
+    ),
+    "hgnetv2-b4": (
+        keras_hub.models.HGNetV2Backbone,
+        {
+            "depths": [1, 1],
+            "embedding_size": 16,
+            "hidden_sizes": [32, 64],
+            "stem_channels": [3, 8, 16],
+            "hidden_act": "relu",
+            "use_learnable_affine_block": True,
+            # in, middle and out channels, blocks, layers a block, kernel size: each stage
+            "stackwise_stage_filters": [(16, 8, 32, 1, 2, 3), (32, 16, 64, 1, 2, 3)],
+            "apply_downsample": [False, True],
+            "use_lightweight_conv_block": [False, True],
+        },
+        keras_hub.layers.HGNetV2ImageConverter,
+    ),
 }
 
 

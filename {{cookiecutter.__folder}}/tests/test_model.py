@@ -5,6 +5,7 @@ import dataclasses
 import json
 import re
 
+import keras
 import keras_hub
 import numpy as np
 import pytest
@@ -33,14 +34,25 @@ def test_each_pretrained_backbone_is_a_pinned_kaggle_models_handle():
 
 
 @pytest.mark.parametrize("backbone", list(BACKBONES))
-def test_every_backbone_builds_a_classifier_of_uint8_images(backbone, preset):
-    """From a preset folder of the backbone's own keras-hub class (small-cnn: no weights)."""
+def test_every_backbone_builds_a_classifier_of_uint8_images_that_trains_a_step(backbone, preset):
+    """From a preset folder of the backbone's own keras-hub class (small-cnn: no weights):
+    one step moves the backbone's own weights, and the classifier predicts after it."""
     weights = preset(backbone) if backbone in PRETRAINED else "none"
-    size = 42 if BACKBONES[backbone].patch_size > 1 else 32
+    patch = BACKBONES[backbone].patch_size
+    size = 3 * patch if patch > 1 else 32
     cfg = Config(backbone=backbone, weights=weights, image_size=size, num_classes=7)
     net = built(cfg)
     assert net.input.dtype == "uint8"
-    probabilities = net.predict_on_batch(np.full((2, size, size, 3), 128, np.uint8))
+    images = np.random.default_rng(0).integers(0, 256, (4, size, size, 3)).astype(np.uint8)
+    inner = next(layer for layer in net.layers if isinstance(layer, keras.Model))
+    before = [np.array(weight) for weight in inner.trainable_weights]
+    net.compile(optimizer=keras.optimizers.SGD(0.1), loss=model.loss(cfg))
+    assert np.isfinite(net.train_on_batch(images, np.array([0, 1, 2, 3])))
+    assert any(
+        not np.array_equal(a, np.array(b))
+        for a, b in zip(before, inner.trainable_weights, strict=True)
+    )
+    probabilities = net.predict_on_batch(images[:2])
     assert probabilities.shape == (2, 7)
     assert np.allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
 

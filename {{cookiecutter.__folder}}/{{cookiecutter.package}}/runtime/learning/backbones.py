@@ -63,9 +63,10 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
     shape = {"image_shape": size} if patches else {}  # a transformer's patch grid, resized
     skipping = BACKBONES[cfg.backbone].stochastic_depth  # its argument for skipped blocks
     depth = {skipping: cfg.stochastic_depth} if skipping else {}
+    held = dict(BACKBONES[cfg.backbone].held)
     try:
         model = keras_hub.models.Backbone.from_preset(
-            folder, load_weights=load_weights, dtype=precision, **shape, **depth
+            folder, load_weights=load_weights, dtype=precision, **shape, **depth, **held
         )
         scale, offset = scaling(folder)
     except Exception as error:  # a folder of another model, or a file cut short
