@@ -473,6 +473,12 @@ SUBMISSIONS: list[Row] = [
         ),
         "thresholds.json is not JSON (JSONDecodeError",
     ),
+    Row(
+        "grade_cuts.json: cuts that go down",
+        lambda tmp, given: predicting(given, tmp, "--metric", "qwk", trained=with_cuts(given, tmp)),
+        "grade_cuts.json: the cuts [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 1.0] are not "
+        "increasing within 0..9",
+    ),
 ]
 DIGITS = [str(digit) for digit in range(10)]
 NAMES = [f"class{digit}" for digit in DIGITS]
@@ -556,6 +562,15 @@ def with_thresholds(given: Given, tmp: Path, number=0, value="0.5", text="") -> 
     trained = copy_of(given.trained, tmp, "trained")
     listed = text or ", ".join(cuts)
     (trained / "thresholds.json").write_text('{"thresholds": [' + listed + "]}")
+    return trained
+
+
+def with_cuts(given: Given, tmp: Path) -> Path:
+    """A copy of the trained run beside a grade_cuts.json edited by hand: its last cut below
+    the others."""
+    trained = copy_of(given.trained, tmp, "trained")
+    cuts = [number + 0.5 for number in range(8)] + [1.0]
+    (trained / "grade_cuts.json").write_text(json.dumps({"grade_cuts": cuts}))
     return trained
 
 

@@ -2,6 +2,7 @@
 through `records`, `train` and `predict` and come out as their samples ask: ids spelt as
 the sample spells them, in its order, with its columns."""
 
+import json
 import re
 import shlex
 
@@ -128,3 +129,59 @@ def test_a_multi_label_competition_submits_labels_above_thresholds_chosen_on_val
         str(folder / "out" / "submission.csv"), str(folder / "solution.csv"), "image", "labels"
     )
     assert 0 <= scores.get("samples_f1", scores.get("accuracy", -1)) <= 1
+
+
+def test_an_isic_style_binary_competition_submits_the_positive_probability_per_id(tmp_path, capsys):
+    """ISIC 2024's shape: isic_id,target with rare positives, scored by the partial AUC above
+    80% sensitivity; every fold trained, and one probability per id in the sample's order."""
+    labels = ["0"] * 30 + ["1"] * 8
+    folder = competition(tmp_path, labels, ["isic_id", "target"], ["isic_id", "target"])
+    order = pd.read_csv(folder / "sample_submission.csv", dtype=str)["isic_id"]
+    write_csv(folder / "sample_submission.csv", ["isic_id", "target"], [(i, 0.5) for i in order])
+    write_records(
+        Config(folds=2, num_classes=2), str(folder / "train_images"), str(folder / "train.csv"),
+        str(folder / "records"), test_images=str(folder / "test_images"),
+    )  # fmt: skip
+    cfg = Config(
+        data_dir=str(folder / "records"), output_dir=str(folder / "out"), metric="pauc",
+        num_classes=2, fold="all", sample_submission=str(folder / "sample_submission.csv"),
+        **QUICK_CONFIG,
+    )  # fmt: skip
+    train(cfg)
+    assert re.search(r"out-of-fold pauc: 0\.\d{4}", capsys.readouterr().out)
+    written = pd.read_csv(predict(cfg), dtype={"isic_id": str})
+    assert list(written.columns) == ["isic_id", "target"]
+    assert written["isic_id"].tolist() == order.tolist()
+    assert written["target"].between(0, 1).all() and written["target"].nunique() > 1
+    truth = [int(name[:4]) % 2 for name in written["isic_id"]]  # any labels of both classes
+    write_csv(folder / "solution.csv", ["isic_id", "target"], zip(order, truth, strict=True))
+    files = str(folder / "out" / "submission.csv"), str(folder / "solution.csv")
+    scores = score_files(*files, "isic_id", "target", cfg)
+    assert set(scores) == {"roc_auc", "pauc"} and 0 <= scores["pauc"] <= 0.2
+
+
+def test_an_ordinal_competition_trains_on_qwk_and_submits_grades(tmp_path, capsys):
+    """APTOS 2019's shape: id_code,diagnosis with grades in order, scored by quadratic weighted
+    kappa; the submission holds grades."""
+    labels = [grade for grade in "012" for _ in range(12)]
+    folder = competition(tmp_path, labels, ["id_code", "diagnosis"], ["id_code", "diagnosis"])
+    write_records(
+        Config(folds=2), str(folder / "train_images"), str(folder / "train.csv"),
+        str(folder / "records"), test_images=str(folder / "test_images"),
+    )  # fmt: skip
+    cfg = Config(
+        data_dir=str(folder / "records"), output_dir=str(folder / "out"), metric="qwk",
+        num_classes=3, sample_submission=str(folder / "sample_submission.csv"), **QUICK_CONFIG,
+    )  # fmt: skip
+    train(cfg)
+    printed = capsys.readouterr().out
+    assert re.search(r"valid qwk: -?[01]\.\d{4}", printed)
+    kept = folder / "out" / "fold0" / "grade_cuts.json"
+    if "cuts between grades (best validation kappa): [" in printed:
+        cuts = json.loads(kept.read_text())["grade_cuts"]
+        assert len(cuts) == 2 and 0 <= cuts[0] <= cuts[1] <= 2
+    else:
+        assert "grades: the most probable; cuts" in printed and not kept.exists()
+    written = pd.read_csv(predict(cfg), dtype=str)
+    assert list(written.columns) == ["id_code", "diagnosis"]
+    assert set(written["diagnosis"]) <= {"0", "1", "2"}

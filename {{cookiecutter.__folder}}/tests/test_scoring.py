@@ -203,3 +203,35 @@ def test_binary_map_at_k_and_graded_submission_files_are_scored_by_the_metric(tm
     (tmp_path / "sub.csv").write_text("id,label\na,0\nb,3\nc,2\n")
     scores = score_files(*files, Config(metric="qwk", num_classes=5))
     assert scores["qwk"] == pytest.approx(kaggle_qwk(np.array([0, 4, 2]), np.array([0, 3, 2]), 5))
+
+
+def test_grade_cuts_fitted_on_validation_beat_the_nearest_grade_of_a_biased_model():
+    """A model that leans a grade low everywhere: the nearest expected grade scores a poor
+    kappa; cuts fitted to the same records move down and score better, and never worse."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from {{ cookiecutter.package }}.runtime.learning import grades
+
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 5, 400)
+    leaning = np.clip(truth - 0.7 + rng.normal(0, 0.35, 400), 0, 4)  # expected grade, biased
+    probabilities = np.zeros((400, 5))
+    low = np.floor(leaning).astype(int)
+    probabilities[np.arange(400), low] = 1 - (leaning - low)
+    probabilities[np.arange(400), np.minimum(low + 1, 4)] += leaning - low
+    midpoints = [0.5, 1.5, 2.5, 3.5]
+    cuts = grades.fitted(truth, probabilities)
+    nearest = score(truth, probabilities, "qwk", midpoints, num_classes=5)
+    fitted = score(truth, probabilities, "qwk", cuts, num_classes=5)
+    assert fitted > nearest + 0.02 and cuts == sorted(cuts) and cuts[0] < 0.5
+    assert grades.chosen(truth, probabilities) == cuts  # they beat the most probable grade too
+    # Classes out of order (the right one most probable, the rest far off): the expected grade
+    # mixes them, and the most probable grade is kept.
+    mixed = np.full((400, 5), 0.05)
+    mixed[np.arange(400), truth] = 0.45
+    mixed[np.arange(400), (truth + 3) % 5] = 0.35
+    assert grades.chosen(truth, mixed) is None
+    predicted = grades.graded(probabilities, cuts)
+    assert grades.kappa(truth, predicted, 5) == pytest.approx(
+        cohen_kappa_score(truth, predicted, weights="quadratic")
+    )

@@ -231,7 +231,7 @@ class Config:
     )
     stochastic_depth: float = knob(
         0.1,
-        "rate of skipped residual blocks while training (EfficientNet), deepest most",
+        "EfficientNet blocks skipped in training",
         tuned=True,
     )
     # See accelerator.py for how the hardware is found.

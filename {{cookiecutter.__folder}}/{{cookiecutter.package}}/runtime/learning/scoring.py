@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import UserError
-from .thresholds import applied
+from . import grades, thresholds
 
 CLIP = 1e-15  # log loss: probabilities held in [1e-15, 1 - 1e-15], as Kaggle's metric holds them
 
@@ -120,29 +120,43 @@ METRICS: dict[str, Metric] = {
 }  # fmt: skip
 
 
-def score(truth, probabilities, metric: str, thresholds=None, **options) -> float:
+def score(truth, probabilities, metric: str, cuts=None, **options) -> float:
     """The metric of class probabilities: as they are for a metric of probabilities; else
-    of the most probable class, or with `thresholds` (multi-label) of every class at or above
-    its threshold. `options`: min_tpr (pauc), k (map_at_k), num_classes (qwk)."""
+    of the most probable class, or with `cuts` (cuts_for's) of every class at or above its
+    threshold (multi-label), or of the grade the cuts give (qwk). `options`: min_tpr (pauc),
+    k (map_at_k), num_classes (qwk)."""
     truth, probabilities = np.asarray(truth), np.asarray(probabilities)
     if METRICS[metric].reads == "probabilities":
         return METRICS[metric].of(truth, probabilities, **options)
-    if thresholds is None:
+    if cuts is None:
         predicted = probabilities.argmax(-1)
         if truth.ndim == 2:
             predicted = as_rows(predicted, probabilities.shape[1])
+    elif truth.ndim == 1:  # one class per image: the cuts between grades (grades.py)
+        predicted = grades.graded(probabilities, cuts)
     else:
-        predicted = applied(probabilities, thresholds)
+        predicted = thresholds.applied(probabilities, cuts)
     return score_labels(truth, predicted, metric, **options)
 
 
-def of_run(cfg, truth, probabilities, thresholds=None, predicted=None) -> float:
+def cuts_for(cfg, truth, probabilities) -> list[float] | None:
+    """What turns probabilities into answers, fitted on these records: each class's threshold
+    (multi-label), or the cuts between grades where they beat the most probable grade (qwk);
+    None: the most probable class."""
+    if cfg.multi_label:
+        return thresholds.chosen(truth, probabilities)
+    if cfg.metric == "qwk":
+        return grades.chosen(truth, probabilities)
+    return None
+
+
+def of_run(cfg, truth, probabilities, cuts=None, predicted=None) -> float:
     """The run's metric (Config.metric, with its options): of `predicted`, the answers as
     written (valid.csv's), where given and the metric scores answers."""
     options = {"min_tpr": cfg.pauc_min_tpr, "k": cfg.map_k, "num_classes": cfg.num_classes}
     if predicted is not None and METRICS[cfg.metric].reads == "labels":
         return score_labels(truth, predicted, cfg.metric, **options)
-    return score(truth, probabilities, cfg.metric, thresholds, **options)
+    return score(truth, probabilities, cfg.metric, cuts, **options)
 
 
 def better(new: float, old: float, metric: str) -> bool:

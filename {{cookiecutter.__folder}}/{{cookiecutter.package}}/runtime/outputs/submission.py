@@ -19,6 +19,7 @@ import tensorflow as tf
 from ..config import Config, came_from, class_names, inputs_of
 from ..data import tables
 from ..errors import UserError, first_line, named
+from ..learning import grades
 from ..learning.scoring import METRICS
 from ..platform.files import IMAGE_SUFFIXES, MANIFEST, written_whole
 from ..platform.paths import field_path, reaching
@@ -131,6 +132,15 @@ def automatic(cfg: Config, columns: int) -> type[Shape]:
 
 def with_k(shape: Shape, cfg: Config) -> Shape:
     return dataclasses.replace(shape, k=cfg.map_k) if isinstance(shape, TopLabels) else shape
+
+
+def written_from(cfg: Config, shape: Shape, probabilities, cuts) -> tuple:
+    """What `shape` writes from: the probabilities and the thresholds as they are; or where
+    qwk scores it and cuts were fitted between grades, each image's grade as a one-hot row
+    (grades.py), so that a labels submission holds the grade."""
+    if cuts is not None and cfg.metric == "qwk" and not cfg.multi_label and type(shape) is Labels:
+        return grades.as_rows(probabilities, cuts), None
+    return probabilities, cuts
 
 
 def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str) -> list[str]:

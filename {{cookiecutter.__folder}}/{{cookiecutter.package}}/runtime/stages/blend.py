@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..config import Config, class_names, names_in
 from ..errors import UserError, first_line
-from ..learning import blending, scoring, thresholds
+from ..learning import blending, scoring
 from ..outputs.run_record import read_record, run_records
 from ..platform.files import (
     BLEND,
@@ -209,8 +209,8 @@ def scorer(cfg: Config, truth: np.ndarray):
 
     def score(rows: np.ndarray, probabilities: np.ndarray) -> float:
         cuts = None
-        if cfg.multi_label and cfg.metric != "roc_auc":
-            cuts = thresholds.chosen(truth[rows], probabilities)
+        if cfg.metric != "roc_auc":
+            cuts = scoring.cuts_for(cfg, truth[rows], probabilities)
         return scoring.of_run(cfg, truth[rows], probabilities, cuts)
 
     return score
@@ -252,8 +252,8 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
     probabilities = blending.blended(tables, weights)
     cuts = None
-    if cfg.multi_label and cfg.metric != "roc_auc":
-        cuts = thresholds.chosen(truth, probabilities)
+    if cfg.metric != "roc_auc":
+        cuts = scoring.cuts_for(cfg, truth, probabilities)
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in CLASSES},
@@ -345,9 +345,8 @@ def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Pa
     probabilities = blending.blended(
         [table.iloc[:, 1:].to_numpy(float) for table in tables], weights
     )
-    rows = submission.arrange(
-        ids, shape.values(probabilities, names, blend["thresholds"]), sample, shape
-    )
+    answered, cuts = submission.written_from(cfg, shape, probabilities, blend["thresholds"])
+    rows = submission.arrange(ids, shape.values(answered, names, cuts), sample, shape)
     path = output_path(cfg, "submission.csv")
     submission.write(path, rows)
     kept = submission.probabilities_table(cfg, ids, probabilities, sample, shape)

@@ -12,7 +12,7 @@ from sklearn.metrics import classification_report
 
 from ..config import Config, class_names
 from ..data import pipeline, source
-from ..learning import plan, scoring, thresholds
+from ..learning import grades, plan, scoring, thresholds
 from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, plots
 from ..platform import accelerator
@@ -82,8 +82,11 @@ def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Vali
         net = checkpoints.load_trained(cfg, found, build_model)
         probabilities, (labels,) = predict_probabilities(net, batches)
     images = np.asarray(next(iter(batches))[0][: min(PICTURED, len(labels))])  # as predicted
+    cuts = checked.trained.value.thresholds
     if cfg.multi_label:  # each class's yes or no, at its threshold
-        predicted = thresholds.applied(probabilities, checked.trained.value.thresholds)
+        predicted = thresholds.applied(probabilities, cuts)
+    elif cuts is not None:  # qwk: the grade the cuts give
+        predicted = grades.graded(probabilities, cuts)
     else:
         predicted = probabilities.argmax(-1)
     return cfg, Validated(labels, probabilities, predicted, images)

@@ -17,6 +17,7 @@ import pandas as pd
 from ..config import Config, class_names
 from ..errors import UserError, first_line
 from ..learning import scoring
+from ..learning.grades import graded
 from ..learning.thresholds import applied
 from ..outputs.run_record import read_record, run_records
 from ..outputs.submission_shapes import probability_columns
@@ -95,8 +96,10 @@ def write_predictions(
     (numbers, space-separated for multi-label; and names when the classes have them), then
     each class's probability."""
     names = class_names(cfg)
-    if thresholds is None:
-        predicted = probabilities.argmax(-1)
+    if thresholds is None or not cfg.multi_label:  # the most probable class, or the grade
+        predicted = (
+            probabilities.argmax(-1) if thresholds is None else graded(probabilities, thresholds)
+        )
         truth, guess = [str(n) for n in labels], [str(n) for n in predicted]
     else:  # multi-hot rows: the classes set, as numbers
         predicted = applied(probabilities, thresholds)

@@ -79,7 +79,8 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
             + ": "
             + ", ".join(str(checkpoints.trained_weights(run)) for run in runs)
         )
-    predicted = shape.values(averaged, names, checked.trained.value.thresholds)
+    answered, cuts = submission.written_from(cfg, shape, averaged, checked.trained.value.thresholds)
+    predicted = shape.values(answered, names, cuts)
     keys = [key.decode() for key in ids]
     rows = submission.arrange(keys, predicted, sample, shape)
     path = output_path(cfg, "submission.csv")

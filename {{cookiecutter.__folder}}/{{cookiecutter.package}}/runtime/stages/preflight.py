@@ -26,7 +26,7 @@ from .. import config
 from ..config import Config, given_values
 from ..data import pipeline, scan, source
 from ..errors import UserError, first_line, named
-from ..learning import backbones, plan, thresholds
+from ..learning import backbones, grades, plan, thresholds
 from ..outputs import checkpoints, submission
 from ..outputs.run_files import refuse_others
 from ..platform.accelerator import Accelerator
@@ -384,7 +384,11 @@ def trained(p: Preflight) -> Result[Trained] | None:
         )
     paths = [checkpoints.check_trained(run) for run in runs]
     # predict's and evaluate's: read before the model runs
-    cuts = thresholds.averaged(runs) if cfg.multi_label else None
+    cuts = None
+    if cfg.multi_label:
+        cuts = thresholds.averaged(runs)
+    elif cfg.metric == "qwk":
+        cuts = grades.averaged(runs)
     return Result(f"trained weights: {', '.join(paths)}", Trained(runs, cuts))
 
 

@@ -16,7 +16,7 @@ import tensorflow as tf
 from ..config import Config, given_values, recipe_line
 from ..data import images, pipeline, source
 from ..errors import named
-from ..learning import averaging, recipe, scoring, thresholds
+from ..learning import averaging, grades, recipe, scoring, thresholds
 from ..learning.predictions import predict_probabilities, progress_verbosity
 from ..outputs import checkpoints, plots
 from ..platform import accelerator
@@ -166,15 +166,20 @@ def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accel
         valid_files, cfg, run.global_batch, True, found.image_dtype, with_ids=ids
     )
     probabilities, (labels, *id_column) = predict_probabilities(net, batches)
-    cuts = thresholds.chosen(labels, probabilities) if cfg.multi_label else None
+    cuts = scoring.cuts_for(cfg, labels, probabilities)
     result = scoring.of_run(cfg, labels, probabilities, cuts)
     print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {result:.4f}")
     if found.writes_files:
         keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
         folds.write_predictions(cfg, probabilities, labels, keys, cuts)
-        if cuts is not None:
+        if cuts is not None and cfg.multi_label:
             thresholds.save(cfg, cuts)
             print(f"thresholds per class (best validation F1 each): {cuts}")
+        elif cuts is not None:
+            grades.save(cfg, cuts)
+            print(f"cuts between grades (best validation kappa): {cuts}")
+        elif cfg.metric == "qwk":
+            print("grades: the most probable; cuts of the expected grade scored no better")
     return result
 
 
@@ -195,7 +200,7 @@ def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
             truth.update(labels=np.concatenate([label for label, _ in rows])[real], real=real)
         probabilities = net.predict(images, verbose=0)[truth["real"]]
         labels = truth["labels"]
-        cuts = thresholds.chosen(labels, probabilities) if cfg.multi_label else None
+        cuts = scoring.cuts_for(cfg, labels, probabilities)
         if cfg.multi_label:
             right = (probabilities >= 0.5) == (labels > 0)
         else:
