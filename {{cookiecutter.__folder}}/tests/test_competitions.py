@@ -169,6 +169,9 @@ def test_an_ordinal_competition_trains_on_qwk_and_submits_grades(tmp_path, capsy
         Config(folds=2), str(folder / "train_images"), str(folder / "train.csv"),
         str(folder / "records"), test_images=str(folder / "test_images"),
     )  # fmt: skip
+    # An earlier run's cuts, which this run must replace or remove, never keep.
+    (folder / "out" / "fold0").mkdir(parents=True)
+    (folder / "out" / "fold0" / "grade_cuts.json").write_text('{"grade_cuts": [1.9, 2.0]}')
     cfg = Config(
         data_dir=str(folder / "records"), output_dir=str(folder / "out"), metric="qwk",
         num_classes=3, sample_submission=str(folder / "sample_submission.csv"), **QUICK_CONFIG,
@@ -179,7 +182,7 @@ def test_an_ordinal_competition_trains_on_qwk_and_submits_grades(tmp_path, capsy
     kept = folder / "out" / "fold0" / "grade_cuts.json"
     if "cuts between grades (best validation kappa): [" in printed:
         cuts = json.loads(kept.read_text())["grade_cuts"]
-        assert len(cuts) == 2 and 0 <= cuts[0] <= cuts[1] <= 2
+        assert len(cuts) == 2 and 0 <= cuts[0] <= cuts[1] <= 2 and cuts != [1.9, 2.0]
     else:
         assert "grades: the most probable; cuts" in printed and not kept.exists()
     written = pd.read_csv(predict(cfg), dtype=str)

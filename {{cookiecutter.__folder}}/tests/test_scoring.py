@@ -235,3 +235,16 @@ def test_grade_cuts_fitted_on_validation_beat_the_nearest_grade_of_a_biased_mode
     assert grades.kappa(truth, predicted, 5) == pytest.approx(
         cohen_kappa_score(truth, predicted, weights="quadratic")
     )
+
+
+def test_a_roc_auc_project_of_many_classes_still_scores_a_labels_submission(tmp_path):
+    """Only a binary target's one column is read as a probability."""
+    from {{ cookiecutter.package }}.runtime.config import Config
+
+    (tmp_path / "sol.csv").write_text("id,label\na,rust\nb,scab\n")
+    (tmp_path / "sub.csv").write_text("id,label\na,rust\nb,rust\n")
+    files = str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "id", "label"
+    assert score_files(*files, Config(metric="roc_auc", num_classes=3)) == {
+        "macro_f1": pytest.approx(1 / 3),
+        "accuracy": 0.5,
+    }

@@ -201,3 +201,13 @@ def test_map_at_k_submits_the_k_most_probable_classes_most_probable_first(tmp_pa
     assert lines(rows, tmp_path) == ["id,label", "a,dog pig cow", "b,cat dog cow"]
     rows = submit(["a"], probabilities[:1], None, metric="map_at_k", map_k=2, num_classes=4)
     assert lines(rows, tmp_path) == ["id,label", "a,1 3"]
+
+
+def test_a_binary_column_named_after_a_class_gets_that_class_probability(tmp_path):
+    """Deepfake-style: classes FAKE and REAL (class order FAKE first), a column `FAKE`."""
+    probabilities = np.array([[0.8, 0.2], [0.1, 0.9]])
+    rows = submit(
+        ["a", "b"], probabilities, "id,FAKE\na,0.5\nb,0.5\n", names=["FAKE", "REAL"],
+        metric="log_loss", num_classes=2,
+    )  # fmt: skip
+    assert lines(rows, tmp_path) == ["id,FAKE", "a,0.8", "b,0.1"]

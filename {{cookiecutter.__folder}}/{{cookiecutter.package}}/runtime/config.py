@@ -167,8 +167,13 @@ class Config:
     )
     precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32", rare=True)
     metric: str = knob({{ cookiecutter.metric | tojson }}, "competition metric: " + ", ".join(METRICS))
-    pauc_min_tpr: float = knob(0.8, "pauc: the true-positive rate it scores above", rare=True)
-    map_k: int = knob(3, "map_at_k: classes ranked per image, as the submission lists", rare=True)
+    pauc_min_tpr: float = knob(
+        0.8, "pauc: the true-positive rate it scores above", checkpoint="trained", rare=True
+    )
+    map_k: int = knob(
+        3, "map_at_k: classes ranked per image, as the submission lists", checkpoint="trained",
+        rare=True,
+    )  # fmt: skip
     output_dir: str = knob(
         "", "checkpoints, plots, submission.csv; empty: Kaggle's or output/", checkpoint="where"
     )

@@ -120,8 +120,9 @@ def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
         }
         for run in weighed
     ]
-    kept = ("metric", "classes", "thresholds", "blend_cv")
-    return {**{key: blend[key] for key in kept}, "runs": runs}, list(dict.fromkeys(notebooks))
+    kept = ("metric", "classes", "options", "thresholds", "blend_cv")
+    described = {**{key: blend[key] for key in kept if key in blend}, "runs": runs}
+    return described, list(dict.fromkeys(notebooks))
 
 
 def for_inference(cfg: Config, trained: str) -> Config:

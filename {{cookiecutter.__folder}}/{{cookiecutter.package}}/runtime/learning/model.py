@@ -59,8 +59,8 @@ def build_model(cfg, backbone, image_dtype="uint8"):
     # Some keras-hub backbones name their input ({"images": ...}): give it by name.
     names = backbone.model.input if isinstance(backbone.model.input, dict) else None
     x = backbone.model({next(iter(names)): x} if names else x)
-    if isinstance(x, dict):  # a feature pyramid (HGNetV2), shallowest first: the deepest map
-        x = list(x.values())[-1]
+    if isinstance(x, dict):  # a feature pyramid (HGNetV2): its deepest map, its last stage's
+        x = x[getattr(backbone.model, "out_features", list(x))[-1]]
     # A feature map (convolutional backbones) or a sequence of patch tokens (transformers).
     pooling = layers.GlobalAveragePooling2D if len(x.shape) == 4 else layers.GlobalAveragePooling1D
     x = pooling(name="pool")(x)

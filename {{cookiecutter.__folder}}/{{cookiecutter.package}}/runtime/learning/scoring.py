@@ -29,8 +29,6 @@ class Metric:
     reads: str  # "labels" or "probabilities"
     reference: str  # the definition followed, which the tests check against
     lower_is_better: bool = False
-    binary: bool = False  # two classes only: the second is the positive one
-    single_label: bool = False  # one class per image only
 
 
 def macro_f1(truth, predicted, **_) -> float:
@@ -102,20 +100,17 @@ METRICS: dict[str, Metric] = {
     "roc_auc": Metric(roc_auc, "probabilities", "sklearn.metrics.roc_auc_score, per class"),
     "samples_f1": Metric(samples_f1, "labels", "sklearn.metrics.f1_score(average='samples')"),
     "pauc": Metric(
-        pauc, "probabilities", "ISIC 2024's pAUC: the ROC curve's area above min_tpr", binary=True,
-        single_label=True,
+        pauc, "probabilities", "ISIC 2024's pAUC: the ROC curve's area above min_tpr",
     ),
     "log_loss": Metric(
         log_loss, "probabilities", "sklearn.metrics.log_loss, clipped as Kaggle clips",
-        lower_is_better=True, single_label=True,
+        lower_is_better=True,
     ),
     "qwk": Metric(
         qwk, "labels", "sklearn.metrics.cohen_kappa_score(weights='quadratic')",
-        single_label=True,
     ),
     "map_at_k": Metric(
         map_at_k, "probabilities", "Kaggle's MAP@k (ml_metrics' apk), one true class each",
-        single_label=True,
     ),
 }  # fmt: skip
 

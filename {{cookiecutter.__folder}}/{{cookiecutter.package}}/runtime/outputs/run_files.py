@@ -22,6 +22,8 @@ RUN_FILES = {
 # Folders a run fills itself: its checkpoints, the backbone's architecture beside its weights,
 # JAX's compiled programs, bench-input's records.
 RUN_FOLDERS = {"checkpoints", "backbone", "jax-cache", "bench-input"}
+# What a file browser or Jupyter leaves in a folder one looks into: nobody's output.
+LEFT_BY_BROWSING = {".DS_Store", "Thumbs.db", "desktop.ini", ".ipynb_checkpoints"}
 
 
 def not_written_by_a_run(folder: Path) -> list[str]:
@@ -34,6 +36,8 @@ def not_written_by_a_run(folder: Path) -> list[str]:
     found = []
     for path in sorted(folder.iterdir()):
         name = path.name.removeprefix(".tmp-")  # a file being written whole
+        if name in LEFT_BY_BROWSING:
+            continue
         if path.is_dir() and name not in RUN_FOLDERS:
             found += [f"{path.name}/{inner}" for inner in not_written_by_a_run(path)]
         elif not (path.is_dir() or name in RUN_FILES):

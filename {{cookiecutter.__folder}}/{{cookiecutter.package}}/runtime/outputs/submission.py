@@ -125,7 +125,8 @@ def automatic(cfg: Config, columns: int) -> type[Shape]:
         return Probabilities
     if cfg.metric == "map_at_k":
         return TopLabels
-    if cfg.num_classes == 2 and METRICS[cfg.metric].reads == "probabilities":
+    binary = cfg.num_classes == 2 and not cfg.multi_label
+    if binary and METRICS[cfg.metric].reads == "probabilities":
         return Positive
     return Labels
 

@@ -129,8 +129,11 @@ class TopLabels(Labels):
 
 @dataclasses.dataclass
 class Positive(Shape):
-    """A binary target's one column: the probability of the positive class, the second in
-    class order (ISIC 2024's isic_id,target)."""
+    """A binary target's one column: the probability of the positive class, the one the
+    column is named after (a column `FAKE` of classes REAL and FAKE), else the second in class
+    order (ISIC 2024's isic_id,target: classes 0 and 1)."""
+
+    positive: int = 1
 
     @classmethod
     def without_sample(cls, id_column: str, label_column: str, names, num_classes):
@@ -146,15 +149,19 @@ class Positive(Shape):
                 f"binary target ({named('num_classes')} 2). Set {named('submission')} to "
                 "another"
             )
-        return cls(id_column, rest, list(sample.columns))
+        positive = list(names or []).index(rest[0]) if rest[0] in (names or []) else 1
+        return cls(id_column, rest, list(sample.columns), positive=positive)
 
     def describe(self, multi_label: bool) -> str:
-        return f"{self.id_column} and the positive class's probability in {self.columns[0]}"
+        return (
+            f"{self.id_column} and the probability of class {self.positive} (the positive "
+            f"one) in {self.columns[0]}"
+        )
 
     def values(self, probabilities: np.ndarray, names, thresholds=None) -> pd.DataFrame:
         import pandas as pd
 
-        return pd.DataFrame({self.columns[0]: probabilities[:, 1]})
+        return pd.DataFrame({self.columns[0]: probabilities[:, self.positive]})
 
 
 # Config.submission's choices besides auto; `auto` picks Probabilities for a sample with

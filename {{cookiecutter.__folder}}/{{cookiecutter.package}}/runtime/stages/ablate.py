@@ -168,10 +168,13 @@ def row(name: str, changes: dict, scores: list[float], speeds: list) -> dict:
 
 
 def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
+    from ..learning import scoring  # NumPy: `ablate --help` needs none
+
     over = f"{runs} {'folds' if in_folds else 'seeds'}"
     lines = [
         (
-            f"ablate: validation {cfg.metric}, mean and standard deviation over {over}, "
+            f"ablate: validation {scoring.metric_named(cfg.metric, False)}, mean and "
+            f"standard deviation over {over}, "
             f"{cfg.epochs} epochs each"
         ),
         f"{'variant':<22} {cfg.metric:>8} {'sd':>7} {'vs default':>11} {'images/s':>9}  changes",

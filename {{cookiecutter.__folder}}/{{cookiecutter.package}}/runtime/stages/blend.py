@@ -44,6 +44,7 @@ CONFIG_FIELDS = (
 )  # fmt: skip
 # What a run was trained for, as its model.json says: blended runs must agree on these.
 CLASSES = ("num_classes", "class_names", "multi_label")
+OPTIONS = ("pauc_min_tpr", "map_k")  # the metric's, as the runs were trained with them
 # A code competition's rerun may take this long on a CPU or GPU (most image competitions).
 RERUN_HOURS = 9
 
@@ -193,7 +194,8 @@ def shown(columns: list[str]) -> str:
 def trained_for(run: Run, cfg: Config) -> Config:
     """The config of the runs' competition: their metric and classes, with this command's
     data fields (the sample)."""
-    chosen = {name: run.record[name] for name in (*CLASSES, "metric") if name in run.record}
+    named = (*CLASSES, "metric", *OPTIONS)
+    chosen = {name: run.record[name] for name in named if name in run.record}
     return dataclasses.replace(cfg, **chosen)
 
 
@@ -257,6 +259,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in CLASSES},
+        "options": {name: getattr(cfg, name) for name in OPTIONS},
         "runs": [
             {
                 "name": name,
@@ -336,7 +339,9 @@ def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Pa
     the sample's shape, and the blend's own test_probabilities.csv beside it."""
     from ..outputs import submission  # TensorFlow: `blend --help` needs none
 
-    cfg = dataclasses.replace(cfg, metric=blend["metric"], **blend["classes"])
+    cfg = dataclasses.replace(
+        cfg, metric=blend["metric"], **blend["classes"], **blend.get("options", {})
+    )
     sample = submission.load_sample(cfg)
     names = class_names(cfg)
     shape = submission.layout(cfg, sample, cfg.num_classes, names)

@@ -157,7 +157,7 @@ def score_out_of_fold(cfg: Config, folds: list[int]) -> float:
 
 
 # What a run recorded in model.json that decides how its validation predictions score.
-SCORED_AS = ("metric", "num_classes", "multi_label")
+SCORED_AS = ("metric", "num_classes", "multi_label", "pauc_min_tpr", "map_k")
 
 
 def run_tables(folder: Path) -> list[Path]:

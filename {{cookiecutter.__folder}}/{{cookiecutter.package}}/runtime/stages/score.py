@@ -136,7 +136,8 @@ def score_files(
         return {"roc_auc": mean_roc_auc(truth_rows, predicted.to_numpy(float))}
     guessed = predicted[label_column]
     metric = cfg.metric if cfg else ""
-    if metric in ("pauc", "log_loss", "roc_auc"):  # the positive class's probability
+    binary = cfg is not None and cfg.num_classes == 2 and not cfg.multi_label
+    if binary and metric in ("pauc", "log_loss", "roc_auc"):  # the positive's probability
         return binary_scores(cfg, truth, guessed, submission)
     if metric == "map_at_k":
         return {"map_at_k": mean_average_precision(truth, guessed, cfg.map_k)}
@@ -150,6 +151,11 @@ def score_files(
         "accuracy": float(accuracy_score(truth, guessed)),
     }
     if metric == "qwk":  # grades: the class numbers
+        if not all(label.isdigit() for label in (*truth, *guessed)):
+            raise UserError(
+                f"{submission}, {solution}: qwk scores grades, numbers 0 and up; these hold "
+                f"other labels (e.g. {truth.iloc[0]!r})"
+            )
         grades = [labels.astype(int) for labels in (truth, guessed)]
         scores["qwk"] = scoring.score_labels(*grades, "qwk", num_classes=cfg.num_classes)
     return scores

@@ -146,6 +146,9 @@ def train_run(
         choice = averaging.chosen(history, cfg.metric)
         averaging.keep(net, choice, validation[0].raw if validation else None)
         print(averaging.said(choice, averaging.averages_weights(net)))
+        if found.writes_files:  # an earlier run's: this run writes its own, or none
+            for name in (grades.CUTS, thresholds.THRESHOLDS):
+                output_path(cfg, name).unlink(missing_ok=True)
         if valid is not None:
             history[f"final_valid_{cfg.metric}"] = score_validation(
                 cfg, net, run, valid_files, found
