@@ -248,3 +248,20 @@ def test_a_roc_auc_project_of_many_classes_still_scores_a_labels_submission(tmp_
         "macro_f1": pytest.approx(1 / 3),
         "accuracy": 0.5,
     }
+
+
+def test_a_probability_column_per_class_is_scored_with_log_loss_and_map_at_k_too(tmp_path):
+    from sklearn.metrics import log_loss
+
+    from {{ cookiecutter.package }}.runtime.config import Config
+
+    (tmp_path / "sol.csv").write_text("id,label\na,rust\nb,healthy\nc,scab\n")
+    (tmp_path / "sub.csv").write_text(
+        "id,healthy,rust,scab\nc,0.2,0.5,0.3\nb,0.7,0.2,0.1\na,0.3,0.6,0.1\n"
+    )
+    files = str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "id", "label"
+    scores = score_files(*files, Config(metric="log_loss", num_classes=3))
+    truth, rows = [1, 0, 2], [[0.3, 0.6, 0.1], [0.7, 0.2, 0.1], [0.2, 0.5, 0.3]]
+    assert scores["log_loss"] == pytest.approx(log_loss(truth, rows, labels=range(3)))
+    scores = score_files(*files, Config(metric="map_at_k", map_k=2, num_classes=3))
+    assert scores["map_at_k"] == pytest.approx((1 + 1 + 1 / 2) / 3)

@@ -130,12 +130,18 @@ def score_files(
     if set(predicted.index) != set(truth.index):
         raise UserError(f"{submission} and {solution} hold different ids")
     predicted = predicted.loc[truth.index]  # joined by id, not by row
+    metric = cfg.metric if cfg else ""
     if label_column not in predicted.columns:  # a probability column per class, by class name
         classes = list(predicted.columns)
         truth_rows = MultiLabelBinarizer(classes=classes).fit_transform(truth.str.split())
-        return {"roc_auc": mean_roc_auc(truth_rows, predicted.to_numpy(float))}
+        scores = {"roc_auc": mean_roc_auc(truth_rows, predicted.to_numpy(float))}
+        if metric in ("log_loss", "map_at_k") and (truth_rows.sum(axis=1) == 1).all():
+            columns = dataclasses.replace(cfg, num_classes=len(classes))  # one class each
+            scores[metric] = scoring.of_run(
+                columns, truth_rows.argmax(1), predicted.to_numpy(float)
+            )
+        return scores
     guessed = predicted[label_column]
-    metric = cfg.metric if cfg else ""
     binary = cfg is not None and cfg.num_classes == 2 and not cfg.multi_label
     if binary and metric in ("pauc", "log_loss", "roc_auc"):  # the positive's probability
         return binary_scores(cfg, truth, guessed, submission)
