@@ -12,7 +12,6 @@ from ..config import Config, inputs_of
 from ..data import tables
 from ..errors import UserError, named
 from ..learning import scoring
-from ..learning.scoring import mean_roc_auc, score_labels
 from ..platform.paths import data_path, field_path, output_path
 
 if TYPE_CHECKING:
@@ -114,7 +113,6 @@ def score_files(
     probability column per class; and where `cfg`'s metric reads it so, of a binary target's
     one probability column (with ROC AUC), of each image's k labels (map_at_k), or of grades
     (qwk)."""
-    from sklearn.metrics import accuracy_score, f1_score
     from sklearn.preprocessing import MultiLabelBinarizer
 
     theirs, ours = read_table(solution), read_table(submission, id_column)
@@ -134,7 +132,7 @@ def score_files(
     if label_column not in predicted.columns:  # a probability column per class, by class name
         classes = list(predicted.columns)
         truth_rows = MultiLabelBinarizer(classes=classes).fit_transform(truth.str.split())
-        scores = {"roc_auc": mean_roc_auc(truth_rows, predicted.to_numpy(float))}
+        scores = {"roc_auc": scoring.mean_roc_auc(truth_rows, predicted.to_numpy(float))}
         if metric in ("log_loss", "map_at_k") and (truth_rows.sum(axis=1) == 1).all():
             columns = dataclasses.replace(cfg, num_classes=len(classes))  # one class each
             scores[metric] = scoring.of_run(
@@ -151,11 +149,8 @@ def score_files(
     if (truth.str.contains(" ") | guessed.str.contains(" ")).any():  # several labels per image
         binarizer = MultiLabelBinarizer().fit([*truth.str.split(), *guessed.str.split()])
         rows = [binarizer.transform(labels.str.split()) for labels in (truth, guessed)]
-        return {"samples_f1": score_labels(*rows, "samples_f1")}
-    scores = {
-        "macro_f1": float(f1_score(truth, guessed, average="macro", zero_division=0)),
-        "accuracy": float(accuracy_score(truth, guessed)),
-    }
+        return {"samples_f1": scoring.score_labels(*rows, "samples_f1")}
+    scores = {name: scoring.score_labels(truth, guessed, name) for name in ("macro_f1", "accuracy")}
     if metric == "qwk":  # grades: the class numbers
         if not all(label.isdigit() for label in (*truth, *guessed)):
             raise UserError(
