@@ -112,6 +112,16 @@ def training_csv(
     return path
 
 
+def with_metadata(given: Given, tmp: Path, site: str = "arm", rows: slice = slice(None)) -> Path:
+    """A copy of the demo's images whose train.csv has a column "site" (every value `site`),
+    beside test.csv: the test images' ids (without their extension) and site, `rows` of them."""
+    images = copy_of(given.demo / "images", tmp, "images")
+    edit_csv(images / "train.csv", lambda table: table.assign(site=site))
+    tests = sorted(path.stem for path in (images / "test").iterdir())[rows]
+    (images / "test.csv").write_text("id,site\n" + "".join(f"{key},leg\n" for key in tests))
+    return images
+
+
 def records_of(given: Given, images: Path, output: Path) -> Path:
     """`output`, holding the records `records` writes from `images` (the demo's layout)."""
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -658,6 +668,44 @@ COMMAND_LINE: list[Row] = [
             f"--pauc-min-tpr 1 --output-dir {tmp}/o"
         ),
         "--pauc-min-tpr = 1.0: must be at least 0 and below 1",
+    ),
+    Row(
+        "records --metadata-columns naming a column the training table lacks",
+        lambda tmp, given: records_into(
+            with_metadata(given, tmp),
+            "r",
+            f"--test-csv {tmp}/images/test.csv",
+            "--metadata-columns site,weight",
+        ),
+        "records --metadata-columns 'site,weight': the training table has no column 'weight'; "
+        "its columns are site",
+    ),
+    Row(
+        "records --metadata-columns of a column with no values",
+        lambda tmp, given: records_into(
+            with_metadata(given, tmp, site=""),
+            "r",
+            f"--test-csv {tmp}/images/test.csv",
+            "--metadata-columns site",
+        ),
+        "records --metadata-columns 'site': column 'site' holds no values; leave it out",
+    ),
+    Row(
+        "records --test-csv without a row for a test image",
+        lambda tmp, given: records_into(
+            with_metadata(given, tmp, rows=slice(1, None)),
+            "r",
+            f"--test-csv {tmp}/images/test.csv",
+        ),
+        "/images/test.csv has no row for 1 of the ",
+    ),
+    Row(
+        "train --metadata-columns the records do not keep",
+        lambda tmp, given: words(
+            f"train --preset demo --data-dir {given.demo} --metadata-columns site "
+            f"--output-dir {tmp}/o"
+        ),
+        "--metadata-columns 'site': the records keep no metadata, not 'site'; write them again",
     ),
     Row(
         "demo-data --seed below zero",

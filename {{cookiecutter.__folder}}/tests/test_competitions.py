@@ -9,7 +9,7 @@ import shlex
 import numpy as np
 import pandas as pd
 import pytest
-from builders import NAMES, competition, write_csv
+from builders import NAMES, competition, ids, image, write_csv
 from conftest import PROJECT
 
 from {{ cookiecutter.package }}.__main__ import main
@@ -131,33 +131,57 @@ def test_a_multi_label_competition_submits_labels_above_thresholds_chosen_on_val
     assert 0 <= scores.get("samples_f1", scores.get("accuracy", -1)) <= 1
 
 
-def test_an_isic_style_binary_competition_submits_the_positive_probability_per_id(tmp_path, capsys):
+def test_an_isic_style_binary_competition_reads_the_metadata_beside_each_image(tmp_path, capsys):
     """ISIC 2024's shape: isic_id,target with rare positives, scored by the partial AUC above
-    80% sensitivity; every fold trained, and one probability per id in the sample's order."""
+    80% sensitivity, with a table of metadata beside the images (test-metadata.csv for the
+    test images, ids without their extension); every fold trained, and one probability per
+    id in the sample's order. The images here carry nothing of the target and one column of
+    the tables carries all of it: the held-out ranking is right only if each image is
+    joined to its own row, in training and in prediction alike."""
     labels = ["0"] * 30 + ["1"] * 8
     folder = competition(tmp_path, labels, ["isic_id", "target"], ["isic_id", "target"])
+    rng = np.random.default_rng(1)
+    for path in [*(folder / "train_images").iterdir(), *(folder / "test_images").iterdir()]:
+        image(path, ["healthy"], rng)  # one look for both classes
+    site = {"0": "lower extremity", "1": "posterior torso"}
+    names = ids(folder / "train.csv", "isic_id")
+    header = ["isic_id", "target", "age_approx", "anatom_site_general", "iddx_full"]
+    rows = [
+        (name, label, 40 + number % 7, site[label], "Malignant" if label == "1" else "Benign")
+        for number, (name, label) in enumerate(zip(names, labels, strict=True))
+    ]
+    write_csv(folder / "train.csv", header, rows)
     order = pd.read_csv(folder / "sample_submission.csv", dtype=str)["isic_id"]
+    truth = [int(name[:4]) % 2 for name in order]  # unlike the test images' looks
     write_csv(folder / "sample_submission.csv", ["isic_id", "target"], [(i, 0.5) for i in order])
+    tests = [
+        (name.removesuffix(".jpg"), 40 + number % 7, site[str(t)])
+        for number, (name, t) in enumerate(zip(order, truth, strict=True))
+    ]
+    write_csv(folder / "test-metadata.csv", ["isic_id", "age_approx", "anatom_site_general"], tests)
     write_records(
         Config(folds=2, num_classes=2), str(folder / "train_images"), str(folder / "train.csv"),
         str(folder / "records"), test_images=str(folder / "test_images"),
+        test_csv=str(folder / "test-metadata.csv"),
     )  # fmt: skip
     cfg = Config(
         data_dir=str(folder / "records"), output_dir=str(folder / "out"), metric="pauc",
         num_classes=2, fold="all", sample_submission=str(folder / "sample_submission.csv"),
-        **QUICK_CONFIG,
+        **{**QUICK_CONFIG, "epochs": 8},
     )  # fmt: skip
     train(cfg)
-    assert re.search(r"out-of-fold pauc: 0\.\d{4}", capsys.readouterr().out)
+    printed = capsys.readouterr().out
+    assert "metadata: age_approx, anatom_site_general from " in printed
+    assert "left out: iddx_full (only the training table has it)" in printed
+    assert re.search(r"out-of-fold pauc: 0\.\d{4}", printed)
     written = pd.read_csv(predict(cfg), dtype={"isic_id": str})
     assert list(written.columns) == ["isic_id", "target"]
     assert written["isic_id"].tolist() == order.tolist()
-    assert written["target"].between(0, 1).all() and written["target"].nunique() > 1
-    truth = [int(name[:4]) % 2 for name in written["isic_id"]]  # any labels of both classes
+    assert written["target"].between(0, 1).all()
     write_csv(folder / "solution.csv", ["isic_id", "target"], zip(order, truth, strict=True))
     files = str(folder / "out" / "submission.csv"), str(folder / "solution.csv")
     scores = score_files(*files, "isic_id", "target", cfg)
-    assert set(scores) == {"roc_auc", "pauc"} and 0 <= scores["pauc"] <= 0.2
+    assert set(scores) == {"roc_auc", "pauc"} and scores["roc_auc"] == 1.0, scores
 
 
 def test_an_ordinal_competition_trains_on_qwk_and_submits_grades(tmp_path, capsys):

@@ -533,8 +533,8 @@ def test_a_label_column_that_cannot_be_told_asks_for_it(tmp_path):
             Config(folds=1), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
             str(tmp_path / "records"),
         )  # fmt: skip
-    wanted = "its columns are image, species, side (ids in 'image'), none named 'label'; set "
-    assert wanted + "Config.label_column / --label-column" in str(caught.value)
+    wanted = "its columns are image, species, side (ids in 'image'), none named 'label' or 'target'"
+    assert wanted + "; set Config.label_column / --label-column" in str(caught.value)
 
 
 PLANT_LABELS = [

@@ -76,17 +76,23 @@ class Config:
     sample_submission: str = knob("sample_submission.csv", "the competition's sample; empty: none")
     # A competition's own images and CSV, read instead of records when the data folder holds
     # them and no records (data/images.py).
-    train_csv: str = knob(
-        "train.csv", "images and CSV: the training CSV (ids and labels)", checkpoint="data"
-    )
-    train_images: str = knob("train_images", "images and CSV: the folder of training images")
+    train_csv: str = knob("train.csv", "the training CSV: ids and labels", checkpoint="data")
+    train_images: str = knob("train_images", "the training images' folder")
     test_images: str = knob(
         "test_images",
         "the folder of test images; given, predict reads it instead of test_files",
         checkpoint="where",
     )
     group_column: str = knob(
-        "", "images and CSV: a column whose rows share a fold (a patient)", checkpoint="data"
+        "", "images and CSV: rows sharing it share a fold (patient)", checkpoint="data"
+    )
+    # The table beside each image (data/metadata.py): the test images' own, when the sample
+    # is not it (ISIC 2024's test-metadata.csv), and the columns the model's head joins.
+    test_csv: str = knob(
+        "", "the test images' table of metadata; empty: none", tuned=True, checkpoint="where"
+    )
+    metadata_columns: str = knob(
+        "auto", "columns beside each image; '': none", tuned=True, checkpoint="model"
     )
     image_key: str = knob(
         "image",

@@ -13,8 +13,8 @@ writes
                                                  image sizes, skipped files, the command
 
 Ids stay as the competition spells them. Without --id-column the id column is the one whose
-values name the most images; without --label-column the labels are in "label", else in the
-one column left. A label of several space-separated names (`scab frog_eye_leaf_spot`), or
+values name the most images; without --label-column the labels are in "label" or "target",
+else in the one column left. A label of several space-separated names (`scab frog_eye_leaf_spot`), or
 --multi-label, makes the competition multi-label: "class" is then a multi-hot row (1 for each
 label the image has, one value per class), and folds are stratified by each image's rarest
 label.
@@ -49,10 +49,12 @@ from ..runtime.config import Config
 from ..runtime.errors import UserError, whole_number
 from ..runtime.platform.files import (
     MANIFEST,
+    METADATA_TABLE,
     is_url,
     output_folder,
     refuse_foreign,
     write_json,
+    written_whole,
 )
 from ..runtime.platform.run_lock import one_run_at_a_time
 
@@ -69,7 +71,19 @@ SKIPPED_SHOWN = 5  # skipped files named on screen; the manifest lists every one
 # What records writes in --output-dir, and nothing else: the shards (and the .partial each is written
 # under) in train/ and test/, the manifest and progress file (and the .tmp- each is written
 # under), and the lock of the run writing them.
-OWN_TOP = {MANIFEST, PROGRESS, ".tmp-" + MANIFEST, ".tmp-" + PROGRESS, ".run.lock"}
+OWN_TOP = {
+    MANIFEST,
+    PROGRESS,
+    METADATA_TABLE,
+    *(".tmp-" + name for name in (MANIFEST, PROGRESS, METADATA_TABLE)),
+}
+OWN_TOP.add(".run.lock")
+# How messages name the inputs of the metadata (competition_files.metadata_tables).
+FLAGS = {
+    "test_csv": "records --test-csv",
+    "metadata": "records --metadata-columns",
+    "test_images": "records --test-images",
+}
 OWN_SPLITS = ("train", "test")
 OWN_SUFFIXES = (".tfrec", ".partial")
 
@@ -81,17 +95,21 @@ CONFIG_FIELDS = ("id_column", "label_column", "multi_label", "folds", "fold_seed
 def write_records(
     cfg: Config, images: str, csv: str, output: str, group_column: str = "",
     resize: int = 0, test_images: str = "", command: str = "", force: bool = False,
+    test_csv: str = "", metadata_columns: str = "auto",
 ) -> dict:  # fmt: skip
     """Write the records and the manifest into `output`; returns the manifest. `command` is
     recorded in the manifest as what made it. An interrupted run of the same inputs is
     resumed; `force` starts over."""
     # scikit-learn and TensorFlow, loaded here: `records --help` needs neither
-    from ..runtime.data.competition_files import test_rows, training_rows
+    from ..runtime.data.competition_files import metadata_tables, test_rows, training_rows
 
     output = output_folder(output, "records --output-dir", buckets=True)
     check_folders(output, images, csv, test_images)
     rows, found = training_rows(cfg, images, csv, group_column)
     tests = test_rows(test_images)
+    table, columns = metadata_tables(
+        rows, found, test_csv, tests["id"].tolist(), metadata_columns, group_column, FLAGS
+    )
     planned = plan(rows, tests, cfg.folds)
     manifest = {
         "command": command,
@@ -107,6 +125,7 @@ def write_records(
         "folds": cfg.folds,
         "fold_seed": cfg.fold_seed,
         "resize": resize,
+        "metadata": {**columns, "file": METADATA_TABLE if table is not None else None},
     }
     with one_run_at_a_time(output, "records --output-dir"):  # two writers would mix their shards
         shards = write_plan(output, planned, resize, command, force)
@@ -118,6 +137,9 @@ def write_records(
             "image_sizes": size_range([size for shard in shards for size in shard["sizes"]]),
             "skipped": found["skipped"] + [file for shard in shards for file in shard["skipped"]],
         }
+        if table is not None:  # before the manifest, which names it
+            with written_whole(output / METADATA_TABLE) as temporary:
+                table.to_csv(temporary, index=False)
         write_json(output / MANIFEST, manifest)
         (output / PROGRESS).unlink()
     return manifest
@@ -433,13 +455,21 @@ def arguments(parser) -> None:
     parser.add_argument(
         "--force", action="store_true", help="write the records again over what --output-dir holds"
     )
+    parser.add_argument(
+        "--test-csv", default="", help="the test images' table of metadata (ids and columns)"
+    )
+    parser.add_argument(
+        "--metadata-columns",
+        default="auto",
+        help="columns kept beside each image; auto: those both tables hold; '': none",
+    )
 
 
 def command(args, cfg: Config, found=None) -> int:
     made = write_records(
         cfg, args.images, args.csv, args.output, args.group_column, args.resize,
         args.test_images, command=" ".join(["python -m {{ cookiecutter.package }}", *sys.argv[1:]]),
-        force=args.force,
+        force=args.force, test_csv=args.test_csv, metadata_columns=args.metadata_columns,
     )  # fmt: skip
     print(
         f"records in {args.output}: train {made['train']['records']} in {made['folds']} "
@@ -447,4 +477,11 @@ def command(args, cfg: Config, found=None) -> int:
     )
     for line in skipped_lines(made["skipped"]):
         print(line)
+    from ..runtime.data.metadata import left_out_line
+
+    said = made["metadata"]
+    if said["columns"]:
+        print(f"metadata: {', '.join(said['columns'])} ({METADATA_TABLE})")
+    if said["left_out"]:
+        print(f"metadata left out: {left_out_line(said['left_out'])}")
     return 0

@@ -18,9 +18,10 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from ..config import Config, inputs_of
 from ..errors import UserError, named
 from ..platform.files import IMAGE_SUFFIXES
-from . import tables
+from . import metadata, tables
 
 WHOLE_NUMBER = re.compile(r"-?\d+")
+LABEL_COLUMNS = ("label", "target")  # the labels' column, when not given: the first there
 # How messages name the inputs: `records`' own flags, or the Config fields a run reads.
 RECORDS_FLAGS = {"images": "records --images", "csv": "records --csv", "group": "--group-column"}
 
@@ -32,6 +33,7 @@ def training_rows(
     row) and fold; and what the manifest says of them (columns, classes, the ids without an
     image)."""
     rows = read_csv(csv, flags["csv"])
+    csv_columns = rows.columns
     if rows.empty:
         raise UserError(f"{flags['csv']} {csv}: no rows under its header; give the training CSV")
     files = image_files(images, flags["images"])
@@ -75,6 +77,7 @@ def training_rows(
         "num_classes": len(classes) if classes else int(rows["number"].max()) + 1,
         "skipped": skipped,
     }
+    found["columns"] = rows[list(csv_columns)]  # the CSV's own, for the metadata (metadata.py)
     chosen = {
         "id": rows[id_column],
         **{column: rows[column] for column in ("path", "number", "fold")},
@@ -126,17 +129,19 @@ def find_id_column(
 def find_label_column(
     cfg: Config, rows: pd.DataFrame, csv: str, id_column: str, group_column: str
 ) -> str:
-    """Config.label_column when given, else "label", else the one column left."""
+    """Config.label_column when given, else "label" or "target" (ISIC's, and many binary
+    competitions'), else the one column left."""
     if "label_column" in inputs_of(cfg).given:
         return cfg.label_column
-    if "label" in rows.columns and id_column != "label":
-        return "label"
+    for name in LABEL_COLUMNS:
+        if name in rows.columns and id_column != name:
+            return name
     left = [column for column in rows.columns if column not in (id_column, group_column)]
     if len(left) != 1:
         raise UserError(
             f"{csv}: cannot tell which column holds the labels: its columns are "
-            f"{', '.join(rows.columns)} (ids in {id_column!r}), none named 'label'; set "
-            f"{named('label_column')} to the column of labels"
+            f"{', '.join(rows.columns)} (ids in {id_column!r}), none named 'label' or "
+            f"'target'; set {named('label_column')} to the column of labels"
         )
     return left[0]
 
@@ -288,3 +293,59 @@ def assign_folds(
         for number, (_, held_out) in enumerate(splits):
             fold[held_out] = number
     return fold
+
+
+def metadata_tables(
+    rows: pd.DataFrame, found: dict, test_csv: str, test_ids: list[str], requested: str,
+    group_column: str, flags: dict,
+) -> tuple[pd.DataFrame | None, dict]:  # fmt: skip
+    """The metadata columns chosen (metadata.chosen) for every training image (`rows` and
+    `found`, from training_rows) and every test image (`test_ids`, matched to the rows of
+    `test_csv`): one table by id, "split" train or test, the fold, then the columns; None
+    when no column is used. And what the manifest and the screen say of them."""
+    train = found["columns"]
+    test = read_test_table(test_csv, flags["test_csv"], found["id_column"]) if test_csv else None
+    reserved = {found["id_column"], found["label_column"], group_column}
+    tables_flag = flags["test_csv"]
+    columns, left_out = metadata.chosen(
+        train, test, requested, reserved, flags["metadata"], tables_flag
+    )
+    clashing = [column for column in columns if column in metadata.OWN_COLUMNS]
+    if clashing:
+        raise UserError(
+            f"{flags['metadata']}: the column {clashing[0]!r} has the name of one "
+            f"{metadata.TABLE} keeps for itself ({', '.join(metadata.OWN_COLUMNS)}); rename it in "
+            "both tables"
+        )
+    said = {"columns": columns, "left_out": left_out, "test_csv": test_csv}
+    if not columns:
+        return None, said
+    parts = [
+        pd.DataFrame({"id": rows["id"], "split": "train", "fold": rows["fold"].astype(str)}).join(
+            train[columns].reset_index(drop=True)
+        )
+    ]
+    if test is not None and test_ids:
+        matched = metadata.of_ids_rows(test, test_ids, f"{tables_flag} {test_csv}", (
+            f"give a row for every image of {flags['test_images']}, or --metadata-columns '' "
+            "to train on the images alone"
+        ))  # fmt: skip
+        parts.append(
+            pd.DataFrame({"id": test_ids, "split": "test", "fold": ""}).join(matched[columns])
+        )
+    return pd.concat(parts, ignore_index=True), said
+
+
+def read_test_table(csv: str, flag: str, id_column: str) -> pd.DataFrame:
+    """The test images' table, its ids in "id": the training table's id column when it has
+    one, else its first column."""
+    table = read_csv(csv, flag)
+    if table.empty:
+        raise UserError(f"{flag} {csv}: no rows under its header; give the test images' table")
+    column = id_column if id_column in table.columns else table.columns[0]
+    repeated = table[column][table[column].duplicated()].tolist()
+    if repeated:
+        raise UserError(
+            f"{flag} {csv}: ids occur more than once in {column!r}, e.g. {repeated[:3]}"
+        )
+    return table.assign(id=table[column]) if column != "id" else table

@@ -265,20 +265,28 @@ def read(path: tf.Tensor) -> tf.Tensor:
     return tf.io.read_file(path)
 
 
-def training(cfg: Config, paths: list[str], skipped: frozenset[str]) -> tf.data.Dataset:
+def training(
+    cfg: Config, paths: list[str], skipped: frozenset[str], with_ids: bool = False
+) -> tf.data.Dataset:
     """One pass over this process's share of the images (every N-th), in an order drawn
     anew each pass: shuffling paths, not images, costs next to nothing."""
     kept = [path for path in paths if f"{path}#0" not in skipped]
     own = kept[cfg.process_id :: cfg.num_processes]
-    return examples(cfg, own, labels_of(cfg, own)).shuffle(len(own), seed=cfg.seed)
+    ids = ids_by_path(cfg, own) if with_ids else None
+    return examples(cfg, own, labels_of(cfg, own), ids).shuffle(len(own), seed=cfg.seed)
+
+
+def ids_by_path(cfg: Config, paths: list[str]) -> list[str]:
+    """The training CSV's id of each image."""
+    rows = table(cfg).rows
+    by_path = dict(zip(rows["path"], rows["id"], strict=True))
+    return [by_path[path] for path in paths]
 
 
 def in_order(cfg: Config, paths: list[str], labeled: bool, with_ids: bool, ids=None):
     """Every image once, in the order given, and how many there are."""
     if labeled:
-        rows = table(cfg).rows
-        by_path = dict(zip(rows["path"], rows["id"], strict=True))
-        keys = [by_path[path] for path in paths] if with_ids else None
+        keys = ids_by_path(cfg, paths) if with_ids else None
         return examples(cfg, paths, labels_of(cfg, paths), keys), len(paths)
     return examples(cfg, paths, ids=ids), len(paths)
 

@@ -124,6 +124,11 @@ MANIFEST_FIELDS = (
     ("label_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
     ("test_images", "a folder, or empty", lambda value: value is None or isinstance(value, str)),
     ("skipped", "a list of {file, reason}", lambda value: value is None or are_skips(value)),
+    (
+        "metadata.columns",
+        "a list of the table's columns beside each image",
+        lambda value: value is None or are_names(value),
+    ),
 )
 
 

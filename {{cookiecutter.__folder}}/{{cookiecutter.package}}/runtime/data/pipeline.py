@@ -26,10 +26,12 @@ def for_training(
     image_dtype: str = "uint8",
     skipped: frozenset[str] = frozenset(),
     augmentations: list = (),
+    metadata=None,
 ) -> tf.data.Dataset:
     """Endless shuffled (image, label) batches, each pass serving every example once; order
     does not matter, so none is kept. `augmentations` (model.host_augmentations) run on each
-    batch, in order; with any, the labels are rows (one-hot, or mixed).
+    batch, in order; with any, the labels are rows (one-hot, or mixed). With `metadata`
+    (metadata.Features), each image comes as {"image", "metadata"}: its table row joined by id.
 
     With several processes (Config.num_processes), each reads only its share (source.py)
     and batches its part of the global batch. `skipped` names records to leave out
@@ -41,10 +43,10 @@ def for_training(
     # an example could come twice in one pass and another not at all.
     options.experimental_optimization.shuffle_and_repeat_fusion = False
     reading = source.of(cfg)
-    examples = reading.training(cfg, files, skipped).with_options(options)
+    examples = reading.training(cfg, files, skipped, metadata is not None).with_options(options)
     examples = examples.shuffle(cfg.shuffle_buffer, seed=cfg.seed).repeat()
     batch = global_batch // cfg.num_processes
-    batches = decoded_batches(examples, cfg, batch, image_dtype, reading.encoded)
+    batches = decoded_batches(examples, cfg, batch, image_dtype, reading.encoded, metadata)
     if not augmentations:
         return batches
     check_static(batches, "train_files")  # Keras' mixing layers need the image's size
@@ -55,12 +57,15 @@ def augmented(batches: tf.data.Dataset, cfg: Config, augmentations: list, image_
     """Each batch through `augmentations`, as Keras' image layers take it: pixels in 0..255
     and a label row per image; what they return as floats goes back to `image_dtype`."""
 
-    def augment(images, labels):
+    def augment(inputs, labels):
         rows = labels if cfg.multi_label else tf.one_hot(labels, cfg.num_classes)
+        images = inputs["image"] if isinstance(inputs, dict) else inputs
         batch = {"images": images, "labels": tf.cast(rows, tf.float32)}
         for augmentation in augmentations:
             batch = augmentation(batch)
-        return as_pixels(batch["images"], image_dtype), batch["labels"]
+        mixed = as_pixels(batch["images"], image_dtype)
+        # MixUp and CutMix mix images and labels; each image keeps its own row of metadata.
+        return ({**inputs, "image": mixed} if isinstance(inputs, dict) else mixed), batch["labels"]
 
     return batches.map(augment, num_parallel_calls=AUTO).prefetch(AUTO)
 
@@ -76,19 +81,31 @@ def as_pixels(images: tf.Tensor, dtype) -> tf.Tensor:
 
 
 def decoded_batches(
-    examples: tf.data.Dataset, cfg: Config, batch: int, image_dtype, encoded=lambda image: image
-):
+    examples: tf.data.Dataset, cfg: Config, batch: int, image_dtype,
+    encoded=lambda image: image, metadata=None,
+):  # fmt: skip
     """(image, label) batches of examples (feature name to value), decoded at full size; the
     model crops and flips them (augment.py), so the host does the least it can. `encoded`
-    makes an example's image feature encoded bytes (an image file's path: the file read)."""
+    makes an example's image feature encoded bytes (an image file's path: the file read).
+    With `metadata`, the image is {"image", "metadata"} (`inputs`)."""
+    join = inputs(cfg, metadata)
     batches = examples.map(
         lambda ex: (
-            tf.cast(steps.image(encoded(ex[cfg.image_key]), cfg), image_dtype),
+            join(ex, tf.cast(steps.image(encoded(ex[cfg.image_key]), cfg), image_dtype)),
             steps.as_label(cfg, ex[cfg.label_key]),
         ),
         num_parallel_calls=AUTO,
     )
     return batches.batch(batch, drop_remainder=True).prefetch(AUTO)
+
+
+def inputs(cfg: Config, metadata=None):
+    """What the model takes of an example and its decoded image: the image, or with
+    `metadata` (metadata.Features) {"image", "metadata"}, the row its id names."""
+    if metadata is None:
+        return lambda example, image: image
+    row = metadata.lookup()
+    return lambda example, image: {"image": image, "metadata": row(example[cfg.id_key])}
 
 
 def for_inference(
@@ -98,9 +115,11 @@ def for_inference(
     labeled: bool,
     image_dtype: str = "uint8",
     with_ids: bool = False,
+    metadata=None,
 ) -> tf.data.Dataset:
     """Every record once, as (image, label or id, weight) batches in one fixed order; with
-    `with_ids`, labeled batches carry the ids too: (image, label, weight, id).
+    `with_ids`, labeled batches carry the ids too: (image, label, weight, id). With
+    `metadata` (metadata.Features), images come as {"image", "metadata"} (`inputs`).
 
     Ids travel with their images, so a prediction can never land on another image's row;
     they stay on the host (predict feeds only images to the device). The last batch is
@@ -111,13 +130,14 @@ def for_inference(
     key = cfg.label_key if labeled else cfg.id_key
     ids = labeled and with_ids
     reading = source.of(cfg, "valid_files" if labeled else "test_files")
-    examples, count = reading.in_order(cfg, files, labeled, ids)
+    examples, count = reading.in_order(cfg, files, labeled, ids or metadata is not None)
+    join = inputs(cfg, metadata)
     rows = examples.map(
         lambda ex: (
             (
-                tf.cast(
-                    steps.image(reading.encoded(ex[cfg.image_key]), cfg),
-                    image_dtype,
+                join(
+                    ex,
+                    tf.cast(steps.image(reading.encoded(ex[cfg.image_key]), cfg), image_dtype),
                 ),
                 steps.as_label(cfg, ex[key]) if labeled else ex[key],
                 tf.constant(1.0),
@@ -126,8 +146,9 @@ def for_inference(
         ),
         num_parallel_calls=AUTO,
     )
+    image = tf.zeros([cfg.image_size, cfg.image_size, 3], image_dtype)
     blank = (
-        tf.zeros([cfg.image_size, cfg.image_size, 3], image_dtype),
+        image if metadata is None else {"image": image, "metadata": metadata.blank()},
         steps.as_label(cfg, tf.zeros(steps.label_shape(cfg), tf.int64))
         if labeled
         else tf.constant(b""),

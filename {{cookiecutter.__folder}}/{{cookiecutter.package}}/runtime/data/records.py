@@ -178,10 +178,11 @@ def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
 
 
 def training_examples(
-    files: list[str], cfg: Config, skipped: frozenset[str] = frozenset()
+    files: list[str], cfg: Config, skipped: frozenset[str] = frozenset(), with_ids: bool = False
 ) -> tf.data.Dataset:
     """One pass over this process's share of the records as parsed examples, files in
-    shuffled order; `skipped` names records to leave out as "<file>#<record number>".
+    shuffled order; `skipped` names records to leave out as "<file>#<record number>"; with
+    `with_ids`, each with its id (to join its metadata by).
 
     With several processes (Config.num_processes), each reads its own files when they
     divide evenly among the processes, else every N-th record (counted over all the files),
@@ -203,7 +204,7 @@ def training_examples(
         serialized = names.interleave(
             tf.data.TFRecordDataset, num_parallel_calls=AUTO, deterministic=False
         )
-    return serialized.map(steps.parse(cfg, labeled=True), num_parallel_calls=AUTO)
+    return serialized.map(steps.parse(cfg, True, with_ids), num_parallel_calls=AUTO)
 
 
 def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every_nth: bool):

@@ -78,10 +78,11 @@ class Records:
         return Split(files, count, ids, said, skipped=skipped)
 
     def training(
-        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset()
-    ) -> tf.data.Dataset:
+        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
+        with_ids: bool = False,
+    ) -> tf.data.Dataset:  # fmt: skip
         """One pass over this process's share of the records, in shuffled file order."""
-        return records.training_examples(files, cfg, skipped)
+        return records.training_examples(files, cfg, skipped, with_ids)
 
     def in_order(
         self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
@@ -117,8 +118,9 @@ class TfdsSet:
         return Split([name], count, ids, f"{count} examples (TFDS split {name})")
 
     def training(
-        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset()
-    ) -> tf.data.Dataset:
+        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
+        with_ids: bool = False,
+    ) -> tf.data.Dataset:  # fmt: skip
         share = (cfg.process_id, cfg.num_processes)
         return tfds_sets.examples(cfg, files[0], shuffled=True, share=share)
 
@@ -163,9 +165,10 @@ class CompetitionImages:
         return Split(split_paths, len(paths), ids, said, ("test_images",))
 
     def training(
-        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset()
-    ) -> tf.data.Dataset:
-        return images.training(cfg, files, skipped)
+        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
+        with_ids: bool = False,
+    ) -> tf.data.Dataset:  # fmt: skip
+        return images.training(cfg, files, skipped, with_ids)
 
     def in_order(
         self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False

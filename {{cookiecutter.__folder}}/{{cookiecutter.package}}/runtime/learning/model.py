@@ -47,9 +47,11 @@ def model_augmentations(cfg):
     return [CropAndFlip(crop_area(cfg), cfg.flip, cfg.seed, name="crop_and_flip")]
 
 
-def build_model(cfg, backbone, image_dtype="uint8"):
+def build_model(cfg, backbone, image_dtype="uint8", metadata=0):
     """The classifier on `backbone` (backbones.Backbone: its Keras model and its scaling).
-    Called inside the accelerator's scope, under the run's precision policy."""
+    Called inside the accelerator's scope, under the run's precision policy. With `metadata`
+    inputs (the table beside each image, encoded: data/metadata.py), the model takes
+    {"image", "metadata"} and joins them to the image's features in its head."""
     inputs = keras.Input((cfg.image_size, cfg.image_size, 3), dtype=image_dtype, name="image")
     x = inputs
     for augmentation in model_augmentations(cfg):
@@ -64,6 +66,12 @@ def build_model(cfg, backbone, image_dtype="uint8"):
     # A feature map (convolutional backbones) or a sequence of patch tokens (transformers).
     pooling = layers.GlobalAveragePooling2D if len(x.shape) == 4 else layers.GlobalAveragePooling1D
     x = pooling(name="pool")(x)
+    if metadata:  # a small network of its own, so a few columns are not lost among the features
+        table = keras.Input((metadata,), name="metadata")
+        t = layers.Dense(64, "swish", name="metadata_1")(table)
+        t = layers.Dense(64, "swish", name="metadata_2")(t)
+        x = layers.Concatenate(name="image_and_metadata")([x, t])
+        inputs = {"image": inputs, "metadata": table}
     x = layers.Dropout(cfg.dropout)(x)
     # float32 probabilities even under mixed precision: softmax in bfloat16 loses the tail.
     # Several labels per image: each class its own sigmoid, not one softmax over them all.

@@ -38,18 +38,25 @@ def predict_probabilities(
         if expected and number in (TIMED[0], min(TIMED[1], count - 1)):
             timed[number] = time.perf_counter()
             if len(timed) == 2 and number > TIMED[0]:
-                rate = len(images) * (number - TIMED[0]) / (timed[number] - timed[TIMED[0]])
+                rate = len(weights) * (number - TIMED[0]) / (timed[number] - timed[TIMED[0]])
                 say_speed(rate, tta, expected)
         real = weights > 0  # not the blank rows that fill the last batch
         predicted = predicted_batch(net, images)
         if tta:  # a horizontal flip: what a photo of the same thing often looks like
-            predicted = (predicted + predicted_batch(net, images[:, :, ::-1])) / 2
+            predicted = (predicted + predicted_batch(net, flipped(images))) / 2
         probabilities.append(predicted[real])
         keys.append([batch_keys[real], *(column[real] for column in ids)])
         progress.add(1)
     return np.concatenate(probabilities), [
         np.concatenate(column) for column in zip(*keys, strict=True)
     ]
+
+
+def flipped(images):
+    """The batch's images mirrored left to right; their metadata, if any, as it is."""
+    if isinstance(images, dict):
+        return {**images, "image": images["image"][:, :, ::-1]}
+    return images[:, :, ::-1]
 
 
 def predicted_batch(net: keras.Model, images: np.ndarray) -> np.ndarray:
@@ -61,7 +68,8 @@ def predicted_batch(net: keras.Model, images: np.ndarray) -> np.ndarray:
     strategy = getattr(net, "distribute_strategy", None)  # TensorFlow's; JAX has none
     if strategy is not None and strategy.num_replicas_in_sync == 1:
         return net.predict_on_batch(images)
-    return net.predict(images, batch_size=len(images), verbose=0)
+    rows = len(images["image"] if isinstance(images, dict) else images)
+    return net.predict(images, batch_size=rows, verbose=0)
 
 
 def say_speed(images_per_second: float, tta: bool, expected: int) -> None:

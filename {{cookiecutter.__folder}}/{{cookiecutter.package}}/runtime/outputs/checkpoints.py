@@ -26,6 +26,7 @@ import numpy as np
 
 from ..backbone_choices import uses_preset
 from ..config import Config, fields_with, filled
+from ..data import metadata
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
 from ..platform.accelerator import Accelerator
@@ -204,7 +205,11 @@ def load_trained(cfg: Config, found: Accelerator, build_model=None):
             cfg = dataclasses.replace(cfg, weights=stack.enter_context(on_this_machine(saved)))
         architecture = backbones.load(cfg, precision, with_weights=False)
     keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made
-    net = build_model(cfg, architecture, found.image_dtype)
+    spec = metadata_spec(cfg)
+    if spec:  # a model cell of before the metadata takes three arguments: it is not asked more
+        net = build_model(cfg, architecture, found.image_dtype, metadata.width(spec))
+    else:
+        net = build_model(cfg, architecture, found.image_dtype)
     try:
         net.load_weights(str(path))  # trained weights replace the backbone's
     except (ValueError, OSError) as error:
@@ -213,6 +218,11 @@ def load_trained(cfg: Config, found: Accelerator, build_model=None):
             f"{named('output_dir')} to the run that made it"
         ) from error
     return net
+
+
+def metadata_spec(cfg: Config) -> dict | None:
+    """The metadata encoding the trained run saved beside its weights (None: images alone)."""
+    return metadata.saved(trained_weights(cfg).with_name(metadata.SPEC))
 
 
 def save_trained(

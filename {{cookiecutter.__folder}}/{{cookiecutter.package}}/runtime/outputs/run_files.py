@@ -15,7 +15,7 @@ from ..platform.paths import KAGGLE_WORKING
 # The files a run writes at the top of its folder (a fold's run, in fold<k>/ likewise).
 RUN_FILES = {
     "model.json", "model.weights.h5", "history.json", "curves.png", "valid.csv", "folds.csv",
-    "thresholds.json", "grade_cuts.json", "oof.csv", "submission.csv", "test_probabilities.csv",
+    "thresholds.json", "grade_cuts.json", "metadata.json", "oof.csv", "submission.csv", "test_probabilities.csv",
     "test_probabilities.json", "confusion.png", "predictions.png", "augmented_batch.png",
     "learning_rate.png", "ablate.json", "ablate.png", ".run.lock",
 }  # fmt: skip

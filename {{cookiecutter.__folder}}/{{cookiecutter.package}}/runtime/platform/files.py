@@ -23,6 +23,8 @@ from pathlib import Path
 from ..errors import UserError, first_line
 
 MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, folds, classes
+# What `records` writes beside them with --test-csv: each image's metadata (data/metadata.py).
+METADATA_TABLE = "metadata.csv"
 # What `blend` writes beside the blended submission: the runs, their weights and CVs.
 BLEND = "blend.json"
 # Beside a notebook's output fetched with `kaggle output`: the notebook it came from.

@@ -37,7 +37,10 @@ PARTS = {
     "stochastic_depth": ({"stochastic_depth": 0.0}, {"stochastic_depth": 0.1}),
     "rand_augment": ({"rand_augment": 0.0}, {"rand_augment": 0.5}),
     "backbone_learning_rate": ({"backbone_learning_rate": 1.0}, {"backbone_learning_rate": 0.1}),
+    # Not the recipe but what the head reads: the table beside each image (metadata.py).
+    "metadata": ({"metadata_columns": ""}, {"metadata_columns": "auto"}),
 }
+INPUTS = {"metadata"}  # parts "recipe off" leaves as they are
 RUNS = 2
 
 
@@ -47,8 +50,9 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
     ("recipe off", where two or more are on); `parts` keeps only those named (and "recipe
     off" switches off only those). A part that cannot act here is left
     out: mixing with Config.mix_probability 0, stochastic depth in a backbone without it, a
-    backbone learning rate without pretrained weights."""
+    backbone learning rate without pretrained weights, metadata where the data has none."""
     from ..backbone_choices import BACKBONES
+    from ..data import metadata_inputs, source
 
     unknown = sorted(set(parts or []) - set(PARTS))
     if unknown:
@@ -60,6 +64,7 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
         "cutmix": cfg.mix_probability > 0,
         "stochastic_depth": bool(BACKBONES[cfg.backbone].stochastic_depth),
         "backbone_learning_rate": weights(cfg) != "none",
+        "metadata": metadata_inputs.found(*source.resolved(cfg)) is not None,
     }
     chosen, everything_off, switched_off = {"default": {}}, {}, 0
     for part, (off, on) in PARTS.items():
@@ -67,8 +72,9 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
             continue
         if any(effective(cfg, name) != value for name, value in off.items()):
             chosen[f"no {part}"] = off
-            everything_off.update(off)
-            switched_off += 1
+            if part not in INPUTS:
+                everything_off.update(off)
+                switched_off += 1
         else:
             chosen[f"+ {part}"] = on
     if switched_off > 1:

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.metrics import classification_report
 
 from ..config import Config, class_names
-from ..data import pipeline, source
+from ..data import metadata_inputs, pipeline, source
 from ..learning import grades, plan, scoring, thresholds
 from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, plots
@@ -69,19 +69,23 @@ def every_fold(cfg: Config, found: Accelerator, build_model) -> list[Path]:
 def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Validated]:
     """The trained model's answers on the validation records, with the config as the data
     completes it."""
-    cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
+    cfg, said = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     checked = preflight.ready(cfg, found, "evaluate")
+    table = metadata_inputs.for_validation(cfg, said, checkpoints.metadata_spec(cfg))
     batches = pipeline.for_inference(
         checked.valid.value.files,
         cfg,
         plan.global_batch_size(cfg, found),
         True,
         found.image_dtype,
+        metadata=table,
     )
     with found.scope():
         net = checkpoints.load_trained(cfg, found, build_model)
         probabilities, (labels,) = predict_probabilities(net, batches)
-    images = np.asarray(next(iter(batches))[0][: min(PICTURED, len(labels))])  # as predicted
+    first = next(iter(batches))[0]
+    first = first["image"] if isinstance(first, dict) else first  # not its metadata
+    images = np.asarray(first[: min(PICTURED, len(labels))])  # as predicted
     cuts = checked.trained.value.thresholds
     if cfg.multi_label:  # each class's yes or no, at its threshold
         predicted = thresholds.applied(probabilities, cuts)

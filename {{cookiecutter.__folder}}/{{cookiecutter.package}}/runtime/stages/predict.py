@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..config import Config, class_names
-from ..data import pipeline, source
+from ..data import metadata_inputs, pipeline, source
 from ..errors import UserError, named
 from ..learning import plan
 from ..learning.predictions import predict_probabilities
@@ -49,13 +49,18 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     names = class_names(cfg)
     if shape.numbering(names):  # which number is which, said
         print(shape.numbering(names))
-    batches = pipeline.for_inference(
-        test.files, cfg, plan.global_batch_size(cfg, found), False, found.image_dtype
-    )
+    # Each trained fold's model sees the same images: averaging their probabilities is worth
+    # more than any one of them. A run with metadata joins the test table's rows as its
+    # training folds encoded them, checked for every id before the first model loads.
+    tables = [
+        metadata_inputs.for_test(cfg, checkpoints.metadata_spec(run), test.ids) for run in runs
+    ]
     averaged, ids = 0, None
-    # Each trained fold's model sees the same batches: averaging their probabilities is worth
-    # more than any one of them.
-    for run in runs:
+    for run, table in zip(runs, tables, strict=True):
+        batches = pipeline.for_inference(
+            test.files, cfg, plan.global_batch_size(cfg, found), False, found.image_dtype,
+            metadata=table,
+        )  # fmt: skip
         with found.scope():
             net = checkpoints.load_trained(run, found, build_model)
             try:

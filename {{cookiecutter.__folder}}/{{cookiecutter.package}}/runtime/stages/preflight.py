@@ -24,7 +24,7 @@ import pandas as pd
 
 from .. import config
 from ..config import Config, given_values
-from ..data import pipeline, scan, source
+from ..data import metadata, metadata_inputs, pipeline, scan, source
 from ..errors import UserError, first_line, named
 from ..learning import backbones, grades, plan, thresholds
 from ..outputs import checkpoints, submission
@@ -296,6 +296,18 @@ def split(name: str) -> Callable[[Preflight], Result[source.Split | None] | None
     return check_split
 
 
+def table(p: Preflight) -> Result | None:
+    """The table beside each image the run joins to it: its columns, those left out and why."""
+    if p.manifest is None:
+        return None
+    held = metadata_inputs.found(p.cfg, p.manifest.value)
+    if held is None:
+        return Result("")
+    left_out = metadata.left_out_line(held.left_out)
+    said = f"metadata: {', '.join(held.columns)} from {held.where}"
+    return Result(said + (f"; left out: {left_out}" if left_out else ""), held)
+
+
 def sample(p: Preflight) -> Result[Sample]:
     cfg, names = p.cfg, config.class_names(p.cfg)
     table = submission.load_sample(cfg)
@@ -419,6 +431,7 @@ CHECKS = (
     Check(split("train"), "train", ("train", "preview", "doctor"), keep="train"),
     Check(split("valid"), "valid", ("train", "evaluate", "doctor"), keep="valid"),
     Check(split("test"), "test", ("predict", "doctor"), keep="test"),
+    Check(table, "metadata", ("train", "doctor")),
     Check(sample, "sample submission", ("predict", "doctor"), keep="sample"),
     Check(plan_of_run, "steps per epoch", ("train", "preview", "doctor"), keep="plan"),
     Check(skip, "bad records", ("train", "doctor"), keep="skip"),

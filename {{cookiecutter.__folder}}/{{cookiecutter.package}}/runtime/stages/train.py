@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..config import Config, given_values, recipe_line
-from ..data import images, pipeline, source
+from ..data import images, metadata_inputs, pipeline, source
 from ..errors import named
 from ..learning import averaging, grades, recipe, scoring, thresholds
 from ..learning.predictions import predict_probabilities, progress_verbosity
@@ -69,7 +69,7 @@ def train_run(
 ) -> dict:
     """One run: preflight, build, resume, fit, score the validation records."""
     keras.utils.set_random_seed(cfg.seed)  # before the pipeline and the model are built
-    cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
+    cfg, said = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     print(given_values(cfg))
     recipe_said = recipe_line(cfg)
     if recipe_said:
@@ -80,6 +80,7 @@ def train_run(
     run, train = checked.plan.value, checked.train.value
     valid_files = checked.valid.value.files if checked.valid.value else None
     print(f"global batch: {run.global_batch}, training records: {train.records}")
+    table = metadata_inputs.for_training(cfg, said, found.writes_files)  # None: images alone
     training = pipeline.for_training(
         train.files,
         cfg,
@@ -87,6 +88,7 @@ def train_run(
         found.image_dtype,
         checked.skip.value,
         host_augmentations(cfg),
+        table,
     )
     pipeline.check_static(training, "train_files")  # XLA compiles only static shapes
     print(run.describe())
@@ -96,7 +98,10 @@ def train_run(
 
     with found.scope():
         keras.mixed_precision.set_global_policy(run.precision)  # read by each layer made
-        net = build_model(cfg, checked.weights.value, found.image_dtype)
+        if table:  # a model cell of before the metadata takes three arguments
+            net = build_model(cfg, checked.weights.value, found.image_dtype, table.width)
+        else:
+            net = build_model(cfg, checked.weights.value, found.image_dtype)
         print(f"model: {net.name}, {net.count_params():,} parameters")
         compile_model(
             net,
@@ -111,7 +116,7 @@ def train_run(
             print("validation: skipped with several processes; score a `predict` run instead")
         elif valid_files:
             valid = pipeline.for_inference(
-                valid_files, cfg, run.global_batch, True, found.image_dtype
+                valid_files, cfg, run.global_batch, True, found.image_dtype, metadata=table
             )
         validation = validated(cfg, valid)
         if done < cfg.epochs:
@@ -151,7 +156,7 @@ def train_run(
                 output_path(cfg, name).unlink(missing_ok=True)
         if valid is not None:
             history[f"final_valid_{cfg.metric}"] = score_validation(
-                cfg, net, run, valid_files, found
+                cfg, net, run, valid_files, found, table
             )
     checkpoints.save_trained(net, cfg, run, found.writes_files, choice)
     if found.writes_files:
@@ -161,12 +166,15 @@ def train_run(
     return history
 
 
-def score_validation(cfg: Config, net, run, valid_files: list[str], found: Accelerator) -> float:
+def score_validation(
+    cfg: Config, net, run, valid_files: list[str], found: Accelerator, table=None
+) -> float:
     """The metric on the validation records; their predictions go to valid.csv, with the ids
-    when the records carry them (out-of-fold predictions, for k-fold)."""
+    when the records carry them (out-of-fold predictions, for k-fold). `table`: the
+    metadata joined to each image (metadata.Features), if any."""
     ids = source.of(cfg, "valid_files").carries_ids(cfg, valid_files)
     batches = pipeline.for_inference(
-        valid_files, cfg, run.global_batch, True, found.image_dtype, with_ids=ids
+        valid_files, cfg, run.global_batch, True, found.image_dtype, with_ids=ids, metadata=table
     )
     probabilities, (labels, *id_column) = predict_probabilities(net, batches)
     cuts = scoring.cuts_for(cfg, labels, probabilities)

@@ -1,0 +1,249 @@
+"""The table beside each image (age, sex, site, a device's measures): which columns a run
+uses, how each becomes numbers, and the lookup that joins them to each image in the pipeline.
+
+Which (Config.metadata_columns): by default every column the training table and the test
+images' table (Config.test_csv, `records --test-csv`) both hold, besides the id, label and
+group: a column only the training table holds is never used, since the test images cannot
+supply it (it is often made from the label, as ISIC 2024's diagnosis columns are). "" trains
+on the images alone.
+
+How, fitted on the run's training folds only and saved with the run (metadata.json), so
+predict and the inference notebook apply exactly what training fitted: a column of numbers is
+standardised with their mean and deviation, a missing value becomes 0 and is flagged in a
+feature of its own; any other column is one-hot over its values (the MOST_VALUES commonest),
+with one slot for a value training never saw and for a missing one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+
+from ..errors import UserError
+from ..platform.files import METADATA_TABLE
+
+AUTO = "auto"  # Config.metadata_columns: the columns both tables hold
+SPEC = "metadata.json"  # the run's encoding, beside its weights
+TABLE = METADATA_TABLE  # records: every image's columns, by its record's id, beside the shards
+OWN_COLUMNS = ("id", "split", "fold")  # what TABLE holds before the columns
+MOST_VALUES = 32  # values one-hot per column; the rarer share the unknown slot
+# Standardised numbers beyond this many deviations are clipped: one typo is not a scale.
+SPREAD = 10.0
+
+
+def chosen(
+    train: pd.DataFrame, test: pd.DataFrame | None, requested: str, reserved: set[str],
+    flag: str, tables: str,
+) -> tuple[list[str], dict[str, str]]:  # fmt: skip
+    """The columns used, in the training table's order, and those left out with why.
+    `reserved` are the id, label and group columns; `flag` and `tables` name the option and
+    the two tables in messages."""
+    if not requested.strip():
+        return [], {}
+    if requested == AUTO:
+        if test is None:  # nothing tells which columns the test images will have
+            return [], {}
+        used, left_out = [], {}
+        for column in train.columns:
+            if column in reserved:
+                continue
+            if column not in test.columns:
+                left_out[column] = "only the training table has it"
+            elif (train[column] == "").all():
+                left_out[column] = "it holds no values"
+            elif train[column].nunique() == 1 and set(test[column]) <= set(train[column]):
+                left_out[column] = f"every image has {train[column].iloc[0]!r}"
+            else:
+                used.append(column)
+        return used, left_out
+    names = [name.strip() for name in requested.split(",") if name.strip()]
+    for name in names:
+        if name in reserved:
+            raise UserError(
+                f"{flag} {requested!r}: {name!r} is the id, label or group column, not metadata; "
+                "leave it out"
+            )
+        if name not in train.columns:
+            raise UserError(
+                f"{flag} {requested!r}: the training table has no column {name!r}; its columns "
+                f"are {', '.join(column for column in train.columns if column not in reserved)}"
+            )
+        if test is None:
+            raise UserError(
+                f"{flag} {requested!r}: no table of the test images says their {name!r}; give "
+                f"it ({tables}), or --metadata-columns '' to train on the images alone"
+            )
+        if name not in test.columns:
+            raise UserError(
+                f"{flag} {requested!r}: the test images' table has no column {name!r}, so a model "
+                "trained on it could not predict them; leave it out"
+            )
+        if (train[name] == "").all():
+            raise UserError(f"{flag} {requested!r}: column {name!r} holds no values; leave it out")
+    return names, {}
+
+
+def left_out_line(left_out: dict[str, str]) -> str:
+    return "; ".join(f"{column} ({why})" for column, why in left_out.items())
+
+
+def is_number(values: pd.Series) -> bool:
+    present = values[values != ""]
+    return bool(len(present)) and bool(pd.to_numeric(present, errors="coerce").notna().all())
+
+
+def fitted(train: pd.DataFrame, columns: list[str]) -> dict:
+    """The encoding of `columns`, fitted on `train` (the run's training folds' rows)."""
+    encodings = []
+    for column in columns:
+        values = train[column]
+        if is_number(values):
+            numbers = pd.to_numeric(values[values != ""])
+            deviation = float(numbers.std(ddof=0))
+            encodings.append(
+                {
+                    "column": column,
+                    "kind": "number",
+                    "mean": float(numbers.mean()),
+                    "std": deviation if deviation > 0 else 1.0,
+                }
+            )
+        else:
+            counts = values[values != ""].value_counts()
+            common = counts.sort_index().sort_values(ascending=False, kind="stable")
+            encodings.append(
+                {
+                    "column": column,
+                    "kind": "category",
+                    "values": sorted(common.index[:MOST_VALUES]),
+                }
+            )
+    return {"columns": encodings}
+
+
+def feature_names(spec: dict) -> list[str]:
+    """What each of the model's metadata inputs is, in order."""
+    names = []
+    for encoding in spec["columns"]:
+        column = encoding["column"]
+        if encoding["kind"] == "number":
+            names += [column, f"{column} missing"]
+        else:
+            names += [f"{column}={value}" for value in encoding["values"]]
+            names.append(f"{column} other or missing")
+    return names
+
+
+def width(spec: dict | None) -> int:
+    return len(feature_names(spec)) if spec else 0
+
+
+def encoded(spec: dict, table: pd.DataFrame) -> np.ndarray:
+    """The table's rows as the model's metadata inputs (rows x width, float32)."""
+    parts = []
+    for encoding in spec["columns"]:
+        values = table[encoding["column"]]
+        if encoding["kind"] == "number":
+            numbers = pd.to_numeric(values.where(values != ""), errors="coerce").to_numpy(float)
+            missing = ~np.isfinite(numbers)
+            scaled = (numbers - encoding["mean"]) / encoding["std"]
+            scaled = np.clip(np.where(missing, 0.0, scaled), -SPREAD, SPREAD)
+            parts += [scaled[:, None], missing[:, None].astype(float)]
+        else:
+            known = encoding["values"]
+            index = {value: number for number, value in enumerate(known)}
+            slots = values.map(index).fillna(len(known)).to_numpy(int)  # unknown: the last
+            parts.append(np.eye(len(known) + 1)[slots])
+    return np.concatenate(parts, axis=1).astype(np.float32)
+
+
+def save(spec: dict, path) -> None:
+    from ..platform.files import write_json
+
+    write_json(path, spec)
+
+
+def saved(path) -> dict | None:
+    """The encoding a trained run saved, or None: it trained on the images alone."""
+    import tensorflow as tf  # a trained run may be in a bucket
+
+    if not tf.io.gfile.exists(str(path)):
+        return None
+    with tf.io.gfile.GFile(str(path)) as file:
+        try:
+            spec = json.loads(file.read())
+            feature_names(spec)
+        except (ValueError, KeyError, TypeError) as error:
+            raise UserError(
+                f"{path} is not the metadata encoding train writes ({error}); train again, or "
+                "restore the file"
+            ) from None
+    return spec
+
+
+@dataclasses.dataclass
+class Features:
+    """Each image's metadata inputs by its id: what the pipeline joins to its image."""
+
+    spec: dict
+    ids: list[str]
+    values: np.ndarray  # one row per id
+
+    @property
+    def width(self) -> int:
+        return self.values.shape[1]
+
+    def lookup(self):
+        """A function from an example's id (a string tensor) to its inputs (float32)."""
+        import tensorflow as tf
+
+        index = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(self.ids), tf.range(len(self.ids), dtype=tf.int64)
+            ),
+            -1,
+        )
+        table = tf.constant(self.values)
+        # Every id was matched to a row before the pipeline was built (`of_ids`); a row of
+        # another id is never read, and the blank rows that fill a batch take row 0.
+        return lambda key: tf.gather(table, tf.maximum(index.lookup(key), 0))
+
+    def blank(self):
+        import tensorflow as tf
+
+        return tf.zeros([self.width], tf.float32)
+
+
+def of_ids_rows(table: pd.DataFrame, ids: list[str], where: str, fix: str) -> pd.DataFrame:
+    """The rows of `table` (ids in its "id" column) for the images `ids`, in their order, an
+    id matched with or without its file's extension; an id the table lacks is refused, naming
+    it: an image without its row would be predicted from another's or from nothing."""
+    by_id = table.drop_duplicates("id").set_index("id")
+    spellings = {stem(key): key for key in by_id.index} | {key: key for key in by_id.index}
+
+    def row_of(key: str) -> str:  # the test folder's sub/t0.jpg is the table's t0.jpg or t0
+        name = key.rsplit("/", 1)[-1]
+        return next(
+            (spellings[k] for k in (key, stem(key), name, stem(name)) if k in spellings), ""
+        )
+
+    matched = [row_of(key) for key in ids]
+    missing = [key for key, found in zip(ids, matched, strict=True) if not found]
+    if missing:
+        raise UserError(
+            f"{where} has no row for {len(missing)} of the {len(ids)} images (such as "
+            f"{missing[0]!r}); {fix}"
+        )
+    return by_id.loc[matched].reset_index(drop=True)
+
+
+def stem(key: str) -> str:
+    return key.rsplit(".", 1)[0] if "." in key.rsplit("/", 1)[-1] else key
+
+
+def of_ids(spec: dict, table: pd.DataFrame, ids: list[str], where: str, fix: str) -> Features:
+    """The metadata inputs of the images `ids`, from `table`, encoded by `spec`."""
+    return Features(spec, list(ids), encoded(spec, of_ids_rows(table, ids, where, fix)))

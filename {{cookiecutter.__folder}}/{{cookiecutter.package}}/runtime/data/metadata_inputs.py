@@ -1,0 +1,166 @@
+"""A run's metadata inputs (metadata.py encodes them): the table its data holds (the records'
+metadata.csv, or the training CSV and Config.test_csv beside images), the columns it uses,
+the encoding fitted on its training folds and saved with it, and each split's rows.
+
+train calls `for_training`, predict `for_test` with the encoding the trained run saved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from ..config import Config, validating_fold
+from ..errors import UserError, named
+from ..platform.paths import data_path, field_path, output_path, reaching
+from . import competition_files, images, metadata, source, tables
+
+
+@dataclasses.dataclass
+class Found:
+    """Every training image's row (id, fold, then the columns) and what it came from."""
+
+    table: pd.DataFrame
+    columns: list[str]  # those the run uses
+    left_out: dict[str, str]  # with why
+    where: str  # the table, as messages name it
+
+
+def found(cfg: Config, manifest: dict | None) -> Found | None:
+    """The metadata the run's data holds and the run asks for; None for images alone."""
+    if not cfg.metadata_columns.strip():
+        return None
+    reading = source.of(cfg)
+    if isinstance(reading, source.CompetitionImages):
+        return from_training_csv(cfg)
+    said = (manifest or {}).get("metadata") or {}
+    available = said.get("columns") or []
+    where = data_path(cfg, metadata.TABLE)
+    if cfg.metadata_columns == metadata.AUTO:
+        columns = available
+    else:
+        columns = [name.strip() for name in cfg.metadata_columns.split(",") if name.strip()]
+        missing = [name for name in columns if name not in available]
+        if missing:
+            kept = f"keep {', '.join(available)}" if available else "keep no metadata"
+            raise UserError(
+                f"{named('metadata_columns')} {cfg.metadata_columns!r}: the records {kept}, not "
+                f"{missing[0]!r}; write them again with `records --test-csv ... "
+                f"--metadata-columns ...`, or leave {missing[0]!r} out"
+            )
+    if not columns:
+        return None
+    table = read_table(where)
+    table = table[table["split"] == "train"]
+    return Found(table[["id", "fold", *columns]], columns, said.get("left_out") or {}, where)
+
+
+def read_table(where: str) -> pd.DataFrame:
+    import tensorflow as tf  # the records may be in a bucket
+
+    with reaching(where):
+        try:
+            with tf.io.gfile.GFile(where, "rb") as file:
+                return tables.read_csv(file.read(), where)
+        except (OSError, ValueError, tf.errors.OpError) as error:
+            raise UserError(
+                f"{where}: {error}; write the records again with `records`, or put back the "
+                "file it wrote"
+            ) from None
+
+
+def from_training_csv(cfg: Config) -> Found | None:
+    """Beside the images: the training CSV's columns, chosen against Config.test_csv's."""
+    made = images.table(cfg)
+    train = made.found["columns"]
+    test = test_table(cfg) if cfg.test_csv else None
+    reserved = {made.found["id_column"], made.found["label_column"], cfg.group_column}
+    columns, left_out = metadata.chosen(
+        train, test, cfg.metadata_columns, reserved, named("metadata_columns"), named("test_csv")
+    )
+    if not columns:
+        return None
+    rows = pd.DataFrame({"id": made.rows["id"], "fold": made.rows["fold"].astype(str)})
+    table = rows.join(train[columns].reset_index(drop=True))
+    return Found(table, columns, left_out, field_path(cfg, "train_csv"))
+
+
+def test_table(cfg: Config) -> pd.DataFrame:
+    return competition_files.read_test_table(
+        field_path(cfg, "test_csv"), named("test_csv"), cfg.id_column
+    )
+
+
+def for_training(cfg: Config, manifest: dict | None, writes_files: bool):
+    """The run's metadata.Features for every training image, its encoding fitted on the
+    training folds and saved with the run (None, and an earlier run's removed, for images
+    alone)."""
+    held = found(cfg, manifest)
+    saved = output_path(cfg, metadata.SPEC)
+    if held is None:
+        if writes_files:
+            saved.unlink(missing_ok=True)
+        return None
+    table = held.table
+    training = table[table["fold"] != str(validating_fold(cfg))] if cfg.folds > 1 else table
+    if "fold" in table and table["fold"].nunique() <= 1:  # one fold: every row trains
+        training = table
+    spec = metadata.fitted(training, held.columns)
+    if writes_files:
+        metadata.save(spec, saved)
+    features = metadata.Features(spec, table["id"].tolist(), metadata.encoded(spec, table))
+    print(
+        f"metadata: {', '.join(held.columns)} from {held.where} ({features.width} inputs, "
+        f"fitted on {len(training)} training images)"
+        + (f"; left out: {metadata.left_out_line(held.left_out)}" if held.left_out else "")
+    )
+    return features
+
+
+def for_test(cfg: Config, spec: dict | None, ids: list[str]):
+    """The test images' metadata.Features by `spec` (a trained run's encoding; None: the run
+    trained on images alone): from Config.test_csv, else the records' metadata.csv."""
+    if spec is None:
+        return None
+    columns = ", ".join(encoding["column"] for encoding in spec["columns"])
+    fix = (
+        f"the trained run joins {columns} to each image: give each test image's row in "
+        f"{named('test_csv')}"
+    )
+    if cfg.test_csv:
+        where = field_path(cfg, "test_csv")
+        table = test_table(cfg)
+    else:
+        where = data_path(cfg, metadata.TABLE)
+        import tensorflow as tf
+
+        with reaching(where):
+            there = not isinstance(source.of(cfg, "test_files"), source.TfdsSet) and (
+                tf.io.gfile.exists(where)
+            )
+        if not there:
+            raise UserError(f"no table of the test images' metadata; {fix}")
+        table = read_table(where)
+        table = table[table["split"] == "test"]
+    missing = [
+        encoding["column"] for encoding in spec["columns"] if encoding["column"] not in table
+    ]
+    if missing:
+        raise UserError(f"{where} has no column {missing[0]!r}; {fix}")
+    return metadata.of_ids(spec, table, ids, where, fix)
+
+
+def for_validation(cfg: Config, manifest: dict | None, spec: dict | None):
+    """The training images' metadata.Features by a trained run's encoding (evaluate)."""
+    if spec is None:
+        return None
+    held = found(cfg, manifest)
+    if held is None:
+        columns = ", ".join(encoding["column"] for encoding in spec["columns"])
+        raise UserError(
+            f"the trained run joins {columns} to each image, and the data holds no such table "
+            f"now ({named('metadata_columns')} {cfg.metadata_columns!r}); give the data it "
+            "trained on"
+        )
+    return metadata.Features(spec, held.table["id"].tolist(), metadata.encoded(spec, held.table))
