@@ -24,6 +24,8 @@ BACKBONES, METRICS = CHOICES["backbone"], CHOICES["metric"]
 # project's list of backbones (runtime/backbone_choices.py) is not yet written. The template's
 # tests check both against that list.
 PATCH_SIZE = ANSWERS["_backbone_patch_size"]
+# And within a range for some: Swin's windows need 224 px and up, SigLIP's learned positions 224.
+SIZE_RANGE = ANSWERS["_backbone_size_range"]
 # Imports the generated project needs; a package named like one of them would shadow it.
 SHADOWED = {"tensorflow", "keras", "numpy", "jax", "sklearn", "pandas", "tests"}
 
@@ -74,6 +76,11 @@ def problems(answers):
     if size and patch and size % patch:
         why = f"must be a multiple of {patch} for backbone={answers['backbone']} (its patch size)"
         yield "image_size", answers["image_size"], why, str(size // patch * patch or patch)
+    smallest, largest = SIZE_RANGE.get(answers["backbone"], (0, 1024))
+    if size and not smallest <= size <= largest:
+        span = f"{smallest}" if smallest == largest else f"from {smallest} to {largest}"
+        why = f"must be {span} for backbone={answers['backbone']}"
+        yield "image_size", answers["image_size"], why, str(smallest)
     if answers["metric"] not in METRICS:
         yield "metric", answers["metric"], "must be one of " + ", ".join(METRICS), "macro_f1"
     if answers["metric"] == "pauc" and classes is not None and classes != 2:

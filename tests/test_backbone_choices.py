@@ -33,6 +33,16 @@ def test_the_answer_check_knows_each_patch_size_of_the_list():
     assert COOKIECUTTER_JSON["_backbone_patch_size"] == patches
 
 
+def test_the_answer_check_knows_each_size_range_of_the_list():
+    """Swin's windows need 224 px and up; SigLIP's learned positions take 224 alone."""
+    ranges = {
+        name: [c.fixed_size or c.smallest_size, c.fixed_size or 1024]
+        for name, c in BACKBONES.items()
+        if c.fixed_size or c.smallest_size
+    }
+    assert COOKIECUTTER_JSON["_backbone_size_range"] == ranges
+
+
 def test_the_projects_readme_tables_each_backbone_as_the_list_does():
     readme = (PROJECT_TEMPLATE / "docs" / "kaggle.md").read_text()
     section = readme.split("### Backbones", 1)[1].split("\n#", 1)[0]

@@ -9,9 +9,9 @@ import pytest
 from conftest import CHOICES, COOKIECUTTER_JSON, PROJECT_TEMPLATE
 
 # A vision transformer's image size must be a multiple of its patch: 16 patches (224 for
-# patches of 14, one of Kaggle's sizes).
+# patches of 14, one of Kaggle's sizes), or the smallest its windows or positions take.
 SIZED = {
-    name: {"image_size": str(16 * patch)}
+    name: {"image_size": str(COOKIECUTTER_JSON["_backbone_size_range"].get(name, [16 * patch])[0])}
     for name, patch in COOKIECUTTER_JSON["_backbone_patch_size"].items()
 }
 COMBINATIONS = [

@@ -89,6 +89,42 @@ SMALL = {  # backbone: its keras-hub class, a small configuration of it, its ima
             keras_hub.layers.DINOV3ImageConverter,
         ),
     ),
+    "swin-tiny": (
+        keras_hub.models.SwinTransformerBackbone,
+        {
+            "image_shape": (224, 224, 3),
+            "embed_dim": 8,
+            "depths": (1, 1, 1, 1),
+            "num_heads": (1, 1, 1, 1),
+            "window_size": 7,
+        },
+        keras_hub.layers.SwinTransformerImageConverter,
+    ),
+    "siglip-base": (
+        lambda **config: keras_hub.models.SigLIPBackbone(
+            keras_hub.models.SigLIPVisionEncoder(**config["vision"]),
+            keras_hub.models.SigLIPTextEncoder(**config["text"]),
+        ),
+        {
+            "vision": {
+                "patch_size": 16,
+                "hidden_dim": 16,
+                "num_layers": 2,
+                "num_heads": 2,
+                "intermediate_dim": 32,
+                "image_shape": (224, 224, 3),
+            },
+            "text": {
+                "vocabulary_size": 64,
+                "embedding_dim": 16,
+                "hidden_dim": 16,
+                "num_layers": 1,
+                "num_heads": 2,
+                "intermediate_dim": 32,
+            },
+        },
+        keras_hub.layers.SigLIPImageConverter,
+    ),
     "hgnetv2-b4": (
         keras_hub.models.HGNetV2Backbone,
         {

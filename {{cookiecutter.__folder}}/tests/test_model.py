@@ -30,7 +30,7 @@ def test_each_pretrained_backbone_is_a_pinned_kaggle_models_handle():
     """owner/model/framework/variation/version, as model_sources takes it: a version pinned."""
     for name in PRETRAINED:
         handle = BACKBONES[name].handle
-        assert re.fullmatch(r"keras/[a-z0-9_]+/keras/[a-z0-9_]+/[0-9]+", handle), name
+        assert re.fullmatch(r"keras/[a-z0-9_-]+/keras/[a-z0-9_]+/[0-9]+", handle), name
 
 
 @pytest.mark.parametrize("backbone", list(BACKBONES))
@@ -38,8 +38,12 @@ def test_every_backbone_builds_a_classifier_of_uint8_images_that_trains_a_step(b
     """From a preset folder of the backbone's own keras-hub class (small-cnn: no weights):
     one step moves the backbone's own weights, and the classifier predicts after it."""
     weights = preset(backbone) if backbone in PRETRAINED else "none"
-    patch = BACKBONES[backbone].patch_size
-    size = 3 * patch if patch > 1 else 32
+    choice = BACKBONES[backbone]
+    size = (
+        choice.fixed_size
+        or choice.smallest_size
+        or (3 * choice.patch_size if choice.patch_size > 1 else 32)
+    )
     cfg = Config(backbone=backbone, weights=weights, image_size=size, num_classes=7)
     net = built(cfg)
     assert net.input.dtype == "uint8"
@@ -142,3 +146,23 @@ def test_learning_rate_warms_up_to_a_peak_scaled_by_replicas_then_decays():
     assert rate[2] > rate[3] > rate[4] == pytest.approx(8e-5)
     flat = model.learning_rate_schedule(dataclasses.replace(cfg, warmup_epochs=0), 1, 100)
     assert float(flat(0)) == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize(
+    ("backbone", "size", "said"),
+    [
+        (
+            "swin-tiny",
+            192,
+            "a multiple of 32 from 224 for Config.backbone / --backbone swin-tiny .its windows of 7 tokens at its last stage., such as 224 or 256",
+        ),
+        (
+            "siglip-base",
+            256,
+            "224 for Config.backbone / --backbone siglip-base .its position embeddings were learned for it., such as 224",
+        ),
+    ],
+)
+def test_swin_and_siglip_refuse_the_sizes_they_cannot_take(backbone, size, said):
+    with pytest.raises(UserError, match=f"--image-size = {size}: must be " + said):
+        Config(backbone=backbone, image_size=size)

@@ -23,8 +23,15 @@ class Choice:
     handle: str
     title: str  # as people write it (the notebook's title)
     parameters: float | None  # millions, in the backbone alone (docs/kaggle.md's table)
-    # A vision transformer cuts the image into patches: its size must be a multiple of theirs.
+    # A vision transformer cuts the image into patches: its size must be a multiple of theirs
+    # (Swin's: of its patches merged at its last stage). Such a backbone is rebuilt for the
+    # image size (keras-hub's image_shape), unless its position embeddings fix one size.
     patch_size: int = 1
+    smallest_size: int = 0  # 0: any multiple
+    fixed_size: int = 0  # the one size it takes (learned position embeddings); 0: any
+    # The part of the keras-hub backbone the classifier uses (SigLIP's vision_encoder, not its
+    # text tower); empty: all of it.
+    part: str = ""
     # Its keras-hub class and the arguments its preset was built with, so that
     # `bench-train --weights none` needs no download.
     architecture: tuple[str, dict] | None = None
@@ -151,6 +158,26 @@ BACKBONES = {
         patch_size=16,
         held=NO_DROP_PATH,
     ),
+    # Swin (2021): windowed attention in four stages; its windows of 7 tokens need at least
+    # 7 at the last stage, so 224 px and up, in steps of 32.
+    "swin-tiny": Choice(
+        "keras/swin-transformer/keras/swin_tiny_patch4_window7_224/1",
+        "Swin-T",
+        27.5,
+        patch_size=32,
+        smallest_size=224,
+        stochastic_depth="drop_path",
+    ),
+    # SigLIP (2023): a ViT-B/16 trained on image and text pairs (WebLi); its vision tower
+    # alone, pooled by its own attention head. Its learned positions are for 224 px only.
+    "siglip-base": Choice(
+        "keras/siglip/keras/siglip_base_patch16_224/1",
+        "SigLIP ViT-B/16",
+        92.9,
+        patch_size=16,
+        fixed_size=224,
+        part="vision_encoder",
+    ),
     # HGNetV2 (PaddleClas, distilled with SSLD): a fast convolutional network whose feature
     # pyramid's deepest map the head pools.
     "hgnetv2-b4": Choice(
@@ -181,6 +208,31 @@ def weights(cfg: Config) -> str:
     if cfg.weights != "auto":
         return cfg.weights
     return "imagenet" if uses_preset(cfg) else "none"
+
+
+def size_rule(backbone: str) -> tuple[str, str]:
+    """What an image size must be for `backbone`, and why, in words (("", "") where any
+    size works)."""
+    choice = BACKBONES.get(backbone)
+    if choice is None:
+        return "", ""
+    if choice.fixed_size:
+        return f"{choice.fixed_size}", "its position embeddings were learned for it"
+    if choice.smallest_size:
+        rule = f"a multiple of {choice.patch_size} from {choice.smallest_size}"
+        return rule, "its windows of 7 tokens at its last stage"
+    if choice.patch_size > 1:
+        return f"a multiple of {choice.patch_size}", "its patch size"
+    return "", ""
+
+
+def size_fits(backbone: str, size: int) -> bool:
+    choice = BACKBONES.get(backbone)
+    if choice is None:
+        return True
+    if choice.fixed_size:
+        return size == choice.fixed_size
+    return size % choice.patch_size == 0 and size >= choice.smallest_size
 
 
 def patch_size(backbone: str) -> int:

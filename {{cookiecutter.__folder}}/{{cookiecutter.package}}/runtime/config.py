@@ -15,7 +15,7 @@ import math
 import re
 import typing
 
-from .backbone_choices import BACKBONES, patch_size
+from .backbone_choices import BACKBONES, size_fits, size_rule
 from .errors import UserError, flag, named
 from .outputs.submission_shapes import SHAPES
 
@@ -221,11 +221,11 @@ class Config:
         "CutMix's strength: a box pasted from another image, labels by area; 0: off",
         tuned=True,
     )
-    mix_probability: float = knob(
-        0.5, "share of training batches mixed, by MixUp or CutMix at random", tuned=True
-    )
-    label_smoothing: float = knob(
-        0.1, "share of each label spread over the other classes (the loss's)", tuned=True
+    mix_probability: float = knob(0.5, "share of batches MixUp or CutMix mix", tuned=True)
+    label_smoothing: float = knob(0.1, "each label's share spread over others", tuned=True)
+    # For a rare positive (ISIC 2024: 0.1%): its mistakes weigh as much as the common class's.
+    class_balance: float = knob(
+        0.0, "rare classes weigh (1/share)^N in the loss; 0: off", tuned=True
     )
     weight_decay: float = knob(
         0.05, "AdamW's weight decay, norms and biases left alone; 0: Adam", tuned=True
@@ -501,6 +501,12 @@ def problems(cfg: Config) -> list[str]:
         ("cutmix", 0 <= cfg.cutmix <= 10, "from 0 (off) to 10 (1.0 is usual)"),
         ("mix_probability", 0 <= cfg.mix_probability <= 1, "from 0 (no batch) to 1 (every one)"),
         ("label_smoothing", 0 <= cfg.label_smoothing < 1, "from 0 (off) to below 1"),
+        ("class_balance", 0 <= cfg.class_balance <= 1, "from 0 (off) to 1 (balanced)"),
+        (
+            "class_balance",
+            not (cfg.class_balance and cfg.multi_label),
+            "0 for several labels per image (each class is its own yes or no)",
+        ),
         ("weight_decay", 0 <= cfg.weight_decay <= 1, "from 0 (off) to 1"),
         ("ema", cfg.ema == 0 or 0.5 <= cfg.ema < 1, "0 (off), or from 0.5 to below 1"),
         ("stochastic_depth", 0 <= cfg.stochastic_depth < 1, "from 0 (off) to below 1"),
@@ -520,11 +526,11 @@ def problems(cfg: Config) -> list[str]:
         ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
         (
             "image_size",
-            cfg.image_size % patch_size(cfg.backbone) == 0,
+            size_fits(cfg.backbone, cfg.image_size),
             (
-                f"a multiple of {patch_size(cfg.backbone)} for {named('backbone')} "
-                f"{cfg.backbone} (its patch size), such as "
-                f"{nearest_multiple(cfg.image_size, patch_size(cfg.backbone))}"
+                f"{size_rule(cfg.backbone)[0]} for {named('backbone')} {cfg.backbone} "
+                f"({size_rule(cfg.backbone)[1]}), such as "
+                f"{nearest_size(cfg.image_size, cfg.backbone)}"
             ),
         ),
         ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),
@@ -622,6 +628,16 @@ def names_in(text: str) -> list[str]:
 def nearest_multiple(size: int, multiple: int) -> str:
     below = size // multiple * multiple
     return " or ".join(str(n) for n in (below, below + multiple) if 32 <= n <= 1024)
+
+
+def nearest_size(size: int, backbone: str) -> str:
+    """The image sizes nearest `size` that `backbone` takes, in words."""
+    choice = BACKBONES.get(backbone)
+    if choice is None:  # named on its own
+        return str(size)
+    if choice.fixed_size:
+        return str(choice.fixed_size)
+    return nearest_multiple(max(size, choice.smallest_size), choice.patch_size)
 
 
 # As Kaggle spells competition slugs (and the template's answer is checked the same way).

@@ -59,15 +59,18 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
 
     load_weights = with_weights and weights(cfg) != "none"
     size = (cfg.image_size, cfg.image_size, 3)
-    patches = BACKBONES[cfg.backbone].patch_size > 1
-    shape = {"image_shape": size} if patches else {}  # a transformer's patch grid, resized
-    skipping = BACKBONES[cfg.backbone].stochastic_depth  # its argument for skipped blocks
+    choice = BACKBONES[cfg.backbone]
+    resized = choice.patch_size > 1 and not choice.fixed_size
+    shape = {"image_shape": size} if resized else {}  # a transformer's patch grid, resized
+    skipping = choice.stochastic_depth  # its argument for skipped blocks
     depth = {skipping: cfg.stochastic_depth} if skipping else {}
-    held = dict(BACKBONES[cfg.backbone].held)
+    held = dict(choice.held)
     try:
         model = keras_hub.models.Backbone.from_preset(
             folder, load_weights=load_weights, dtype=precision, **shape, **depth, **held
         )
+        if choice.part:  # SigLIP's vision tower, without its text tower
+            model = getattr(model, choice.part)
         scale, offset = scaling(folder)
     except Exception as error:  # a folder of another model, or a file cut short
         raise UserError(
