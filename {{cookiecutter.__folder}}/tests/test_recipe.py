@@ -252,7 +252,7 @@ def test_every_recipe_field_is_checked_at_the_door():
     bad = {
         "rand_augment": 1.5, "mixup": -1.0, "cutmix": 11.0, "mix_probability": 2.0,
         "label_smoothing": 1.0, "weight_decay": -0.1, "ema": 0.3, "stochastic_depth": 1.0,
-        "backbone_learning_rate": 2.0,
+        "backbone_learning_rate": 2.0, "class_balance": 1.5,
     }  # fmt: skip
     with pytest.raises(UserError) as caught:
         Config(**bad)
@@ -277,3 +277,40 @@ def test_ablate_trains_each_part_switched_off_and_resumes(demo_cfg, capsys):
     assert [row["mean"] for row in again] == [row["mean"] for row in rows]
     with pytest.raises(UserError, match="no such part; pick from crop,flip"):
         ablate.variants(cfg, ["mixop"])
+
+
+def test_class_balance_weighs_a_rare_class_up_and_keeps_the_average_image_at_one():
+    """A positive of 10% of the training images: at class_balance 1 its mistakes weigh 9
+    times a negative's, and the average image still weighs 1 (the learning rate keeps its
+    meaning); a mixed row weighs as its mix; off, the loss is the plain smoothed one."""
+    cfg = Config(num_classes=2, class_balance=1.0, label_smoothing=0.0)
+    weights = model.class_weights(cfg, [0.9, 0.1])
+    assert np.allclose(weights, [1 / 1.8, 5.0]) and np.isclose(
+        0.9 * weights[0] + 0.1 * weights[1], 1
+    )
+    probabilities = np.array([[0.7, 0.3], [0.7, 0.3], [0.7, 0.3]], np.float32)
+    rows = np.array([[1, 0], [0, 1], [0.5, 0.5]], np.float32)
+    plain = -np.log([0.7, 0.3, 0.3**0.5 * 0.7**0.5])  # the mixed row's cross-entropy
+    weighed = keras.ops.convert_to_numpy(model.loss(cfg, [0.9, 0.1])(rows, probabilities))
+    assert np.allclose(weighed, plain * [1 / 1.8, 5.0, (1 / 1.8 + 5) / 2], rtol=1e-5)
+    off = dataclasses.replace(cfg, class_balance=0.0)
+    assert np.allclose(
+        keras.ops.convert_to_numpy(model.loss(off, [0.9, 0.1])(rows, probabilities)), plain
+    )
+    with pytest.raises(UserError, match="--class-balance = 1.0: must be 0 for several labels"):
+        Config(multi_label=True, class_balance=1.0)
+
+
+def test_the_class_shares_are_the_training_folds_own():
+    """The fold that validates is not counted: its images never train."""
+    said = {"train": {"per_fold": {
+        "0": {"records": 10, "classes": {"0": 10}},
+        "1": {"records": 4, "classes": {"0": 3, "1": 1}},
+        "2": {"records": 6, "classes": {"0": 5, "1": 1}},
+    }}}  # fmt: skip
+    cfg = Config(num_classes=2, fold="0")
+    assert np.allclose(train.folds.class_shares(cfg, said), [0.8, 0.2])
+    assert np.allclose(
+        train.folds.class_shares(dataclasses.replace(cfg, fold="2"), said), [13 / 14, 1 / 14]
+    )
+    assert train.folds.class_shares(cfg, {"split": "tfds"}) is None

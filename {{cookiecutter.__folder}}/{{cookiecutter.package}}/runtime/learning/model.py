@@ -63,9 +63,13 @@ def build_model(cfg, backbone, image_dtype="uint8", metadata=0):
     x = backbone.model({next(iter(names)): x} if names else x)
     if isinstance(x, dict):  # a feature pyramid (HGNetV2): its deepest map, its last stage's
         x = x[getattr(backbone.model, "out_features", list(x))[-1]]
-    # A feature map (convolutional backbones) or a sequence of patch tokens (transformers).
-    pooling = layers.GlobalAveragePooling2D if len(x.shape) == 4 else layers.GlobalAveragePooling1D
-    x = pooling(name="pool")(x)
+    # A feature map (convolutional backbones) or a sequence of patch tokens (transformers);
+    # SigLIP's vision tower pools its tokens itself.
+    if len(x.shape) > 2:
+        pooling = (
+            layers.GlobalAveragePooling2D if len(x.shape) == 4 else layers.GlobalAveragePooling1D
+        )
+        x = pooling(name="pool")(x)
     if metadata:  # a small network of its own, so a few columns are not lost among the features
         table = keras.Input((metadata,), name="metadata")
         t = layers.Dense(64, "swish", name="metadata_1")(table)
@@ -94,18 +98,36 @@ def learning_rate_schedule(cfg, replicas, steps_per_epoch):
     )
 
 
-def loss(cfg):
+def loss(cfg, class_shares=None):
     """Cross-entropy with label smoothing. Training batches carry a row per image (one-hot,
-    mixed); validation batches a class number, made a row here."""
+    mixed); validation batches a class number, made a row here. With Config.class_balance,
+    each image's loss weighed by its label's class weight (`class_weights`)."""
     if cfg.multi_label:  # each class its own yes or no
         return keras.losses.BinaryCrossentropy(label_smoothing=cfg.label_smoothing)
+    weights = class_weights(cfg, class_shares)
 
     def smoothed_cross_entropy(labels, probabilities):
-        return keras.losses.categorical_crossentropy(
-            as_rows(labels, cfg.num_classes), probabilities, label_smoothing=cfg.label_smoothing
+        rows = as_rows(labels, cfg.num_classes)
+        loss = keras.losses.categorical_crossentropy(
+            rows, probabilities, label_smoothing=cfg.label_smoothing
         )
+        if weights is not None:  # a mixed row weighs as its mix of classes
+            loss = loss * ops.sum(rows * ops.convert_to_tensor(weights), axis=-1)
+        return loss
 
     return smoothed_cross_entropy
+
+
+def class_weights(cfg, class_shares):
+    """Each class's loss weight, (1 / its share of the training images) to the power
+    Config.class_balance, scaled so that the average training image weighs 1 (the learning
+    rate means what it meant); None when off or the shares are not known."""
+    if not cfg.class_balance or class_shares is None:
+        return None
+    shares = [max(share, 1e-6) for share in class_shares]
+    raw = [share**-cfg.class_balance for share in shares]
+    average = sum(share * weight for share, weight in zip(shares, raw, strict=True))
+    return [weight / average for weight in raw]
 
 
 def accuracy(cfg):
@@ -143,11 +165,12 @@ class AdamW(WarmedUpAverage, keras.optimizers.AdamW):
         super().update_step(gradient, variable, learning_rate)
 
 
-def compile_model(model, cfg, replicas, steps_per_epoch, **run):
+def compile_model(model, cfg, replicas, steps_per_epoch, class_shares=None, **run):
     """The loss, the optimizer and the metric, for a run of `steps_per_epoch` steps an epoch
     on `replicas` replicas; `run` is what the accelerator decides (steps_per_execution,
-    jit_compile). With Config.ema the optimizer keeps a moving average of the weights:
-    train validates it beside the raw weights each epoch and keeps the better."""
+    jit_compile); `class_shares`, each class's share of the training images (for
+    Config.class_balance). With Config.ema the optimizer keeps a moving average of the
+    weights: train validates it beside the raw weights each epoch and keeps the better."""
     backbone = [layer for layer in model.layers if isinstance(layer, keras.Model)]
     optimizer = AdamW(
         learning_rate_schedule(cfg, replicas, steps_per_epoch),
@@ -163,7 +186,7 @@ def compile_model(model, cfg, replicas, steps_per_epoch, **run):
     )
     model.compile(
         optimizer=optimizer,
-        loss=loss(cfg),
+        loss=loss(cfg, class_shares),
         # Weighted, so the blank rows that fill the last validation batch count for nothing.
         weighted_metrics=[accuracy(cfg)],
         **run,

@@ -32,6 +32,7 @@ PARTS = {
     "mixup": ({"mixup": 0.0}, {"mixup": 0.2}),
     "cutmix": ({"cutmix": 0.0}, {"cutmix": 1.0}),
     "label_smoothing": ({"label_smoothing": 0.0}, {"label_smoothing": 0.1}),
+    "class_balance": ({"class_balance": 0.0}, {"class_balance": 0.5}),
     "weight_decay": ({"weight_decay": 0.0}, {"weight_decay": 0.05}),
     "ema": ({"ema": 0.0}, {"ema": 0.99}),
     "stochastic_depth": ({"stochastic_depth": 0.0}, {"stochastic_depth": 0.1}),
@@ -64,6 +65,7 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
         "cutmix": cfg.mix_probability > 0,
         "stochastic_depth": bool(BACKBONES[cfg.backbone].stochastic_depth),
         "backbone_learning_rate": weights(cfg) != "none",
+        "class_balance": not cfg.multi_label,
         "metadata": metadata_inputs.found(*source.resolved(cfg)) is not None,
     }
     chosen, everything_off, switched_off = {"default": {}}, {}, 0

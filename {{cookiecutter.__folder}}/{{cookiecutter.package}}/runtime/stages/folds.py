@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, class_names
+from ..config import Config, class_names, validating_fold
 from ..errors import UserError, first_line
 from ..learning import scoring
 from ..learning.grades import graded
@@ -47,6 +47,24 @@ def chosen(cfg: Config) -> list[int]:
 def runs(cfg: Config) -> list[Config]:
     """The runs `train` makes: one per chosen fold with records in folds, else the one run."""
     return [run_config(cfg, fold) for fold in chosen(cfg)] if count(cfg) > 1 else [cfg]
+
+
+def class_shares(cfg: Config, said: dict | None) -> list[float] | None:
+    """Each class's share of the run's training images (the folds but the one that
+    validates), from what the records' manifest or the CSV counted of each fold; None where
+    the data counts nothing (a TFDS set)."""
+    per_fold = ((said or {}).get("train") or {}).get("per_fold")
+    if not per_fold:
+        return None
+    held_out = str(validating_fold(cfg))
+    counts = np.zeros(cfg.num_classes)
+    for fold, held in per_fold.items():
+        if len(per_fold) > 1 and fold == held_out:
+            continue
+        for number, count in held["classes"].items():
+            if int(number) < cfg.num_classes:
+                counts[int(number)] += count
+    return (counts / counts.sum()).tolist() if counts.sum() else None
 
 
 def run_config(cfg: Config, fold: int) -> Config:

@@ -13,7 +13,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, given_values, recipe_line
+from ..config import Config, class_names, given_values, recipe_line
 from ..data import images, metadata_inputs, pipeline, source
 from ..errors import named
 from ..learning import averaging, grades, recipe, scoring, thresholds
@@ -103,11 +103,13 @@ def train_run(
         else:
             net = build_model(cfg, checked.weights.value, found.image_dtype)
         print(f"model: {net.name}, {net.count_params():,} parameters")
+        shares = balanced(cfg, said)  # a model cell of before it takes no class shares
         compile_model(
             net,
             cfg,
             found.replicas,
             run.steps_per_epoch,
+            **({"class_shares": shares} if shares else {}),
             steps_per_execution=run.steps_per_execution,
         )
         done, history = checkpoints.resume(net, cfg)
@@ -164,6 +166,22 @@ def train_run(
         plots.training_curves(history, cfg.metric, output_path(cfg, "curves.png"))
         print(f"weights: {checkpoints.trained_weights(cfg)}")
     return history
+
+
+def balanced(cfg: Config, said: dict | None) -> list[float] | None:
+    """With Config.class_balance: each class's share of the training images, and the loss's
+    weights they make, said; None when off."""
+    if not cfg.class_balance:
+        return None
+    shares = folds.class_shares(cfg, said)
+    if shares is None:
+        print(f"{named('class_balance')}: the data does not count its classes; off")
+        return None
+    weights = recipe("class_weights")(cfg, shares)
+    names = class_names(cfg) or [str(number) for number in range(cfg.num_classes)]
+    listed = ", ".join(f"{name} {weight:.2f}" for name, weight in zip(names, weights, strict=True))
+    print(f"class balance {cfg.class_balance}: each class's loss weighs {listed}")
+    return shares
 
 
 def score_validation(
