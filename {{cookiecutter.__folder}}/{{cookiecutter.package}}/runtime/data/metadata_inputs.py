@@ -103,9 +103,8 @@ def for_training(cfg: Config, manifest: dict | None, writes_files: bool):
             saved.unlink(missing_ok=True)
         return None
     table = held.table
-    training = table[table["fold"] != str(validating_fold(cfg))] if cfg.folds > 1 else table
-    if "fold" in table and table["fold"].nunique() <= 1:  # one fold: every row trains
-        training = table
+    in_folds = table["fold"].nunique() > 1  # as the data is split, whatever Config.folds says
+    training = table[table["fold"] != str(validating_fold(cfg))] if in_folds else table
     spec = metadata.fitted(training, held.columns)
     if writes_files:
         metadata.save(spec, saved)
