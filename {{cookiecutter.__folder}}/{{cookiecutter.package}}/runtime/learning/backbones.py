@@ -84,10 +84,20 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
 
 def prepared(model: keras.Model) -> keras.Model:
     """A keras-hub backbone as this project trains it: "same" padding where keras-hub pads a
-    stride-1 convolution beforehand (efficientnet_padding.py), synchronized batch statistics."""
+    stride-1 convolution beforehand (efficientnet_padding.py), synchronized batch statistics,
+    and no training of what no image reaches (`unused_frozen`)."""
     efficientnet_padding.same_at_stride_one(model)
     synchronize_batch_statistics(model)
+    unused_frozen(model)
     return model
+
+
+def unused_frozen(model: keras.Model) -> None:
+    """DINOv3's mask token stands in for the patches its pretraining masked; no image of a
+    classifier's reaches it, and Keras warns at the first step that it has no gradient."""
+    for variable in model.weights:
+        if variable.path.endswith("mask_token"):
+            variable.trainable = False
 
 
 def synchronize_batch_statistics(model: keras.Model) -> None:
