@@ -96,13 +96,14 @@ def test_a_column_of_many_values_keeps_its_commonest_and_a_number_column_with_te
 def test_each_image_gets_its_own_row_whatever_the_spelling_of_its_id_and_none_is_left_without():
     spec = metadata.fitted(TRAIN, ["age_approx"])
     table = TRAIN.assign(id=TRAIN["isic_id"]).iloc[::-1]  # in another order
-    features = metadata.of_ids(spec, table, ["b.jpg", "sub/a.jpg", "d"], "test.csv", "fix it")
-    ages = features.values[:, 0] * spec["columns"][0]["std"] + spec["columns"][0]["mean"]
+    rows = metadata.of_ids_rows(table, ["b.jpg", "sub/a.jpg", "d"], "test.csv", "fix it")
+    values = metadata.encoded(spec, rows)
+    ages = values[:, 0] * spec["columns"][0]["std"] + spec["columns"][0]["mean"]
     assert np.allclose(ages, [60, 30, 50])
     with pytest.raises(
         UserError, match=r"test.csv has no row for 1 of the 2 images \(such as 'z.jpg'\); fix it"
     ):
-        metadata.of_ids(spec, table, ["a.jpg", "z.jpg"], "test.csv", "fix it")
+        metadata.of_ids_rows(table, ["a.jpg", "z.jpg"], "test.csv", "fix it")
 
 
 def test_beside_images_the_training_csv_columns_are_fitted_on_the_training_folds_alone(tmp_path):
@@ -135,5 +136,5 @@ def test_beside_images_the_training_csv_columns_are_fitted_on_the_training_folds
         {"column": "age", "kind": "number", "mean": ages.mean(), "std": ages.std()}
     ]
     assert features.ids == names and features.width == 2
-    tested = metadata_inputs.for_test(cfg, saved, ["5000.jpg"])
+    (tested,) = metadata_inputs.for_test(cfg, [saved], ["5000.jpg"])
     assert np.allclose(tested.values, [[(3 - ages.mean()) / ages.std(), 0]])

@@ -137,6 +137,11 @@ def feature_names(spec: dict) -> list[str]:
     return names
 
 
+def columns_of(spec: dict) -> list[str]:
+    """The table's columns an encoding reads."""
+    return [encoding["column"] for encoding in spec["columns"]]
+
+
 def width(spec: dict | None) -> int:
     return len(feature_names(spec)) if spec else 0
 
@@ -242,8 +247,3 @@ def of_ids_rows(table: pd.DataFrame, ids: list[str], where: str, fix: str) -> pd
 
 def stem(key: str) -> str:
     return key.rsplit(".", 1)[0] if "." in key.rsplit("/", 1)[-1] else key
-
-
-def of_ids(spec: dict, table: pd.DataFrame, ids: list[str], where: str, fix: str) -> Features:
-    """The metadata inputs of the images `ids`, from `table`, encoded by `spec`."""
-    return Features(spec, list(ids), encoded(spec, of_ids_rows(table, ids, where, fix)))

@@ -117,15 +117,17 @@ def for_training(cfg: Config, manifest: dict | None, writes_files: bool):
     return features
 
 
-def for_test(cfg: Config, spec: dict | None, ids: list[str]):
-    """The test images' metadata.Features by `spec` (a trained run's encoding; None: the run
-    trained on images alone): from Config.test_csv, else the records' metadata.csv."""
-    if spec is None:
-        return None
-    columns = ", ".join(encoding["column"] for encoding in spec["columns"])
+def for_test(cfg: Config, specs: list[dict | None], ids: list[str]) -> list:
+    """The test images' metadata.Features by each trained run's encoding in `specs` (None:
+    that run trained on images alone), from one reading of their table: Config.test_csv,
+    else the records' metadata.csv."""
+    used = [spec for spec in specs if spec]
+    if not used:
+        return [None] * len(specs)
+    columns = sorted({column for spec in used for column in metadata.columns_of(spec)})
     fix = (
-        f"the trained run joins {columns} to each image: give each test image's row in "
-        f"{named('test_csv')}"
+        f"the trained run joins {', '.join(columns)} to each image: give each test image's "
+        f"row in {named('test_csv')}"
     )
     if cfg.test_csv:
         where = field_path(cfg, "test_csv")
@@ -142,12 +144,12 @@ def for_test(cfg: Config, spec: dict | None, ids: list[str]):
             raise UserError(f"no table of the test images' metadata; {fix}")
         table = read_table(where)
         table = table[table["split"] == "test"]
-    missing = [
-        encoding["column"] for encoding in spec["columns"] if encoding["column"] not in table
-    ]
+    missing = [column for column in columns if column not in table]
     if missing:
         raise UserError(f"{where} has no column {missing[0]!r}; {fix}")
-    return metadata.of_ids(spec, table, ids, where, fix)
+    rows = metadata.of_ids_rows(table, ids, where, fix)  # each id matched once, for every run
+    return [metadata.Features(spec, list(ids), metadata.encoded(spec, rows)) if spec else None
+            for spec in specs]  # fmt: skip
 
 
 def for_validation(cfg: Config, manifest: dict | None, spec: dict | None):
@@ -156,7 +158,7 @@ def for_validation(cfg: Config, manifest: dict | None, spec: dict | None):
         return None
     held = found(cfg, manifest)
     if held is None:
-        columns = ", ".join(encoding["column"] for encoding in spec["columns"])
+        columns = ", ".join(metadata.columns_of(spec))
         raise UserError(
             f"the trained run joins {columns} to each image, and the data holds no such table "
             f"now ({named('metadata_columns')} {cfg.metadata_columns!r}); give the data it "

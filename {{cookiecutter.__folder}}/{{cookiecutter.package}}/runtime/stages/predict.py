@@ -52,9 +52,8 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     # Each trained fold's model sees the same images: averaging their probabilities is worth
     # more than any one of them. A run with metadata joins the test table's rows as its
     # training folds encoded them, checked for every id before the first model loads.
-    tables = [
-        metadata_inputs.for_test(cfg, checkpoints.metadata_spec(run), test.ids) for run in runs
-    ]
+    specs = [checkpoints.metadata_spec(run) for run in runs]
+    tables = metadata_inputs.for_test(cfg, specs, test.ids)
     averaged, ids = 0, None
     for run, table in zip(runs, tables, strict=True):
         batches = pipeline.for_inference(
