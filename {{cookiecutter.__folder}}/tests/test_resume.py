@@ -18,7 +18,8 @@ from {{ cookiecutter.package }}.runtime.stages.train import train
 pytestmark = pytest.mark.slow  # fresh processes, each importing TensorFlow or JAX
 
 PACKAGE = "{{ cookiecutter.package }}"
-EPOCHS = 12
+# Enough that a run stopped after its second epoch has epochs left to resume.
+EPOCHS = 6
 
 
 def checkpoint_epoch(output) -> int:
@@ -38,28 +39,46 @@ INTERRUPTED = (
 )
 
 
+def wait_for_checkpoint(output, epoch: int, run: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 240
+    while checkpoint_epoch(output) < epoch and run.poll() is None:
+        assert time.monotonic() < deadline, f"no checkpoint of epoch {epoch} after 240 s"
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("backend", list(STOPS))
 def test_a_stopped_run_resumes_from_its_last_finished_epoch(
-    backend, demo_dir, tmp_path, start_python, run_python, monkeypatch
+    backend, demo_cfg, demo_dir, tmp_path, start_python, run_python, monkeypatch
 ):
-    """Under TensorFlow the run is stopped with Ctrl-C, under JAX killed. Under JAX the
-    resumed run loads the training step the killed one compiled, validates and saves the
-    weights' average (saving once met arrays that Keras's predict had freed)."""
+    """While a run holds its output folder a second is refused at once, naming the process,
+    and the first, untouched, goes on. Then under TensorFlow the run is stopped with Ctrl-C,
+    under JAX killed, and the same command resumes it. Under JAX the resumed run loads the
+    training step the killed one compiled, validates and saves the weights' average (saving
+    once met arrays that Keras's predict had freed)."""
     command = [
         "-m", PACKAGE, "train", "--preset", "demo", "--data-dir", str(demo_dir),
         "--output-dir", str(tmp_path), "--epochs", str(EPOCHS), "--steps-per-epoch", "2",
         *(["--valid-files", ""] if backend == "tensorflow" else []),
     ]  # fmt: skip
     first = start_python(*command, backend=backend)
-    deadline = time.monotonic() + 240
-    while checkpoint_epoch(tmp_path) < 2 and first.poll() is None:
-        assert time.monotonic() < deadline, "no checkpoint after 240 s"
-        time.sleep(0.05)
+    wait_for_checkpoint(tmp_path, 1, first)
+    first.send_signal(signal.SIGSTOP)  # held mid-run: the second run cannot slip in after it
+    try:
+        with pytest.raises(UserError) as refused:
+            train(dataclasses.replace(demo_cfg, output_dir=str(tmp_path)))
+    finally:
+        first.send_signal(signal.SIGCONT)
+    assert str(refused.value).startswith(
+        f"Config.output_dir / --output-dir {tmp_path} is in use by another run "
+        f"(process {first.pid}: "
+    )
+    wait_for_checkpoint(tmp_path, 2, first)  # the first went on
     first.send_signal(STOPS[backend])
     out, err = first.communicate(timeout=120)
     if STOPS[backend] == signal.SIGINT:
         assert first.returncode == 130, out + err
         assert err.endswith(INTERRUPTED) and "Traceback" not in err, err[-3000:]
+        assert not (tmp_path / ".run.lock").exists()  # let go of as it stopped
     else:
         assert first.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     reached = checkpoint_epoch(tmp_path)
@@ -75,41 +94,11 @@ def test_a_stopped_run_resumes_from_its_last_finished_epoch(
     assert f"Epoch {reached}/{EPOCHS}" not in again.stdout  # finished epochs are not redone
     history = json.loads((tmp_path / "history.json").read_text())
     assert len(history["loss"]) == EPOCHS  # the killed run's epochs are kept
-    assert (tmp_path / "model.weights.h5").is_file()
+    assert (tmp_path / "model.weights.h5").is_file() and not (tmp_path / ".run.lock").exists()
     if backend == "jax":
         assert "valid macro_f1: " in again.stdout
         assert f"compile cache: {tmp_path / 'jax-cache'} (" in again.stdout
         assert "Persistent compilation cache hit for 'jit_train_step'" in again.stderr
-
-
-def test_a_second_run_into_the_same_folder_is_refused_and_the_first_goes_on(
-    demo_cfg, demo_dir, tmp_path, start_python
-):
-    """While a run holds its output folder a second is refused at once, naming the process;
-    the first, untouched, finishes every epoch."""
-    first = start_python(
-        "-m", PACKAGE, "train", "--preset", "demo", "--data-dir", str(demo_dir),
-        "--output-dir", str(tmp_path), "--epochs", "4", "--steps-per-epoch", "2",
-        "--valid-files", "",
-    )  # fmt: skip
-    deadline = time.monotonic() + 240
-    while checkpoint_epoch(tmp_path) < 1 and first.poll() is None:
-        assert time.monotonic() < deadline, "no checkpoint after 240 s"
-        time.sleep(0.05)
-    first.send_signal(signal.SIGSTOP)  # held mid-run: the second run cannot slip in after it
-    try:
-        with pytest.raises(UserError) as refused:
-            train(dataclasses.replace(demo_cfg, output_dir=str(tmp_path)))
-    finally:
-        first.send_signal(signal.SIGCONT)
-    assert str(refused.value).startswith(
-        f"Config.output_dir / --output-dir {tmp_path} is in use by another run "
-        f"(process {first.pid}: "
-    )
-    out, err = first.communicate(timeout=300)
-    assert first.returncode == 0, out + err[-3000:]
-    assert len(json.loads((tmp_path / "history.json").read_text())["loss"]) == 4
-    assert (tmp_path / "model.weights.h5").is_file() and not (tmp_path / ".run.lock").exists()
 
 
 # In a mount namespace of its own: a small tmpfs holding the output folder, with room for one
