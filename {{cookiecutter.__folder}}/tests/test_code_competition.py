@@ -10,6 +10,7 @@ one that never answers meets kagglehub's own resolver in the suite's process, wi
 limit that ends the wait (a request the rerun made would be logged by either proxy first).
 """
 
+import dataclasses
 import json
 import re
 import shutil
@@ -98,9 +99,10 @@ def settings_changed(notebook: Path, **values) -> None:
     nbformat.write(edited, notebook)
 
 
-def rerun(tmp_path, notebook: Path, root: Path, mounts: dict, proxy) -> pd.DataFrame:
+def rerun(tmp_path, notebook: Path, root: Path, mounts: dict, proxy) -> tuple[pd.DataFrame, str]:
     """Kaggle's scoring rerun of the inference notebook, with the data proxy behaving as
-    `proxy` says (fake_data_proxy.py): the submission it wrote. It must ask the proxy nothing."""
+    `proxy` says (fake_data_proxy.py): the submission it wrote, and what it said. It must ask
+    the proxy nothing."""
     name = f"rerun-{proxy}".lower()
     run = alone(notebook, tmp_path / name)
     log = tmp_path / f"{name}-log.json"
@@ -117,68 +119,92 @@ def rerun(tmp_path, notebook: Path, root: Path, mounts: dict, proxy) -> pd.DataF
     assert json.loads(log.read_text()) == [], f"the rerun asked the data proxy ({proxy})"
     written = pd.read_csv(submission, dtype=str)
     print(f"rerun, proxy {proxy}: {len(written)} rows in {seconds:.1f} s, no proxy request")
-    return written
+    return written, said
+
+
+@dataclasses.dataclass(frozen=True)
+class Trained:
+    """The training notebook's run on Kaggle: what it was given, said and wrote."""
+
+    data: Path  # the competition as it was attached (copy it to change it)
+    said: str  # the notebook's output
+    asked: list  # what it asked the data proxy
+    working: Path  # /kaggle/working after the run: the notebook's output
+
+
+@pytest.fixture(scope="module")
+def trained_on_kaggle(tmp_path_factory, preset) -> Trained:
+    """The training notebook as Kaggle runs it, once for the module: in the mount layout by
+    kind (/kaggle/input/competitions/<slug>, models/...) beside a data proxy that answers,
+    only the competition and the backbone attached, its image size changed on Kaggle in the
+    settings cell (inference must follow the trained run)."""
+    tmp = tmp_path_factory.mktemp("trained-on-kaggle")
+    root = tmp / "input"  # what Kaggle mounts at /kaggle/input
+    labels = [name for name in ("0", "1", "2") for _ in range(12)]
+    data = competition(
+        root / "competitions" / SLUG, labels, ["image_id", "label"], ["image_id", "label"]
+    )
+    handle = BACKBONES[BACKBONE].handle
+    shutil.copytree(preset(BACKBONE), root / "models" / handle)
+    mounts = {
+        "proxy": True,  # answering as Kaggle's does
+        "competitions": {SLUG: f"competitions/{SLUG}"},
+        "models": {handle: f"models/{handle}"},
+    }
+    training = kernel(tmp, "--output", str(tmp / "kernel"), "--output-dir", str(tmp / "working"))
+    metadata = json.loads((training / "kernel-metadata.json").read_text())
+    assert metadata["competition_sources"] == [SLUG] and metadata["dataset_sources"] == []
+    notebook = alone(training / f"{NAME}.ipynb", tmp / "train-run")
+    settings_changed(notebook, image_size=40)
+    log = tmp / "train-log.json"
+    done = run_on_kaggle(notebook, root, mounts, log)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    assert not errors(notebook)
+    return Trained(data, text_of(notebook), json.loads(log.read_text()), tmp / "working")
+
+
+@pytest.mark.slow
+def test_the_training_notebook_finds_its_inputs_mounted_by_kind_and_writes_what_inference_needs(
+    trained_on_kaggle,
+):
+    """Inputs are found in the mount layout before any data proxy is asked."""
+    trained = trained_on_kaggle
+    how = "found in Kaggle's by kind mount layout"
+    assert f"kaggle:competitions/{SLUG}: {trained.data} ({how})" in trained.said
+    assert "problems: none, ready to train" in trained.said
+    assert "\ndevices: 1 CPU\nversions: python " in trained.said  # what ran, said first
+    assert trained.asked == []  # mounted where Kaggle mounts: nothing to ask
+    public = pd.read_csv(trained.data / "sample_submission.csv", dtype=str)
+    written = pd.read_csv(trained.working / "submission.csv", dtype=str)
+    assert written["image_id"].tolist() == public["image_id"].tolist()
+    for left in ("model.weights.h5", "model.json", "folds.csv", "backbone/config.json"):
+        assert (trained.working / "fold0" / left).is_file(), left  # what inference needs
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("layout", ["by kind", "flat"])
-def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_test_set(
-    tmp_path, preset, layout
+def test_kaggles_rerun_of_the_inference_notebook_predicts_the_hidden_test_set(
+    trained_on_kaggle, tmp_path, layout
 ):
-    """Inputs are found in the mount layout before any data proxy is asked, and Kaggle's
-    scoring rerun asks it nothing, whether it fails or is not there; the rerun needs the test
-    images, the sample and the trained run, not the training files."""
+    """Kaggle's scoring rerun: the training notebook's output mounted, the hidden test set in
+    place, in either mount layout. It asks the data proxy nothing, whether the proxy fails
+    every request (by kind) or is not there (flat), and needs the test images, the sample and
+    the trained run, not the training files; it follows the run's own image size."""
     by_kind = layout == "by kind"
-    root = tmp_path / "input"  # what Kaggle mounts at /kaggle/input
+    root = tmp_path / "input"
     where = {
         "competitions": f"competitions/{SLUG}" if by_kind else SLUG,
         "notebooks": f"notebooks/{USER}/{NAME}" if by_kind else NAME,
-        "models": "models/" + BACKBONES[BACKBONE].handle
-        if by_kind
-        else BACKBONES[BACKBONE].handle.split("/", 1)[1],
     }
-    labels = [name for name in ("0", "1", "2") for _ in range(12)]
-    data = competition(
-        root / where["competitions"], labels, ["image_id", "label"], ["image_id", "label"]
-    )
-    shutil.copytree(preset(BACKBONE), root / where["models"])
-    mounts = {
-        "proxy": by_kind,  # answering as Kaggle's does, or nothing at its address
-        "competitions": {SLUG: where["competitions"]},
-        "models": {BACKBONES[BACKBONE].handle: where["models"]},
-    }
-
-    # The training notebook: only the competition (and the backbone) attached.
-    training = kernel(
-        tmp_path, "--output", str(tmp_path / "kernel"), "--output-dir", str(tmp_path / "working")
-    )
-    metadata = json.loads((training / "kernel-metadata.json").read_text())
-    assert metadata["competition_sources"] == [SLUG] and metadata["dataset_sources"] == []
-    notebook = alone(training / f"{NAME}.ipynb", tmp_path / "train-run")
-    if not by_kind:  # changed on Kaggle, in the settings cell: inference follows the trained run
-        settings_changed(notebook, backbone="small-cnn", image_size=40, weights="auto")
-    log = tmp_path / "train-log.json"
-    done = run_on_kaggle(notebook, root, mounts, log)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    assert not errors(notebook)
-    said = text_of(notebook)
-    how = f"found in Kaggle's {layout} mount layout"
-    assert f"kaggle:competitions/{SLUG}: {root / where['competitions']} ({how})" in said
-    assert "problems: none, ready to train" in said
-    assert "\ndevices: 1 CPU\nversions: python " in said  # what ran, said first
-    assert json.loads(log.read_text()) == []  # mounted where Kaggle mounts: nothing to ask
-    working = tmp_path / "working"
-    public = pd.read_csv(data / "sample_submission.csv", dtype=str)
-    written = pd.read_csv(working / "submission.csv", dtype=str)
-    assert written["image_id"].tolist() == public["image_id"].tolist()
-    preset_architecture = ["backbone/config.json"] if by_kind else []  # small-cnn has none
-    for left in ("model.weights.h5", "model.json", "folds.csv", *preset_architecture):
-        assert (working / "fold0" / left).is_file(), left  # what inference needs, and no more
-
-    # Kaggle's rerun: the training notebook's output mounted, the hidden test set in place.
-    shutil.copytree(working, root / where["notebooks"])
+    data = Path(shutil.copytree(trained_on_kaggle.data, root / where["competitions"]))
+    shutil.copytree(trained_on_kaggle.working, root / where["notebooks"])
     hidden = hidden_test_set(data, 120)
-    mounts["notebooks"] = {f"{USER}/{NAME}": where["notebooks"]}
+    (data / "train.csv").unlink()
+    shutil.rmtree(data / "train_images")
+    mounts = {
+        "competitions": {SLUG: where["competitions"]},
+        "notebooks": {f"{USER}/{NAME}": where["notebooks"]},
+    }
     flags = ["--inference", "--output", str(tmp_path / "kernel-inference")]
     inference = kernel(tmp_path, *flags, "--output-dir", str(tmp_path / "rerun"))
     notebook = inference / f"{NAME}.ipynb"
@@ -187,13 +213,8 @@ def test_a_code_competition_trains_on_kaggle_then_its_rerun_predicts_the_hidden_
     assert "    trained_dir=" in config_cell and "    tta=" in config_cell  # what it reads
     for field in ("backbone", "image_size", "weights", "epochs", "crop_area", "fold", "folds"):
         assert f"    {field}=" not in config_cell, field  # from the trained run, or training's
-    if by_kind:  # a proxy that fails every request
-        # Prediction needs the test images, the sample and the trained run: nothing else.
-        (data / "train.csv").unlink()
-        shutil.rmtree(data / "train_images")
-        written = rerun(tmp_path, notebook, root, mounts, "error")
-    else:  # no proxy at its address at all
-        written = rerun(tmp_path, notebook, root, mounts, False)
+    written, said = rerun(tmp_path, notebook, root, mounts, "error" if by_kind else False)
+    assert f"kaggle:competitions/{SLUG}: {data} (found in Kaggle's {layout} mount layout)" in said
     assert written.columns.tolist() == ["image_id", "label"]
     assert written["image_id"].tolist() == hidden["image_id"].tolist()  # every row, in order
     assert set(written["label"]) <= {"0", "1", "2"}
