@@ -191,3 +191,7 @@ def compile_model(model, cfg, replicas, steps_per_epoch, class_shares=None, **ru
         weighted_metrics=[accuracy(cfg)],
         **run,
     )
+    # Built now, not in the step's first trace, where Keras on TensorFlow builds it when no
+    # tf.distribute strategy is set: variables made in a trace make TensorFlow trace the step
+    # a second time.
+    optimizer.build(model.trainable_variables)
