@@ -37,18 +37,16 @@ def save(figure: Figure, path: Path) -> Path:
         info = PngInfo()
         for key, value in image.text.items():  # matplotlib's "Software"
             info.add_text(key, value)
-        info.add_text("Description", visible_text(figure, drawn=True))
+        info.add_text("Description", visible_text(figure))
         image.save(temporary, format="PNG", pnginfo=info)
     return path
 
 
-def visible_text(figure: Figure, drawn: bool = False) -> str:
+def visible_text(figure: Figure) -> str:
     """The figure's titles, axis labels, tick labels and legend entries, each once, in reading
     order, joined by " | ". Numbers written inside a plot (a confusion matrix's counts) are left
-    out: hundreds of them would bury the words a reader looks for. Tick labels are chosen when
-    the figure is drawn: unless it was (`drawn`), it is drawn first."""
-    if not drawn:
-        figure.draw_without_rendering()
+    out: hundreds of them would bury the words a reader looks for. Read from a drawn figure:
+    its tick labels are chosen when it is drawn."""
     texts = [figure.get_suptitle()]
     for axes in figure.axes:
         texts += axes_text(axes)
