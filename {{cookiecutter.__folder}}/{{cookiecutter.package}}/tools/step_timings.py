@@ -35,7 +35,7 @@ from ..runtime.backbone_choices import BACKBONES, weights
 from ..runtime.config import Config
 from ..runtime.data import pipeline, source
 from ..runtime.errors import UserError
-from ..runtime.learning import backbones, efficientnet_padding, plan
+from ..runtime.learning import averaging, backbones, efficientnet_padding, plan
 from ..runtime.platform import accelerator
 from ..runtime.platform.accelerator import Accelerator
 from ..runtime.stages import preflight
@@ -250,6 +250,7 @@ def fit_turn(model: keras.Model, data, steps: int) -> list[float]:
 
         data = tf.data.Dataset.from_tensors(data).repeat()
     model.fit(data, epochs=1, steps_per_epoch=steps, callbacks=[timer], verbose=0, shuffle=False)
+    averaging.unshared(model)  # for its next turn, under JAX
     return timer.ends
 
 

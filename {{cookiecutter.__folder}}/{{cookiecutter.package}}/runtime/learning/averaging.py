@@ -90,10 +90,7 @@ def keep(net: keras.Model, choice: dict | None, raw: list | None = None) -> None
     weights (`finalize_variable_values`); where the raw weights scored better, `raw` (their
     values at the last epoch, ValidatedEachEpoch.raw) goes back in. A run resumed after its
     last epoch, which fit nothing, holds the raw weights: the average goes in as fit puts it.
-    The checkpoints keep both, so resuming is exact either way. Under JAX the finalized
-    weights share their arrays with the average, and predict frees the arrays it is given
-    (Keras donates them): the weights get copies of their own, or saving, which writes the
-    optimizer's average too, finds them freed."""
+    The checkpoints keep both, so resuming is exact either way."""
     if not averages_weights(net):
         return
     if choice and choice["kept"] == "raw":
@@ -101,8 +98,17 @@ def keep(net: keras.Model, choice: dict | None, raw: list | None = None) -> None
             variable.assign(value)
         return
     net.optimizer.finalize_variable_values(net.trainable_variables)
-    for variable in net.trainable_variables:
-        variable.assign(ops.copy(variable))
+    unshared(net)
+
+
+def unshared(net: keras.Model) -> None:
+    """After a fit with an average, each weight an array of its own. Under JAX the weights
+    that fit put the average into share their arrays with it, and Keras donates the arrays it
+    gives predict and the next fit (frees them, "Attempt to donate the same buffer twice"):
+    saving, which writes the optimizer's average too, or a second fit would find them freed."""
+    if averages_weights(net):
+        for variable in net.trainable_variables:
+            variable.assign(ops.copy(variable))
 
 
 class ValidatedEachEpoch(keras.callbacks.Callback):
