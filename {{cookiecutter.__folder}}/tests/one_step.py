@@ -44,6 +44,7 @@ def settings(data_dir, output, replicas, preset="", coordinator="", num_processe
             "dropout": 0.0,  # dropout masks differ from one device layout to another
             "crop_area": 1.0,  # and so do random crops and flips
             "flip": False,
+            "mix_probability": 0.0,  # and mixes: each device pairs the images of its share
             "simulate_replicas": replicas if replicas > 1 and num_processes == 1 else 0,
             "coordinator": coordinator,
             "num_processes": num_processes,

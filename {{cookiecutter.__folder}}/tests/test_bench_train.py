@@ -27,10 +27,12 @@ def tiny_application(include_top, weights, input_shape):
 def test_bench_train_times_our_step_and_each_variant_of_it(demo_cfg, preset, capsys, monkeypatch):
     monkeypatch.setattr(keras.applications, "EfficientNetB0", tiny_application)
     folder = preset("efficientnet-b0")
-    cfg = dataclasses.replace(demo_cfg, backbone="efficientnet-b0", weights=folder, batch_size=2)
+    cfg = dataclasses.replace(
+        demo_cfg, backbone="efficientnet-b0", weights=folder, batch_size=2, mixup=0.2
+    )
     medians = step_timings.bench(cfg, VARIANTS, steps=2, repeats=1)
     printed = capsys.readouterr().out
-    assert list(medians) == ["CACHED", "OURS", "BARE", "STOCK", "APPS"]
+    assert list(medians) == ["CACHED", "OURS", "UNMIXED", "BARE", "STOCK", "APPS"]
     assert all(seconds > 0 for seconds in medians.values())
     seconds = r"\d+\.\d\d\d s"
     assert printed_line(f"pass 1/1: CACHED {seconds}, OURS .*, APPS {seconds}", printed)
@@ -39,7 +41,9 @@ def test_bench_train_times_our_step_and_each_variant_of_it(demo_cfg, preset, cap
     for name in medians:
         assert printed_line(rf"{name} +{seconds} a step \(median of 2 device calls\)", printed)
     assert printed_line(
-        r"first call, compiling: CACHED -?\d+\.\d s, BARE .*, APPS -?\d+\.\d s", printed
+        r"first call, compiling: CACHED -?\d+\.\d s, UNMIXED -?\d+\.\d s, BARE .*, "
+        r"APPS -?\d+\.\d s",
+        printed,
     )
     for over, under, meaning in step_timings.RATIOS:
         assert printed_line(rf"{over}/{under} \d+\.\d\d \({meaning}\)", printed), over
@@ -63,5 +67,8 @@ def test_bench_train_says_what_it_could_not_measure(tmp_path, capsys):
     assert printed_line(f"not measured: STOCK: {stock}", printed)
     assert printed_line(
         "not measured: APPS: keras.applications has no network of small CNN's", printed
+    )
+    assert printed_line(
+        "not measured: UNMIXED: mixing is off: --mixup or --cutmix switches it on", printed
     )
     assert "CACHED/BARE" in printed and "OURS/" not in printed and "/APPS" not in printed

@@ -5,20 +5,23 @@ what each part buys."""
 
 import dataclasses
 import json
+import re
 import statistics
 
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
+from PIL import Image
+from scipy import stats
 
 from {{ cookiecutter.package }}.runtime.config import Config, from_preset
-from {{ cookiecutter.package }}.runtime.data import pipeline
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.learning import averaging, backbones, model
+from {{ cookiecutter.package }}.runtime.learning import augment, averaging, backbones, model
+from {{ cookiecutter.package }}.runtime.learning.augment import MixUpOrCutMix, partners
 from {{ cookiecutter.package }}.runtime.outputs import checkpoints
 from {{ cookiecutter.package }}.runtime.outputs.plots import label_title
-from {{ cookiecutter.package }}.runtime.stages import ablate, train
+from {{ cookiecutter.package }}.runtime.platform import accelerator
+from {{ cookiecutter.package }}.runtime.stages import ablate, preview, train
 
 CLASSES = 8
 NOISE = 0.03  # the guard's allowance below: twice a rerun's largest move
@@ -26,12 +29,16 @@ NOISE = 0.03  # the guard's allowance below: twice a rerun's largest move
 
 def mixed(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
     """A batch of 8 images, image k all of grey level 20 * (k + 1) and of class k, through the
-    pipeline's host augmentations as train runs them."""
+    model's augmentations as the training step runs them, and the label rows the loss then
+    sees (the mixing layer's, as the loss mixes them)."""
     images = np.repeat(20 * np.arange(1, CLASSES + 1, dtype=np.uint8), 32 * 32 * 3)
     images = images.reshape(CLASSES, 32, 32, 3)
-    batches = tf.data.Dataset.from_tensors((images, np.arange(CLASSES)))
-    out = pipeline.augmented(batches, cfg, model.host_augmentations(cfg), "uint8")
-    return (np.asarray(part) for part in next(iter(out)))
+    rows = np.eye(CLASSES, dtype=np.float32)
+    for augmentation in model.model_augmentations(cfg):
+        images = augmentation(images, training=True)
+        if isinstance(augmentation, MixUpOrCutMix):
+            rows = augmentation.mixed_labels(rows)
+    return keras.ops.convert_to_numpy(images), keras.ops.convert_to_numpy(rows)
 
 
 def recipe(**changes) -> Config:
@@ -59,7 +66,7 @@ def test_mixup_blends_images_and_labels_by_the_same_weight():
     np.testing.assert_allclose(labels.sum(axis=1), 1.0, atol=1e-6)
     levels = 20.0 * np.arange(1, CLASSES + 1)
     expected = labels @ levels  # each pixel: the classes' grey levels, weighed as the labels
-    np.testing.assert_allclose(images[:, 0, 0, 0], expected, atol=0.51)  # rounded to uint8
+    np.testing.assert_allclose(images[:, 0, 0, 0], expected, rtol=1e-5)
     assert (labels.max(axis=1) < 0.999).any(), "MixUp blended no image"
 
 
@@ -69,10 +76,69 @@ def test_a_mix_probability_of_zero_leaves_every_batch_as_it_was():
     assert (images[:, 0, 0, 0] == 20 * np.arange(1, CLASSES + 1)).all()
 
 
+def test_the_loss_and_the_metric_see_the_labels_mixed_as_the_images_were():
+    """The training step's loss is the cross-entropy of the mixed rows; validation's, which
+    runs the model without training, of the labels as they are."""
+    cfg = recipe(mixup=0.4, label_smoothing=0.0)
+    mixing = model.model_augmentations(cfg)[0]
+    images = np.repeat(np.arange(CLASSES, dtype=np.uint8), 4 * 4 * 3).reshape(CLASSES, 4, 4, 3)
+    probabilities = np.full((CLASSES, CLASSES), 0.5 / (CLASSES - 1), np.float32)
+    np.fill_diagonal(probabilities, 0.5)
+    classes = np.arange(CLASSES)
+    keras.utils.set_random_seed(3)
+    mixing(images, training=True)
+    rows = keras.ops.convert_to_numpy(mixing.mixed_labels(np.eye(CLASSES, dtype=np.float32)))
+    assert (rows.max(axis=1) < 0.999).any(), "MixUp blended no image"
+    loss = keras.ops.convert_to_numpy(model.loss(cfg, mixing=mixing)(classes, probabilities))
+    np.testing.assert_allclose(loss, -(rows * np.log(probabilities)).sum(axis=1), rtol=1e-5)
+    accuracy = model.accuracy(cfg, mixing)
+    accuracy.update_state(classes, probabilities)
+    assert float(accuracy.result()) == pytest.approx((rows.argmax(axis=1) == classes).mean())
+    mixing(images, training=False)
+    loss = keras.ops.convert_to_numpy(model.loss(cfg, mixing=mixing)(classes, probabilities))
+    np.testing.assert_allclose(loss, -np.log(0.5), rtol=1e-5)
+
+
+@pytest.mark.parametrize("a", [0.05, 0.4, 1.0, 3.0])
+def test_mixing_weights_follow_the_beta_distribution(a):
+    """augment.beta, which XLA compiles under TensorFlow (keras.random.beta does not): 20,000
+    draws of Beta(a, a) and of Beta(a, 2a) against scipy's distribution function, at most
+    0.015 apart between 0.001 and 0.999 (beyond, float32 rounds a weight to 0 or 1)."""
+    generator = keras.random.SeedGenerator(7)
+    grid = np.linspace(0.001, 0.999, 999)
+    for b in (a, 2 * a):
+        draws = keras.ops.convert_to_numpy(augment.beta(20_000, a, b, generator))
+        drawn = (draws[:, None] <= grid).mean(axis=0)
+        assert np.abs(drawn - stats.beta(a, b).cdf(grid)).max() < 0.015, (a, b)
+    tiny = keras.ops.convert_to_numpy(augment.beta(1000, 1e-6, 1e-6, generator))  # CutMix's
+    assert np.isfinite(tiny).all() and set(np.unique(tiny)) <= {0.0, 1.0}
+
+
+def test_each_device_mixes_its_own_images():
+    """Under JAX's DataParallel the model sees the global batch; an image's partner is in its
+    own device's share, so no image crosses between devices (a TPU would copy them)."""
+    batch = np.arange(16)
+    assert np.asarray(partners(batch)).tolist() == list(range(15, -1, -1))
+    by_device = np.asarray(partners(batch, groups=4)).reshape(4, 4)
+    assert by_device.tolist() == [[4 * d + 3, 4 * d + 2, 4 * d + 1, 4 * d] for d in range(4)]
+
+
 def test_the_preview_titles_a_mixed_image_with_each_class_share():
     row = np.array([0.0, 0.7, 0.0, 0.3])
     assert label_title(row, ["cat", "dog", "cow", "owl"], shares=True) == "dog 0.70, owl 0.30"
     assert label_title(np.eye(4)[2], ["cat", "dog", "cow", "owl"], shares=True) == "cow"
+
+
+def test_the_preview_shows_the_batch_mixed_as_the_training_step_mixes_it(demo_cfg):
+    """Mixing runs in the model: preview runs the model's augmentations on a training batch
+    and titles each image with the shares its mixed label gives."""
+    cfg = dataclasses.replace(demo_cfg, mixup=0.4, mix_probability=1.0)
+    with Image.open(preview.augmented_batch(cfg, accelerator.detect(cfg))) as picture:
+        titles = picture.text["Description"].split(" | ")
+    two = [re.fullmatch(r"\w+ (0\.\d\d), \w+ (0\.\d\d)", title) for title in titles]
+    shares = [float(match[1]) + float(match[2]) for match in two if match]
+    assert len(shares) >= len(titles) // 4, titles  # most images show two classes
+    assert shares == pytest.approx([1.0] * len(shares), abs=0.011), titles
 
 
 @pytest.mark.parametrize("multi_label", [False, True])
@@ -84,7 +150,7 @@ def test_label_smoothing_changes_the_loss_as_its_formula_says(multi_label):
     if multi_label:
         target = rows * 0.8 + 0.5 * 0.2
         expected = -(target * np.log(p) + (1 - target) * np.log(1 - p)).mean()
-        got = float(model.loss(cfg)(rows, probabilities))
+        got = float(np.mean(model.loss(cfg)(rows, probabilities)))
     else:
         target = rows * 0.8 + 0.2 / 4
         expected = -(target * np.log(p)).sum(axis=1).mean()

@@ -106,7 +106,9 @@ def on_replicas(demo_dir, tmp_path_factory, run_python, preset):
             flags = rehearsal_flags(backend, demo_dir, folder, preset)
             # Larger batches to predict: 3 steps of 128, the last one padded for the replicas.
             predict = ["predict", *flags, "--batch-size", str(128 // layout.replicas)]
-            commands = [step, ["doctor", *flags], ["train", *flags], predict]
+            # Every batch mixed (MixUp or CutMix) in the model, each replica its own share.
+            mixing = ["--mixup", "0.2", "--cutmix", "1.0", "--mix-probability", "1"]
+            commands = [step, ["doctor", *flags], ["train", *flags, *mixing], predict]
             done = run_python("-m", "tests.commands", *map(shlex.join, commands), backend=backend)
             assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
             many, one = np.load(many), np.load(one)
@@ -183,15 +185,17 @@ def test_replicas_rehearse_fit_and_predict_a_submission(backend, on_replicas, de
     """doctor rehearses the replicas and their global batch, then train and predict run on
     them, in the process that took the step above on another model, as a notebook's edited
     cells run (TensorFlow used to stop a second model's first step there: rehearsal.py keeps
-    one strategy a process). JAX takes two steps per call; under tf.distribute Keras 3
-    cannot, so the trainer takes one, says so, and the run still works end to end. No
-    validation: it is the pipeline predict runs."""
+    one strategy a process). train mixes every batch in the model, on the replicas (JAX: in
+    the one program compiled for all 8 devices, each mixing its own share). JAX takes two
+    steps per call; under tf.distribute Keras 3 cannot, so the trainer takes one, says so,
+    and the run still works end to end. No validation: it is the pipeline predict runs."""
     layout, run = LAYOUTS[backend], on_replicas(backend)
     replicas, batch = layout.replicas, 32 // layout.replicas
     doctor, trained, predicted = run.said["doctor"], run.said["train"], run.said["predict"]
     assert f"backend: {backend}\nreplicas: {replicas}\n" in doctor
     assert f"global batch: 32 ({batch} per replica x {replicas})" in doctor
     assert f"replicas: {replicas}" in trained and layout.steps_shown in trained
+    assert "  mix_probability = 1.0 (flag)\n" in trained and "model: " in trained
     assert "2/2" in trained and "loss: " in trained
     assert f"replicas: {replicas}" in predicted and "3/3" in predicted
     assert ids(run.folder / "submission.csv") == ids(demo_dir / "sample_submission.csv")

@@ -72,8 +72,8 @@ def test_doctor_reports_replicas_batch_records_and_spec(demo_dir, doctor):
     assert "global batch: 32 (32 per replica x 1)" in result.stdout
     assert "train: 4 files, 1078 records" in result.stdout
     assert f"data dir: {demo_dir} (from --data-dir)" in result.stdout  # as the user gave it
-    # With MixUp (off by default), rows of 10 class shares, as train feeds them
-    assert "train batch: image uint8 (32, 32, 32, 3), label float32 (32, 10)" in result.stdout
+    # With MixUp (off by default) too, uint8 images and class numbers: the model mixes them
+    assert "train batch: image uint8 (32, 32, 32, 3), label int32 (32,)" in result.stdout
     assert "problems: none" in result.stdout
 
 
@@ -115,18 +115,22 @@ def test_doctor_reports_batches_of_unknown_shape_before_any_training(demo_cfg, m
 
 
 def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
-    """Static shapes let XLA compile the whole step, as a TPU will."""
+    """Static shapes let XLA compile the whole step, as a TPU or a GPU will (Keras compiles
+    TensorFlow's step with XLA wherever there is one); MixUp and CutMix too."""
+    import dataclasses
+
     import keras
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
     from {{ cookiecutter.package }}.runtime.learning import backbones, model
     from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 
-    files = records.find(data_path(demo_cfg, demo_cfg.train_files), "train_files")
-    net = model.build_model(demo_cfg, backbones.load(demo_cfg))
-    model.compile_model(net, demo_cfg, 1, 2, steps_per_execution=2, jit_compile=True)
-    recipe = model.host_augmentations(demo_cfg)  # MixUp and CutMix on the host, as train runs
-    batches = pipeline.for_training(files, demo_cfg, 32, augmentations=recipe)
+    cfg = dataclasses.replace(demo_cfg, mixup=0.2, cutmix=1.0, mix_probability=1.0)
+    files = records.find(data_path(cfg, cfg.train_files), "train_files")
+    net = model.build_model(cfg, backbones.load(cfg))
+    model.compile_model(net, cfg, 1, 2, steps_per_execution=2, jit_compile=True)
+    recipe = model.host_augmentations(cfg)
+    batches = pipeline.for_training(files, cfg, 32, augmentations=recipe)
     history = net.fit(batches, steps_per_epoch=2, verbose=0)
     assert net.jit_compile is True and history.history["loss"][0] > 0
     assert keras.backend.backend() == "tensorflow"

@@ -6,14 +6,14 @@ Four pipelines over the same training records, in one process, taking turns, eac
   DN    decode only, on every core: what this machine can do at all
   DA    decode plus the host's part of ours (a resize, only for images not at size)
   OURS  the training pipeline exactly as `train` builds it (pipeline.for_training), with
-        the recipe's host augmentations (model.py: MixUp, CutMix, RandAugment if on)
+        the recipe's host augmentations (model.py: RandAugment, if on)
   B1    the textbook Kaggle pipeline: decode, cast to float32 and divide by 255, reshape,
         flip, batch, prefetch, in order
 
 On the configured training records, or with `--synthetic` on photo-like
-JPEGs at --image-size that it writes first. The model crops and flips (augment.py), so the
-host decodes, batches and, where a mixing part is on, mixes, and OURS should come close to DN;
-switch a part on (`--mixup 0.2`, say) to see what it costs the host.
+JPEGs at --image-size that it writes first. The model mixes, crops and flips (augment.py), so
+the host decodes and batches, and OURS should come close to DN with any of those on; switch
+RandAugment on (`--rand-augment 0.5`) to see what a host augmentation costs.
 
 On a competition's image files (the images-and-CSV data source, or any folder of images
 given by --image-folder), the same turns over the files and over records written from the

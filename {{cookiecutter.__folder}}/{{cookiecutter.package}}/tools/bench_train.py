@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..runtime.config import Config
 from ..runtime.errors import UserError, whole_number
 
-VARIANTS = ("CACHED", "OURS", "BARE", "STOCK", "APPS")
+VARIANTS = ("CACHED", "OURS", "UNMIXED", "BARE", "STOCK", "APPS")
 
 
 def arguments(parser) -> None:

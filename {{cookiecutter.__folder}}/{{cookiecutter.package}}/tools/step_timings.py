@@ -8,13 +8,14 @@ starts the input pipeline, OURS' first of each turn, is not timed):
 
   OURS    train's step: model.py's model, compiled by compile_model, on the input pipeline
   CACHED  the same compiled model fed one cached batch: the input out of the picture
+  UNMIXED CACHED with MixUp and CutMix off (where --mixup or --cutmix turns one on)
   BARE    the same keras-hub backbone with a plain head (pooling, dense), compiled plainly
   STOCK   BARE as keras-hub ships it, padding before every depthwise convolution
           (EfficientNets: efficientnet_padding.py makes it "same" at stride 1)
   APPS    keras.applications' network of the same architecture (EfficientNet-B0, -B3)
 
-OURS/CACHED is what the input costs, CACHED/BARE what model.py's model costs against a plain
-one (it takes uint8 images, and crops, flips, scales, drops out and keeps metrics; BARE takes
+OURS/CACHED is what the input costs, CACHED/UNMIXED what mixing in the model costs the step,
+CACHED/BARE what model.py's model costs against a plain one (it takes uint8 images, and crops, flips, scales, drops out and keeps metrics; BARE takes
 float32), BARE/APPS keras-hub against keras.applications, STOCK/BARE what the padding fix
 saves. With --weights none the backbones are built from their known architectures
 (backbone_choices.py), offline; with a preset (imagenet, a folder) from that preset.
@@ -22,6 +23,7 @@ saves. With --weights none the backbones are built from their known architecture
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import statistics
@@ -42,6 +44,7 @@ from ..runtime.stages import preflight
 
 RATIOS = (  # numerator, denominator, what the ratio tells
     ("OURS", "CACHED", "the input pipeline"),
+    ("CACHED", "UNMIXED", "MixUp and CutMix in the model"),
     ("CACHED", "BARE", "model.py's uint8 input, layers and metrics against a plain model"),
     ("BARE", "APPS", "keras-hub's network against keras.applications'"),
     ("STOCK", "APPS", "keras-hub's network as it ships"),
@@ -164,9 +167,9 @@ def bench(
         backbone = backbone_for(cfg, run.precision)
         images, labels = cached_batch(cfg, run, training, found.image_dtype)
         fits, skipped = {}, {}
+        per_turn = (calls + 1) * run.steps_per_execution
         if {"CACHED", "OURS"} & set(variants):
             net = build_model(cfg, backbone, found.image_dtype)
-            per_turn = (calls + 1) * run.steps_per_execution
             compile_model(
                 net, cfg, found.replicas, per_turn, steps_per_execution=run.steps_per_execution
             )
@@ -175,6 +178,17 @@ def bench(
                 fits["OURS"] = (net, training)
             elif "OURS" in variants:
                 skipped["OURS"] = f"no training records to read ({no_records})"
+        mixes = (cfg.mixup or cfg.cutmix) and cfg.mix_probability
+        if "UNMIXED" in variants and not mixes:
+            skipped["UNMIXED"] = "mixing is off: --mixup or --cutmix switches it on"
+        elif "UNMIXED" in variants:
+            unmixed = dataclasses.replace(cfg, mix_probability=0.0)
+            # A network of its own: under JAX, fit frees the variables of the model it trains.
+            net = build_model(unmixed, backbone_for(cfg, run.precision), found.image_dtype)
+            compile_model(
+                net, unmixed, found.replicas, per_turn, steps_per_execution=run.steps_per_execution
+            )
+            fits["UNMIXED"] = (net, (images, labels))
         plainly, why_not = plain_variants(cfg, backbone.model, variants)
         skipped.update(why_not)
         floats = images.astype(np.float32)

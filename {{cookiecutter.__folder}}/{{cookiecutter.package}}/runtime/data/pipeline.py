@@ -4,7 +4,7 @@ Images leave the pipeline as uint8 (a quarter of float32's bytes; the model cast
 or as bfloat16 in 0..255 for TPUs under TensorFlow, which take no uint8. Every batch has a
 fully static shape, as XLA and TPUs require: inference pads its last batch with weight-0 rows.
 The same pipeline feeds Keras on TensorFlow and on JAX. The host reads, decodes and runs the
-recipe's host augmentations on training batches (model.py's: MixUp, CutMix, RandAugment);
+recipe's host augmentations on training batches (model.py's: RandAugment, if on); mixing,
 random crops and flips happen in the model, on the accelerator (augment.py).
 """
 
@@ -49,13 +49,14 @@ def for_training(
     batches = decoded_batches(examples, cfg, batch, image_dtype, reading.encoded, metadata)
     if not augmentations:
         return batches
-    check_static(batches, "train_files")  # Keras' mixing layers need the image's size
+    check_static(batches, "train_files")  # Keras' image layers need the image's size
     return augmented(batches, cfg, augmentations, image_dtype)
 
 
 def augmented(batches: tf.data.Dataset, cfg: Config, augmentations: list, image_dtype: str):
     """Each batch through `augmentations`, as Keras' image layers take it: pixels in 0..255
-    and a label row per image; what they return as floats goes back to `image_dtype`."""
+    and a label row per image (so that a notebook's own mixing layer can mix them); what they
+    return as floats goes back to `image_dtype`."""
 
     def augment(inputs, labels):
         rows = labels if cfg.multi_label else tf.one_hot(labels, cfg.num_classes)
@@ -64,7 +65,7 @@ def augmented(batches: tf.data.Dataset, cfg: Config, augmentations: list, image_
         for augmentation in augmentations:
             batch = augmentation(batch)
         mixed = as_pixels(batch["images"], image_dtype)
-        # MixUp and CutMix mix images and labels; each image keeps its own row of metadata.
+        # A layer that mixes images mixes labels; each image keeps its own row of metadata.
         return ({**inputs, "image": mixed} if isinstance(inputs, dict) else mixed), batch["labels"]
 
     return batches.map(augment, num_parallel_calls=AUTO).prefetch(AUTO)

@@ -4,10 +4,11 @@ augmentations, the loss, the optimizer and the learning-rate schedule, top to bo
 The model takes images in 0..255 (uint8, or bfloat16 on TPUs under TensorFlow). Each part of
 the recipe is a Config field (its section "The recipe"), and `ablate` measures what each buys
 on your data. Augmentation runs where it costs least (docs/recipe.md gives the costs):
-- on the host, in tf.data, on each training batch: what needs the labels (MixUp and CutMix
-  mix two images and their labels) and RandAugment (its ops are per image and branchy);
-- in the model, on the accelerator, while training only: the random crop and flip
-  (augment.py, written as matrix products, which accelerators run fastest).
+- in the model, on the accelerator, while training only: MixUp and CutMix (the loss mixes
+  the labels alike) and the random crop and flip (augment.py: element-wise operations and
+  matrix products, which accelerators run fastest);
+- on the host, in tf.data, on each training batch: RandAugment (its ops are per image and
+  branchy), off unless asked for.
 Only Keras 3 APIs: the same code builds under TensorFlow and JAX.
 
 This is the module a competitor edits (the notebook shows it as its model cell): train,
@@ -19,32 +20,38 @@ from keras import layers, ops
 
 # Spelled out, not relative: the notebook runs this file as its model cell, outside the package.
 from {{ cookiecutter.package }}.runtime.config import crop_area
-from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, CutMix, OneOf
+from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, MixUpOrCutMix
 from {{ cookiecutter.package }}.runtime.learning.averaging import WarmedUpAverage
 
 
 def host_augmentations(cfg):
-    """Run in order on each training batch, {"images": 0..255, "labels": one row per image};
-    Keras' own layers, which tf.data runs under any backend."""
+    """Run in order on each training batch on the host, {"images": 0..255, "labels": one row
+    per image}; Keras' own layers, which tf.data runs under any backend."""
     steps = []
     if cfg.rand_augment:  # two random ops per image (rotate, shear, colour...)
         steps.append(
             layers.RandAugment(value_range=(0, 255), factor=cfg.rand_augment, seed=cfg.seed)
         )
-    mixes = []
-    if cfg.mixup:  # the whole of two images blended, and their labels alike
-        mixes.append(layers.MixUp(alpha=cfg.mixup, seed=cfg.seed))
-    if cfg.cutmix:  # a box pasted from another image, labels weighed by its area
-        mixes.append(CutMix(factor=cfg.cutmix, seed=cfg.seed))
-    if mixes and cfg.mix_probability:  # a share of the batches, by one of them at random
-        steps.append(OneOf(mixes, cfg.mix_probability, seed=cfg.seed))
     return steps
 
 
 def model_augmentations(cfg):
-    """Run in the model on the accelerator, while training only; images in 0..255. The
-    crop's area is Config.crop_area's, or for 0 (auto) what the image size calls for."""
-    return [CropAndFlip(crop_area(cfg), cfg.flip, cfg.seed, name="crop_and_flip")]
+    """Run in the model on the accelerator, while training only; images in 0..255. A share
+    of the batches mixed, whole images blended (MixUp) or a box pasted (CutMix), by one of
+    those switched on at random; then the crop, whose area is Config.crop_area's, or for 0
+    (auto) what the image size calls for, and the flip."""
+    steps = []
+    if (cfg.mixup or cfg.cutmix) and cfg.mix_probability:
+        steps.append(
+            MixUpOrCutMix(cfg.mixup, cfg.cutmix, cfg.mix_probability, cfg.seed, name="mix")
+        )
+    steps.append(CropAndFlip(crop_area(cfg), cfg.flip, cfg.seed, name="crop_and_flip"))
+    return steps
+
+
+def mixing(model):
+    """The model's mixing layer, whose labels the loss mixes alike, or None."""
+    return next((layer for layer in model.layers if isinstance(layer, MixUpOrCutMix)), None)
 
 
 def build_model(cfg, backbone, image_dtype="uint8", metadata=0):
@@ -98,16 +105,25 @@ def learning_rate_schedule(cfg, replicas, steps_per_epoch):
     )
 
 
-def loss(cfg, class_shares=None):
-    """Cross-entropy with label smoothing. Training batches carry a row per image (one-hot,
-    mixed); validation batches a class number, made a row here. With Config.class_balance,
+def loss(cfg, class_shares=None, mixing=None):
+    """Cross-entropy with label smoothing. Labels come as class numbers or rows (several
+    labels, RandAugment on the host), made rows here; with `mixing` (the model's mixing
+    layer), the training step's rows mixed as its images were. With Config.class_balance,
     each image's loss weighed by its label's class weight (`class_weights`)."""
+    mixed = mixing.mixed_labels if mixing else (lambda rows: rows)
     if cfg.multi_label:  # each class its own yes or no
-        return keras.losses.BinaryCrossentropy(label_smoothing=cfg.label_smoothing)
+
+        def smoothed_binary_cross_entropy(labels, probabilities):
+            rows = mixed(ops.cast(labels, "float32"))
+            return keras.losses.binary_crossentropy(
+                rows, probabilities, label_smoothing=cfg.label_smoothing
+            )
+
+        return smoothed_binary_cross_entropy
     weights = class_weights(cfg, class_shares)
 
     def smoothed_cross_entropy(labels, probabilities):
-        rows = as_rows(labels, cfg.num_classes)
+        rows = mixed(as_rows(labels, cfg.num_classes))
         loss = keras.losses.categorical_crossentropy(
             rows, probabilities, label_smoothing=cfg.label_smoothing
         )
@@ -130,13 +146,15 @@ def class_weights(cfg, class_shares):
     return [weight / average for weight in raw]
 
 
-def accuracy(cfg):
+def accuracy(cfg, mixing=None):
     """Of each class's yes or no (multi-label), or of the one class (a mixed row: its larger)."""
     if cfg.multi_label:
         return keras.metrics.BinaryAccuracy(name="accuracy")
+    mixed = mixing.mixed_labels if mixing else (lambda rows: rows)
 
     def of_the_class(labels, probabilities):
-        return keras.metrics.categorical_accuracy(as_rows(labels, cfg.num_classes), probabilities)
+        rows = mixed(as_rows(labels, cfg.num_classes))
+        return keras.metrics.categorical_accuracy(rows, probabilities)
 
     return keras.metrics.MeanMetricWrapper(of_the_class, name="accuracy")
 
@@ -186,9 +204,9 @@ def compile_model(model, cfg, replicas, steps_per_epoch, class_shares=None, **ru
     )
     model.compile(
         optimizer=optimizer,
-        loss=loss(cfg, class_shares),
+        loss=loss(cfg, class_shares, mixing(model)),
         # Weighted, so the blank rows that fill the last validation batch count for nothing.
-        weighted_metrics=[accuracy(cfg)],
+        weighted_metrics=[accuracy(cfg, mixing(model))],
         **run,
     )
     # Built now, not in the step's first trace, where Keras on TensorFlow builds it when no

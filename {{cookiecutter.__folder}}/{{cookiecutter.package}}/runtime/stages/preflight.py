@@ -352,7 +352,7 @@ def batch(p: Preflight) -> Result | None:
     if p.plan is None:
         return None
     files, global_batch = p.train.value.files, p.plan.value.global_batch
-    # The host's augmentations make the labels rows (MixUp's shares).
+    # The host's augmentations make the labels rows (a mixing layer's shares).
     recipe = p.host_augmentations(p.cfg) if p.host_augmentations else []
     training = pipeline.for_training(
         files, p.cfg, global_batch, p.found.image_dtype, augmentations=recipe

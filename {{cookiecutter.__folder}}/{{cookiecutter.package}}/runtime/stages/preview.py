@@ -21,8 +21,8 @@ IMAGES = 16
 def augmented_batch(
     cfg: Config, found: Accelerator, host_augmentations=None, model_augmentations=None
 ) -> Path:
-    """Training images as the model receives them: the pipeline's, through the host's
-    augmentations (mixed, with their mixed labels), then the model's (cropped and flipped),
+    """Training images as the training step sees them: the pipeline's, through the host's
+    augmentations, then the model's (mixed, with their mixed labels, cropped and flipped),
     titled with their class names when the config knows them."""
     host_augmentations = host_augmentations or recipe("host_augmentations")
     model_augmentations = model_augmentations or recipe("model_augmentations")
@@ -32,6 +32,9 @@ def augmented_batch(
     images, labels = (np.asarray(part) for part in next(iter(batches)))
     for augmentation in model_augmentations(cfg):
         images = augmentation(images, training=True)
+        if hasattr(augmentation, "mixed_labels"):  # mixes the labels as it mixed the images
+            rows = labels if labels.ndim == 2 else np.eye(cfg.num_classes)[labels]
+            labels = np.asarray(augmentation.mixed_labels(rows.astype(np.float32)))
     path = output_path(cfg, "augmented_batch.png")
     shares = labels.ndim == 2 and not cfg.multi_label  # rows, mixed
     return plots.augmented_batch(images, labels, path, names=class_names(cfg), shares=shares)
