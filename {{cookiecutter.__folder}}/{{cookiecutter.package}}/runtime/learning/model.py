@@ -50,8 +50,9 @@ def model_augmentations(cfg):
 
 
 def mixing(model):
-    """The model's mixing layer, whose labels the loss mixes alike, or None."""
-    return next((layer for layer in model.layers if isinstance(layer, MixUpOrCutMix)), None)
+    """The model's mixing layer (one with `mixed_labels`, as preview finds it too), whose
+    labels the loss mixes alike, or None."""
+    return next((layer for layer in model.layers if hasattr(layer, "mixed_labels")), None)
 
 
 def build_model(cfg, backbone, image_dtype="uint8", metadata=0):
