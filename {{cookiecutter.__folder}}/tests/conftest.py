@@ -1,15 +1,21 @@
 """Shared fixtures: a small demo competition, a short run of it and two runs ready to blend,
 each made once a test session (by one pytest-xdist worker for all), and a one-step config."""
 
+from __future__ import annotations
+
 import collections
 import dataclasses
 import fcntl
+import json
 import os
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -142,16 +148,25 @@ def answer_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start(*args, backend="tensorflow", log=None) -> subprocess.Popen:
+def start(*args, backend="tensorflow", log=None, warm=True) -> subprocess.Popen | Warm:
     """`python ARGS...` in the project folder, in a fresh process with the given Keras backend.
 
-    Fresh processes, because the backend and the device count are fixed at start-up. With
-    `log` (a path), stdout and stderr go to that file: processes that wait on each other must
-    never block on a full pipe that nobody reads.
+    Fresh processes, because the backend and the device count are fixed at start-up: forked
+    from a warm interpreter of that backend (tests/warm.py) where one serves and the
+    variables read at import are its own, else started from nothing (always with
+    `warm=False`, for a test of what starting prints). With `log` (a path), stdout and stderr
+    go to that file: processes that wait on each other must never block on a full pipe that
+    nobody reads.
     """
     env = {**os.environ, "KERAS_BACKEND": backend, "TF_CPP_MIN_LOG_LEVEL": "2"}
     if not backend:  # the backend the hardware calls for, as a user's run chooses it
         del env["KERAS_BACKEND"]
+    served = warm and backend and WARM.serving(backend, env)
+    if served:
+        try:
+            return Warm(served, args, env, log)
+        except OSError:  # it has ended (with the worker that started it): start afresh
+            pass
     out = open(log, "w") if log else subprocess.PIPE  # noqa: SIM115 - the child holds it
     try:
         return subprocess.Popen(
@@ -166,6 +181,116 @@ def start(*args, backend="tensorflow", log=None) -> subprocess.Popen:
     finally:
         if log:
             out.close()  # the child has its own copy
+
+
+class WarmInterpreters:
+    """The session's warm interpreters (tests/warm.py), one a backend, shared by its pytest-xdist
+    workers through a socket in the session's folder: started by the first worker that asks,
+    ready some seconds later; until then, and after the worker that started one ends, its
+    commands start afresh."""
+
+    def __init__(self):
+        self.root: Path | None = None  # the session's folder, set by the fixture below
+        self.started: dict[str, subprocess.Popen] = {}
+
+    def serving(self, backend: str, env: dict) -> Path | None:
+        """The socket of the backend's warm interpreter, if it runs with env's import-time
+        variables; waits while it starts."""
+        import warm
+
+        if self.root is None:
+            return None
+        path = self.root / f"warm-{backend}.sock"
+        with open(self.root / f"warm-{backend}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            settings = self.root / f"warm-{backend}.json"
+            if not settings.exists():
+                settings.write_text(json.dumps(warm.import_time(env)))
+                self.started[backend] = subprocess.Popen(
+                    [sys.executable, str(PROJECT / "tests" / "warm.py"), str(path)],
+                    cwd=PROJECT, env=env, stdin=subprocess.DEVNULL,
+                    stdout=open(self.root / f"warm-{backend}.log", "w"),  # noqa: SIM115
+                    stderr=subprocess.STDOUT,
+                )  # fmt: skip
+        if json.loads(settings.read_text()) != warm.import_time(env):
+            return None
+        deadline = time.monotonic() + 120
+        while not path.exists() and time.monotonic() < deadline:
+            if backend in self.started and self.started[backend].poll() is not None:
+                return None  # it failed to start: warm.log says why
+            time.sleep(0.1)
+        return path if path.exists() else None
+
+
+WARM = WarmInterpreters()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_interpreters(tmp_path_factory):
+    root = tmp_path_factory.getbasetemp()
+    WARM.root = root.parent if "PYTEST_XDIST_WORKER" in os.environ else root
+    yield WARM
+    for process in WARM.started.values():
+        process.kill()
+        process.wait()
+
+
+class Warm:
+    """A command forked from a warm interpreter: what the tests use of subprocess.Popen."""
+
+    def __init__(self, path: Path, args, env: dict, log=None):
+        self.args, self.returncode = [sys.executable, *args], None
+        self.connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.connection.connect(str(path))
+        # Output to files, read once it has ended: no pipe to fill while nobody reads it.
+        self.out = open(log, "w+") if log else tempfile.TemporaryFile("w+")  # noqa: SIM115
+        self.err = self.out if log else tempfile.TemporaryFile("w+")  # noqa: SIM115
+        with open(os.devnull) as nothing:
+            fds = [nothing.fileno(), self.out.fileno(), self.err.fileno()]
+            socket.send_fds(self.connection, [b"!"], fds)
+        request = {"args": list(args), "env": env, "cwd": str(PROJECT)}
+        self.connection.sendall(json.dumps(request).encode() + b"\n")
+        self.replies = b""  # the pid's line, then the wait status's
+        self.pid = int(self.reply(None))
+
+    def reply(self, timeout) -> bytes:
+        """The next line from the warm interpreter, waiting up to `timeout` seconds."""
+        while b"\n" not in self.replies:
+            if not select.select([self.connection], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            received = self.connection.recv(64)
+            if not received:  # it ended before the command did: killed with the suite
+                raise OSError(f"the warm interpreter ended before {self.args} did")
+            self.replies += received
+        line, _, self.replies = self.replies.partition(b"\n")
+        return line
+
+    def wait(self, timeout=None) -> int:
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(int(self.reply(timeout)))
+            self.connection.close()
+        return self.returncode
+
+    def poll(self) -> int | None:
+        try:
+            return self.wait(0)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def communicate(self, timeout=None) -> tuple[str, str]:
+        self.wait(timeout)
+        said = []
+        for file in (self.out, self.err):
+            file.seek(0)
+            said.append(file.read())
+        return said[0], said[1]
+
+    def send_signal(self, sig) -> None:
+        if self.returncode is None:  # else its pid may be another process's by now
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import tensorflow as tf
 from builders import mixed_competition, write_csv
-from conftest import answer_ctrl_c
+from conftest import start
 from PIL import Image
 
 from {{ cookiecutter.package }}.__main__ import main
@@ -253,15 +253,7 @@ def test_records_interrupted_by_ctrl_c_resume_to_the_same_manifest_with_every_id
         "--images", str(folder / "train"), "--csv", str(folder / "train.csv"),
         "--id-column", "image_id", "--folds", "5", "--test-images", str(folder / "test"),
     ]  # fmt: skip
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    first = subprocess.Popen(
-        [sys.executable, "-c", SLOW_RECORDS, *flags, "--output", str(folder / "records")],
-        env=env,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=answer_ctrl_c,  # noqa: PLW1509 - one signal call before exec, no locks
-    )
+    first = start("-c", SLOW_RECORDS, *flags, "--output", str(folder / "records"))
     train = folder / "records" / "train"
     try:
         while not (train / "fold1-00.partial").exists() and first.poll() is None:
