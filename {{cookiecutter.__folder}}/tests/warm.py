@@ -79,6 +79,7 @@ def monitor(connection: socket.socket) -> None:
         run(request, fds)  # ends the process
     for fd in fds:
         os.close(fd)
+    print(f"process {command}:", *request["args"], flush=True)  # what it served, in its log
     connection.sendall(f"{command}\n".encode())
     _, status = os.waitpid(command, 0)
     connection.sendall(f"{status}\n".encode())
