@@ -259,8 +259,8 @@ class Warm:
             if not select.select([self.connection], [], [], timeout)[0]:
                 raise subprocess.TimeoutExpired(self.args, timeout)
             received = self.connection.recv(64)
-            if not received:  # it ended before the command did: killed with the suite
-                raise OSError(f"the warm interpreter ended before {self.args} did")
+            if not received:  # the fork that waits on the command was killed before it ended
+                raise OSError(f"nothing waits on {self.args} any more")
             self.replies += received
         line, _, self.replies = self.replies.partition(b"\n")
         return line
