@@ -17,8 +17,9 @@ starts the input pipeline, OURS' first of each turn, is not timed):
 OURS/CACHED is what the input costs, CACHED/UNMIXED what mixing in the model costs the step,
 CACHED/BARE what model.py's model costs against a plain one (it takes uint8 images, and
 crops, flips, scales, drops out and keeps metrics; BARE takes float32), BARE/APPS keras-hub
-against keras.applications, STOCK/BARE what the padding fix saves. With --weights none the backbones are built from their known architectures
-(backbone_choices.py), offline; with a preset (imagenet, a folder) from that preset.
+against keras.applications, STOCK/BARE what the padding fix saves. With --weights none the
+backbones are built from their known architectures (backbone_choices.py), offline; with a
+preset (imagenet, a folder) from that preset.
 """
 
 from __future__ import annotations

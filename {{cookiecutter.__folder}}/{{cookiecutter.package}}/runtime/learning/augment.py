@@ -3,10 +3,10 @@ MixUp or CutMix (the loss mixes their labels alike), then a random crop resized 
 size and a random horizontal flip, per image.
 
 The host only decodes (the slow part of the input pipeline), so a TPU is not left waiting
-on the CPU. Mixing is a weighted sum or a pasted box, element-wise. Crop, resize and flip are one batched operation: each image's bilinear resize of
-its crop window is two small matrix products (rows, then columns; a flip reverses the column
-matrix), which XLA compiles well on every backend and TPUs run on their matrix units, with no
-per-image gathers. The windows are drawn as tf.image.sample_distorted_bounding_box draws them.
+on the CPU. Mixing is a weighted sum or a pasted box, element-wise. Crop, resize and flip are
+one batched operation: each image's bilinear resize of its crop window is two small matrix
+products (rows, then columns; a flip reverses the column matrix), which XLA compiles well on
+every backend and TPUs run on their matrix units, with no per-image gathers. The windows are drawn as tf.image.sample_distorted_bounding_box draws them.
 Only `fit` trains, so validation and prediction see the images as they are.
 """
 

@@ -203,11 +203,12 @@ def compile_model(model, cfg, replicas, steps_per_epoch, class_shares=None, **ru
     optimizer.exclude_from_weight_decay(
         var_list=[v for v in model.trainable_variables if len(v.shape) < 2]
     )
+    mixer = mixing(model)  # the loss and the metric mix the labels as it mixed the images
     model.compile(
         optimizer=optimizer,
-        loss=loss(cfg, class_shares, mixing(model)),
+        loss=loss(cfg, class_shares, mixer),
         # Weighted, so the blank rows that fill the last validation batch count for nothing.
-        weighted_metrics=[accuracy(cfg, mixing(model))],
+        weighted_metrics=[accuracy(cfg, mixer)],
         **run,
     )
     # Built now, not in the step's first trace, where Keras on TensorFlow builds it when no
