@@ -881,8 +881,135 @@ BLENDS = [
 ]
 
 
+def correcting(given: Given, tmp: Path, *files: tuple[str, str]) -> list[str]:
+    """`train` of the blendable competition with label corrections: (flag, the CSV's text)."""
+    flags = []
+    for number, (flag, text) in enumerate(files):
+        (tmp / f"corrections{number}.csv").write_text(text)
+        flags += [flag, str(tmp / f"corrections{number}.csv")]
+    return [
+        *words(
+            f"train --data-dir {given.blendable.data} --folds 2 --image-size 32 --backbone "
+            f"small-cnn --weights none --output-dir {tmp}/out"
+        ),
+        *flags,
+    ]
+
+
+def stacking(given: Given, tmp: Path, *runs: Path, output: Path | None = None) -> list[str]:
+    """`stack` of these runs on the blendable competition, into tmp/stack."""
+    return [
+        "stack", *map(str, runs), "--data-dir", str(given.blendable.data),
+        "--output-dir", str(output or tmp / "stack"),
+    ]  # fmt: skip
+
+
+def every_training_id(given: Given) -> str:
+    return "".join(
+        line.split(",")[0] + "\n" for line in (given.blendable.data / "train.csv").open()
+    )
+
+
+# Label corrections train refuses, and runs audit cannot read.
+CORRECTIONS = [
+    Row(
+        "train --drop-ids: an id no image has",
+        lambda tmp, given: correcting(given, tmp, ("--drop-ids", "id\n1000.jpg\nnone.jpg\n")),
+        "corrections0.csv: 1 ids are no labeled image's (e.g. 'none.jpg'); give the ids as",
+    ),
+    Row(
+        "train --drop-ids: every training image (the whole audit)",
+        lambda tmp, given: correcting(given, tmp, ("--drop-ids", every_training_id(given))),
+        "training images, more than half: give only the rows to leave out",
+    ),
+    Row(
+        "train --relabel: a label that is no class",
+        lambda tmp, given: correcting(given, tmp, ("--relabel", "id,label\n1000.jpg,7\n")),
+        "line 2: label '7' of id '1000.jpg' is no class; give a class number below 3",
+    ),
+    Row(
+        "train --relabel: no column of labels",
+        lambda tmp, given: correcting(given, tmp, ("--relabel", "id,fold\n1000.jpg,0\n")),
+        "no column of labels (it has id, fold); give a CSV of id,label",
+    ),
+    Row(
+        "train --relabel: an id named twice",
+        lambda tmp, given: correcting(
+            given, tmp, ("--relabel", "id,label\n1000.jpg,1\n1000.jpg,2\n")
+        ),
+        "id '1000.jpg' is named twice; name each image once",
+    ),
+    Row(
+        "train --drop-ids and --relabel: one image in both",
+        lambda tmp, given: correcting(
+            given, tmp, ("--drop-ids", "id\n1007.jpg\n"), ("--relabel", "id,label\n1007.jpg,1\n")
+        ),
+        "both name 1 ids (e.g. '1007.jpg'): an image is left out or relabeled, not both",
+    ),
+    Row(
+        "train --pseudo-labels: an id no test image has",
+        lambda tmp, given: correcting(
+            given, tmp, ("--pseudo-labels", "image_id,p0,p1,p2\n5000.jpg,1,0,0\n1000.jpg,1,0,0\n")
+        ),
+        "1 ids are no test image's (e.g. '1000.jpg'); pseudo-label the test set this run reads",
+    ),
+    Row(
+        "train --pseudo-labels: another competition's classes",
+        lambda tmp, given: correcting(
+            given, tmp, ("--pseudo-labels", "image_id,p0,p1\n5000.jpg,1,0\n")
+        ),
+        "2 columns of probabilities beside the ids, and the run has Config.num_classes / "
+        "--num-classes 3",
+    ),
+    Row(
+        "train --pseudo-labels: a probability that is none",
+        lambda tmp, given: correcting(
+            given, tmp, ("--pseudo-labels", "image_id,p0,p1,p2\n5000.jpg,1.5,0,0\n")
+        ),
+        "a probability outside 0 to 1; give the file `pseudo` wrote",
+    ),
+    Row(
+        "pseudo: a run not predicted",
+        lambda tmp, given: words(f"pseudo {copy_of(given.trained, tmp, 'run')}"),
+        "/run holds no test_probabilities.csv; run `predict --output-dir",
+    ),
+    Row(
+        "pseudo: a confidence of 1 or more",
+        lambda tmp, given: words(f"pseudo {given.trained} --min-confidence 1"),
+        "pseudo --min-confidence 1.0: must be from 0 (every test image) to below 1",
+    ),
+    Row(
+        "stack: a run that is not --fold all",
+        lambda tmp, given: stacking(given, tmp, copy_of(given.trained, tmp, "run")),
+        "/run has no oof.csv: a stack is fitted on the out-of-fold predictions of a `--fold all`",
+    ),
+    Row(
+        "stack: runs of other folds",
+        lambda tmp, given: stacking(
+            given, tmp, given.blendable.runs[0], changed_run(given, tmp, other_fold_seed)
+        ),
+        "their --fold-seed differs (42, 7: their model.json), so trees fitted on one's "
+        "out-of-fold rows would see images the other trained on",
+    ),
+    Row(
+        "stack: into another command's folder (a trained run)",
+        lambda tmp, given: stacking(
+            given, tmp, given.blendable.runs[0], output=copy_of(given.trained, tmp, "run")
+        ),
+        "/run holds files stack did not write (checkpoints, curves.png, history.json, ... (",
+    ),
+    Row(
+        "audit: a run that is not --fold all",
+        lambda tmp, given: words(f"audit {copy_of(given.trained, tmp, 'run')}"),
+        "/run holds no oof.csv: the audit reads the out-of-fold predictions of a `--fold all`",
+    ),
+]
+
+
 @pytest.mark.parametrize(
-    "row", INPUTS + FOLDERS + SUBMISSIONS + COMMAND_LINE + BLENDS, ids=lambda row: row.name
+    "row",
+    INPUTS + FOLDERS + SUBMISSIONS + COMMAND_LINE + BLENDS + CORRECTIONS,
+    ids=lambda row: row.name,
 )
 def test_a_bad_input_is_one_line_naming_it_and_changes_nothing(row, given, tmp_path, capsys):
     argv = row.make(tmp_path, given)

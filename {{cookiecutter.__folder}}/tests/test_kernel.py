@@ -317,7 +317,9 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
         "## Data preview",
         "## Training",
         "## Evaluation",
+        "## Label audit",
         "## Prediction",
+        "## Pseudo-labels",
     ]
     code = {c.source.splitlines()[0]: c.source for c in shown if c.cell_type == "code"}
     assert f"%%writefile {PACKAGE}/{DATA_STEPS}" in code  # the data steps, in view

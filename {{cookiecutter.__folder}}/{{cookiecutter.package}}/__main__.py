@@ -68,6 +68,20 @@ COMMANDS = {
         "runtime.stages.blend",
         "blend --fold all runs by weights fitted on their out-of-fold predictions",
     ),
+    "audit": Command(
+        "runtime.stages.audit",
+        "the training labels most likely wrong, from a --fold all run's out-of-fold predictions",
+    ),
+    "stack": Command(
+        "runtime.stages.stack",
+        "gradient-boosted trees on --fold all runs' out-of-fold predictions and the metadata",
+    ),
+    "pseudo": Command(
+        "runtime.stages.pseudo",
+        "soft labels for the test images from a predicted --fold all run, to train on next",
+        config=False,
+        tensorflow=False,
+    ),
     "doctor": Command(
         "runtime.stages.doctor",
         "check the accelerator, data and weights; exit 1 if a run would fail",

@@ -163,6 +163,23 @@ class Config:
         checkpoint="data",
         rare=True,
     )
+    # Corrections to the training labels (data/corrections.py), such as audit's rows kept.
+    drop_ids: str = knob(
+        "", "CSV of ids: training images left out (audit's rows kept)", checkpoint="data",
+        rare=True,
+    )  # fmt: skip
+    relabel: str = knob(
+        "", "CSV of id,label: training labels replaced", checkpoint="data", rare=True
+    )
+    # Test images trained on with the soft labels `pseudo` writes (data/pseudo_labels.py).
+    pseudo_labels: str = knob(
+        "", "CSV of test ids and soft labels (`pseudo`'s), added to training", checkpoint="data",
+        rare=True,
+    )  # fmt: skip
+    pseudo_weight: float = knob(
+        1.0, "a pseudo-labeled image's weight in the loss (a training image's is 1)",
+        checkpoint="data", rare=True,
+    )  # fmt: skip
     tta: bool = knob(False, "predict: average with horizontally flipped images too", tuned=True)
     bad_records: str = knob(
         "fail", "training images that do not decode: fail, or skip them", rare=True
@@ -446,7 +463,8 @@ def fields_with(*kinds: str) -> tuple[str, ...]:
 TRAINING_ONLY = (
     *[field.name for field in sections()["The recipe"]],
     "dropout", "epochs", "steps_per_epoch", "learning_rate", "warmup_epochs", "bad_records",
-    "shuffle_buffer", "steps_per_execution", "resume", "seed",
+    "shuffle_buffer", "steps_per_execution", "resume", "seed", "drop_ids", "relabel",
+    "pseudo_labels", "pseudo_weight",
 )  # fmt: skip
 TRAINING_DATA = ("train_files", "valid_files", "train_csv", "train_images", "group_column")
 PREDICTION_ONLY = ("tta", "submission", "test_files", "test_images", "sample_submission")
@@ -512,6 +530,7 @@ def problems(cfg: Config) -> list[str]:
         ("stochastic_depth", 0 <= cfg.stochastic_depth < 1, "from 0 (off) to below 1"),
         ("backbone_learning_rate", 0 <= cfg.backbone_learning_rate <= 1, "from 0 (frozen) to 1"),
         ("dropout", 0 <= cfg.dropout < 1, "from 0 to below 1"),
+        ("pseudo_weight", 0 < cfg.pseudo_weight <= 10, "above 0 and at most 10"),
         ("folds", cfg.folds >= 1, "at least 1 (1: no folds)"),
         ("fold", cfg.fold == "all" or cfg.fold.isdigit(), "a fold number, or all"),
         ("bad_records", cfg.bad_records in ("fail", "skip"), "fail or skip"),

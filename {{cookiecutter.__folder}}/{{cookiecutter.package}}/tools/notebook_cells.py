@@ -180,6 +180,23 @@ from {{ cookiecutter.package }}.runtime.stages.evaluate import evaluate
 show(evaluate(cfg, found, build_model))
 
 # %% training [markdown]
+# ## Label audit
+#
+# With `fold="all"`: the training labels most likely wrong, judged by the fold models that
+# never trained on each image, the most suspicious first, and pictures of the first. Keep the
+# rows you agree with in a CSV (`label_audit.csv`'s first rows) and train again with
+# `drop_ids` (or `relabel`) set to it in the config above.
+
+# %% training
+from {{ cookiecutter.package }}.runtime.platform.paths import output_dir
+from {{ cookiecutter.package }}.runtime.stages.audit import audit_run
+
+if cfg.fold == "all":
+    audit = audit_run(cfg, str(output_dir(cfg)))
+    if output_path(cfg, "label_audit.png").is_file():
+        show(output_path(cfg, "label_audit.png"))
+
+# %% training [markdown]
 # ## Prediction
 #
 # `submission.csv`, row for row in the sample submission's order.
@@ -199,6 +216,20 @@ from {{ cookiecutter.package }}.runtime.stages.predict import predict
 
 submission = predict(cfg, found, build_model)
 pd.read_csv(submission).head()
+
+# %% training [markdown]
+# ## Pseudo-labels
+#
+# With `fold="all"`: each fold model's confident test predictions, kept as soft labels for a
+# next run (this notebook's output attached, `pseudo_labels` set to its `pseudo_labels.csv`).
+# Each fold of that run trains on its own fold model's rows alone, so its out-of-fold score
+# is made without them.
+
+# %% training
+from {{ cookiecutter.package }}.runtime.stages.pseudo import pseudo_labels
+
+if cfg.fold == "all":
+    pseudo = pseudo_labels(str(output_dir(cfg)), min_confidence=0.9)
 
 # %% blend [markdown]
 # ## Prediction, blended

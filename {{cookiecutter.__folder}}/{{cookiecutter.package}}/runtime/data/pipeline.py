@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from ..config import Config
 from ..errors import UserError, named
-from . import source, steps
+from . import pseudo_labels, source, steps
 
 AUTO = tf.data.AUTOTUNE
 
@@ -27,6 +27,8 @@ def for_training(
     skipped: frozenset[str] = frozenset(),
     augmentations: list = (),
     metadata=None,
+    corrections=None,
+    pseudo=None,
 ) -> tf.data.Dataset:
     """Endless shuffled (image, label) batches, each pass serving every example once; order
     does not matter, so none is kept. `augmentations` (model.host_augmentations) run on each
@@ -35,7 +37,9 @@ def for_training(
 
     With several processes (Config.num_processes), each reads only its share (source.py)
     and batches its part of the global batch. `skipped` names records to leave out
-    (scan.skipped).
+    (scan.skipped); `corrections` (corrections.Corrections), ids left out and labels changed;
+    `pseudo` (pseudo_labels.PseudoLabels), test images added with soft labels, each batch
+    then (image, label rows, weight).
     """
     options = tf.data.Options()
     options.deterministic = False
@@ -43,10 +47,17 @@ def for_training(
     # an example could come twice in one pass and another not at all.
     options.experimental_optimization.shuffle_and_repeat_fusion = False
     reading = source.of(cfg)
-    examples = reading.training(cfg, files, skipped, metadata is not None).with_options(options)
+    with_ids = metadata is not None or bool(corrections)
+    examples = reading.training(cfg, files, skipped, with_ids).with_options(options)
+    if corrections:
+        examples = corrections.applied(examples, cfg)
     examples = examples.shuffle(cfg.shuffle_buffer, seed=cfg.seed).repeat()
+    encoded = reading.encoded
+    if pseudo:  # each read as it is: the training set and the test set may be of two kinds
+        examples = pseudo.mixed_in(examples, cfg, reading, source.of(cfg, "test_files"))
+        encoded = lambda image: image
     batch = global_batch // cfg.num_processes
-    batches = decoded_batches(examples, cfg, batch, image_dtype, reading.encoded, metadata)
+    batches = decoded_batches(examples, cfg, batch, image_dtype, encoded, metadata)
     if not augmentations:
         return batches
     check_static(batches, "train_files")  # Keras' image layers need the image's size
@@ -58,15 +69,20 @@ def augmented(batches: tf.data.Dataset, cfg: Config, augmentations: list, image_
     and a label row per image (so that a notebook's own mixing layer can mix them); what they
     return as floats goes back to `image_dtype`."""
 
-    def augment(inputs, labels):
-        rows = labels if cfg.multi_label else tf.one_hot(labels, cfg.num_classes)
+    def augment(inputs, labels, *weight):
+        rows = (
+            labels
+            if cfg.multi_label or labels.shape.rank == 2
+            else tf.one_hot(labels, cfg.num_classes)
+        )
         images = inputs["image"] if isinstance(inputs, dict) else inputs
         batch = {"images": images, "labels": tf.cast(rows, tf.float32)}
         for augmentation in augmentations:
             batch = augmentation(batch)
         mixed = as_pixels(batch["images"], image_dtype)
         # A layer that mixes images mixes labels; each image keeps its own row of metadata.
-        return ({**inputs, "image": mixed} if isinstance(inputs, dict) else mixed), batch["labels"]
+        image = {**inputs, "image": mixed} if isinstance(inputs, dict) else mixed
+        return (image, batch["labels"], *weight)
 
     return batches.map(augment, num_parallel_calls=AUTO).prefetch(AUTO)
 
@@ -90,13 +106,14 @@ def decoded_batches(
     makes an example's image feature encoded bytes (an image file's path: the file read).
     With `metadata`, the image is {"image", "metadata"} (`inputs`)."""
     join = inputs(cfg, metadata)
-    batches = examples.map(
-        lambda ex: (
-            join(ex, tf.cast(steps.image(encoded(ex[cfg.image_key]), cfg), image_dtype)),
-            steps.as_label(cfg, ex[cfg.label_key]),
-        ),
-        num_parallel_calls=AUTO,
-    )
+
+    def pair(ex):
+        image = join(ex, tf.cast(steps.image(encoded(ex[cfg.image_key]), cfg), image_dtype))
+        if pseudo_labels.WEIGHT not in ex:
+            return image, steps.as_label(cfg, ex[cfg.label_key])
+        return image, ex[cfg.label_key], ex[pseudo_labels.WEIGHT]  # rows of shares, weighed
+
+    batches = examples.map(pair, num_parallel_calls=AUTO)
     return batches.batch(batch, drop_remainder=True).prefetch(AUTO)
 
 

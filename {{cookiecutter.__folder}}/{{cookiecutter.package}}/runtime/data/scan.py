@@ -32,7 +32,7 @@ checked: dict[tuple, list] = {}
 @dataclasses.dataclass
 class Shard:
     """What one shard holds: its record count, its problems (how many records each, and the
-    first), notes that need no fix, and the ids of test records."""
+    first), notes that need no fix, and its records' ids (a test record's must be there)."""
 
     path: str
     records: int = 0
@@ -107,6 +107,9 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
             shard.problem(
                 f"have labels outside 0..{cfg.num_classes - 1} ({named('num_classes')})", index
             )
+        key = features.get(cfg.id_key)  # a labeled record's id is optional: kept where given
+        if key is not None and key.bytes_list.value:
+            shard.ids.append(key.bytes_list.value[0].decode(errors="replace"))
         return
     key = features.get(cfg.id_key)
     if key is None or not key.bytes_list.value:

@@ -28,8 +28,9 @@ from .manifest import check_count, skipped_tests, with_manifest
 
 @dataclasses.dataclass
 class Split:
-    """One split as checked: its files (for a TFDS set, the one split string), its size, an
-    unlabeled split's ids in record order, and what doctor says of it."""
+    """One split as checked: its files (for a TFDS set, the one split string), its size, its
+    ids in record order (a labeled split's where its records carry them; a TFDS set's labeled
+    splits, none), and what doctor says of it."""
 
     files: list[str]
     records: int
@@ -72,7 +73,7 @@ class Records:
         count = sum(shard.records for shard in shards)
         _, manifest = resolved(cfg)  # as the command read it: a resolved config is not again
         check_count(cfg, field, count, manifest)
-        ids = [] if labeled else [key for shard in shards for key in shard.ids]
+        ids = [key for shard in shards for key in shard.ids]
         said = f"{len(files)} files, {count} records ({field_path(cfg, field)})"
         skipped = {} if labeled else skipped_tests(manifest)
         return Split(files, count, ids, said, skipped=skipped)
@@ -154,8 +155,9 @@ class CompetitionImages:
         """A fold's images by the CSV (checked there, and images by their first bytes), or
         every image of the test folder with its id."""
         if labeled:
-            paths = split_paths = images.split_rows(cfg, field)["path"].tolist()
-            flag, ids = named("train_images"), []
+            rows = images.split_rows(cfg, field)
+            paths = split_paths = rows["path"].tolist()
+            flag, ids = named("train_images"), rows["id"].tolist()
         else:
             split_paths, ids = images.test_images(cfg)
             paths, flag = split_paths, named("test_images")

@@ -172,6 +172,37 @@ def predictions(
     return save(figure, path)
 
 
+def suspects(
+    images: np.ndarray,
+    given: np.ndarray,
+    suggested: np.ndarray,
+    p_given: np.ndarray,
+    p_suggested: np.ndarray,
+    path: Path,
+    names: Sequence[str] | None = None,
+) -> Path:
+    """Training images whose labels look wrong (`audit`), each titled with its given label
+    and the one the out-of-fold models give, with their probabilities: what to relabel, or
+    leave out, at a glance. Labels are class names or numbers, as label_audit.csv spells them."""
+    images = as_pixels(images)
+    columns = min(len(images), 8)
+    rows = -(-len(images) // columns)
+    figure = Figure(figsize=(2 * columns, 2.6 * rows), layout="constrained")
+    shown = zip(images, given, suggested, p_given, p_suggested, strict=True)
+    for index, (image, label, guess, p_label, p_guess) in enumerate(shown):
+        axes = figure.add_subplot(rows, columns, index + 1)
+        axes.imshow(image)
+        label, guess = (
+            class_name(int(value), names) if isinstance(value, (int, np.integer)) else str(value)
+            for value in (label, guess)
+        )
+        title = f"given {label} {p_label:.2f}\nmodels {guess} {p_guess:.2f}"
+        axes.set_title(title, fontsize=9, color="red")
+        axes.axis("off")
+    figure.suptitle("Training labels most likely wrong (out of fold), most suspicious first")
+    return save(figure, path)
+
+
 def as_pixels(images) -> np.ndarray:
     """Images in 0..255, of any dtype (a model's floats too), as the uint8 pixels shown."""
     return np.clip(np.round(np.asarray(images, np.float32)), 0, 255).astype(np.uint8)

@@ -37,6 +37,8 @@ from ..platform.files import (
     write_json,
 )
 from ..platform.paths import output_dir, output_path
+from .audit import AUDIT, PICTURE
+from .pseudo import PSEUDO
 
 CONFIG_FIELDS = (
     "competition", "data_dir", "sample_submission", "id_column", "label_column", "submission",
@@ -65,20 +67,22 @@ class Run:
         return self.test.columns[1:].tolist()
 
 
-def read_run(folder: Path) -> Run:
+def read_run(folder: Path, command: str = "blend") -> Run:
     """A run's files, each found or the one line that says what makes it."""
     if not folder.is_dir():
-        raise UserError(f"blend: {folder} is not a folder; give the output folders of trained runs")
+        raise UserError(
+            f"{command}: {folder} is not a folder; give the output folders of trained runs"
+        )
     records = run_records(folder)
     oof, test = folder / "oof.csv", folder / "test_probabilities.csv"
     if not records or not oof.is_file():
         raise UserError(
-            f"blend: {folder} has no oof.csv: a blend is fitted on the out-of-fold predictions "
+            f"{command}: {folder} has no oof.csv: a {command} is fitted on the out-of-fold predictions "
             f'of a `--fold all` run; train it with --fold all (in a notebook: fold="all")'
         )
     if not test.is_file():
         raise UserError(
-            f"blend: {folder} has no test_probabilities.csv; run `predict --output-dir {folder}` "
+            f"{command}: {folder} has no test_probabilities.csv; run `predict --output-dir {folder}` "
             "(it writes them beside submission.csv)"
         )
     text = {"id": str, "label": str, "predicted": str}
@@ -87,7 +91,7 @@ def read_run(folder: Path) -> Run:
         tested = test_probabilities(test)
     except ValueError as error:
         raise UserError(
-            f"blend: {folder}: {first_line(error)}; train and predict it again"
+            f"{command}: {folder}: {first_line(error)}; train and predict it again"
         ) from None
     tta = note(folder / "test_probabilities.json", "tta", False)
     notebook = note(folder / FETCHED_FROM, "id", "")
@@ -112,26 +116,27 @@ def note(path: Path, key: str, default):
         ) from None
 
 
-def check_alike(runs: list[Run], output: Path) -> None:
-    """Runs that cannot be blended, refused in one line naming them and the difference."""
-    if len(runs) < 2:
-        raise UserError("blend needs two runs or more: give each run's output folder")
+def check_alike(runs: list[Run], output: Path, command: str = "blend", fewest: int = 2) -> None:
+    """Runs that cannot be blended (or stacked: `command`), refused in one line naming them and
+    the difference."""
+    if len(runs) < fewest:
+        raise UserError(f"{command} needs two runs or more: give each run's output folder")
     first = runs[0]
     for run in runs:
         if run.folder.resolve() == output.resolve():
             raise UserError(
-                f"blend --output-dir {output} is the folder of the run {run.folder}: the blend's "
+                f"{command} --output-dir {output} is the folder of the run {run.folder}: the {command}'s "
                 "submission.csv would replace the run's; give another folder"
             )
     for run in runs[1:]:
         pair = f"{first.folder} and {run.folder}"
         if run.folder.resolve() == first.folder.resolve():
-            raise UserError(f"blend: {run.folder} is given twice; give each run once")
+            raise UserError(f"{command}: {run.folder} is given twice; give each run once")
         metrics = first.record.get("metric"), run.record.get("metric")
         if metrics[0] != metrics[1]:
             raise UserError(
-                f"blend: {pair} were trained for different metrics ({metrics[0]}, "
-                f"{metrics[1]}: their model.json); blend runs of the same competition's metric"
+                f"{command}: {pair} were trained for different metrics ({metrics[0]}, "
+                f"{metrics[1]}: their model.json); {command} runs of the same competition's metric"
             )
         classes = [classes_of(one) for one in (first, run)]
         if classes[0] != classes[1] or any(
@@ -139,17 +144,17 @@ def check_alike(runs: list[Run], output: Path) -> None:
         ):
             reordered = sorted(classes[0]) == sorted(classes[1])
             raise UserError(
-                f"blend: {pair} have "
+                f"{command}: {pair} have "
                 + ("the same classes in another order" if reordered else "different classes")
-                + f" ({shown(classes[0])} and {shown(classes[1])}); blend runs trained "
+                + f" ({shown(classes[0])} and {shown(classes[1])}); {command} runs trained "
                 "with the same class_names, in the same order"
             )
         ours, theirs = set(first.oof["id"]), set(run.oof["id"])
         if ours != theirs:
             raise UserError(
-                f"blend: {pair} were validated on different images ({len(ours - theirs)} ids of "
+                f"{command}: {pair} were validated on different images ({len(ours - theirs)} ids of "
                 f"{first.folder}'s oof.csv are not in {run.folder}'s, e.g. "
-                f"{sorted(ours ^ theirs)[:2]}); blend runs trained on the same data"
+                f"{sorted(ours ^ theirs)[:2]}); {command} runs trained on the same data"
             )
         folds = first.oof.set_index("id")["fold"].astype(str)
         other = run.oof.set_index("id")["fold"].astype(str).reindex(folds.index)
@@ -162,9 +167,10 @@ def check_alike(runs: list[Run], output: Path) -> None:
                 if seeds[0] != seeds[1]
                 else "their folds differ"
             )
+            fitted = "weights" if command == "blend" else "trees"
             raise UserError(
-                f"blend: {pair} hold {len(moved)} images in different folds (e.g. {key!r}: fold "
-                f"{folds[key]}, fold {other[key]}): {why}, so weights fitted on one's "
+                f"{command}: {pair} hold {len(moved)} images in different folds (e.g. {key!r}: fold "
+                f"{folds[key]}, fold {other[key]}): {why}, so {fitted} fitted on one's "
                 "out-of-fold rows would see images the other trained on; train them with the "
                 "same --folds and --fold-seed (--seed leaves the folds alone) or from the same "
                 "records"
@@ -174,7 +180,7 @@ def check_alike(runs: list[Run], output: Path) -> None:
             pairs = zip(*ids, strict=False)
             rows = next((i for i, (a, b) in enumerate(pairs) if a != b), min(map(len, ids)))
             raise UserError(
-                f"blend: {pair} predicted different test ids, or in another order (first "
+                f"{command}: {pair} predicted different test ids, or in another order (first "
                 f"difference at row {rows} of test_probabilities.csv); predict each with the "
                 "same test set and sample submission"
             )
@@ -337,37 +343,46 @@ def report(blend: dict) -> None:
 def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Path:
     """submission.csv of the runs' test probabilities blended with the blend's weights, in
     the sample's shape, and the blend's own test_probabilities.csv beside it."""
-    from ..outputs import submission  # TensorFlow: `blend --help` needs none
-
-    cfg = dataclasses.replace(
-        cfg, metric=blend["metric"], **blend["classes"], **blend.get("options", {})
-    )
-    sample = submission.load_sample(cfg)
-    names = class_names(cfg)
-    shape = submission.layout(cfg, sample, cfg.num_classes, names)
     ids = tables[0][tables[0].columns[0]].tolist()
     weights = [run["weight"] for run in blend["runs"]]
     probabilities = blending.blended(
         [table.iloc[:, 1:].to_numpy(float) for table in tables], weights
     )
-    answered, cuts = submission.written_from(cfg, shape, probabilities, blend["thresholds"])
+    return write_probabilities(cfg, blend, ids, probabilities, "blended")
+
+
+def write_probabilities(cfg: Config, made: dict, ids: list[str], probabilities, how: str) -> Path:
+    """submission.csv of the test ids' class probabilities, in the sample's shape, for the
+    metric, classes and thresholds in `made` (blend.json's, or stack.json's), and
+    test_probabilities.csv beside it."""
+    from ..outputs import submission  # TensorFlow: `blend --help` needs none
+
+    cfg = dataclasses.replace(
+        cfg, metric=made["metric"], **made["classes"], **made.get("options", {})
+    )
+    sample = submission.load_sample(cfg)
+    names = class_names(cfg)
+    shape = submission.layout(cfg, sample, cfg.num_classes, names)
+    answered, cuts = submission.written_from(cfg, shape, probabilities, made["thresholds"])
     rows = submission.arrange(ids, shape.values(answered, names, cuts), sample, shape)
     path = output_path(cfg, "submission.csv")
     submission.write(path, rows)
     kept = submission.probabilities_table(cfg, ids, probabilities, sample, shape)
     submission.write(output_path(cfg, "test_probabilities.csv"), kept)
-    print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)}), blended")
+    print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)}), {how}")
     return path
 
 
 # What blend writes in its --output-dir, and nothing else (each under .tmp-<name> until whole).
 BLEND_FILES = (BLEND, "submission.csv", "test_probabilities.csv")
+SECOND_STAGE = (AUDIT, PICTURE, PSEUDO)  # `audit`'s and `pseudo`'s of the blend: left alone
 
 
 def not_written_by_blend(folder: Path) -> list[str]:
     """What `folder` holds beside blend's own files (written again by a blend run anew)."""
     held = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
-    return [name for name in held if name.removeprefix(".tmp-") not in BLEND_FILES]
+    ours = (*BLEND_FILES, *SECOND_STAGE)
+    return [name for name in held if name.removeprefix(".tmp-") not in ours]
 
 
 def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dict:

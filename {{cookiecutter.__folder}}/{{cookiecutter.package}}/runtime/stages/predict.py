@@ -76,6 +76,9 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
         if ids is not None and not np.array_equal(ids, keys):  # one fixed order: never
             raise RuntimeError("the test records came in another order for another model")
         averaged, ids = averaged + probabilities / len(runs), keys
+        if len(runs) > 1:  # each fold model's own: pseudo-labels for a fold come from its model
+            one = submission.probabilities_table(cfg, decoded(keys), probabilities, sample, shape)
+            submission.write(output_path(run, "test_probabilities.csv"), one)
     if len(runs) > 1:
         print(
             f"averaged {len(runs)} fold models"
@@ -85,7 +88,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
         )
     answered, cuts = submission.written_from(cfg, shape, averaged, checked.trained.value.thresholds)
     predicted = shape.values(answered, names, cuts)
-    keys = [key.decode() for key in ids]
+    keys = decoded(ids)
     rows = submission.arrange(keys, predicted, sample, shape)
     path = output_path(cfg, "submission.csv")
     submission.write(path, rows)
@@ -95,6 +98,10 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     write_json(kept.with_suffix(".json"), {"tta": cfg.tta, "models": len(runs)})  # for blend
     print(f"and each class's probability, averaged as submitted, to {kept}")
     return path
+
+
+def decoded(ids) -> list[str]:
+    return [key.decode() for key in ids]
 
 
 def command(args, cfg: Config, found=None) -> int:

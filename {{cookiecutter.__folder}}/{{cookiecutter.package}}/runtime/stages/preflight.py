@@ -24,7 +24,7 @@ import pandas as pd
 
 from .. import config
 from ..config import Config, given_values
-from ..data import metadata, metadata_inputs, pipeline, scan, source
+from ..data import corrections, metadata, metadata_inputs, pipeline, pseudo_labels, scan, source
 from ..errors import UserError, first_line, named
 from ..learning import backbones, grades, plan, thresholds
 from ..outputs import checkpoints, submission
@@ -85,6 +85,8 @@ class Preflight:
     valid: Result[source.Split | None] | None = None
     test: Result[source.Split | None] | None = None
     sample: Result[Sample] | None = None
+    corrections: Result[corrections.Corrections] | None = None  # to the training labels
+    pseudo: Result[pseudo_labels.PseudoLabels | None] | None = None  # test images trained on
     plan: Result[plan.Plan] | None = None
     skip: Result[frozenset[str]] | None = None  # bad training records left out (--bad-records skip)
     weights: Result[backbones.Backbone] | None = None  # loaded once: train builds its model on it
@@ -327,11 +329,64 @@ def sample(p: Preflight) -> Result[Sample]:
     return Result(f"sample submission: {where} ({len(table)} rows; {what})", Sample(table, shape))
 
 
-def plan_of_run(p: Preflight) -> Result[plan.Plan] | None:
+def label_corrections(p: Preflight) -> Result[corrections.Corrections] | None:
+    """Config.drop_ids and Config.relabel read, and each id found among the labeled images."""
+    if not (p.cfg.drop_ids or p.cfg.relabel):
+        return Result("", corrections.Corrections())
     train = p.train.value if p.train else None
     if train is None:
         return None  # no training files, or their problem is said already
-    made = plan.make(p.cfg, p.found, train.records)
+    if not train.ids:
+        raise UserError(
+            f"{named('drop_ids')} and {named('relabel')} name images by id, and the training "
+            f"data carries none ({named('id_key')}); write records with ids (`records` does)"
+        )
+    valid = p.valid.value if p.valid and p.valid.value else None
+    labeled = set(train.ids) | set(valid.ids if valid else [])
+    made = corrections.read(p.cfg)
+    return Result(corrections.checked(p.cfg, made, train.ids, labeled), made)
+
+
+def pseudo(p: Preflight) -> Result[pseudo_labels.PseudoLabels | None] | None:
+    """Config.pseudo_labels: this fold's rows, each id found among the test images."""
+    if not p.cfg.pseudo_labels:
+        return Result("", None)
+    if p.manifest is None:
+        return None  # the data's problem is said already
+    if metadata_inputs.found(p.cfg, p.manifest.value) is not None:
+        raise UserError(
+            f"{named('pseudo_labels')}: this run joins a table to each image "
+            f"({named('metadata_columns')}), and pseudo-labeled test images bring none; "
+            f"set {named('metadata_columns')} '' to train on images alone with them"
+        )
+    if not p.cfg.test_files and not source.reads_test_images(p.cfg):
+        raise UserError(
+            f"{named('pseudo_labels')}: the run reads no test set ({named('test_files')})"
+        )
+    alongside = training_images(p)
+    if alongside is None:
+        return None  # said already
+    test = source.of(p.cfg, "test_files").split(p.cfg, "test_files", False)
+    made, line = pseudo_labels.read(p.cfg, test.ids, test.files, alongside)
+    return Result(line, made)
+
+
+def training_images(p: Preflight) -> int | None:
+    """The training images a pass, less those --drop-ids leaves out; None where the split or
+    the corrections found a problem."""
+    train = p.train.value if p.train else None
+    if train is None or p.corrections is None:
+        return None
+    fixed = p.corrections.value
+    return fixed.training(train.ids) if fixed else train.records
+
+
+def plan_of_run(p: Preflight) -> Result[plan.Plan] | None:
+    records = training_images(p)
+    if records is None or p.pseudo is None:
+        return None  # no training files, or their problem is said already
+    added = len(p.pseudo.value.ids) if p.pseudo.value else 0  # test images trained on too
+    made = plan.make(p.cfg, p.found, records + added)
     return Result(made.describe(), made)
 
 
@@ -433,6 +488,10 @@ CHECKS = (
     Check(split("test"), "test", ("predict", "doctor"), keep="test"),
     Check(table, "metadata", ("train", "doctor")),
     Check(sample, "sample submission", ("predict", "doctor"), keep="sample"),
+    Check(
+        label_corrections, "label corrections", ("train", "preview", "doctor"), keep="corrections"
+    ),
+    Check(pseudo, "pseudo-labels", ("train", "preview", "doctor"), keep="pseudo"),
     Check(plan_of_run, "steps per epoch", ("train", "preview", "doctor"), keep="plan"),
     Check(skip, "bad records", ("train", "doctor"), keep="skip"),
     Check(batch, "train batch", ("doctor",)),

@@ -80,6 +80,9 @@ def train_run(
     run, train = checked.plan.value, checked.train.value
     valid_files = checked.valid.value.files if checked.valid.value else None
     print(f"global batch: {run.global_batch}, training records: {train.records}")
+    for line in (checked.corrections.line, checked.pseudo.line):  # what trains beside
+        if line:
+            print(line)
     table = metadata_inputs.for_training(cfg, said, found.writes_files)  # None: images alone
     training = pipeline.for_training(
         train.files,
@@ -89,6 +92,8 @@ def train_run(
         checked.skip.value,
         host_augmentations(cfg),
         table,
+        checked.corrections.value,
+        checked.pseudo.value,
     )
     pipeline.check_static(training, "train_files")  # XLA compiles only static shapes
     print(run.describe())

@@ -1,0 +1,71 @@
+"""Pseudo-labels: `pseudo` keeps each fold model's confident test predictions, and a run
+trained on them adds a fold's own rows to that fold's training alone, never to validation,
+so its out-of-fold score is made without them. Each refusal is a row of test_bad_inputs.py."""
+
+import shutil
+
+import numpy as np
+import pandas as pd
+
+from {{ cookiecutter.package }}.__main__ import main
+
+
+def predicted(blendable, tmp_path):
+    """A copy of a blendable run, predicted again: each fold model's test probabilities too."""
+    run = shutil.copytree(blendable.runs[0], tmp_path / "run")
+    flags = ["--data-dir", str(blendable.data), "--folds", "2", "--image-size", "32"]
+    flags += ["--backbone", "small-cnn", "--weights", "none", "--batch-size", "8"]
+    assert main(["predict", *flags, "--fold", "all", "--output-dir", str(run)]) == 0
+    return run, flags
+
+
+def test_pseudo_keeps_each_fold_models_confident_rows_and_a_run_trains_on_its_own_folds(
+    blendable, tmp_path, capsys
+):
+    from {{ cookiecutter.package }}.runtime.config import Config
+    from {{ cookiecutter.package }}.runtime.data import pipeline, source
+    from {{ cookiecutter.package }}.runtime.platform import accelerator
+    from {{ cookiecutter.package }}.runtime.stages import preflight
+
+    run, flags = predicted(blendable, tmp_path)
+    assert main(["pseudo", str(run), "--min-confidence", "0.4"]) == 0
+    pseudo = pd.read_csv(run / "pseudo_labels.csv", dtype={"image_id": str, "fold": str})
+    for fold in ("0", "1"):  # each fold's rows: its own model's, where confident
+        own = pd.read_csv(run / f"fold{fold}" / "test_probabilities.csv", dtype={"image_id": str})
+        confident = own[own[["p0", "p1", "p2"]].max(axis=1) >= 0.4].reset_index(drop=True)
+        rows = pseudo[pseudo["fold"] == fold].drop(columns="fold").reset_index(drop=True)
+        pd.testing.assert_frame_equal(rows, confident, atol=1e-4, check_dtype=False)
+    assert (pseudo[["p0", "p1", "p2"]].max(axis=1) >= 0.4).all()
+
+    cfg = Config(
+        data_dir=str(blendable.data), output_dir=str(tmp_path / "next"), folds=2, fold="1",
+        image_size=32, backbone="small-cnn", weights="none", batch_size=4, epochs=1,
+        pseudo_labels=str(run / "pseudo_labels.csv"), pseudo_weight=0.25,
+    )  # fmt: skip
+    cfg, _ = source.resolved(cfg)  # with what the CSV says: its classes
+    checked = preflight.ready(cfg, accelerator.detect(cfg), "train")
+    ours = pseudo[pseudo["fold"] == "1"]
+    added = checked.pseudo.value
+    assert added.ids == ours["image_id"].tolist()
+    rows = ours[["p0", "p1", "p2"]].to_numpy()
+    np.testing.assert_allclose(added.rows, rows / rows.sum(1, keepdims=True), atol=1e-4)
+    training = checked.train.value.records
+    assert checked.plan.value.steps_per_epoch == (training + len(ours)) // 4
+    batches = pipeline.for_training(checked.train.value.files, cfg, 4, pseudo=added)
+    seen = [(label, weight) for _, label, weight in batches.take(40).as_numpy_iterator()]
+    labels = np.concatenate([label for label, _ in seen])
+    weights = np.concatenate([weight for _, weight in seen])
+    assert labels.shape[1] == 3 and set(np.unique(weights)) == {0.25, 1.0}
+    soft = labels[weights == 0.25]  # the test images: their soft labels, as the file has them
+    assert min(np.abs(soft[:, None] - added.rows[None]).sum(-1).min(1)) < 1e-5
+    assert set(labels[weights == 1.0].max(1)) == {1.0}  # the training images: one-hot
+
+    trained = ["--output-dir", str(tmp_path / "next"), "--epochs", "1", "--fold", "all"]
+    pseudo_flags = ["--pseudo-labels", str(run / "pseudo_labels.csv")]
+    assert main(["train", *flags, *trained, *pseudo_flags]) == 0
+    printed = capsys.readouterr().out
+    assert "test images added to training, each weighing 1.0" in printed
+    assert "fold 0's model's" in printed and "fold 1's model's" in printed
+    oof = pd.read_csv(tmp_path / "next" / "oof.csv", dtype={"id": str})
+    train_ids = pd.read_csv(blendable.data / "train.csv", dtype=str)["image_id"]
+    assert sorted(oof["id"]) == sorted(train_ids)  # validated on training images alone

@@ -1,0 +1,145 @@
+"""Pseudo-labels: test images trained on with soft labels, the class probabilities trained
+models gave them (`pseudo` writes them from a run's or a blend's predictions;
+Config.pseudo_labels reads them), each weighed Config.pseudo_weight in the loss.
+
+A fold's run takes the rows of its own fold (the file's fold column): the probabilities of
+the fold model that never trained on that fold's images. Pseudo-labels made by every fold
+model together would carry what the other models learned from the validating fold's labels
+into its training, and the out-of-fold score would flatter the run. A file without a fold
+column is taken whole by every fold, and the run says so. Test images never validate: the
+validation records stay as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import tensorflow as tf
+
+from ..config import Config, validating_fold
+from ..errors import UserError, first_line, named
+from ..platform.paths import field_path
+from .tables import read_csv
+
+WEIGHT = "pseudo_weight"  # the feature holding an example's weight in the loss
+
+
+@dataclasses.dataclass(frozen=True)
+class PseudoLabels:
+    """The test images a run trains on: their ids, soft labels (a row of class probabilities
+    each), the files of the test split that hold them, and the training images beside them."""
+
+    ids: list[str]
+    rows: np.ndarray
+    weight: float
+    files: list[str]
+    alongside: int  # training images a pass
+
+    def __bool__(self) -> bool:
+        return bool(self.ids)
+
+    def mixed_in(
+        self, training: tf.data.Dataset, cfg: Config, reading, test_reading
+    ) -> tf.data.Dataset:
+        """Endless examples of the training set (`training`: endless, read by `reading`) and
+        of these test images (read by `test_reading`), drawn in proportion to their counts;
+        each as {image: encoded bytes, label: a row of class shares, WEIGHT}."""
+        index = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(self.ids), tf.range(len(self.ids), dtype=tf.int64)
+            ),
+            -1,
+        )
+        rows = tf.constant(self.rows, tf.float32)
+        tests, _ = test_reading.in_order(cfg, self.files, False)
+        tests = tests.shard(cfg.num_processes, cfg.process_id)
+        tests = tests.filter(lambda ex: index.lookup(ex[cfg.id_key]) >= 0)
+        tests = tests.map(
+            lambda ex: {
+                cfg.image_key: test_reading.encoded(ex[cfg.image_key]),
+                cfg.label_key: tf.gather(rows, index.lookup(ex[cfg.id_key])),
+                WEIGHT: tf.constant(self.weight, tf.float32),
+            },
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
+        tests = tests.shuffle(min(len(self.ids), cfg.shuffle_buffer), seed=cfg.seed).repeat()
+
+        def as_row(ex):
+            label = tf.cast(ex[cfg.label_key], tf.float32)
+            row = label if cfg.multi_label else tf.one_hot(ex[cfg.label_key], cfg.num_classes)
+            return {
+                cfg.image_key: reading.encoded(ex[cfg.image_key]),
+                cfg.label_key: row,
+                WEIGHT: tf.constant(1.0),
+            }
+
+        training = training.map(as_row, num_parallel_calls=tf.data.AUTOTUNE)
+        return tf.data.Dataset.sample_from_datasets(
+            [training, tests],
+            weights=[
+                share / (self.alongside + len(self.ids))
+                for share in (self.alongside, len(self.ids))
+            ],
+            seed=cfg.seed,
+        )
+
+
+def read(
+    cfg: Config, test_ids: list[str], test_files: list[str], alongside: int
+) -> tuple[PseudoLabels, str]:
+    """This fold's rows of Config.pseudo_labels, checked against the test split's ids and
+    the run's classes, to train on beside `alongside` training images a pass; and the line
+    that says what the run trains on."""
+    path = field_path(cfg, "pseudo_labels")
+    flag = f"{named('pseudo_labels')} {path}"
+    try:
+        table = read_csv(path, flag)
+    except (OSError, ValueError) as error:
+        raise UserError(
+            f"{flag}: cannot be read as a CSV ({first_line(error)}); give the file `pseudo` "
+            "wrote (pseudo_labels.csv)"
+        ) from None
+    by_fold = "fold" in table.columns
+    columns = [name for name in table.columns[1:] if name != "fold"]
+    if len(columns) != cfg.num_classes:
+        raise UserError(
+            f"{flag}: {len(columns)} columns of probabilities beside the ids, and the run has "
+            f"{named('num_classes')} {cfg.num_classes}; give pseudo-labels of this competition"
+        )
+    try:
+        values = table[columns].astype(float).to_numpy()
+    except ValueError as error:
+        raise UserError(f"{flag}: {first_line(error)}; the probabilities must be numbers") from None
+    if not np.isfinite(values).all() or (values < 0).any() or (values > 1).any():
+        raise UserError(f"{flag}: a probability outside 0 to 1; give the file `pseudo` wrote")
+    ids = table[table.columns[0]]
+    unknown = sorted(set(ids) - set(test_ids))
+    if unknown:
+        raise UserError(
+            f"{flag}: {len(unknown)} ids are no test image's (e.g. {unknown[0]!r}); pseudo-label "
+            "the test set this run reads (its test_files or test_images)"
+        )
+    fold = str(validating_fold(cfg))
+    mine = (table["fold"] == fold).to_numpy() if by_fold else np.ones(len(table), bool)
+    repeated = ids[mine][ids[mine].duplicated()].tolist()
+    if repeated:
+        raise UserError(f"{flag}: id {repeated[0]!r} is named twice for fold {fold}")
+    if cfg.multi_label:
+        rows = values[mine]
+    else:  # shares of one class each: a row sums to 1
+        rows = values[mine] / np.maximum(values[mine].sum(1, keepdims=True), 1e-12)
+    made = PseudoLabels(
+        ids[mine].tolist(), rows.astype(np.float32), cfg.pseudo_weight, test_files, alongside
+    )
+    whose = (
+        f"fold {fold}'s model's"
+        if by_fold
+        else "every row, the same in every fold (no fold column: the out-of-fold score may "
+        "flatter the run)"
+    )
+    line = (
+        f"pseudo-labels: {len(made.ids)} test images added to training, each weighing "
+        f"{cfg.pseudo_weight} ({path}: {whose})"
+    )
+    return made, line

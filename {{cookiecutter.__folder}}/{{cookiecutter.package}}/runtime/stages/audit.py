@@ -1,0 +1,236 @@
+"""`audit`: the training labels most likely wrong, from a `--fold all` run's out-of-fold
+predictions (or a blend's), most suspicious first.
+
+Confident learning (Northcutt et al., 2021, as cleanlab computes it): each class's threshold
+is the average probability the models give it on the images labeled with it, and every image
+is ranked by its given label's probability as a share of that threshold, lowest first. On
+Fashion-MNIST with 5% of its labels changed (docs/commands.md), this ranking put 87% of the
+changed labels among its first rows, where suspects first (below) put 71%, and the given
+label's probability alone 85%. An image is a suspect where another class clears its own
+threshold and the given label's class is not the likeliest of those that do (the confident
+joint's off-diagonal): their count estimates how many labels are wrong. The out-of-fold
+probabilities come from models that never trained on the image, so an image cannot vouch
+for its own label.
+
+Writes label_audit.csv (every training image: id, fold, the given label, the label the
+models give, both probabilities, the threshold, whether it is a suspect) and label_audit.png
+(the first suspects, each titled with both labels) into the run's folder. The rows a
+competitor keeps become `train --drop-ids FILE` or `--relabel FILE`: the run trains without
+them, or with the models' labels, and the records stay as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..config import Config, class_names
+from ..errors import UserError, first_line
+from ..outputs import blend_record
+from ..outputs.run_record import read_record, run_records
+from ..platform.files import BLEND, for_pandas, place, written_whole
+
+# The data the picture's images are read from, as train was given it (its flags, its preset).
+CONFIG_FIELDS = (
+    "data_dir", "train_files", "valid_files", "train_csv", "train_images", "group_column",
+    "image_key", "label_key", "id_key", "id_column", "label_column",
+)  # fmt: skip
+FROM_RUN = ("image_size", "num_classes", "class_names", "multi_label")  # as it trained
+AUDIT = "label_audit.csv"
+PICTURE = "label_audit.png"
+PICTURED = 16  # suspects in the picture
+LISTED = 5  # suspects printed
+
+
+def out_of_fold(folder: Path) -> tuple[pd.DataFrame, dict]:
+    """A run's oof.csv (a blend's: its runs' rows, weighted as it weighed them) and the
+    model.json of (its first) run."""
+    if (folder / BLEND).is_file():
+        runs = blend_record.read(folder / BLEND)["runs"]
+        read = [out_of_fold(place(run["folder"])) for run in runs]
+        table, record = read[0]
+        probabilities = columns(table, record)
+        blended = sum(
+            run["weight"] * oof.set_index("id").loc[table["id"], probabilities].to_numpy(float)
+            for run, (oof, _) in zip(runs, read, strict=True)
+        )  # each run's rows in the first run's order; blend checked they hold the same ids
+        table = table.copy()
+        table[probabilities] = blended / sum(run["weight"] for run in runs)
+        return table, record
+    records, path = run_records(folder), folder / "oof.csv"
+    if not folder.is_dir() or not records or not path.is_file():
+        raise UserError(
+            f"audit: {folder} holds no oof.csv: the audit reads the out-of-fold predictions of "
+            f'a `--fold all` run (in a notebook: fold="all") or of a blend; give its folder'
+        )
+    text = {"id": str, "label": str, "predicted": str}  # 007 stays 007
+    try:
+        table = pd.read_csv(for_pandas(path), dtype=text, keep_default_na=False)
+    except ValueError as error:
+        raise UserError(f"audit: {path}: {first_line(error)}; train the run again") from None
+    return table, read_record(records[0])
+
+
+def columns(table: pd.DataFrame, record: dict) -> list[str]:
+    """oof.csv's probability columns: its last, one a class (valid.csv's layout)."""
+    return table.columns[-int(record.get("num_classes", 0)) :].tolist()
+
+
+def audited(table: pd.DataFrame, record: dict) -> pd.DataFrame:
+    """Every image's given label against its out-of-fold probabilities, most suspicious first
+    (the module's docstring says how)."""
+    num_classes = int(record["num_classes"])
+    probabilities = table[columns(table, record)].to_numpy(float)
+    given_labels = table["label"].astype(int).to_numpy()
+    rows = np.arange(len(table))
+    # Each class's threshold: the models' average confidence in it where it is the label.
+    thresholds = np.array(
+        [
+            probabilities[given_labels == number, number].mean()
+            if np.any(given_labels == number)
+            else 1.0
+            for number in range(num_classes)
+        ]
+    )
+    clears = probabilities >= thresholds
+    suggested = np.where(clears, probabilities, -1.0).argmax(-1)
+    suspect = clears.any(-1) & (suggested != given_labels)
+    suggested = np.where(clears.any(-1), suggested, given_labels)
+    p_given = probabilities[rows, given_labels]
+    below = p_given / np.maximum(thresholds[given_labels], 1e-12)
+    audit = pd.DataFrame(
+        {
+            "id": table["id"],
+            "fold": table["fold"],
+            "given_label": given_labels,
+            "suggested_label": suggested,
+            "p_given": p_given,
+            "p_suggested": probabilities[rows, suggested],
+            "given_threshold": thresholds[given_labels],
+            "suspect": suspect,
+            "below": below,
+        }
+    )
+    order = np.argsort(below, kind="stable")
+    return audit.iloc[order].drop(columns="below").reset_index(drop=True)
+
+
+def spelled(audit: pd.DataFrame, names: list[str] | None) -> pd.DataFrame:
+    """The labels as the competition spells them: class names where it has them."""
+    if not names:
+        return audit
+    named = audit.copy()
+    for column in ("given_label", "suggested_label"):
+        named[column] = [names[number] for number in audit[column]]
+    return named
+
+
+def images_of(cfg: Config, ids: list[str]) -> dict[str, np.ndarray]:
+    """The training images of these ids, read from the data as train reads it."""
+    import tensorflow as tf
+
+    from ..data import source, steps
+    from . import folds
+
+    cfg, _ = source.resolved(cfg)
+    run = folds.run_config(cfg, 0) if folds.count(cfg) > 1 else cfg  # with fold 0: every image
+    reading, found = source.of(cfg), {}
+    wanted = tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(ids, [True] * len(ids)), False
+    )
+    for field in ("train_files", "valid_files"):
+        if not getattr(run, field):
+            continue
+        split = reading.split(run, field, True)
+        if not split.files:
+            continue
+        examples, _ = reading.in_order(run, split.files, True, with_ids=True)
+        chosen = examples.filter(lambda ex: wanted.lookup(ex[cfg.id_key])).map(
+            lambda ex: (ex[cfg.id_key], steps.image(reading.encoded(ex[cfg.image_key]), cfg))
+        )
+        found.update((key.decode(), image) for key, image in chosen.as_numpy_iterator())
+    return found
+
+
+def picture(cfg: Config, audit: pd.DataFrame, path: Path, names: list[str] | None) -> str:
+    """label_audit.png of the first suspects; what was drawn, or why nothing was."""
+    from ..outputs import plots
+
+    shown = audit[audit["suspect"]].head(PICTURED)
+    if shown.empty:
+        return "no suspects to picture"
+    try:
+        found = images_of(cfg, shown["id"].tolist())
+    except UserError as error:  # a run fetched without its data: the table still stands
+        return f"{path.name} not drawn: the training images cannot be read ({error})"
+    shown = shown[shown["id"].isin(found)]
+    if shown.empty:
+        return f"{path.name} not drawn: the data read holds none of the suspects' ids"
+    plots.suspects(
+        np.stack([found[key] for key in shown["id"]]),
+        shown["given_label"].to_numpy(),
+        shown["suggested_label"].to_numpy(),
+        shown["p_given"].to_numpy(),
+        shown["p_suggested"].to_numpy(),
+        path,
+        names,
+    )
+    return f"picture: {path}"
+
+
+def run_config(cfg: Config, record: dict) -> Config:
+    """The command's config with the run's image size and classes."""
+    return dataclasses.replace(cfg, **{name: record[name] for name in FROM_RUN if name in record})
+
+
+def audit_run(cfg: Config, folder: str) -> pd.DataFrame:
+    """Audit a run's labels; write label_audit.csv and label_audit.png into its folder."""
+    run = place(folder)
+    table, record = out_of_fold(run)
+    cfg = run_config(cfg, record)
+    if cfg.multi_label:
+        raise UserError(
+            f"audit: {run} was trained with several labels per image; the audit weighs one "
+            "given class against the others, for runs of one label per image"
+        )
+    names = class_names(cfg)
+    audit = audited(table, record)
+    suspects = int(audit["suspect"].sum())
+    print(
+        f"{suspects} of {len(audit)} training images ({suspects / len(audit):.1%}) are "
+        "suspects (another class clears its threshold, and their label's does not lead): "
+        "an estimate of how many labels are wrong"
+    )
+    written = spelled(audit, names)
+    for row in written.head(LISTED).itertuples():
+        print(
+            f"  {row.id} (fold {row.fold}): given {row.given_label} {row.p_given:.2f} "
+            f"(threshold {row.given_threshold:.2f}), models {row.suggested_label} "
+            f"{row.p_suggested:.2f}"
+        )
+    path = run / AUDIT
+    with written_whole(path) as temporary:
+        written.to_csv(temporary, index=False, float_format="%.4f")
+    print(f"wrote {path}: every training image, the most suspicious first")
+    print(picture(cfg, audit, run / PICTURE, names))
+    if suspects:
+        print(
+            f"to train without its first {suspects} rows: `head -n {suspects + 1} {path} > "
+            "drop.csv`, then `train --drop-ids drop.csv` (or with the models' labels: "
+            "--relabel drop.csv)"
+        )
+    return written
+
+
+def arguments(parser) -> None:
+    parser.add_argument(
+        "run", metavar="RUN_DIR", help="the output folder of a --fold all run, or of a blend"
+    )
+
+
+def command(args, cfg: Config, found=None) -> int:
+    audit_run(cfg, args.run)
+    return 0
