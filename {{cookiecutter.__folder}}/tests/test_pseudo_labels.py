@@ -2,6 +2,7 @@
 trained on them adds a fold's own rows to that fold's training alone, never to validation,
 so its out-of-fold score is made without them. Each refusal is a row of test_bad_inputs.py."""
 
+import dataclasses
 import shutil
 
 import numpy as np
@@ -49,6 +50,11 @@ def test_pseudo_keeps_each_fold_models_confident_rows_and_a_run_trains_on_its_ow
     assert added.ids == ours["image_id"].tolist()
     rows = ours[["p0", "p1", "p2"]].to_numpy()
     np.testing.assert_allclose(added.rows, rows / rows.sum(1, keepdims=True), atol=1e-4)
+    # Ids as a sample may spell them, without the extension: the same test images.
+    unsuffixed = pseudo.assign(image_id=pseudo["image_id"].str.removesuffix(".jpg"))
+    unsuffixed.to_csv(tmp_path / "unsuffixed.csv", index=False)
+    again = dataclasses.replace(cfg, pseudo_labels=str(tmp_path / "unsuffixed.csv"))
+    assert preflight.ready(again, accelerator.detect(cfg), "train").pseudo.value.ids == added.ids
     training = checked.train.value.records
     assert checked.plan.value.steps_per_epoch == (training + len(ours)) // 4
     batches = pipeline.for_training(checked.train.value.files, cfg, 4, pseudo=added)

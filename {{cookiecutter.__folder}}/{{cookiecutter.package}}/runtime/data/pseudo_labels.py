@@ -20,6 +20,7 @@ import tensorflow as tf
 from ..config import Config, validating_fold
 from ..errors import UserError, first_line, named
 from ..platform.paths import field_path
+from . import metadata
 from .tables import read_csv
 
 WEIGHT = "pseudo_weight"  # the feature holding an example's weight in the loss
@@ -113,8 +114,15 @@ def read(
         raise UserError(f"{flag}: {first_line(error)}; the probabilities must be numbers") from None
     if not np.isfinite(values).all() or (values < 0).any() or (values > 1).any():
         raise UserError(f"{flag}: a probability outside 0 to 1; give the file `pseudo` wrote")
-    ids = table[table.columns[0]]
-    unknown = sorted(set(ids) - set(test_ids))
+    # As the sample spells them (predict's test_probabilities.csv): with or without the
+    # image's extension or folders; each becomes the test image's own id.
+    spellings = {}
+    for key in test_ids:
+        name = key.rsplit("/", 1)[-1]
+        for spelled in (name, metadata.stem(name), metadata.stem(key), key):
+            spellings[spelled] = key
+    ids = table[table.columns[0]].map(lambda key: spellings.get(key, ""))
+    unknown = sorted(table[table.columns[0]][ids == ""])
     if unknown:
         raise UserError(
             f"{flag}: {len(unknown)} ids are no test image's (e.g. {unknown[0]!r}); pseudo-label "

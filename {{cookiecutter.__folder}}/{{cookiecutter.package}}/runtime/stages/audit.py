@@ -4,13 +4,13 @@ predictions (or a blend's), most suspicious first.
 Confident learning (Northcutt et al., 2021, as cleanlab computes it): each class's threshold
 is the average probability the models give it on the images labeled with it, and every image
 is ranked by its given label's probability as a share of that threshold, lowest first. On
-Fashion-MNIST with 5% of its labels changed (docs/commands.md), this ranking put 87% of the
-changed labels among its first rows, where suspects first (below) put 71%, and the given
-label's probability alone 85%. An image is a suspect where another class clears its own
-threshold and the given label's class is not the likeliest of those that do (the confident
-joint's off-diagonal): their count estimates how many labels are wrong. The out-of-fold
-probabilities come from models that never trained on the image, so an image cannot vouch
-for its own label.
+Fashion-MNIST with 5% of its labels changed (docs/commands.md; two runs), this ranking put 87%
+and 85% of the changed labels among its first rows, the given label's probability alone 85%
+and 86%, and suspects first (below) 71% and 72%. An image is a suspect where another class
+clears its own threshold and the given label's class is not the likeliest of those that do
+(the confident joint's off-diagonal): their count estimates how many labels are wrong. The
+out-of-fold probabilities come from models that never trained on the image, so an image
+cannot vouch for its own label.
 
 Writes label_audit.csv (every training image: id, fold, the given label, the label the
 models give, both probabilities, the threshold, whether it is a suspect) and label_audit.png
