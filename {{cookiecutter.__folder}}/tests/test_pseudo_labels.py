@@ -1,4 +1,4 @@
-"""Pseudo-labels: `pseudo` keeps each fold model's confident test predictions, and a run
+"""Pseudo-labels: `pseudo` keeps each fold model's test predictions at a confidence, and a run
 trained on them adds a fold's own rows to that fold's training alone, never to validation,
 so its out-of-fold score is made without them. Each refusal is a row of test_bad_inputs.py."""
 

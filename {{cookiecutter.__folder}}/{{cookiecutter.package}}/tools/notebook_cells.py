@@ -220,8 +220,7 @@ pd.read_csv(submission).head()
 # %% training [markdown]
 # ## Pseudo-labels
 #
-# With `fold="all"`: each fold model's confident test predictions, kept as soft labels for a
-# next run (this notebook's output attached, `pseudo_labels` set to its `pseudo_labels.csv`).
+# With `fold="all"`: each fold model's test predictions, kept as soft labels for a next run (this notebook's output attached, `pseudo_labels` set to its `pseudo_labels.csv`).
 # Each fold of that run trains on its own fold model's rows alone, so its out-of-fold score
 # is made without them.
 
@@ -229,7 +228,7 @@ pd.read_csv(submission).head()
 from {{ cookiecutter.package }}.runtime.stages.pseudo import pseudo_labels
 
 if cfg.fold == "all":
-    pseudo = pseudo_labels(str(output_dir(cfg)), min_confidence=0.9)
+    pseudo = pseudo_labels(str(output_dir(cfg)), min_confidence=0.0)
 
 # %% blend [markdown]
 # ## Prediction, blended

@@ -3,7 +3,10 @@ to train a next run on them (`train --pseudo-labels FILE`).
 
 Each fold's rows are that fold model's probabilities (`predict` leaves them in
 fold<k>/test_probabilities.csv; a blend's, its runs' fold models weighed as it weighed the
-runs), kept where the most probable class reaches --min-confidence. The next run's fold k
+runs), kept where the most probable class reaches --min-confidence: by default every test
+image, with its soft label. On Fashion-MNIST (docs/commands.md) every image lifted held-out
+accuracy in both runs measured; only those at 0.9 or above, the images the models already get
+right, did not. The next run's fold k
 trains on fold k's rows alone: they come from a model that never saw fold k's labels, so the
 fold's validation score stays honest (data/pseudo_labels.py). Writes pseudo_labels.csv (the
 test id, the fold, each class's probability) into the run's folder.
@@ -72,7 +75,8 @@ def blended_tables(folder: Path) -> dict[str, pd.DataFrame]:
 
 
 def pseudo_labels(folder: str, min_confidence: float) -> pd.DataFrame:
-    """The confident test images of each fold with their probabilities; written beside the run."""
+    """Each fold's test images at min_confidence or above, with their probabilities; written
+    beside the run."""
     run = place(folder)
     if not run.is_dir():
         raise UserError(f"pseudo: {run} is not a folder; give a predicted run's or a blend's")
@@ -115,9 +119,9 @@ def arguments(parser) -> None:
     parser.add_argument(
         "--min-confidence",
         type=float,
-        default=0.9,
+        default=0.0,
         metavar="P",
-        help="keep a test image where its most probable class reaches P (default: 0.9)",
+        help="keep a test image where its most probable class reaches P (default: 0, every one)",
     )
 
 
