@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..config import Config, class_names
 from ..errors import UserError, first_line
+from ..learning import blending
 from ..outputs import blend_record
 from ..outputs.run_record import read_record, run_records
 from ..platform.files import BLEND, for_pandas, place, written_whole
@@ -53,12 +54,13 @@ def out_of_fold(folder: Path) -> tuple[pd.DataFrame, dict]:
         read = [out_of_fold(place(run["folder"])) for run in runs]
         table, record = read[0]
         probabilities = columns(table, record)
-        blended = sum(
-            run["weight"] * oof.set_index("id").loc[table["id"], probabilities].to_numpy(float)
-            for run, (oof, _) in zip(runs, read, strict=True)
-        )  # each run's rows in the first run's order; blend checked they hold the same ids
+        # Each run's rows in the first run's order: blend checked they hold the same ids.
+        rows = [
+            oof.set_index("id").loc[table["id"], probabilities].to_numpy(float) for oof, _ in read
+        ]
+        weights = [run["weight"] for run in runs]
         table = table.copy()
-        table[probabilities] = blended / sum(run["weight"] for run in runs)
+        table[probabilities] = blending.blended(rows, weights) / sum(weights)
         return table, record
     records, path = run_records(folder), folder / "oof.csv"
     if not folder.is_dir() or not records or not path.is_file():

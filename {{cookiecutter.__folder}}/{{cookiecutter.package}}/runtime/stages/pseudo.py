@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError, first_line
+from ..learning import blending
 from ..outputs import blend_record
 from ..platform.files import BLEND, for_pandas, place, written_whole
 
@@ -53,23 +54,22 @@ def fold_tables(folder: Path) -> dict[str, pd.DataFrame]:
 def blended_tables(folder: Path) -> dict[str, pd.DataFrame]:
     """A blend's runs' test probabilities by fold, weighed as the blend weighed the runs."""
     runs = blend_record.read(folder / BLEND)["runs"]
-    read = [(run["weight"], fold_tables(place(run["folder"]))) for run in runs if run["weight"]]
+    weighed = [(run["weight"], fold_tables(place(run["folder"]))) for run in runs if run["weight"]]
+    read = weighed
     folds = [set(tables) for _, tables in read]
     if any(found != folds[0] for found in folds):  # one run predicted before the folds' were kept
         read = [(weight, {"": tables[""]}) for weight, tables in read if "" in tables]
-        if len(read) != len(runs):
+        if len(read) != len(weighed):
             raise UserError(
                 f"pseudo: the runs of {folder} were predicted with and without each fold's "
                 "probabilities; run `predict` on each run again"
             )
-    total = sum(weight for weight, _ in read)
+    weights = [weight for weight, _ in read]
     blended = {}
     for fold, first in read[0][1].items():
+        rows = [tables[fold].iloc[:, 1:].to_numpy(float) for _, tables in read]
         table = first.copy()
-        table[table.columns[1:]] = (
-            sum(weight * tables[fold].iloc[:, 1:].to_numpy(float) for weight, tables in read)
-            / total
-        )
+        table[table.columns[1:]] = blending.blended(rows, weights) / sum(weights)
         blended[fold] = table
     return blended
 
