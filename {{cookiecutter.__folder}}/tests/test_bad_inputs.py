@@ -913,6 +913,12 @@ def every_training_id(given: Given) -> str:
 # Label corrections train refuses, and runs audit cannot read.
 CORRECTIONS = [
     Row(
+        "train --fold all with --valid-files none",
+        lambda tmp, given: [*correcting(given, tmp), "--fold", "all", "--valid-files", "none"],
+        "--fold all scores each fold's model on the images its fold holds out, and "
+        "Config.valid_files / --valid-files is empty, so none would be scored",
+    ),
+    Row(
         "train --drop-ids: an id no image has",
         lambda tmp, given: correcting(given, tmp, ("--drop-ids", "id\n1000.jpg\nnone.jpg\n")),
         "corrections0.csv: 1 ids are no labeled image's (e.g. 'none.jpg'); give the ids as",

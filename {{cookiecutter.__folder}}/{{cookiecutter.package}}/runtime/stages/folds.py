@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, class_names, validating_fold
-from ..errors import UserError, first_line
+from ..config import Config, class_names, given, validating_fold
+from ..errors import UserError, first_line, named
 from ..learning import scoring
 from ..learning.grades import graded
 from ..learning.thresholds import applied
@@ -65,6 +65,18 @@ def class_shares(cfg: Config, said: dict | None) -> list[float] | None:
             if int(number) < cfg.num_classes:
                 counts[int(number)] += count
     return (counts / counts.sum()).tolist() if counts.sum() else None
+
+
+def check_each_fold_validates(cfg: Config) -> None:
+    """`--fold all` scores each fold's model on the fold it holds out; validating nothing
+    (valid_files given empty) would leave every fold unscored and no out-of-fold table."""
+    if cfg.fold == "all" and not cfg.valid_files and given(cfg, "valid_files"):
+        raise UserError(
+            f"{named('fold')} all scores each fold's model on the images its fold holds out, "
+            f"and {named('valid_files')} is empty, so none would be scored: leave "
+            f"{named('valid_files')} out to validate each fold on its own, or train one fold "
+            f"({named('fold')} 0) without validation"
+        )
 
 
 def run_config(cfg: Config, fold: int) -> Config:

@@ -57,6 +57,7 @@ def train(
         runs = folds.runs(cfg)
         if runs == [cfg]:  # no folds: the one run, in the output folder itself
             return train_run(cfg, found, *make)
+        folds.check_each_fold_validates(cfg)
         histories = {int(run.fold): train_run(run, found, *make) for run in runs}
         if cfg.fold != "all":
             return histories[int(cfg.fold)]
