@@ -758,6 +758,13 @@ def blend_json(given: Given, tmp: Path) -> Path:
     return tmp / "blended" / "blend.json"
 
 
+def stacked_json(given: Given, tmp: Path) -> Path:
+    """The stack.json `stack` writes of a blendable run (trained here, in no notebook)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(stacking(given, tmp, given.blendable.runs[0], output=tmp / "stacked")) == 0
+    return tmp / "stacked" / "stack.json"
+
+
 def swapped_folds(table: pd.DataFrame) -> pd.DataFrame:
     first = table.index[table["fold"] != table["fold"][0]][0]
     table.loc[[0, first], "fold"] = table.loc[[first, 0], "fold"].to_numpy()
@@ -877,6 +884,14 @@ BLENDS = [
             f"kernel --blend {user_files(tmp, 'b/blend.json')}/b/blend.json --kaggle-user a"
         ),
         "blend.json: not a blend.json that `blend` wrote (",
+    ),
+    Row(
+        "kernel --blend: a stack.json whose run came from no notebook",
+        lambda tmp, given: words(
+            f"kernel --blend {stacked_json(given, tmp)} --kaggle-user a --kernel-dir {tmp}/k"
+        ),
+        "came from no Kaggle notebook (no kaggle-notebook.json in it), so the stack's notebook "
+        "cannot attach it",
     ),
 ]
 

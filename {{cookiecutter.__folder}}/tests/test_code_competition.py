@@ -334,18 +334,7 @@ def test_a_blends_inference_notebook_predicts_every_run_on_the_hidden_test_set(b
     for run in runs:
         shutil.copytree(run, root / mounts["notebooks"][f"{USER}/{run.name}-run"])
 
-    # The hidden test set: the public images under new ids, and images never seen, shuffled.
-    public = sorted(path.name for path in (data / "test_images").iterdir())
-    renamed = {name: f"h{700000 + number * 11}.jpg" for number, name in enumerate(public)}
-    for name, new in renamed.items():
-        (data / "test_images" / name).rename(data / "test_images" / new)
-    rng = np.random.default_rng(2)
-    unseen = [f"h{800000 + number}.jpg" for number in range(40)]  # batches enough to time
-    for number, name in enumerate(unseen):
-        image(data / "test_images" / name, [["healthy", "rust", "scab"][number % 3]], rng)
-    order = [[*renamed.values(), *unseen][i] for i in rng.permutation(len(public) + len(unseen))]
-    write_csv(data / "sample_submission.csv", ["image_id", "label"], [(n, 0) for n in order])
-
+    renamed, order = public_renamed_among_unseen(data)
     flags = ["--blend", str(laptop / "blend.json"), "--output", str(tmp_path / "kernel-blend")]
     folder = kernel(tmp_path, *flags, "--output-dir", str(tmp_path / "rerun"))
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
@@ -359,18 +348,101 @@ def test_a_blends_inference_notebook_predicts_every_run_on_the_hidden_test_set(b
     for number, run in enumerate(runs, 1):
         assert f"--- run {number} of 2: {run.name} (kaggle:notebooks/{USER}/{run.name}-run)" in said
     assert said.count("images/s here") == 2 and "with flips: " in said  # the 40 px run's TTA
-    assert "the blend's 2 runs take about" in said
+    assert "the 2 runs take about" in said
     assert json.loads(log.read_text()) == []  # found by the mount layout, nothing asked
 
-    written = pd.read_csv(tmp_path / "rerun" / "submission.csv", dtype=str)
-    assert written["image_id"].tolist() == order  # every row, in the hidden sample's order
-    there = pd.read_csv(tmp_path / "rerun" / "test_probabilities.csv", dtype={"image_id": str})
+    same_as_the_laptops(tmp_path / "rerun", laptop, renamed, order)
+
+
+def public_renamed_among_unseen(data: Path) -> tuple[dict[str, str], list[str]]:
+    """The hidden test set: the public test images under new ids, and 40 images never seen
+    (batches enough to time), in a shuffled sample. The new id of each public image, and
+    the sample's order."""
+    public = sorted(path.name for path in (data / "test_images").iterdir())
+    renamed = {name: f"h{700000 + number * 11}.jpg" for number, name in enumerate(public)}
+    for name, new in renamed.items():
+        (data / "test_images" / name).rename(data / "test_images" / new)
+    rng = np.random.default_rng(2)
+    unseen = [f"h{800000 + number}.jpg" for number in range(40)]
+    for number, name in enumerate(unseen):
+        image(data / "test_images" / name, [["healthy", "rust", "scab"][number % 3]], rng)
+    order = [[*renamed.values(), *unseen][i] for i in rng.permutation(len(public) + len(unseen))]
+    write_csv(data / "sample_submission.csv", ["image_id", "label"], [(n, 0) for n in order])
+    return renamed, order
+
+
+def same_as_the_laptops(rerun: Path, laptop: Path, renamed: dict[str, str], order: list[str]):
+    """Every row of the hidden sample, in its order; for the images the laptop predicted too
+    (under new ids), the probabilities it wrote, and the labels of those probabilities."""
+    written = pd.read_csv(rerun / "submission.csv", dtype=str)
+    assert written["image_id"].tolist() == order
+    there = pd.read_csv(rerun / "test_probabilities.csv", dtype={"image_id": str})
     here = pd.read_csv(laptop / "test_probabilities.csv", dtype={"image_id": str})
     there = there.set_index("image_id").loc[[renamed[name] for name in here["image_id"]]]
     apart = np.abs(there.to_numpy() - here.set_index("image_id").to_numpy()).max()
-    print(f"blend's rerun: {len(written)} rows in the sample's order, {len(here)} seen on the "
-          f"laptop, largest difference {apart:.1e}")  # fmt: skip
+    print(f"{laptop.name}'s rerun: {len(written)} rows in the sample's order, {len(here)} seen "
+          f"on the laptop, largest difference {apart:.1e}")  # fmt: skip
     assert apart <= 1e-5
     classes = there.columns.tolist()
     labels = written.set_index("image_id").loc[there.index, "label"]
     assert (labels.astype(int).to_numpy() == there[classes].to_numpy().argmax(1)).all()
+
+
+@pytest.mark.slow
+def test_a_stacks_inference_notebook_fits_its_trees_again_and_predicts_the_hidden_test_set(
+    blendable, tmp_path
+):
+    """The stack's notebook as Kaggle's scoring rerun runs it (by kind, offline, no proxy):
+    its run predicted from its training notebook's output, then the trees fitted again on
+    the run's oof.csv and the metadata of the competition's train.csv, to the CV `stack`
+    measured, and predicting from the hidden images' probabilities and test.csv's rows:
+    for the images the laptop predicted too, the values `stack` wrote there."""
+    (run,) = [fetched(blendable.runs[0], tmp_path, f"{USER}/{blendable.runs[0].name}-run")]
+    root = tmp_path / "input"
+    data = Path(shutil.copytree(blendable.data, root / "competitions" / SLUG))
+    train = pd.read_csv(data / "train.csv", dtype=str)
+    rng = np.random.default_rng(3)  # a column that tells the class, with noise
+    train["size"] = train["label"].astype(int) * 10 + rng.integers(0, 15, len(train))
+    train.to_csv(data / "train.csv", index=False)
+    public = pd.read_csv(data / "sample_submission.csv", dtype=str)["image_id"]
+    sizes = dict(zip(public, rng.integers(0, 35, len(public)), strict=True))
+    pd.DataFrame({"image_id": list(sizes), "size": list(sizes.values())}).to_csv(
+        data / "test.csv", index=False
+    )
+    laptop = tmp_path / "stack"
+    flags = ["--data-dir", str(data), "--test-csv", str(data / "test.csv")]
+    assert main(["stack", str(run), *flags, "--output-dir", str(laptop)]) == 0
+    stack = json.loads((laptop / "stack.json").read_text())
+    assert stack["metadata_columns"] == ["size"]
+
+    renamed, order = public_renamed_among_unseen(data)
+    hidden = {renamed[name]: size for name, size in sizes.items()}
+    hidden |= {name: 20 for name in order if name not in hidden}
+    pd.DataFrame({"image_id": list(hidden), "size": list(hidden.values())}).to_csv(
+        data / "test.csv", index=False
+    )
+    notebook_id = f"{USER}/{run.name}-run"
+    shutil.copytree(run, root / "notebooks" / notebook_id)
+    mounts = {"proxy": False, "rerun": True, "competitions": {SLUG: f"competitions/{SLUG}"}}
+    mounts["notebooks"] = {notebook_id: f"notebooks/{notebook_id}"}
+    flags = ["--blend", str(laptop / "stack.json"), "--test-csv", "test.csv"]
+    folder = kernel(tmp_path, *flags, "--output", str(tmp_path / "kernel-stack"), "--output-dir",
+                    str(tmp_path / "rerun"))  # fmt: skip
+    metadata = json.loads((folder / "kernel-metadata.json").read_text())
+    assert metadata["kernel_sources"] == [notebook_id]
+    assert json.loads((folder / "stack.json").read_text())["stack_cv"] == stack["stack_cv"]
+    notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "rerun-notebook")
+    log = tmp_path / "rerun-log.json"
+    done = run_on_kaggle(notebook, root, mounts, log)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    assert not errors(notebook)
+    said = text_of(notebook)
+    assert f"--- run 1 of 1: {run.name} (kaggle:notebooks/{notebook_id})" in said
+    cv = f"{stack['stack_cv']:.4f}"
+    assert (
+        f"trees fitted on {stack['images']} images' out-of-fold probabilities and size: "
+        f"{stack['metric']} {cv} out of fold (stack.json: {cv})"
+    ) in said
+    assert "not the stack's CV" not in said
+    assert json.loads(log.read_text()) == []
+    same_as_the_laptops(tmp_path / "rerun", laptop, renamed, order)

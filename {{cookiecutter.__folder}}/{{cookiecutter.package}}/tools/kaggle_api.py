@@ -32,7 +32,14 @@ from ..runtime.config import SLUG, Config
 from ..runtime.errors import UserError, first_line, named
 from ..runtime.outputs import blend_record
 from ..runtime.outputs.run_files import refuse_others
-from ..runtime.platform.files import BLEND, FETCHED_FROM, MANIFEST, unwritable, write_json
+from ..runtime.platform.files import (
+    BLEND,
+    FETCHED_FROM,
+    MANIFEST,
+    STACK,
+    unwritable,
+    write_json,
+)
 from ..runtime.platform.paths import output_dir, output_path, resolve_data_dir
 from .kaggle_auth import CREDENTIALS_HELP, briefly, client, unreachable
 
@@ -190,21 +197,24 @@ def output(api, cfg: Config, kernel_dir: str) -> None:
     print(f"log: {folder / (kernel.split('/')[-1] + '.log')}")
 
 
-def blend_cv(folder: Path) -> str:
-    """A blend's CV as a description carries it, from the blend.json in `folder` (the one
-    `blend` wrote, or the copy beside the blend's notebook); "" without one."""
-    return blend_record.cv(blend_record.read(folder / BLEND)) if (folder / BLEND).is_file() else ""
+def blend_of(folder: Path) -> dict | None:
+    """The blend.json or stack.json in `folder` (the one `blend` or `stack` wrote, or the
+    copy beside its notebook); None without either."""
+    for name in (BLEND, STACK):
+        if (folder / name).is_file():
+            return blend_record.read(folder / name)
+    return None
 
 
 def cv_of_run(cfg: Config) -> str:
     """The CV of the output folder's run as a description carries it ("cv macro_f1 0.8123",
     or "cv: none" without validation predictions), scored with the metric and classes the
     run recorded in its model.json: a run trained with other flags, or fetched from a
-    notebook with `kaggle output`, scores as it trained. A blend's folder: the blend's CV."""
+    notebook with `kaggle output`, scores as it trained. A blend's or a stack's folder: its CV."""
     folder = output_dir(cfg)
-    blended = blend_cv(folder)
-    if blended:
-        return blended
+    blend = blend_of(folder)
+    if blend:
+        return blend_record.cv(blend)
     from ..runtime.stages.folds import run_cv  # pandas and scikit-learn: not for every command
 
     scored = run_cv(cfg, folder)
@@ -214,11 +224,12 @@ def cv_of_run(cfg: Config) -> str:
 def described(cfg: Config, message: str, kernel_dir: str = "") -> str:
     """The description: the message, then the CV of what is submitted (a blend's notebook's
     blend, else the output folder's run)."""
-    blended = blend_cv(Path(kernel_dir)) if kernel_dir else ""
-    message = message or (
-        "a blend" if blended else f"{cfg.backbone}, {cfg.epochs} epochs, {cfg.image_size}px"
-    )
-    return f"{message}; {blended or cv_of_run(cfg)}"
+    blend = blend_of(Path(kernel_dir)) if kernel_dir else None
+    if not blend:
+        message = message or f"{cfg.backbone}, {cfg.epochs} epochs, {cfg.image_size}px"
+        return f"{message}; {cv_of_run(cfg)}"
+    message = message or ("a stack" if blend_record.is_stack(blend) else "a blend")
+    return f"{message}; {blend_record.cv(blend)}"
 
 
 def submitted_notebook(kernel_dir: str | None) -> tuple[str, str]:

@@ -25,6 +25,7 @@ from ..runtime.platform.files import (
     BLEND,
     FETCHED_FROM,
     MANIFEST,
+    STACK,
     output_folder,
     write_json,
     written_whole,
@@ -55,7 +56,8 @@ def write_kernel(
     predicts with the run the training notebook (`trained_kernel`, OWNER/SLUG; by default
     this project's) left in its output, and writes submission.csv; it trains nothing. With
     `blend` (a blend.json), it predicts with every run of the blend, each from its own
-    training notebook's output, and blends them."""
+    training notebook's output, and blends them; with a stack.json there, it stacks them
+    with the stack's trees, fitted again on the runs' out-of-fold predictions."""
     inference = inference or bool(blend)
     accelerator = accelerator or ("gpu" if inference else "tpu")
     if accelerator not in ACCELERATORS:
@@ -90,37 +92,51 @@ def write_kernel(
     with written_whole(folder / f"{PROJECT}.py") as temporary:
         temporary.write_text(notebook.as_script(cells))
     if blend:  # `kaggle submit` reads the blend's CV from here
-        write_json(folder / BLEND, recorded)
+        write_json(folder / (STACK if blend_record.is_stack(recorded) else BLEND), recorded)
     write_json(folder / "kernel-metadata.json", described)
     return folder
 
 
+# What the notebook predicts each run with, as blend.json and stack.json list them.
+RUN_KEYS = ("backbone", "image_size", "tta", "cv")
+
+
 def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
-    """blend.json with each run's trained_dir (its training notebook's output, mounted), and
-    those notebooks; a run not fetched from a notebook is refused, naming it."""
+    """blend.json (or stack.json) with each run's trained_dir (its training notebook's
+    output, mounted), and those notebooks; a run not fetched from a notebook is refused,
+    naming it."""
+    kind = "stack" if blend_record.is_stack(blend) else "blend"
     for run in blend["runs"]:
         if not run.get("notebook"):
             raise UserError(
                 f"--blend {path}: the run {run['folder']} came from no Kaggle notebook (no "
-                f"{FETCHED_FROM} in it), so the blend's notebook cannot attach it; train it in a "
-                "notebook of its own (`kernel --slug NAME`), fetch it with `kaggle output "
-                "--kernel-dir DIR --output-dir RUN_DIR`, and blend again"
+                f"{FETCHED_FROM} in it), so the {kind}'s notebook cannot attach it; train it in "
+                "a notebook of its own (`kernel --slug NAME`), fetch it with `kaggle output "
+                f"--kernel-dir DIR --output-dir RUN_DIR`, and {kind} again"
             )
         check_kernel_ref(run["notebook"])
-    weighed = [run for run in blend["runs"] if run["weight"] > 0]
+    weighed = [run for run in blend["runs"] if run.get("weight", 1) > 0]  # a stack's: all
     for run in blend["runs"]:
-        if run["weight"] == 0:  # it adds nothing: predicting it would only spend the rerun's time
+        if run.get("weight") == 0:  # adds nothing: predicting it would only spend the rerun's time
             print(f"leaving out {run['name']}: the blend gives it no weight")
     notebooks = [run["notebook"] for run in weighed]
     runs = [
         {
             "name": run["name"],
             "trained_dir": f"{kaggle_inputs.PREFIX}notebooks/{run['notebook']}",
-            **{key: run[key] for key in ("backbone", "image_size", "tta", "cv", "weight")},
+            **{key: run[key] for key in (*RUN_KEYS, "weight") if key in run},
         }
         for run in weighed
     ]
-    kept = ("metric", "classes", "options", "thresholds", "blend_cv")
+    kept = (
+        "metric",
+        "classes",
+        "options",
+        "thresholds",
+        "blend_cv",
+        "stack_cv",
+        "metadata_columns",
+    )
     described = {**{key: blend[key] for key in kept if key in blend}, "runs": runs}
     return described, list(dict.fromkeys(notebooks))
 
@@ -337,10 +353,10 @@ def arguments(parser) -> None:
     parser.add_argument(
         "--blend",
         default="",
-        metavar="BLEND_JSON",
-        help="the inference notebook of a blend: it predicts with every run blend.json names, "
-        "each from the output of the notebook that trained it, and blends them (implies "
-        "--inference)",
+        metavar="BLEND_OR_STACK_JSON",
+        help="the inference notebook of a blend or a stack: it predicts with every run "
+        "blend.json or stack.json names, each from the output of the notebook that trained it, "
+        "and blends them, or fits the stack's trees again and stacks them (implies --inference)",
     )
     parser.add_argument(
         "--slug",

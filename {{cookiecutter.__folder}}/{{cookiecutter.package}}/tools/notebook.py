@@ -21,6 +21,7 @@ import nbformat
 
 from ..runtime.backbone_choices import BACKBONES, from_kaggle_models
 from ..runtime.config import Config
+from ..runtime.outputs import blend_record
 from .settings_cell import config_source, other_settings
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -71,12 +72,13 @@ class Cell:
 
 # The notebooks a titled cell of notebook_cells.py is in (its docstring says what each is).
 IN_NOTEBOOKS = {
-    "": ("training", "inference", "blend"),
+    "": ("training", "inference", "blend", "stack"),
     "training": ("training",),
-    "inference": ("inference", "blend"),
+    "inference": ("inference", "blend", "stack"),
     "single": ("inference",),
     "predict": ("training", "inference"),
     "blend": ("blend",),
+    "stack": ("stack",),
 }
 
 
@@ -89,8 +91,11 @@ def cells(
 ) -> list[Cell]:
     """The notebook's cells: training from the top to submission.csv, or with `inference`
     only the prediction, with the trained run another notebook left (code competitions), or
-    with `blend` (blend.json, each run's trained_dir added) with every run of a blend."""
-    notebook = "blend" if blend else "inference" if inference else "training"
+    with `blend` (blend.json or stack.json, each run's trained_dir added) with every run of
+    a blend or a stack."""
+    notebook = "inference" if inference else "training"
+    if blend:
+        notebook = "stack" if blend_record.is_stack(blend) else "blend"
     made = [Cell("markdown", title(cfg, accelerator, class_names, notebook, blend))]
     for name, cell in visible_cells():
         if name == "settings":
@@ -185,6 +190,24 @@ def title(
         f"the Kaggle competition [{cfg.competition}]"
         f"(https://www.kaggle.com/competitions/{cfg.competition})"
     )
+    if notebook == "stack":
+        runs = ", ".join(
+            f"{run['name']} ({run['backbone']}, {run['image_size']} px)" for run in blend["runs"]
+        )
+        columns = ", ".join(blend["metadata_columns"])
+        return (
+            f"# {TITLE} inference: a stack of {len(blend['runs'])} "
+            f"run{'s' if len(blend['runs']) > 1 else ''}\n\n"
+            f"Predicts the test images of {competition} with each run its training notebook "
+            f"trained ({runs}), each at its own image size and with its own test-time flips, "
+            f"on {WHERE[accelerator]}. Then gradient-boosted trees, fitted again as `stack` "
+            "fitted them on the runs' out-of-fold predictions"
+            + (f" and the metadata ({columns})" if columns else "")
+            + f" (CV {blend['metric']} {blend['stack_cv']:.4f}), write `submission.csv` from "
+            "the runs' probabilities. Submit this notebook: Kaggle reruns it with the hidden "
+            "test set in place of the public one.\n\n"
+            "**Run all.** It trains no network, installs nothing and needs no internet."
+        )
     if notebook == "blend":
         runs = ", ".join(
             f"{run['name']} ({run['backbone']}, {run['image_size']} px, weight {run['weight']:.2f})"

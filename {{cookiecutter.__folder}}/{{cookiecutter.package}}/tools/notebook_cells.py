@@ -8,10 +8,11 @@ notebook.py puts the notebook's title first, and more by a cell's title (the wor
 - `runtime`: the hidden cells that write the package's runtime beside the notebook.
 - `colab`: a cell for Colab only, folded away on Kaggle, where it does nothing.
 - `summary`: a cell of the training notebook whose output is folded (the model's layers).
-- `training`: a cell of the training notebook only; `inference`: of both inference notebooks
+- `training`: a cell of the training notebook only; `inference`: of every inference notebook
   (`kernel --inference`), `single` of the one that predicts with one run, `blend` of the one
-  that blends several (`kernel --inference --blend`); `predict`: of the training notebook
-  and the one-run inference notebook. The rest are in every notebook.
+  that blends several (`kernel --inference --blend blend.json`), `stack` of the one that
+  stacks them (`--blend stack.json`); `predict`: of the training notebook and the one-run
+  inference notebook. The rest are in every notebook.
 And a cell whose first line is `# %%writefile PATH` or `# %load PATH` (IPython's magics, as
 jupytext writes them) holds, in the notebook, that file of the package: written as a module
 (%%writefile), or run in the notebook itself (%load, in place of the lines below it, which
@@ -24,6 +25,7 @@ Nothing imports it: importing it would run every notebook's cells, one after the
 CONFIG = {}
 ACCELERATOR = ""
 BLEND = {}  # a blend's notebook only
+STACK = {}  # a stack's notebook only
 
 # %% [markdown]
 # ## The project's code
@@ -220,9 +222,10 @@ pd.read_csv(submission).head()
 # %% training [markdown]
 # ## Pseudo-labels
 #
-# With `fold="all"`: each fold model's test predictions, kept as soft labels for a next run (this notebook's output attached, `pseudo_labels` set to its `pseudo_labels.csv`).
-# Each fold of that run trains on its own fold model's rows alone, so its out-of-fold score
-# is made without them.
+# With `fold="all"`: each fold model's test predictions, kept as soft labels for a next run
+# (this notebook's output attached, `pseudo_labels` set to its `pseudo_labels.csv`). Each
+# fold of that run trains on its own fold model's rows alone, so its out-of-fold score is
+# made without them.
 
 # %% training
 from {{ cookiecutter.package }}.runtime.stages.pseudo import pseudo_labels
@@ -245,4 +248,23 @@ import pandas as pd
 from {{ cookiecutter.package }}.runtime.stages.blend import predict_blend
 
 submission = predict_blend(cfg, found, BLEND, build_model)
+pd.read_csv(submission).head()
+
+# %% stack [markdown]
+# ## Prediction, stacked
+#
+# Every image the competition's test folder holds as this notebook runs (the hidden test set,
+# when Kaggle reruns it to score it), predicted by each run in turn with all its fold models.
+# Then the stack's trees are fitted again on what they were fitted on, each run's out-of-fold
+# probabilities (its training notebook's `oof.csv`) and the metadata columns of the
+# competition's training table, and predict from the runs' test probabilities and each test
+# image's metadata, row for row in the sample submission's order. The refitted trees' CV is
+# printed beside the one `stack` measured: the same, unless the files or scikit-learn differ.
+
+# %% stack
+import pandas as pd
+
+from {{ cookiecutter.package }}.runtime.stages.stack import predict_stack
+
+submission = predict_stack(cfg, found, STACK, build_model)
 pd.read_csv(submission).head()

@@ -16,6 +16,7 @@ from ..runtime.config import (
     given,
     sections,
 )
+from ..runtime.outputs import blend_record
 from ..runtime.platform.paths import field_path
 
 
@@ -35,13 +36,15 @@ def settings(notebook: str = "training") -> list:
     reads, and what predict takes from the trained run (the model, the classes, and the
     weights: its own): a value there would count as given, and refuse a run trained with
     another. A blend's notebook leaves out the trained run and its flips too: BLEND gives
-    each run's."""
+    each run's; a stack's, as a blend's, but for the training table."""
     from_the_run = (*fields_with("trained", "model"), "weights")
     left_out = {
         "training": (),
         "inference": (*TRAINING_ONLY, *TRAINING_DATA, *from_the_run, "fold", "folds"),
     }
     left_out["blend"] = (*left_out["inference"], "trained_dir", "tta")
+    # A stack's trees are fitted again on the training table's metadata: it reads train_csv.
+    left_out["stack"] = tuple(name for name in left_out["blend"] if name != "train_csv")
     fields = [field for fields in sections().values() for field in fields]
     return [field for field in fields if field.name not in left_out[notebook]]
 
@@ -88,9 +91,16 @@ def config_source(
 
 def blend_source(blend: dict | None) -> list[str]:
     """BLEND: the runs, each with its training notebook's output as trained_dir, and the
-    weights `blend` fitted; empty without a blend."""
+    weights `blend` fitted; or STACK, a stack's runs and metadata columns; empty without."""
     if not blend:
         return []
+    if blend_record.is_stack(blend):
+        return [
+            "# The runs this notebook stacks, each predicted from its training notebook's output",
+            "# (trained_dir) with its own flips; the trees are fitted again on their out-of-fold",
+            "# predictions and these metadata columns, as `stack` fitted them (cv: each run's).",
+            "STACK = " + pprint.pformat(blend, sort_dicts=False, width=95),
+        ]
     return [
         "# The runs this notebook blends, each predicted from its training notebook's output",
         "# (trained_dir) with its own flips, weighed as `blend` fitted them on the runs'",

@@ -1,6 +1,8 @@
-"""blend.json, as `blend` writes it and `kernel --inference --blend` and `kaggle submit` read
-it: the runs (each with its folder, the notebook it came from, backbone, image size, flips,
-CV and weight), the metric and classes they share, the equal-weight and the blend's CVs."""
+"""blend.json and stack.json, as `blend` and `stack` write them and `kernel --inference
+--blend` and `kaggle submit` read them: the runs (each with its folder, the notebook it came
+from, backbone, image size, flips and CV; a blend's with its weight), the metric and classes
+they share, and the CVs (a blend's equal-weight and fitted; a stack's nested and in-sample,
+with the metadata columns its trees read)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,11 @@ import json
 from pathlib import Path
 
 from ..errors import UserError, first_line
-from ..platform.files import BLEND
+from ..platform.files import BLEND, STACK
 
 
 def read(path: Path | str) -> dict:
-    """A blend.json, or one line naming the file."""
+    """A blend.json or a stack.json, or one line naming the file."""
     path = Path(path)
     try:
         blend = json.loads(path.read_text())
@@ -21,23 +23,35 @@ def read(path: Path | str) -> dict:
     else:
         why = problem(blend)
     if why:
+        name, command = (STACK, "stack") if path.name == STACK else (BLEND, "blend")
         raise UserError(
-            f"{path}: not a {BLEND} that `blend` wrote ({why}); give the {BLEND} in the folder "
-            "`blend --output-dir` wrote"
+            f"{path}: not a {name} that `{command}` wrote ({why}); give the {name} in the folder "
+            f"`{command} --output-dir` wrote"
         )
     return blend
 
 
+def is_stack(blend: dict) -> bool:
+    """Whether it is a stack's (trees on the runs' predictions), not a blend's (weights)."""
+    return "stack_cv" in blend
+
+
 def problem(blend) -> str:
-    """What a read blend.json lacks of what its readers use; "" when nothing."""
+    """What a read blend.json or stack.json lacks of what its readers use; "" when nothing."""
     runs = blend.get("runs") if isinstance(blend, dict) else None
-    if not (isinstance(runs, list) and len(runs) >= 2 and blend.get("classes")):
+    fewest = 1 if isinstance(blend, dict) and is_stack(blend) else 2
+    if not (isinstance(runs, list) and len(runs) >= fewest and blend.get("classes")):
         return "no runs"
-    if not all(isinstance(run, dict) and "weight" in run and "name" in run for run in runs):
-        return "a run without weight"
-    return ""
+    if not all(isinstance(run, dict) and "name" in run for run in runs):
+        return "a run without a name"
+    if is_stack(blend):
+        return "" if isinstance(blend.get("metadata_columns"), list) else "no metadata columns"
+    return "" if all("weight" in run for run in runs) else "a run without weight"
 
 
 def cv(blend: dict) -> str:
-    """The blend's CV as a submission's description carries it: "cv macro_f1 0.8345, blend of 3"."""
+    """The CV as a submission's description carries it: "cv macro_f1 0.8345, blend of 3", or
+    "cv pauc 0.1604, stack of 1"."""
+    if is_stack(blend):
+        return f"cv {blend['metric']} {blend['stack_cv']:.4f}, stack of {len(blend['runs'])}"
     return f"cv {blend['metric']} {blend['blend_cv']:.4f}, blend of {len(blend['runs'])}"

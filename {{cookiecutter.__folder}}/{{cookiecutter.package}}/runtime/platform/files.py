@@ -27,6 +27,8 @@ MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, f
 METADATA_TABLE = "metadata.csv"
 # What `blend` writes beside the blended submission: the runs, their weights and CVs.
 BLEND = "blend.json"
+# What `stack` writes beside the stacked submission: the runs, the metadata columns, the CVs.
+STACK = "stack.json"
 # Beside a notebook's output fetched with `kaggle output`: the notebook it came from.
 FETCHED_FROM = "kaggle-notebook.json"
 # Image files `records` reads, and the extensions an id may carry or drop between the records

@@ -267,16 +267,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
         "classes": {name: getattr(cfg, name) for name in CLASSES},
         "options": {name: getattr(cfg, name) for name in OPTIONS},
         "runs": [
-            {
-                "name": name,
-                "folder": str(run.folder.resolve()),
-                "notebook": run.notebook,
-                "backbone": run.record.get("backbone"),
-                "image_size": run.record.get("image_size"),
-                "tta": run.tta,
-                "cv": cv,
-                "weight": weight,
-            }
+            {**described(name, run, cv), "weight": weight}
             for name, run, cv, weight in zip(names_of(runs), runs, cvs, weights, strict=True)
         ],
         "equal_weights_cv": equal_cv,
@@ -289,6 +280,20 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
         "thresholds": cuts,
         "weights_asked": weights_by,
         "weights_by": chosen,
+    }
+
+
+def described(name: str, run: Run, cv: float) -> dict:
+    """A run as blend.json and stack.json list it: where it is, the notebook that trained it,
+    what its inference notebook predicts it with (backbone, image size, flips), its CV."""
+    return {
+        "name": name,
+        "folder": str(run.folder.resolve()),
+        "notebook": run.notebook,
+        "backbone": run.record.get("backbone"),
+        "image_size": run.record.get("image_size"),
+        "tta": run.tta,
+        "cv": cv,
     }
 
 
@@ -408,10 +413,16 @@ def predict_blend(cfg: Config, found, blend: dict, build_model=None) -> Path:
     image size, backbone and TTA (its own folder in the output), blended with the weights
     `blend` fitted. After each run, the minutes it took and what the whole blend will take
     at that pace: a blend that would outrun a rerun's limit says so early."""
+    return write_submission(cfg, blend, predicted_runs(cfg, found, blend["runs"], build_model))
+
+
+def predicted_runs(cfg: Config, found, runs: list[dict], build_model=None) -> list[pd.DataFrame]:
+    """Each run's test probabilities, predicted afresh with its own trained models, image
+    size, backbone and TTA (into its own folder of the output), in the sample's order."""
     from .predict import predict  # TensorFlow: `blend` itself needs none
 
     tables, spent = [], 0.0
-    for number, run in enumerate(blend["runs"], 1):
+    for number, run in enumerate(runs, 1):
         one = dataclasses.replace(
             cfg,
             trained_dir=run["trained_dir"],
@@ -419,22 +430,22 @@ def predict_blend(cfg: Config, found, blend: dict, build_model=None) -> Path:
             output_dir=str(output_dir(cfg) / "runs" / run["name"]),
             sources={**cfg.sources, "trained_dir": "blend", "tta": "blend"},
         )
-        print(f"--- run {number} of {len(blend['runs'])}: {run['name']} ({run['trained_dir']})")
+        print(f"--- run {number} of {len(runs)}: {run['name']} ({run['trained_dir']})")
         started = time.monotonic()
         predict(one, found, build_model)
         spent += time.monotonic() - started
         tables.append(test_probabilities(output_path(one, "test_probabilities.csv")))
-        expected = spent / number * len(blend["runs"]) / 60
+        expected = spent / number * len(runs) / 60
         print(
             f"run {number} took {(time.monotonic() - started) / 60:.1f} minutes; at this pace "
-            f"the blend's {len(blend['runs'])} runs take about {expected:.1f} minutes"
+            f"the {len(runs)} runs take about {expected:.1f} minutes"
         )
         if expected > RERUN_HOURS * 60:
             print(
                 f"warning: that is over the {RERUN_HOURS} hours a code competition's rerun may "
-                "take: blend fewer runs (`blend` without one), or predict without --tta"
+                "take: fewer runs (`blend` or `stack` without one), or predict without --tta"
             )
-    return write_submission(cfg, blend, tables)
+    return tables
 
 
 def arguments(parser) -> None:

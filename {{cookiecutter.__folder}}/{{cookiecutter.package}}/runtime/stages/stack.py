@@ -11,23 +11,27 @@ images from the runs' test probabilities and the test table's rows.
 
 Its CV is nested, as `blend`'s is: each fold's images are scored by trees fitted on the
 other folds' alone; the score of trees fitted on every image, which flatters them, is
-printed beside it. Writes stack.json (the runs, the columns, both CVs), submission.csv in
-the sample's shape and test_probabilities.csv into --output-dir.
+printed beside it. Writes stack.json (the runs, the columns, both CVs: what `kernel
+--inference --blend` reads), submission.csv in the sample's shape and test_probabilities.csv
+into --output-dir. In the inference notebook, `predict_stack` predicts with each run afresh
+and fits the trees again.
 """
 
 from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
 
 import numpy as np
 
 from ..config import Config
 from ..errors import UserError
 from ..learning import scoring
-from ..platform.files import output_folder, place, refuse_foreign, write_json
-from ..platform.paths import output_dir
+from ..platform.files import STACK, output_folder, place, refuse_foreign, write_json
+from ..platform.paths import output_dir, trained_dir
 from . import blend
 
 CONFIG_FIELDS = (*blend.CONFIG_FIELDS, "train_csv", "test_csv", "metadata_columns", "group_column")
-STACK = "stack.json"
 STACK_FILES = (STACK, "submission.csv", "test_probabilities.csv")
 # Stumps of three leaves that learn slowly, each leaf a thirtieth of the images at least: on
 # an ISIC-shaped set (3,000 images, 5% positive), their nested CV beat deeper trees' (15
@@ -107,7 +111,7 @@ def stacked(cfg: Config, runs: list[blend.Run]) -> dict:
         "classes": {name: getattr(cfg, name) for name in blend.CLASSES},
         "options": {name: getattr(cfg, name) for name in blend.OPTIONS},
         "runs": [
-            {"name": name, "folder": str(run.folder.resolve()), "notebook": run.notebook, "cv": cv}
+            blend.described(name, run, cv)
             for name, run, cv in zip(blend.names_of(runs), runs, cvs, strict=True)
         ],
         "metadata_columns": columns,
@@ -170,6 +174,42 @@ def stack_runs(cfg: Config, folders: list[str]) -> dict:
     blend.write_probabilities(cfg, stack, ids, test, "stacked")
     print(f"and {output / STACK}: the runs, the columns and both CVs")
     return stack
+
+
+def predict_stack(cfg: Config, found, stack: dict, build_model=None) -> Path:
+    """The stack's submission.csv, predicted afresh, as the inference notebook of a stack
+    makes it: each run predicts the test images (as in a blend's notebook), then the trees
+    are fitted again as `stack` fitted them, on each run's out-of-fold probabilities (its
+    training notebook's oof.csv) and the metadata (the competition's training table), and
+    predict from those probabilities and the test images' metadata. Fitted again rather than
+    saved: a pickled model is tied to the scikit-learn that wrote it. The fit is
+    deterministic, so its CV must be stack.json's; where it is not, it says so."""
+    tables = blend.predicted_runs(cfg, found, stack["runs"], build_model)
+    runs = []
+    for run, table in zip(stack["runs"], tables, strict=True):
+        folder = trained_dir(dataclasses.replace(cfg, trained_dir=run["trained_dir"]))
+        runs.append(dataclasses.replace(blend.read_run(folder, "stack"), test=table))
+    columns = ",".join(stack["metadata_columns"])
+    cfg = dataclasses.replace(blend.trained_for(runs[0], cfg), metadata_columns=columns)
+    made = stacked(cfg, runs)
+    with_columns = f" and {columns}" if columns else ""
+    print(
+        f"trees fitted on {made['images']} images' out-of-fold probabilities{with_columns}: "
+        f"{cfg.metric} {made['stack_cv']:.4f} out of fold (stack.json: {stack['stack_cv']:.4f})"
+    )
+    if not np.isclose(made["stack_cv"], stack["stack_cv"], rtol=0, atol=1e-6):
+        print(
+            f"warning: not the stack's CV: the runs' oof.csv or the training table differ from "
+            f"what `stack` read, or scikit-learn {sklearn_version()} fits otherwise than the "
+            "one that fitted it"
+        )
+    return blend.write_probabilities(cfg, made, made["test_ids"], made["test"], "stacked")
+
+
+def sklearn_version() -> str:
+    from sklearn import __version__
+
+    return __version__
 
 
 def arguments(parser) -> None:
