@@ -35,6 +35,7 @@ from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import kaggle_inputs, paths
+from {{ cookiecutter.package }}.tools.kaggle_api import described
 
 PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"
@@ -430,7 +431,8 @@ def test_a_stacks_inference_notebook_fits_its_trees_again_and_predicts_the_hidde
                     str(tmp_path / "rerun"))  # fmt: skip
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
     assert metadata["kernel_sources"] == [notebook_id]
-    assert json.loads((folder / "stack.json").read_text())["stack_cv"] == stack["stack_cv"]
+    submitted_as = f"a stack; cv {stack['metric']} {stack['stack_cv']:.4f}, stack of 1"
+    assert described(Config(), "", str(folder)) == submitted_as  # kaggle submit's description
     notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "rerun-notebook")
     log = tmp_path / "rerun-log.json"
     done = run_on_kaggle(notebook, root, mounts, log)
