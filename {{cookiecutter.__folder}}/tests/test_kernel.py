@@ -388,3 +388,23 @@ def test_folders_that_exist_only_on_this_machine_are_named_with_what_to_do(tmp_p
     assert "warning: Config.output_dir / --output-dir 'out' is not under /kaggle/working" in said
     kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path / "plain"))
     assert "warning" not in capsys.readouterr().out  # the defaults are Kaggle's own folders
+
+
+def test_label_files_another_notebook_wrote_attach_it_and_local_ones_are_named(tmp_path, capsys):
+    """A next run trained on the pseudo-labels a fold-all notebook left in its output: the
+    training notebook attaches that notebook, which Kaggle mounts only then; a file of label
+    corrections on this machine is named with what to give instead."""
+    pseudo = "kaggle:notebooks/alice/flowers-all/pseudo_labels.csv"
+    cfg = Config(pseudo_labels=pseudo, drop_ids=str(tmp_path / "drop.csv"))
+    folder = kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path / "kernel"))
+    metadata, notebook = read(folder)
+    assert metadata["kernel_sources"] == ["alice/flowers-all"]
+    (config_cell,) = [c.source for c in notebook.cells if c.source.startswith("# The settings")]
+    assert f'    pseudo_labels="{pseudo}",' in config_cell
+    said = capsys.readouterr().out
+    assert (
+        f"warning: Config.drop_ids / --drop-ids '{tmp_path / 'drop.csv'}' is a file on this "
+        "machine, which a notebook on Kaggle cannot read: give the notebook that wrote it, as "
+        "kaggle:notebooks/OWNER/SLUG/drop.csv"
+    ) in said
+    assert "pseudo_labels" not in said  # read from the attached notebook's output

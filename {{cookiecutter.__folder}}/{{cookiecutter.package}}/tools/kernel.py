@@ -82,7 +82,8 @@ def write_kernel(
         cfg, pushed = with_pushed_records(cfg)
     sources = dataset_sources(cfg, user, [*pushed, *datasets])
     folder = output_folder(output, "kernel --kernel-dir")
-    described = metadata(cfg, accelerator, user, sources, trained if inference else [], slug_)
+    kernels = trained if inference else notebook_sources(cfg)
+    described = metadata(cfg, accelerator, user, sources, kernels, slug_, inference)
     check_not_another_kernel(folder, described["id"])
     for line in paths_kaggle_lacks(cfg):
         print(f"warning: {line}")
@@ -198,6 +199,10 @@ def check_not_another_kernel(folder: Path, kernel: str) -> None:
         )
 
 
+# The files of labels a training run reads beside the data (the audit's, pseudo's).
+LABEL_FILES = ("drop_ids", "relabel", "pseudo_labels")
+
+
 def paths_kaggle_lacks(cfg: Config) -> list[str]:
     """Folders written into the notebook that exist on this machine only: right for running
     the notebook here, wrong on Kaggle, where data is under /kaggle/input and output goes to
@@ -212,6 +217,14 @@ def paths_kaggle_lacks(cfg: Config) -> list[str]:
             f"where Kaggle mounts it), give {kaggle_inputs.PREFIX}datasets/OWNER/SLUG, or push your records "
             "first with `kaggle dataset` so that kernel attaches them"
         )
+    for name in LABEL_FILES:
+        value = getattr(cfg, name)
+        if value and not (value.startswith(kaggle) or "://" in value):
+            lines.append(
+                f"{named(name)} {value!r} is a file on this machine, which a notebook on Kaggle "
+                f"cannot read: give the notebook that wrote it, as {kaggle_inputs.PREFIX}"
+                f"notebooks/OWNER/SLUG/{Path(value).name} (kernel attaches it), or a dataset's"
+            )
     out = cfg.output_dir
     if out and not Path(out).is_relative_to(KAGGLE_WORKING):
         lines.append(
@@ -264,9 +277,8 @@ def kernel_slug(inference: bool = False) -> str:
 
 def metadata(
     cfg: Config, accelerator: str, user: str, datasets: list[str], kernels: list[str] = (),
-    name: str = "",
+    name: str = "", inference: bool = False,
 ) -> dict:  # fmt: skip
-    inference = bool(kernels)
     name = name or kernel_slug(inference)
     # Kaggle derives the slug from the title: a title that slugifies elsewhere makes a new kernel.
     title = TITLE + (" inference" if inference else "")
@@ -283,7 +295,7 @@ def metadata(
         **ACCELERATORS[accelerator],
         "competition_sources": [cfg.competition],
         "dataset_sources": datasets,
-        "kernel_sources": list(kernels),
+        "kernel_sources": list(dict.fromkeys(kernels)),
         # The inference notebook builds the backbone from the architecture the trained run
         # saved, so it attaches no model.
         "model_sources": [] if inference else model_sources(cfg),
@@ -334,6 +346,18 @@ def dataset_sources(cfg: Config, user: str, datasets) -> list[str]:
                 "pass --dataset OWNER/SLUG)"
             )
     return attached
+
+
+def notebook_sources(cfg: Config) -> list[str]:
+    """The notebooks (OWNER/SLUG) whose output a Config value reads as
+    kaggle:notebooks/OWNER/SLUG/...: another run's pseudo_labels.csv, say, which Kaggle mounts
+    only for a notebook attached."""
+    mounted = f"{kaggle_inputs.PREFIX}notebooks/"
+    return [
+        "/".join(value.removeprefix(mounted).split("/")[:2])
+        for value in (getattr(cfg, field.name) for field in knobs())
+        if isinstance(value, str) and value.startswith(mounted)
+    ]
 
 
 def arguments(parser) -> None:
