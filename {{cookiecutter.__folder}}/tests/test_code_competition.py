@@ -115,7 +115,7 @@ def rerun(tmp_path, notebook: Path, root: Path, mounts: dict, proxy) -> tuple[pd
     assert not errors(run)
     said = text_of(run)
     assert f"kaggle:notebooks/{USER}/{NAME}: " in said and "mount layout)" in said
-    assert "images/s here; the 120 images of this run take about" in said
+    assert "images/s here; the 240 images of this run take about" in said  # by 2 fold models
     assert "\ndevices: 1 CPU\nversions: python " in said
     assert json.loads(log.read_text()) == [], f"the rerun asked the data proxy ({proxy})"
     written = pd.read_csv(submission, dtype=str)
@@ -138,7 +138,7 @@ def trained_on_kaggle(tmp_path_factory, preset) -> Trained:
     """The training notebook as Kaggle runs it, once for the module: in the mount layout by
     kind (/kaggle/input/competitions/<slug>, models/...) beside a data proxy that answers,
     only the competition and the backbone attached, its image size changed on Kaggle in the
-    settings cell (inference must follow the trained run)."""
+    settings cell (inference must follow the trained run), every fold of 2 trained."""
     tmp = tmp_path_factory.mktemp("trained-on-kaggle")
     root = tmp / "input"  # what Kaggle mounts at /kaggle/input
     labels = [name for name in ("0", "1", "2") for _ in range(12)]
@@ -152,7 +152,10 @@ def trained_on_kaggle(tmp_path_factory, preset) -> Trained:
         "competitions": {SLUG: f"competitions/{SLUG}"},
         "models": {handle: f"models/{handle}"},
     }
-    training = kernel(tmp, "--output", str(tmp / "kernel"), "--output-dir", str(tmp / "working"))
+    flags = ["--fold", "all", "--folds", "2"]  # and the cells a fold-all run adds
+    training = kernel(
+        tmp, *flags, "--output", str(tmp / "kernel"), "--output-dir", str(tmp / "working")
+    )
     metadata = json.loads((training / "kernel-metadata.json").read_text())
     assert metadata["competition_sources"] == [SLUG] and metadata["dataset_sources"] == []
     notebook = alone(training / f"{NAME}.ipynb", tmp / "train-run")
@@ -179,7 +182,12 @@ def test_the_training_notebook_finds_its_inputs_mounted_by_kind_and_writes_what_
     written = pd.read_csv(trained.working / "submission.csv", dtype=str)
     assert written["image_id"].tolist() == public["image_id"].tolist()
     for left in ("model.weights.h5", "model.json", "folds.csv", "backbone/config.json"):
-        assert (trained.working / "fold0" / left).is_file(), left  # what inference needs
+        for fold in ("fold0", "fold1"):
+            assert (trained.working / fold / left).is_file(), left  # what inference needs
+    # fold="all": the out-of-fold table, then the label audit's and the pseudo-labels' cells.
+    for left in ("oof.csv", "label_audit.csv", "label_audit.png", "pseudo_labels.csv"):
+        assert (trained.working / left).is_file(), left
+    assert "of 36 training images" in trained.said and "fold 1's model: 9 of 9" in trained.said
 
 
 @pytest.mark.slow
