@@ -911,6 +911,15 @@ def correcting(given: Given, tmp: Path, *files: tuple[str, str]) -> list[str]:
     ]
 
 
+def resumed_after_the_file_changed(given: Given, tmp: Path) -> list[str]:
+    """An epoch trained without one image; the same command, the file now naming another."""
+    first, second = every_training_id(given).splitlines()[1:3]
+    short = ["--epochs", "1", "--steps-per-epoch", "1"]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main([*correcting(given, tmp, ("--drop-ids", f"id\n{first}\n")), *short]) == 0
+    return [*correcting(given, tmp, ("--drop-ids", f"id\n{second}\n")), *short]
+
+
 def stacking(given: Given, tmp: Path, *runs: Path, output: Path | None = None) -> list[str]:
     """`stack` of these runs on the blendable competition, into tmp/stack."""
     return [
@@ -937,6 +946,11 @@ CORRECTIONS = [
         "train --drop-ids: an id no image has",
         lambda tmp, given: correcting(given, tmp, ("--drop-ids", "id\n1000.jpg\nnone.jpg\n")),
         "corrections0.csv: 1 ids are no labeled image's (e.g. 'none.jpg'); give the ids as",
+    ),
+    Row(
+        "train --drop-ids: the file edited since the checkpoint it would resume",
+        lambda tmp, given: resumed_after_the_file_changed(given, tmp),
+        "is of another run (the contents of drop_ids: sha256 ",
     ),
     Row(
         "train --drop-ids: every training image (the whole audit)",

@@ -467,6 +467,8 @@ TRAINING_ONLY = (
     "pseudo_labels", "pseudo_weight",
 )  # fmt: skip
 TRAINING_DATA = ("train_files", "valid_files", "train_csv", "train_images", "group_column")
+# Files of labels a training run reads beside the data: the audit's and pseudo's.
+LABEL_FILES = ("drop_ids", "relabel", "pseudo_labels")
 PREDICTION_ONLY = ("tta", "submission", "test_files", "test_images", "sample_submission")
 
 # Fields that name features of the records, and columns of the submission: each its own.

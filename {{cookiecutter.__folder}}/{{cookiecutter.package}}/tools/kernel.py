@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from ..runtime.backbone_choices import from_kaggle_models, handle
-from ..runtime.config import SLUG, Config, class_names, knobs
+from ..runtime.config import LABEL_FILES, SLUG, Config, class_names, knobs
 from ..runtime.data.manifest import read_manifest
 from ..runtime.errors import UserError, named
 from ..runtime.outputs import blend_record
@@ -197,10 +197,6 @@ def check_not_another_kernel(folder: Path, kernel: str) -> None:
             f"kernel --kernel-dir {folder} holds another kernel ({other}, in {held.name}), which "
             f"this one ({kernel}) would replace; give another folder, or remove that one first"
         )
-
-
-# The files of labels a training run reads beside the data (the audit's, pseudo's).
-LABEL_FILES = ("drop_ids", "relabel", "pseudo_labels")
 
 
 def paths_kaggle_lacks(cfg: Config) -> list[str]:

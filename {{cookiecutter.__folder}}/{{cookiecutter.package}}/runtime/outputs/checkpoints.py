@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import math
 import shutil
@@ -25,7 +26,7 @@ import keras
 import numpy as np
 
 from ..backbone_choices import uses_preset
-from ..config import Config, fields_with, filled
+from ..config import LABEL_FILES, Config, fields_with, filled
 from ..data import metadata
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
@@ -35,10 +36,11 @@ from ..platform.files import (
     disk_full,
     is_url,
     on_this_machine,
+    place,
     write_json,
     written_whole,
 )
-from ..platform.paths import output_path, trained_dir
+from ..platform.paths import field_path, output_path, trained_dir
 from .run_record import read_record, run_records
 
 # What a run records of its config (checkpoint.json's made_by, model.json), and what resuming
@@ -53,7 +55,10 @@ from .run_record import read_record, run_records
 # The plan's global batch (it depends on the replicas) is recorded beside them, and must match
 # too; its steps per epoch (they depend on the records) are recorded for the field's 0.
 RECORDED = fields_with("recorded", "trained", "data", "model")
-MUST_MATCH = (*fields_with("data", "model"), "global_batch")
+# A file of labels (the audit's rows to drop, pseudo's) edited between a kill and a resume is
+# other data under the same name: its contents' digest is recorded beside its path.
+CONTENTS = {name: f"{name}_sha256" for name in LABEL_FILES}
+MUST_MATCH = (*fields_with("data", "model"), "global_batch", *CONTENTS.values())
 FROM_TRAINED = fields_with("trained", "model")
 MODEL_FIELDS = fields_with("model")
 
@@ -98,9 +103,21 @@ def made_by(cfg: Config, run: plan.Plan | None) -> dict:
     """What a checkpoint records of its run: every field but where it ran, and the plan's
     global batch and steps per epoch (which depend on the replicas and the records)."""
     record = {name: getattr(cfg, name) for name in RECORDED}
+    for name, key in CONTENTS.items():
+        if getattr(cfg, name):
+            record[key] = digest(field_path(cfg, name))
     if run:
         record.update(global_batch=run.global_batch, steps_per_epoch=run.steps_per_epoch)
     return record
+
+
+def digest(path: str) -> str:
+    """The first 16 hex digits of a file's SHA-256 ("" where it cannot be read: the file's
+    own check says why)."""
+    try:
+        return hashlib.sha256(place(path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return ""
 
 
 def differences(recorded: dict, now: dict) -> dict[str, tuple]:
@@ -112,7 +129,12 @@ def differences(recorded: dict, now: dict) -> dict[str, tuple]:
 
 
 def listed(changes: dict[str, tuple]) -> str:
-    return ", ".join(f"{name} {then!r} then, {now!r} now" for name, (then, now) in changes.items())
+    def change(name: str, then, now) -> str:
+        if name in CONTENTS.values():
+            return f"the contents of {name.removesuffix('_sha256')}: sha256 {then} then, {now} now"
+        return f"{name} {then!r} then, {now!r} now"
+
+    return ", ".join(change(name, *values) for name, values in changes.items())
 
 
 def check_resumable(cfg: Config, run: plan.Plan | None) -> str:
