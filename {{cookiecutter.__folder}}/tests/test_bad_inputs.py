@@ -911,6 +911,20 @@ def correcting(given: Given, tmp: Path, *files: tuple[str, str]) -> list[str]:
     ]
 
 
+def with_sizes(given: Given, tmp: Path) -> Path:
+    """A copy of the blendable competition with a size beside each training image, and a
+    test table (test.csv) with the first test image's alone."""
+    data = copy_of(given.blendable.data, tmp, "data")
+    edit_csv(data / "train.csv", lambda table: table.assign(size=range(len(table))))
+    (data / "test.csv").write_text("image_id,size\n5000.jpg,3\n")
+    return data
+
+
+def pseudo_file(tmp: Path, text: str) -> list[str]:
+    (tmp / "soft.csv").write_text(text)
+    return ["--pseudo-labels", str(tmp / "soft.csv")]
+
+
 def resumed_after_the_file_changed(given: Given, tmp: Path) -> list[str]:
     """An epoch trained without one image; the same command, the file now naming another."""
     first, second = every_training_id(given).splitlines()[1:3]
@@ -1002,6 +1016,20 @@ CORRECTIONS = [
             given, tmp, ("--pseudo-labels", "image_id,p0,p1,p2\n5000.jpg,1.5,0,0\n")
         ),
         "a probability outside 0 to 1; give the file `pseudo` wrote",
+    ),
+    Row(
+        "train --pseudo-labels: a test image the test table has no row for, beside metadata",
+        lambda tmp, given: [
+            *words(
+                f"train --data-dir {with_sizes(given, tmp)} --test-csv {tmp}/data/test.csv "
+                f"--folds 2 --image-size 32 --backbone small-cnn --weights none --output-dir "
+                f"{tmp}/out"
+            ),
+            *pseudo_file(tmp, "image_id,p0,p1,p2\n5000.jpg,1,0,0\n5003.jpg,0,1,0\n"),
+        ],
+        "has no row for 1 of the 2 images (such as '5003.jpg'); this run, training on "
+        "pseudo-labeled test images, joins size to each image: give each test image's row in "
+        "Config.test_csv",
     ),
     Row(
         "pseudo: a run not predicted",

@@ -75,3 +75,57 @@ def test_pseudo_keeps_each_fold_models_confident_rows_and_a_run_trains_on_its_ow
     oof = pd.read_csv(tmp_path / "next" / "oof.csv", dtype={"id": str})
     train_ids = pd.read_csv(blendable.data / "train.csv", dtype=str)["image_id"]
     assert sorted(oof["id"]) == sorted(train_ids)  # validated on training images alone
+
+
+def test_a_run_joining_metadata_trains_on_test_images_with_their_own_rows(
+    blendable, tmp_path, capsys
+):
+    """A run whose head joins a table to each image (train.csv's size here) trains on the
+    pseudo-labeled test images with their rows of the test table (--test-csv), encoded as the
+    training rows are: each image beside its own metadata, in the pipeline and end to end."""
+    from {{ cookiecutter.package }}.runtime.config import Config
+    from {{ cookiecutter.package }}.runtime.data import metadata_inputs, pipeline, source
+    from {{ cookiecutter.package }}.runtime.platform import accelerator
+    from {{ cookiecutter.package }}.runtime.stages import preflight
+
+    data = shutil.copytree(blendable.data, tmp_path / "data")
+    train = pd.read_csv(data / "train.csv", dtype=str)
+    train["size"] = np.arange(len(train)) % 30  # training sizes 0 to 29, test sizes 100 up
+    train.to_csv(data / "train.csv", index=False)
+    tests = pd.read_csv(data / "sample_submission.csv", dtype=str)["image_id"]
+    sizes = pd.DataFrame({"image_id": tests, "size": 100 + np.arange(len(tests))})
+    sizes.to_csv(data / "test.csv", index=False)
+    probabilities = np.random.default_rng(0).dirichlet([1, 1, 1], len(tests))
+    soft = pd.DataFrame(probabilities, columns=["p0", "p1", "p2"]).assign(image_id=tests)
+    soft[["image_id", "p0", "p1", "p2"]].to_csv(tmp_path / "soft.csv", index=False)
+
+    cfg = Config(
+        data_dir=str(data), test_csv=str(data / "test.csv"), output_dir=str(tmp_path / "out"),
+        folds=2, fold="0", image_size=32, backbone="small-cnn", weights="none", batch_size=4,
+        epochs=1, steps_per_epoch=2, pseudo_labels=str(tmp_path / "soft.csv"), pseudo_weight=0.5,
+    )  # fmt: skip
+    cfg, said = source.resolved(cfg)
+    checked = preflight.ready(cfg, accelerator.detect(cfg), "train")
+    added = checked.pseudo.value
+    table = metadata_inputs.for_training(cfg, said, False)
+    joined = metadata_inputs.with_test_rows(cfg, table, added.ids)
+    encoded = dict(zip(joined.ids, map(tuple, joined.values.round(5)), strict=True))
+    tested = {encoded[key] for key in added.ids}
+    trained = {encoded[key] for key in table.ids}
+    batches = pipeline.for_training(
+        checked.train.value.files, cfg, 4, metadata=joined, pseudo=added
+    )
+    seen = {0.5: set(), 1.0: set()}  # the rows of the test images, and of the training ones
+    for inputs, _, weight in batches.take(30).as_numpy_iterator():
+        for row, w in zip(inputs["metadata"].round(5), weight, strict=True):
+            seen[float(w)].add(tuple(row))
+    assert seen[0.5] and seen[0.5] <= tested and seen[1.0] and seen[1.0] <= trained
+
+    flags = ["--data-dir", str(data), "--test-csv", str(data / "test.csv"), "--folds", "2"]
+    flags += ["--image-size", "32", "--backbone", "small-cnn", "--weights", "none"]
+    flags += ["--epochs", "1", "--steps-per-epoch", "2", "--batch-size", "4"]
+    flags += ["--pseudo-labels", str(tmp_path / "soft.csv"), "--output-dir", str(tmp_path / "out")]
+    assert main(["train", *flags]) == 0
+    printed = capsys.readouterr().out
+    assert f"pseudo-labels: {len(tests)} test images added to training" in printed
+    assert "metadata: size from " in printed

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pandas as pd
 
 from ..config import Config, validating_fold
@@ -117,16 +118,18 @@ def for_training(cfg: Config, manifest: dict | None, writes_files: bool):
     return features
 
 
-def for_test(cfg: Config, specs: list[dict | None], ids: list[str]) -> list:
+def for_test(
+    cfg: Config, specs: list[dict | None], ids: list[str], who: str = "the trained run"
+) -> list:
     """The test images' metadata.Features by each trained run's encoding in `specs` (None:
     that run trained on images alone), from one reading of their table: Config.test_csv,
-    else the records' metadata.csv."""
+    else the records' metadata.csv. `who` joins the rows, as a refusal names it."""
     used = [spec for spec in specs if spec]
     if not used:
         return [None] * len(specs)
     columns = sorted({column for spec in used for column in metadata.columns_of(spec)})
     fix = (
-        f"the trained run joins {', '.join(columns)} to each image: give each test image's "
+        f"{who} joins {', '.join(columns)} to each image: give each test image's "
         f"row in {named('test_csv')}"
     )
     if cfg.test_csv:
@@ -150,6 +153,25 @@ def for_test(cfg: Config, specs: list[dict | None], ids: list[str]) -> list:
     rows = metadata.of_ids_rows(table, ids, where, fix)  # each id matched once, for every run
     return [metadata.Features(spec, list(ids), metadata.encoded(spec, rows)) if spec else None
             for spec in specs]  # fmt: skip
+
+
+# Who joins the test table's rows to pseudo-labeled test images, as a refusal names it.
+PSEUDO_WHO = "this run, training on pseudo-labeled test images,"
+
+
+def with_test_rows(cfg: Config, training: metadata.Features, ids: list[str]):
+    """The training images' Features and, by the same encoding, the rows of the test images
+    `ids` (pseudo-labeled, trained on beside them: Config.test_csv's, or the records')."""
+    (test,) = for_test(cfg, [training.spec], ids, PSEUDO_WHO)
+    shared = sorted(set(training.ids) & set(test.ids))
+    if shared:
+        raise UserError(
+            f"{named('pseudo_labels')}: {len(shared)} test images share a training image's id "
+            f"(e.g. {shared[0]!r}), so their metadata rows cannot be told apart; give the test "
+            "images ids of their own"
+        )
+    values = np.vstack([training.values, test.values])
+    return metadata.Features(training.spec, [*training.ids, *test.ids], values)
 
 
 def for_validation(cfg: Config, manifest: dict | None, spec: dict | None):

@@ -45,7 +45,8 @@ class PseudoLabels:
     ) -> tf.data.Dataset:
         """Endless examples of the training set (`training`: endless, read by `reading`) and
         of these test images (read by `test_reading`), drawn in proportion to their counts;
-        each as {image: encoded bytes, label: a row of class shares, WEIGHT}."""
+        each as {image: encoded bytes, label: a row of class shares, WEIGHT}, and its id
+        where the training examples carry theirs (for a table of metadata)."""
         index = tf.lookup.StaticHashTable(
             tf.lookup.KeyValueTensorInitializer(
                 tf.constant(self.ids), tf.range(len(self.ids), dtype=tf.int64)
@@ -53,6 +54,12 @@ class PseudoLabels:
             -1,
         )
         rows = tf.constant(self.rows, tf.float32)
+        # Ids go on where the training examples carry them: a table of metadata joins by id.
+        with_ids = cfg.id_key in training.element_spec
+
+        def kept(ex) -> dict:
+            return {cfg.id_key: ex[cfg.id_key]} if with_ids else {}
+
         tests, _ = test_reading.in_order(cfg, self.files, False)
         tests = tests.shard(cfg.num_processes, cfg.process_id)
         tests = tests.filter(lambda ex: index.lookup(ex[cfg.id_key]) >= 0)
@@ -61,6 +68,7 @@ class PseudoLabels:
                 cfg.image_key: test_reading.encoded(ex[cfg.image_key]),
                 cfg.label_key: tf.gather(rows, index.lookup(ex[cfg.id_key])),
                 WEIGHT: tf.constant(self.weight, tf.float32),
+                **kept(ex),
             },
             num_parallel_calls=tf.data.AUTOTUNE,
         )
@@ -73,6 +81,7 @@ class PseudoLabels:
                 cfg.image_key: reading.encoded(ex[cfg.image_key]),
                 cfg.label_key: row,
                 WEIGHT: tf.constant(1.0),
+                **kept(ex),
             }
 
         training = training.map(as_row, num_parallel_calls=tf.data.AUTOTUNE)

@@ -353,12 +353,6 @@ def pseudo(p: Preflight) -> Result[pseudo_labels.PseudoLabels | None] | None:
         return Result("", None)
     if p.manifest is None:
         return None  # the data's problem is said already
-    if metadata_inputs.found(p.cfg, p.manifest.value) is not None:
-        raise UserError(
-            f"{named('pseudo_labels')}: this run joins a table to each image "
-            f"({named('metadata_columns')}), and pseudo-labeled test images bring none; "
-            f"set {named('metadata_columns')} '' to train on images alone with them"
-        )
     if not p.cfg.test_files and not source.reads_test_images(p.cfg):
         raise UserError(
             f"{named('pseudo_labels')}: the run reads no test set ({named('test_files')})"
@@ -368,6 +362,10 @@ def pseudo(p: Preflight) -> Result[pseudo_labels.PseudoLabels | None] | None:
         return None  # said already
     test = source.of(p.cfg, "test_files").split(p.cfg, "test_files", False)
     made, line = pseudo_labels.read(p.cfg, test.ids, test.files, alongside)
+    held = metadata_inputs.found(p.cfg, p.manifest.value)
+    if held is not None and made:  # each test image trained on joins its row of the test table
+        spec = metadata.fitted(held.table, held.columns)
+        metadata_inputs.for_test(p.cfg, [spec], made.ids, metadata_inputs.PSEUDO_WHO)
     return Result(line, made)
 
 

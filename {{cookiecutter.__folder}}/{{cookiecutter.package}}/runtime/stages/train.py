@@ -85,6 +85,8 @@ def train_run(
         if line:
             print(line)
     table = metadata_inputs.for_training(cfg, said, found.writes_files)  # None: images alone
+    if table and checked.pseudo.value:  # the test images trained on join their own rows
+        table = metadata_inputs.with_test_rows(cfg, table, checked.pseudo.value.ids)
     training = pipeline.for_training(
         train.files,
         cfg,
