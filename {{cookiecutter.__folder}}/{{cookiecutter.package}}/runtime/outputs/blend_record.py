@@ -45,7 +45,12 @@ def problem(blend) -> str:
     if not all(isinstance(run, dict) and "name" in run for run in runs):
         return "a run without a name"
     if is_stack(blend):
-        return "" if isinstance(blend.get("metadata_columns"), list) else "no metadata columns"
+        if not isinstance(blend.get("metadata_columns"), list):
+            return "no metadata columns"
+        predicted_with = ("backbone", "image_size", "tta")
+        if not all(key in run for run in runs for key in predicted_with):
+            return "no backbone, image size or flips for a run: run `stack` again"
+        return ""
     return "" if all("weight" in run for run in runs) else "a run without weight"
 
 
