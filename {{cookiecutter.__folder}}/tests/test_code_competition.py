@@ -14,7 +14,6 @@ import dataclasses
 import json
 import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,7 +36,6 @@ from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import kaggle_inputs, paths
 from {{ cookiecutter.package }}.tools.kaggle_api import described
 
-PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"
 SLUG = "cassava-leaf-disease-classification"
 USER = "alice"
@@ -51,13 +49,9 @@ READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift &&
 
 
 def kernel(tmp_path: Path, *flags: str) -> Path:
-    """`python -m PACKAGE kernel ...` on the laptop; returns the folder it wrote."""
-    command = [sys.executable, "-m", PACKAGE, "kernel", "--competition", SLUG, *QUICK]
-    command += ["--kaggle-user", USER, *flags]
-    done = subprocess.run(
-        command, check=False, cwd=PROJECT, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    """`kernel ...` on the laptop, as the command line runs it (`main`, in this process: a
+    notebook written needs no interpreter of its own); returns the folder it wrote."""
+    assert main(["kernel", "--competition", SLUG, *QUICK, "--kaggle-user", USER, *flags]) == 0
     return Path(flags[flags.index("--output") + 1])
 
 
@@ -435,8 +429,8 @@ def test_a_stacks_inference_notebook_fits_its_trees_again_and_predicts_the_hidde
     mounts = {"proxy": False, "rerun": True, "competitions": {SLUG: f"competitions/{SLUG}"}}
     mounts["notebooks"] = {notebook_id: f"notebooks/{notebook_id}"}
     flags = ["--blend", str(laptop / "stack.json"), "--test-csv", "test.csv"]
-    folder = kernel(tmp_path, *flags, "--output", str(tmp_path / "kernel-stack"), "--output-dir",
-                    str(tmp_path / "rerun"))  # fmt: skip
+    flags += ["--output", str(tmp_path / "kernel-stack"), "--output-dir", str(tmp_path / "rerun")]
+    folder = kernel(tmp_path, *flags)
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
     assert metadata["kernel_sources"] == [notebook_id]
     submitted_as = f"a stack; cv {stack['metric']} {stack['stack_cv']:.4f}, stack of 1"
