@@ -342,19 +342,26 @@ def test_a_blends_inference_notebook_predicts_every_run_on_the_hidden_test_set(b
     folder = kernel(tmp_path, *flags, "--output-dir", str(tmp_path / "rerun"))
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
     assert metadata["kernel_sources"] == list(mounts["notebooks"])
+    said = rerun_of(folder, tmp_path, root, mounts)
+    for number, run in enumerate(runs, 1):
+        assert f"--- run {number} of 2: {run.name} (kaggle:notebooks/{USER}/{run.name}-run)" in said
+    assert said.count("images/s here") == 2 and "with flips: " in said  # the 40 px run's TTA
+    assert "the 2 runs take about" in said
+
+    same_as_the_laptops(tmp_path / "rerun", laptop, renamed, order)
+
+
+def rerun_of(folder: Path, tmp_path: Path, root: Path, mounts: dict) -> str:
+    """What the notebook `kernel` wrote into `folder` said in Kaggle's scoring rerun, run
+    alone with `root` mounted: it must finish without an error, its inputs found by the
+    mount layout and nothing asked of the data proxy."""
     notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "rerun-notebook")
     log = tmp_path / "rerun-log.json"
     done = run_on_kaggle(notebook, root, mounts, log)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
     assert not errors(notebook)
-    said = text_of(notebook)
-    for number, run in enumerate(runs, 1):
-        assert f"--- run {number} of 2: {run.name} (kaggle:notebooks/{USER}/{run.name}-run)" in said
-    assert said.count("images/s here") == 2 and "with flips: " in said  # the 40 px run's TTA
-    assert "the 2 runs take about" in said
-    assert json.loads(log.read_text()) == []  # found by the mount layout, nothing asked
-
-    same_as_the_laptops(tmp_path / "rerun", laptop, renamed, order)
+    assert json.loads(log.read_text()) == []
+    return text_of(notebook)
 
 
 def public_renamed_among_unseen(data: Path) -> tuple[dict[str, str], list[str]]:
@@ -435,12 +442,7 @@ def test_a_stacks_inference_notebook_fits_its_trees_again_and_predicts_the_hidde
     assert metadata["kernel_sources"] == [notebook_id]
     submitted_as = f"a stack; cv {stack['metric']} {stack['stack_cv']:.4f}, stack of 1"
     assert described(Config(), "", str(folder)) == submitted_as  # kaggle submit's description
-    notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "rerun-notebook")
-    log = tmp_path / "rerun-log.json"
-    done = run_on_kaggle(notebook, root, mounts, log)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    assert not errors(notebook)
-    said = text_of(notebook)
+    said = rerun_of(folder, tmp_path, root, mounts)
     assert f"--- run 1 of 1: {run.name} (kaggle:notebooks/{notebook_id})" in said
     cv = f"{stack['stack_cv']:.4f}"
     assert (
@@ -448,5 +450,4 @@ def test_a_stacks_inference_notebook_fits_its_trees_again_and_predicts_the_hidde
         f"{stack['metric']} {cv} out of fold (stack.json: {cv})"
     ) in said
     assert "not the stack's CV" not in said
-    assert json.loads(log.read_text()) == []
     same_as_the_laptops(tmp_path / "rerun", laptop, renamed, order)
