@@ -99,7 +99,7 @@ def write_kernel(
 
 
 # What the notebook predicts each run with, as blend.json and stack.json list them.
-RUN_KEYS = ("backbone", "image_size", "tta", "cv")
+RUN_KEYS = (*blend_record.PREDICTED_WITH, "cv")
 
 
 def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
@@ -328,9 +328,8 @@ def dataset_sources(cfg: Config, user: str, datasets) -> list[str]:
     attached = list(datasets)
     for field in knobs():
         value = getattr(cfg, field.name)
-        mounted = f"{kaggle_inputs.PREFIX}datasets/"
-        if isinstance(value, str) and value.startswith(mounted):
-            ref = "/".join(value.removeprefix(mounted).split("/")[:2])
+        ref = input_named(value, "datasets")
+        if ref:
             attached += [] if ref in attached else [ref]
         if not isinstance(value, str) or not value.startswith(f"{KAGGLE_INPUT}/"):
             continue
@@ -348,12 +347,17 @@ def notebook_sources(cfg: Config) -> list[str]:
     """The notebooks (OWNER/SLUG) whose output a Config value reads as
     kaggle:notebooks/OWNER/SLUG/...: another run's pseudo_labels.csv, say, which Kaggle mounts
     only for a notebook attached."""
-    mounted = f"{kaggle_inputs.PREFIX}notebooks/"
-    return [
-        "/".join(value.removeprefix(mounted).split("/")[:2])
-        for value in (getattr(cfg, field.name) for field in knobs())
-        if isinstance(value, str) and value.startswith(mounted)
-    ]
+    refs = [input_named(getattr(cfg, field.name), "notebooks") for field in knobs()]
+    return [ref for ref in refs if ref]
+
+
+def input_named(value, kind: str) -> str:
+    """The Kaggle input (OWNER/SLUG) of `kind` (datasets, notebooks) that a Config value names
+    as kaggle:KIND/OWNER/SLUG/...; "" for any other value."""
+    mounted = f"{kaggle_inputs.PREFIX}{kind}/"
+    if not (isinstance(value, str) and value.startswith(mounted)):
+        return ""
+    return "/".join(value.removeprefix(mounted).split("/")[:2])
 
 
 def arguments(parser) -> None:

@@ -12,6 +12,9 @@ from pathlib import Path
 from ..errors import UserError, first_line
 from ..platform.files import BLEND, STACK
 
+# What an inference notebook predicts each run with: each run of a blend or a stack lists it.
+PREDICTED_WITH = ("backbone", "image_size", "tta")
+
 
 def read(path: Path | str) -> dict:
     """A blend.json or a stack.json, or one line naming the file."""
@@ -47,8 +50,7 @@ def problem(blend) -> str:
     if is_stack(blend):
         if not isinstance(blend.get("metadata_columns"), list):
             return "no metadata columns"
-        predicted_with = ("backbone", "image_size", "tta")
-        if not all(key in run for run in runs for key in predicted_with):
+        if not all(key in run for run in runs for key in PREDICTED_WITH):
             return "no backbone, image size or flips for a run: run `stack` again"
         return ""
     return "" if all("weight" in run for run in runs) else "a run without weight"
