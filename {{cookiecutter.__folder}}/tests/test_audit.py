@@ -62,9 +62,22 @@ def test_audit_of_a_fold_all_run_writes_every_image_and_pictures_its_suspects(
     assert (audit.set_index("id")["given_label"] == given.loc[audit["id"]]).all()
     suspects = int(audit["suspect"].sum())
     assert f"{suspects} of {len(oof)} training images" in printed
-    if suspects:
-        assert (run / "label_audit.png").stat().st_size > 0
-        assert f"head -n {suspects + 1} {run / 'label_audit.csv'} > drop.csv" in printed
+    assert suspects  # two steps of training leave many: the file below is written
+    assert (run / "label_audit.png").stat().st_size > 0
+    # Its first rows, as many as it counts suspects: what --drop-ids and --relabel take as
+    # they are, in a notebook as in a shell.
+    first = run / "likely_wrong.csv"
+    assert f"to train without them, --drop-ids {first} (or with the models' labels" in printed
+    likely = pd.read_csv(first, dtype={"id": str, "given_label": str})
+    pd.testing.assert_frame_equal(likely, audit.head(suspects))
+    from {{ cookiecutter.package }}.runtime.config import Config
+    from {{ cookiecutter.package }}.runtime.data import corrections
+
+    dropped = corrections.read(Config(drop_ids=str(first))).dropped
+    relabeled = corrections.read(Config(relabel=str(first))).relabeled  # classes by number
+    assert dropped == set(likely["id"]) == set(relabeled)
+    suggested = likely["suggested_label"].astype(int)  # the classes are numbers here
+    assert [relabeled[key] for key in likely["id"]] == suggested.tolist()
 
 
 def test_dropped_and_relabeled_images_train_so_and_validate_as_given(blendable, tmp_path, capsys):

@@ -179,7 +179,8 @@ def test_the_training_notebook_finds_its_inputs_mounted_by_kind_and_writes_what_
         for fold in ("fold0", "fold1"):
             assert (trained.working / fold / left).is_file(), left  # what inference needs
     # fold="all": the out-of-fold table, then the label audit's and the pseudo-labels' cells.
-    for left in ("oof.csv", "label_audit.csv", "label_audit.png", "pseudo_labels.csv"):
+    audited = ("label_audit.csv", "likely_wrong.csv", "label_audit.png")
+    for left in ("oof.csv", *audited, "pseudo_labels.csv"):
         assert (trained.working / left).is_file(), left
     assert "of 36 training images" in trained.said and "fold 1's model: 9 of 9" in trained.said
 

@@ -185,9 +185,9 @@ show(evaluate(cfg, found, build_model))
 # ## Label audit
 #
 # With `fold="all"`: the training labels most likely wrong, judged by the fold models that
-# never trained on each image, the most suspicious first, and pictures of the first. Keep the
-# rows you agree with in a CSV (`label_audit.csv`'s first rows) and train again with
-# `drop_ids` (or `relabel`) set to it in the config above.
+# never trained on each image, the most suspicious first, and pictures of the first. Train
+# again with `drop_ids` (or `relabel`) set to `likely_wrong.csv`, its first rows (as many as
+# it counts suspects), or to a CSV of the rows you agree with.
 
 # %% training
 from {{ cookiecutter.package }}.runtime.platform.paths import output_dir

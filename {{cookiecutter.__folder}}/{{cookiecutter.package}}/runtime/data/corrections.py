@@ -146,7 +146,7 @@ def checked(cfg: Config, made: Corrections, training: list[str], labeled: set[st
         raise UserError(
             f"{named('drop_ids')} {field_path(cfg, 'drop_ids')} leaves out {len(training) - kept} "
             f"of the {len(training)} training images, more than half: give only the rows to "
-            "leave out (label_audit.csv's first ones, most suspicious first)"
+            "leave out (such as audit's likely_wrong.csv)"
         )
     ours = set(training)
     said = []

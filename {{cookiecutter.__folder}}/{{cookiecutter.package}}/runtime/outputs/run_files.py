@@ -18,7 +18,7 @@ RUN_FILES = {
     "thresholds.json", "grade_cuts.json", "metadata.json", "oof.csv", "submission.csv", "test_probabilities.csv",
     "test_probabilities.json", "confusion.png", "predictions.png", "augmented_batch.png",
     "learning_rate.png", "ablate.json", "ablate.png", "label_audit.csv", "label_audit.png",
-    "pseudo_labels.csv",
+    "likely_wrong.csv", "pseudo_labels.csv",
     ".run.lock",
 }  # fmt: skip
 # Folders a run fills itself: its checkpoints, the backbone's architecture beside its weights,

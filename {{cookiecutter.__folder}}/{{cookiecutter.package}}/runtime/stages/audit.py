@@ -41,6 +41,9 @@ CONFIG_FIELDS = (
 )  # fmt: skip
 FROM_RUN = ("image_size", "num_classes", "class_names", "multi_label")  # as it trained
 AUDIT = "label_audit.csv"
+# Its first rows, as many as it counts suspects: the file --drop-ids and --relabel take, in a
+# notebook as in a shell.
+LIKELY_WRONG = "likely_wrong.csv"
 PICTURE = "label_audit.png"
 PICTURED = 16  # suspects in the picture
 LISTED = 5  # suspects printed
@@ -219,10 +222,12 @@ def audit_run(cfg: Config, folder: str) -> pd.DataFrame:
     print(f"wrote {path}: every training image, the most suspicious first")
     print(picture(cfg, audit, run / PICTURE, names))
     if suspects:
+        first = run / LIKELY_WRONG
+        with written_whole(first) as temporary:
+            written.head(suspects).to_csv(temporary, index=False, float_format="%.4f")
         print(
-            f"to train without its first {suspects} rows: `head -n {suspects + 1} {path} > "
-            "drop.csv`, then `train --drop-ids drop.csv` (or with the models' labels: "
-            "--relabel drop.csv)"
+            f"wrote {first}: its first {suspects} rows; to train without them, --drop-ids "
+            f"{first} (or with the models' labels, --relabel {first})"
         )
     return written
 

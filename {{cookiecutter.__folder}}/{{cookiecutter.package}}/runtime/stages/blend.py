@@ -37,7 +37,7 @@ from ..platform.files import (
     write_json,
 )
 from ..platform.paths import output_dir, output_path
-from .audit import AUDIT, PICTURE
+from .audit import AUDIT, LIKELY_WRONG, PICTURE
 from .pseudo import PSEUDO
 
 CONFIG_FIELDS = (
@@ -380,7 +380,8 @@ def write_probabilities(cfg: Config, made: dict, ids: list[str], probabilities, 
 
 # What blend writes in its --output-dir, and nothing else (each under .tmp-<name> until whole).
 BLEND_FILES = (BLEND, "submission.csv", "test_probabilities.csv")
-SECOND_STAGE = (AUDIT, PICTURE, PSEUDO)  # `audit`'s and `pseudo`'s of the blend: left alone
+# `audit`'s and `pseudo`'s files of the blend: left alone.
+SECOND_STAGE = (AUDIT, LIKELY_WRONG, PICTURE, PSEUDO)
 
 
 def not_written_by_blend(folder: Path) -> list[str]:
