@@ -109,7 +109,7 @@ def rerun(tmp_path, notebook: Path, root: Path, mounts: dict, proxy) -> tuple[pd
     assert not errors(run)
     said = text_of(run)
     assert f"kaggle:notebooks/{USER}/{NAME}: " in said and "mount layout)" in said
-    assert "images/s here; the 240 images of this run take about" in said  # by 2 fold models
+    assert "images/s here; the 120 test images by each of 2 models take about" in said
     assert "\ndevices: 1 CPU\nversions: python " in said
     assert json.loads(log.read_text()) == [], f"the rerun asked the data proxy ({proxy})"
     written = pd.read_csv(submission, dtype=str)

@@ -19,27 +19,26 @@ TIMED = (2, 6)  # the batches timed for the speed: after the first (compiling), 
 
 
 def predict_probabilities(
-    net: keras.Model, batches, tta: bool = False, expected: int = 0
+    net: keras.Model, batches, tta: bool = False, test_images: int = 0, models: int = 1
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Class probabilities of the real rows of (image, key, weight[, id]) batches, and their
     keys (labels or ids, then ids), in one pass with a progress bar. Only images go to the
     device; keys stay on the host. With `tta`, the average with the flipped images.
 
-    With `expected` (the images every model of the run will predict, flips counted), the
+    With `test_images` (how many the run predicts, each with every one of its `models`), the
     speed and the time the whole run will take are printed after a few batches: a run that
-    would outlast a notebook's limit says so early (`expected` counts each model's pass over
-    the images; flips are in the speed).
+    would outlast a notebook's limit says so early (flips are in the speed).
     """
     probabilities, keys = [], []
     count = int(batches.cardinality())
     progress = keras.utils.Progbar(count, verbose=progress_verbosity())
     timed = {}
     for number, (images, batch_keys, weights, *ids) in enumerate(batches.as_numpy_iterator()):
-        if expected and number in (TIMED[0], min(TIMED[1], count - 1)):
+        if test_images and number in (TIMED[0], min(TIMED[1], count - 1)):
             timed[number] = time.perf_counter()
             if len(timed) == 2 and number > TIMED[0]:
                 rate = len(weights) * (number - TIMED[0]) / (timed[number] - timed[TIMED[0]])
-                say_speed(rate, tta, expected)
+                say_speed(rate, tta, test_images, models)
         real = weights > 0  # not the blank rows that fill the last batch
         predicted = predicted_batch(net, images)
         if tta:  # a horizontal flip: what a photo of the same thing often looks like
@@ -72,11 +71,12 @@ def predicted_batch(net: keras.Model, images: np.ndarray) -> np.ndarray:
     return net.predict(images, batch_size=rows, verbose=0)
 
 
-def say_speed(images_per_second: float, tta: bool, expected: int) -> None:
+def say_speed(images_per_second: float, tta: bool, images: int, models: int) -> None:
     """The speed of prediction here, and what it makes of the whole run's images."""
+    by = f" by each of {models} models" if models > 1 else ""
     print(
         f"\nprediction: {images_per_second:.1f} images/s here"
         + (" (each with its flip)" if tta else "")
-        + f"; the {expected:,} images of this run take about "
-        + f"{expected / images_per_second / 60:.1f} minutes"
+        + f"; the {images:,} test images{by} take about "
+        + f"{images * models / images_per_second / 60:.1f} minutes"
     )

@@ -42,7 +42,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     checked = preflight.ready(cfg, found, "predict")  # every id and weight found before a model
     test, runs = checked.test.value, checked.trained.value.runs
     sample, shape = checked.sample.value.table, checked.sample.value.shape
-    expected = test.records * len(runs)
+    timed = test.records  # the speed is said once, with the first model's
     as_files = isinstance(source.of(cfg, "test_files"), source.CompetitionImages)
     undecodable, fix = UNDECODABLE["files" if as_files else "records"]
     print(f"predicting {test.said} with {len(runs)} trained models")
@@ -63,8 +63,10 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
         with found.scope():
             net = checkpoints.load_trained(run, found, build_model)
             try:
-                probabilities, (keys,) = predict_probabilities(net, batches, cfg.tta, expected)
-                expected = 0  # said once
+                probabilities, (keys,) = predict_probabilities(
+                    net, batches, cfg.tta, timed, len(runs)
+                )
+                timed = 0
             except tf.errors.InvalidArgumentError as error:  # an image that does not decode
                 raise preflight.bad_image(
                     checked,
