@@ -32,8 +32,8 @@ class Choice:
     # The part of the keras-hub backbone the classifier uses (SigLIP's vision_encoder, not its
     # text tower); empty: all of it.
     part: str = ""
-    # Its keras-hub class and the arguments its preset was built with, so that
-    # `bench-train --weights none` needs no download.
+    # Its keras-hub class and the arguments its preset was built with (for SigLIP, its vision
+    # tower's), so that `bench-train --weights none` needs no download.
     architecture: tuple[str, dict] | None = None
     application: str = ""  # keras.applications' network of the same architecture (bench-train)
     # Its keras-hub argument for stochastic depth (Config.stochastic_depth); empty: none.
@@ -95,6 +95,78 @@ RESNET_VD_50 = {
     "stackwise_num_strides": [1, 2, 2, 2],
     "block_type": "bottleneck_block_vd",
 }
+# From Hugging Face's configs, as keras-hub's converters map them (keras_hub/src/utils/
+# transformers/convert_dinov3.py, convert_swin_transformer.py; tools/checkpoint_conversion/
+# convert_siglip_checkpoints.py, and convert_hgnetv2_checkpoints.py's table of B0 to B6).
+# Built so, they hold the presets' parameters: Swin-T 27,519,354, HGNetV2-B4 13,599,072 and
+# SigLIP's whole backbone 203,156,230 exactly; DINOv3 21,596,544 and 85,660,416 (Hugging
+# Face's counts); SigLIP's vision tower 92,884,420.
+DINOV3_SMALL = {
+    "patch_size": 16,
+    "num_layers": 12,
+    "hidden_dim": 384,
+    "num_heads": 6,
+    "intermediate_dim": 1536,
+    "layer_scale_init_value": 1.0,
+    "num_register_tokens": 4,
+    "use_mask_token": True,
+    "hidden_activation": "gelu",
+    "use_gated_mlp": False,
+    "use_query_bias": True,
+    "use_key_bias": False,
+    "use_value_bias": True,
+    "use_proj_bias": True,
+    "use_mlp_bias": True,
+    "attention_dropout": 0.0,
+    "drop_path_rate": 0.0,
+    "layer_norm_eps": 1e-5,
+    "image_shape": [224, 224, 3],
+    "rope_theta": 100.0,
+    "apply_layernorm": False,
+}
+DINOV3_BASE = {**DINOV3_SMALL, "hidden_dim": 768, "num_heads": 12, "intermediate_dim": 3072}
+SWIN_TINY = {
+    "image_shape": [224, 224, 3],
+    "patch_size": 4,
+    "embed_dim": 96,
+    "depths": [2, 2, 6, 2],
+    "num_heads": [3, 6, 12, 24],
+    "window_size": 7,
+    "mlp_ratio": 4.0,
+    "qkv_bias": True,
+    "dropout_rate": 0.0,
+    "attention_dropout": 0.0,
+    "drop_path": 0.1,
+    "patch_norm": True,
+}
+SIGLIP_BASE_VISION = {  # the vision tower alone: the part the classifier uses
+    "patch_size": 16,
+    "hidden_dim": 768,
+    "num_layers": 12,
+    "num_heads": 12,
+    "intermediate_dim": 3072,
+    "intermediate_activation": "gelu_approximate",
+    "layer_norm_epsilon": 1e-6,
+    "image_shape": [224, 224, 3],
+}
+HGNETV2_B4 = {
+    "depths": [1, 1, 3, 1],
+    "embedding_size": 48,
+    "hidden_sizes": [128, 512, 1024, 2048],
+    "stem_channels": [3, 32, 48],
+    "hidden_act": "relu",
+    "use_learnable_affine_block": False,
+    # in, middle and out channels, blocks, layers a block, kernel size: each stage
+    "stackwise_stage_filters": [
+        [48, 48, 128, 1, 6, 3],
+        [128, 96, 512, 1, 6, 3],
+        [512, 192, 1024, 3, 6, 5],
+        [1024, 384, 2048, 1, 6, 5],
+    ],
+    "apply_downsample": [False, True, True, True],
+    "use_lightweight_conv_block": [False, False, True, True],
+    "image_shape": [224, 224, 3],
+}
 
 
 def efficientnet_v1(handle: str, size: str, parameters: float, width: float, depth: float):
@@ -149,6 +221,7 @@ BACKBONES = {
         "DINOv3 ViT-S/16",
         21.6,
         patch_size=16,
+        architecture=("DINOV3Backbone", DINOV3_SMALL),
         held=NO_DROP_PATH,
     ),
     "dinov3-base": Choice(
@@ -156,6 +229,7 @@ BACKBONES = {
         "DINOv3 ViT-B/16",
         86.0,
         patch_size=16,
+        architecture=("DINOV3Backbone", DINOV3_BASE),
         held=NO_DROP_PATH,
     ),
     # Swin (2021): windowed attention in four stages; its windows of 7 tokens need at least
@@ -166,6 +240,7 @@ BACKBONES = {
         27.5,
         patch_size=32,
         smallest_size=224,
+        architecture=("SwinTransformerBackbone", SWIN_TINY),
         stochastic_depth="drop_path",
     ),
     # SigLIP (2023): a ViT-B/16 trained on image and text pairs (WebLi); its vision tower
@@ -177,11 +252,15 @@ BACKBONES = {
         patch_size=16,
         fixed_size=224,
         part="vision_encoder",
+        architecture=("SigLIPVisionEncoder", SIGLIP_BASE_VISION),
     ),
     # HGNetV2 (PaddleClas, distilled with SSLD): a fast convolutional network whose feature
     # pyramid's deepest map the head pools.
     "hgnetv2-b4": Choice(
-        "keras/hgnetv2/keras/hgnetv2_b4_ssld_stage2_ft_in1k/1", "HGNetV2-B4", 13.6
+        "keras/hgnetv2/keras/hgnetv2_b4_ssld_stage2_ft_in1k/1",
+        "HGNetV2-B4",
+        13.6,
+        architecture=("HGNetV2Backbone", HGNETV2_B4),
     ),
     "small-cnn": Choice("", "small CNN", None),
 }

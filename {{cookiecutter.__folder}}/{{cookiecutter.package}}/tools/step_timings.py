@@ -74,6 +74,7 @@ def backbone_for(cfg: Config, precision: str) -> backbones.Backbone:
     import keras_hub
 
     name, arguments = architecture
+    arguments = {**arguments, **backbones.changed_arguments(cfg)}  # as train changes them
     model = getattr(keras_hub.models, name)(**arguments, dtype=precision)
     scale = [1 / (255 * s) for s in IMAGENET_STD]
     offset = [-m / s for m, s in zip(IMAGENET_MEAN, IMAGENET_STD, strict=True)]

@@ -58,16 +58,10 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
     import keras_hub
 
     load_weights = with_weights and weights(cfg) != "none"
-    size = (cfg.image_size, cfg.image_size, 3)
     choice = BACKBONES[cfg.backbone]
-    resized = choice.patch_size > 1 and not choice.fixed_size
-    shape = {"image_shape": size} if resized else {}  # a transformer's patch grid, resized
-    skipping = choice.stochastic_depth  # its argument for skipped blocks
-    depth = {skipping: cfg.stochastic_depth} if skipping else {}
-    held = dict(choice.held)
     try:
         model = keras_hub.models.Backbone.from_preset(
-            folder, load_weights=load_weights, dtype=precision, **shape, **depth, **held
+            folder, load_weights=load_weights, dtype=precision, **changed_arguments(cfg)
         )
         if choice.part:  # SigLIP's vision tower, without its text tower
             model = getattr(model, choice.part)
@@ -80,6 +74,17 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
         ) from error
     said = "ImageNet weights" if load_weights else "architecture only"
     return Backbone(prepared(model), scale, offset, f"{said} of {source}")
+
+
+def changed_arguments(cfg: Config) -> dict:
+    """The keras-hub arguments this project gives the backbone in place of its preset's: a
+    transformer's patch grid for the image size, the stochastic depth, those held."""
+    choice = BACKBONES[cfg.backbone]
+    resized = choice.patch_size > 1 and not choice.fixed_size
+    shape = {"image_shape": (cfg.image_size, cfg.image_size, 3)} if resized else {}
+    skipping = choice.stochastic_depth  # its argument for skipped blocks
+    depth = {skipping: cfg.stochastic_depth} if skipping else {}
+    return {**shape, **depth, **dict(choice.held)}
 
 
 def prepared(model: keras.Model) -> keras.Model:
