@@ -138,6 +138,7 @@ SMALL = {  # backbone: its keras-hub class, a small configuration of it, its ima
             "stackwise_stage_filters": [(16, 8, 32, 1, 2, 3), (32, 16, 64, 1, 2, 3)],
             "apply_downsample": [False, True],
             "use_lightweight_conv_block": [False, True],
+            "image_shape": (224, 224, 3),  # as keras-hub's converter fixed the real preset's
         },
         keras_hub.layers.HGNetV2ImageConverter,
     ),

@@ -27,6 +27,9 @@ class Choice:
     # (Swin's: of its patches merged at its last stage). Such a backbone is rebuilt for the
     # image size (keras-hub's image_shape), unless its position embeddings fix one size.
     patch_size: int = 1
+    # A network of any input size whose preset fixes the size it was converted at (HGNetV2's
+    # 224): rebuilt for the image size as well.
+    sized_preset: bool = False
     smallest_size: int = 0  # 0: any multiple
     fixed_size: int = 0  # the one size it takes (learned position embeddings); 0: any
     # The part of the keras-hub backbone the classifier uses (SigLIP's vision_encoder, not its
@@ -260,6 +263,7 @@ BACKBONES = {
         "keras/hgnetv2/keras/hgnetv2_b4_ssld_stage2_ft_in1k/1",
         "HGNetV2-B4",
         13.6,
+        sized_preset=True,
         architecture=("HGNetV2Backbone", HGNETV2_B4),
     ),
     "small-cnn": Choice("", "small CNN", None),

@@ -80,7 +80,7 @@ def changed_arguments(cfg: Config) -> dict:
     """The keras-hub arguments this project gives the backbone in place of its preset's: a
     transformer's patch grid for the image size, the stochastic depth, those held."""
     choice = BACKBONES[cfg.backbone]
-    resized = choice.patch_size > 1 and not choice.fixed_size
+    resized = (choice.patch_size > 1 or choice.sized_preset) and not choice.fixed_size
     shape = {"image_shape": (cfg.image_size, cfg.image_size, 3)} if resized else {}
     skipping = choice.stochastic_depth  # its argument for skipped blocks
     depth = {skipping: cfg.stochastic_depth} if skipping else {}
