@@ -43,6 +43,10 @@ class Choice:
     stochastic_depth: str = ""
     # keras-hub arguments held at these values, whatever the preset saved.
     held: tuple[tuple[str, object], ...] = ()
+    # The oldest keras-hub with its class (read from each release's keras_hub.models), and
+    # the oldest Keras that keras-hub release installs with (its Requires-Dist).
+    keras_hub: str = "0.18.1"
+    keras: str = "3.5"
 
 
 # DINOv2's and DINOv3's drop path held off: keras-hub 0.32 makes its noise for the batch size
@@ -216,6 +220,8 @@ BACKBONES = {
         22.2,
         patch_size=14,
         held=NO_DROP_PATH,
+        keras_hub="0.22.2",
+        keras="3.8",
     ),
     # DINOv3 (2025): self-supervised on 1.7 billion images, rotary positions, so any multiple
     # of its 16-pixel patch; the backbone behind several 2025-2026 winners and baselines.
@@ -226,6 +232,8 @@ BACKBONES = {
         patch_size=16,
         architecture=("DINOV3Backbone", DINOV3_SMALL),
         held=NO_DROP_PATH,
+        keras_hub="0.24.0",
+        keras="3.8",
     ),
     "dinov3-base": Choice(
         "keras/dinov3/keras/dinov3_vit_base_lvd1689m/1",
@@ -234,6 +242,8 @@ BACKBONES = {
         patch_size=16,
         architecture=("DINOV3Backbone", DINOV3_BASE),
         held=NO_DROP_PATH,
+        keras_hub="0.24.0",
+        keras="3.8",
     ),
     # Swin (2021): windowed attention in four stages; its windows of 7 tokens need at least
     # 7 at the last stage, so 224 px and up, in steps of 32.
@@ -245,6 +255,8 @@ BACKBONES = {
         smallest_size=224,
         architecture=("SwinTransformerBackbone", SWIN_TINY),
         stochastic_depth="drop_path",
+        keras_hub="0.29.1",
+        keras="3.13",
     ),
     # SigLIP (2023): a ViT-B/16 trained on image and text pairs (WebLi); its vision tower
     # alone, pooled by its own attention head. Its learned positions are for 224 px only.
@@ -256,6 +268,7 @@ BACKBONES = {
         fixed_size=224,
         part="vision_encoder",
         architecture=("SigLIPVisionEncoder", SIGLIP_BASE_VISION),
+        keras_hub="0.20.0",
     ),
     # HGNetV2 (PaddleClas, distilled with SSLD): a fast convolutional network whose feature
     # pyramid's deepest map the head pools.
@@ -265,8 +278,10 @@ BACKBONES = {
         13.6,
         sized_preset=True,
         architecture=("HGNetV2Backbone", HGNETV2_B4),
+        keras_hub="0.22.2",
+        keras="3.8",
     ),
-    "small-cnn": Choice("", "small CNN", None),
+    "small-cnn": Choice("", "small CNN", None, keras_hub=""),
 }
 
 
