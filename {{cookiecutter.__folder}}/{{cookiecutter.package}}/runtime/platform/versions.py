@@ -53,5 +53,7 @@ def unbuildable(backbone: str) -> str:
         if installed == "absent":
             return f"{backbone} needs {package} {needed} or later; {package} is not installed"
         if release(installed) < release(needed):
-            return f"{backbone} needs {package} {needed} or later; {package} {installed} is installed"
+            return (
+                f"{backbone} needs {package} {needed} or later; {package} {installed} is installed"
+            )
     return ""
