@@ -471,6 +471,43 @@ def test_a_spreadsheets_spaces_bom_and_line_ends_make_no_class_and_are_said(tmp_
     assert said == [line]
 
 
+def test_labels_differing_only_in_case_or_unicode_form_are_refused_naming_both(tmp_path, capsys):
+    """A label spelled "Daisy" on some rows and "daisy" on others, or "é" composed on some and
+    written as "e" and a combining accent on others, made a class of each, silently: refused in one
+    line that names both spellings and their rows, before a shard is written; kept apart where
+    the user says so."""
+    folder = mixed_competition(tmp_path, {"cat": 6, "dog": 6, "owl": 6})
+    rows = read_csv(folder / "train.csv")
+    recased = [{**row, "label": "Cat" if row["label"] == "cat" and i % 3 == 0 else row["label"]}
+               for i, row in enumerate(rows)]  # fmt: skip
+    write_csv(folder / "train.csv", ["image_id", "label"],
+              [(r["image_id"], r["label"]) for r in recased])  # fmt: skip
+    cats = collections.Counter(row["label"] for row in recased)
+    assert cats["Cat"] and cats["cat"]
+    output = folder / "records"
+    argv = ["records", "--images", str(folder / "train"), "--csv", str(folder / "train.csv"),
+            "--output-dir", str(output), "--id-column", "image_id", "--folds", "3"]  # fmt: skip
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert error == (
+        f"error: {folder / 'train.csv'}: the labels 'cat' ({cats['cat']} rows) and 'Cat' "
+        f"({cats['Cat']} rows) in 'label' differ only in case or Unicode form, and would train "
+        "as classes of their own; write each class one way in the CSV, or set "
+        "Config.keep_label_spellings / --keep-label-spellings to keep them apart"
+    )
+    assert not output.exists() or not any(output.rglob("*"))
+
+    composed, decomposed = "ros\u00e9", "rose\u0301"  # the same word on screen
+    named = [(r["image_id"], composed if i < 4 else decomposed if i < 6 else r["label"])
+             for i, r in enumerate(rows)]  # fmt: skip
+    write_csv(folder / "train.csv", ["image_id", "label"], named)
+    with pytest.raises(UserError, match=r"'ros\\xe9' \(4 rows\) and 'rose\\u0301' \(2 rows\)"):
+        write(folder, cfg=Config(id_column="image_id", folds=3))
+    assert not output.exists() or not any(output.rglob("*"))
+    kept = write(folder, cfg=Config(id_column="image_id", folds=3, keep_label_spellings=True))
+    assert composed in kept["classes"] and decomposed in kept["classes"]
+
+
 def test_a_cassava_style_csv_of_file_names_needs_no_id_or_label_flags(tmp_path):
     """Cassava's train.csv is image_id,label with ids such as 1000015157.jpg: the records keep
     the ids as the CSV spells them, and the manifest names the columns predict uses."""

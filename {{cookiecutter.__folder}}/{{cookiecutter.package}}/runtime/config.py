@@ -117,6 +117,13 @@ class Config:
     multi_label: bool = knob(
         False, "several labels per image (sigmoid, per-class thresholds)", checkpoint="trained"
     )
+    keep_label_spellings: bool = knob(
+        False,
+        "labels that differ only in case or Unicode form (Daisy, daisy) as classes of their "
+        "own; else refused",
+        checkpoint="data",
+        rare=True,
+    )
     image_size: int = knob(
         {{ cookiecutter.image_size }},
         "square size images are resized to",

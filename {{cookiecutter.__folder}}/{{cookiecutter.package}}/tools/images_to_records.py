@@ -89,7 +89,9 @@ OWN_SUFFIXES = (".tfrec", ".partial")
 
 
 # The Config fields `records` reads: the CSV's columns and the folds.
-CONFIG_FIELDS = ("id_column", "label_column", "multi_label", "folds", "fold_seed")
+CONFIG_FIELDS = (
+    "id_column", "label_column", "multi_label", "keep_label_spellings", "folds", "fold_seed"
+)  # fmt: skip
 
 
 def write_records(

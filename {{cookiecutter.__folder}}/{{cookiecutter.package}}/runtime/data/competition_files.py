@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 import os
 import re
+import unicodedata
 import warnings
 from pathlib import Path
 
@@ -60,6 +61,8 @@ def training_rows(
             f"(column {label_column!r}); a classifier needs two classes or more: set "
             f"{named('label_column')} to the column of the classes, or give the whole CSV"
         )
+    if not cfg.keep_label_spellings:
+        refuse_spellings(rows[label_column], csv, label_column)
     multi_label = cfg.multi_label or holds_several(rows[label_column], csv, label_column)
     if multi_label:
         classes, rows["number"], rows["stratum"] = multi_hot(rows[label_column])
@@ -165,6 +168,27 @@ def check_rows(
             f"{csv}: rows without a label in {label_column!r}, e.g. rows "
             f"{[index + 2 for index in blank[:3]]} (counting the header as row 1)"
         )
+
+
+def refuse_spellings(labels: pd.Series, csv: str, column: str) -> None:
+    """Refuse labels that differ only in case or Unicode form ("Daisy" and "daisy", an "é"
+    composed and one written as "e" and a combining accent): each would train as a class of
+    its own, and the images of one flower would teach the model two."""
+    counts = labels.str.split().explode().value_counts()
+    spellings = collections.defaultdict(list)
+    for name in counts.index:
+        spellings[unicodedata.normalize("NFC", name).casefold()].append(name)
+    clashing = [names for names in spellings.values() if len(names) > 1]
+    if not clashing:
+        return
+    names = sorted(clashing[0], key=lambda name: -counts[name])
+    shown = " and ".join(f"{name!a} ({counts[name]} rows)" for name in names)
+    more = f" ({len(clashing) - 1} more such set(s))" if len(clashing) > 1 else ""
+    raise UserError(
+        f"{csv}: the labels {shown} in {column!r} differ only in case or Unicode form{more}, "
+        "and would train as classes of their own; write each class one way in the CSV, or set "
+        f"{named('keep_label_spellings')} to keep them apart"
+    )
 
 
 def refuse_missing(rows: pd.DataFrame, csv: str, column: str, flag: str) -> None:
