@@ -345,6 +345,33 @@ def test_ablate_trains_each_part_switched_off_and_resumes(demo_cfg, capsys):
         ablate.variants(cfg, ["mixop"])
 
 
+def test_ablate_calls_a_difference_a_finding_only_beyond_twice_its_standard_error():
+    """Each variant is compared with the default fold by fold: ahead by about the same on every
+    fold is a finding even where the folds themselves differ more; ahead on one fold and
+    behind on another is noise, however large its mean. The table marks findings with *."""
+    default = [0.80, 0.84, 0.88]
+    steady = ablate.difference([0.821, 0.859, 0.900], default)
+    noisy = ablate.difference([0.86, 0.82, 0.91], default)
+    assert steady["difference"] == pytest.approx(0.02)
+    assert steady["standard_error"] == pytest.approx(0.0006, abs=1e-4)
+    assert noisy["difference"] == pytest.approx(0.0233, abs=1e-4)
+    assert noisy["standard_error"] == pytest.approx(0.0233, abs=1e-4)
+    rows = [
+        {"variant": name, "changes": changes, "mean": statistics.fmean(scores),
+         "spread": statistics.stdev(scores), "images_per_second": 100.0,
+         **ablate.difference(scores, default)}
+        for name, changes, scores in (
+            ("default", {}, default),
+            ("+ flip", {"flip": True}, [0.821, 0.859, 0.900]),
+            ("+ mixup", {"mixup": 0.2}, [0.86, 0.82, 0.91]),
+        )
+    ]  # fmt: skip
+    lines = ablate.table(rows, Config(metric="accuracy", epochs=5), 3, True).splitlines()
+    assert "standard error (* beyond twice it)" in lines[0]
+    assert lines[3].startswith("+ flip") and "+0.0200  0.0006*" in lines[3]
+    assert lines[4].startswith("+ mixup") and "*" not in lines[4]
+
+
 def test_class_balance_weighs_a_rare_class_up_and_keeps_the_average_image_at_one():
     """A positive of 10% of the training images: at class_balance 1 its mistakes weigh 9
     times a negative's, and the average image still weighs 1 (the learning rate keeps its

@@ -18,7 +18,7 @@ import json
 import statistics
 
 from ..backbone_choices import weights
-from ..config import CROP_AREA, Config, crop_area
+from ..config import CROP_AREA, Config, crop_area, flips
 from ..errors import UserError, named, whole_number
 from ..outputs.run_files import refuse_others
 from ..platform.files import place, written_whole
@@ -85,8 +85,9 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
 
 
 def effective(cfg: Config, name: str):
-    """A recipe field's value as the run uses it: an auto crop area decided."""
-    return crop_area(cfg) if name == "crop_area" else getattr(cfg, name)
+    """A recipe field's value as the run uses it: an auto crop area or flip decided."""
+    decided = {"crop_area": crop_area, "flip": flips}
+    return decided[name](cfg) if name in decided else getattr(cfg, name)
 
 
 def ablate(
@@ -132,9 +133,8 @@ def ablate(
             scores.append(history[f"final_valid_{cfg.metric}"])
             speeds.append(images_per_second(run, history, in_folds))
         rows.append(row(name, changes, scores, speeds))
-    default = rows[0]["mean"]
     for each in rows:
-        each["difference"] = each["mean"] - default
+        each.update(difference(each["scores"], rows[0]["scores"]))
     if found.writes_files:
         with written_whole(root / "ablate.json") as temporary:
             temporary.write_text(json.dumps(rows, indent=1))
@@ -175,6 +175,17 @@ def row(name: str, changes: dict, scores: list[float], speeds: list) -> dict:
     }
 
 
+def difference(scores: list[float], default: list[float]) -> dict:
+    """A variant's difference from the default, run by run (the same fold or seed), and its
+    standard error: a difference within twice it is noise, not a finding (docs/recipe.md)."""
+    differences = [score - base for score, base in zip(scores, default, strict=True)]
+    spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
+    return {
+        "difference": statistics.fmean(differences),
+        "standard_error": spread / len(differences) ** 0.5,
+    }
+
+
 def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
     from ..learning import scoring  # NumPy: `ablate --help` needs none
 
@@ -183,15 +194,20 @@ def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
         (
             f"ablate: validation {scoring.metric_named(cfg.metric, False)}, mean and "
             f"standard deviation over {over}, "
-            f"{cfg.epochs} epochs each"
+            f"{cfg.epochs} epochs each; the difference from the default {over[2:]} by "
+            f"{over[2:-1]}, with its standard error (* beyond twice it)"
         ),
-        f"{'variant':<22} {cfg.metric:>8} {'sd':>7} {'vs default':>11} {'images/s':>9}  changes",
+        f"{'variant':<22} {cfg.metric:>8} {'sd':>7} {'vs default':>11} {'se':>7}  "
+        + f"{'images/s':>9}  changes",
     ]
     for each in rows:
         speed = f"{each['images_per_second']:9.0f}" if each["images_per_second"] else f"{'-':>9}"
-        difference = f"{each['difference']:+11.4f}" if each["variant"] != "default" else f"{'':>11}"
+        beyond = abs(each["difference"]) > 2 * each["standard_error"] and runs > 1
+        compared = f"{each['difference']:+11.4f} {each['standard_error']:7.4f}" + "*" * beyond
+        if each["variant"] == "default":
+            compared = f"{'':>19}"
         changes = ", ".join(f"{k}={v}" for k, v in each["changes"].items())
-        line = f"{each['variant']:<22} {each['mean']:8.4f} {each['spread']:7.4f} {difference} "
+        line = f"{each['variant']:<22} {each['mean']:8.4f} {each['spread']:7.4f} {compared:<20}"
         lines.append(f"{line}{speed}  {changes}".rstrip())
     return "\n".join(lines)
 
