@@ -2,12 +2,15 @@
 host's tf.image.sample_distorted_bounding_box draws them, each is resized as tf.image.resize
 resizes it, and only training sees them."""
 
+import dataclasses
+
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from {{ cookiecutter.package }}.runtime.config import Config, recipe_line
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, crop_windows, resize_matrix
 from {{ cookiecutter.package }}.runtime.learning.backbones import load
 from {{ cookiecutter.package }}.runtime.learning.model import build_model, model_augmentations
@@ -84,5 +87,34 @@ def test_crops_by_default_only_from_the_image_size_where_they_pay(capsys):
     given = Config(backbone="small-cnn", weights="none", image_size=32, crop_area=0.5)
     assert model_augmentations(given)[0].crop_area == 0.5
     assert recipe_line(small).startswith("crop_area auto: 1.0, no random crops at 32 px")
-    assert recipe_line(large) == "crop_area auto: 0.75 (random crops at 128 px)"
-    assert recipe_line(given) == ""
+    assert recipe_line(large).splitlines()[0] == "crop_area auto: 0.75 (random crops at 128 px)"
+    assert "crop_area" not in recipe_line(given)
+
+
+def test_flips_by_default_only_from_the_image_size_of_photos():
+    """flip "auto": from 128 px, photos, which every recipe the defaults follow flips; below,
+    none, as measured (docs/recipe.md); True or False given is used as given, at any size.
+    train prints what auto chose and why."""
+    made = {
+        (size, flip): model_augmentations(
+            Config(backbone="small-cnn", weights="none", image_size=size, flip=flip)
+        )[-1].flip
+        for size in (32, 127, 128, 512)
+        for flip in ("auto", True, False)
+    }
+    assert made == {
+        **{(size, "auto"): size >= 128 for size in (32, 127, 128, 512)},
+        **{(size, True): True for size in (32, 127, 128, 512)},
+        **{(size, False): False for size in (32, 127, 128, 512)},
+    }
+    on, off = (Config(backbone="small-cnn", weights="none", image_size=s) for s in (512, 32))
+    assert recipe_line(on).splitlines()[-1] == (
+        "flip auto: on at 512 px (photos: the recipes it follows all flip them, "
+        "docs/recipe.md; --no-flip turns it off)"
+    )
+    assert recipe_line(off).splitlines()[-1] == (
+        "flip auto: off at 32 px (below 128 px, measured in docs/recipe.md; --flip flips)"
+    )
+    assert "flip" not in recipe_line(dataclasses.replace(on, flip=True, crop_area=0.75))
+    with pytest.raises(UserError, match="Config.flip / --flip = 'yes': must be True, False or"):
+        Config(flip="yes")

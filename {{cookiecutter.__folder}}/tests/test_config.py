@@ -27,13 +27,14 @@ def test_every_field_is_a_flag_of_its_type():
     for field in fields:
         argv += (
             [config.flag(field.name)]
-            if kinds[field.name] is bool
+            if kinds[field.name] in (bool, config.Switch)
             else [config.flag(field.name), values[kinds[field.name]]]
         )
     args = parser().parse_args(argv)
     for field in fields:
         parsed = getattr(args, field.name)
-        assert type(parsed) is kinds[field.name], field.name
+        kind = bool if kinds[field.name] is config.Switch else kinds[field.name]
+        assert type(parsed) is kind, field.name
 
 
 def test_each_command_lists_the_settings_it_reads_and_refuses_the_others(capsys):

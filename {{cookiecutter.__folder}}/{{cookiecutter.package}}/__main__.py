@@ -238,7 +238,7 @@ def add_flag(group, field: dataclasses.Field, shown: bool) -> None:
     # The help says what an empty value or an unset one means; otherwise, the default.
     about += "" if value in ("", []) or "default:" in about else f" (default: {value})"
     about = about if shown else argparse.SUPPRESS
-    if kind is bool:
+    if kind in (bool, config.Switch):  # a switch left unset stays "auto"
         group.add_argument(
             config.flag(field.name),
             action=argparse.BooleanOptionalAction,

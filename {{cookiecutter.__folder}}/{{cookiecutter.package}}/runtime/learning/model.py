@@ -19,7 +19,7 @@ import keras
 from keras import layers, ops
 
 # Spelled out, not relative: the notebook runs this file as its model cell, outside the package.
-from {{ cookiecutter.package }}.runtime.config import crop_area
+from {{ cookiecutter.package }}.runtime.config import crop_area, flips
 from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, MixUpOrCutMix
 from {{ cookiecutter.package }}.runtime.learning.averaging import WarmedUpAverage
 
@@ -45,7 +45,7 @@ def model_augmentations(cfg):
         steps.append(
             MixUpOrCutMix(cfg.mixup, cfg.cutmix, cfg.mix_probability, cfg.seed, name="mix")
         )
-    steps.append(CropAndFlip(crop_area(cfg), cfg.flip, cfg.seed, name="crop_and_flip"))
+    steps.append(CropAndFlip(crop_area(cfg), flips(cfg), cfg.seed, name="crop_and_flip"))
     return steps
 
 
