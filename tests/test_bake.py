@@ -100,6 +100,36 @@ def test_config_defaults_are_the_answers(baker, python, answers):
         assert cfg["train_files"] == "train/*.tfrec"
 
 
+@pytest.mark.parametrize(
+    "answers, said",
+    [
+        (
+            {},
+            (
+                "flip auto: on at 512 px (photos: the recipes it follows all flip them, "
+                "docs/recipe.md; --no-flip turns it off)"
+            ),
+        ),
+        (
+            {"image_size": "32", "backbone": "small-cnn"},
+            "flip auto: off at 32 px (below 128 px, measured in docs/recipe.md; --flip flips)",
+        ),
+    ],
+    ids=["defaults", "32-px"],
+)
+def test_a_render_says_what_auto_flips_chose_at_its_size(baker, python, answers, said):
+    """The default render (512 px, EfficientNet-B0) flips, and says why before it trains; a
+    32 px render does not, and says that. The lines are those train prints first."""
+    baked = baker(**answers)
+    script = (
+        f"from {baked.package.name}.runtime.config import Config, recipe_line; "
+        "print(recipe_line(Config()))"
+    )
+    result = baked.run(python, "-c", script)
+    assert result.returncode == 0, result.stderr
+    assert said in result.stdout.splitlines()
+
+
 def test_the_flowers_folder_follows_the_image_size(baker, python):
     baked = baker(image_size="331")
     assert '"tfrecords-jpeg-331x331/val/*.tfrec"' in baked.read(
