@@ -5,12 +5,18 @@ where the package reads them (importlib.metadata's `version`, in versions.py).""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from importlib.metadata import PackageNotFoundError
 
 import pytest
 
 from {{ cookiecutter.package }}.__main__ import main
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import versions
+from {{ cookiecutter.package }}.tools import kernel, notebook
 
 SWIN_ON_KAGGLE = "swin-tiny needs keras-hub 0.29.1 or later; keras-hub 0.26.0 is installed"
 
@@ -90,3 +96,47 @@ def test_train_and_doctor_refuse_it_in_one_line_before_building_anything(
     assert "could not load the keras-hub preset" not in out + err  # it blamed the folder
     assert not (tmp_path / "o").exists()
 
+
+def test_kernel_installs_keras_hub_with_the_internet_on_and_refuses_a_code_competitions_notebook(
+    tmp_path, capsys
+):
+    """Kaggle's image (platforms/kaggle-gpu.txt) carries keras-hub 0.26.0: a Swin training
+    notebook installs 0.29.1, so its internet is on; the inference notebook, rerun offline,
+    cannot."""
+    cfg = Config(backbone="swin-tiny", image_size=224)
+    folder = kernel.write_kernel(cfg, "gpu", "alice", str(tmp_path / "train"))
+    described = json.loads((folder / "kernel-metadata.json").read_text())
+    assert described["enable_internet"] is True
+    assert "the notebook installs keras-hub 0.29.1" in capsys.readouterr().out
+    with pytest.raises(UserError, match="reruns this notebook offline, where keras-hub 0.29.1"):
+        kernel.write_kernel(cfg, "gpu", "alice", str(tmp_path / "infer"), inference=True)
+    assert not (tmp_path / "infer").exists()
+    plain = kernel.write_kernel(Config(), "gpu", "alice", str(tmp_path / "plain"))
+    assert json.loads((plain / "kernel-metadata.json").read_text())["enable_internet"] is False
+
+
+def run_install_cell(cfg: Config, monkeypatch) -> list[list[str]]:
+    """The training notebook's config cell and install cell, run here with pip's calls kept
+    (pip is where it meets the network): the pip commands it ran."""
+    cells = notebook.cells(cfg, "gpu", None)
+    (config_cell,) = [cell for cell in cells if cell.source.startswith("# The settings")]
+    (install,) = [cell for cell in cells if cell.folded == notebook.ON_KAGGLE_HIDDEN]
+    ran: list[list[str]] = []
+    monkeypatch.setattr(subprocess, "check_call", ran.append)
+    names: dict = {}
+    for cell in (config_cell, install):  # as Jupyter runs them: one namespace
+        exec(cell.source, names)  # noqa: S102 - the notebook's own code
+    return ran
+
+
+def test_the_notebook_installs_only_the_keras_hub_the_image_lacks_and_says_so(monkeypatch, capsys):
+    installed_as(monkeypatch, keras_hub="0.26.0", keras="3.13.2")  # Kaggle's GPU image
+    assert run_install_cell(Config(), monkeypatch) == []  # EfficientNet-B0: nothing
+    swin = Config(backbone="swin-tiny", image_size=224)
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps"]
+    assert run_install_cell(swin, monkeypatch) == [[*pip, "keras-hub==0.29.1"]]
+    said = f"{SWIN_ON_KAGGLE}: installing keras-hub 0.29.1 without its dependencies"
+    assert said in capsys.readouterr().out
+    installed_as(monkeypatch, keras_hub="0.25.1", keras="3.8.0")  # no Swin runs on Keras 3.8
+    with pytest.raises(UserError, match="this image trains efficientnet-b0, .*dinov3-small"):
+        run_install_cell(swin, monkeypatch)
