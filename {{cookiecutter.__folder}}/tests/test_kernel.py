@@ -290,8 +290,10 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     metadata, notebook = read(folder)
     shown = [c for c in notebook.cells if not c.metadata.get("_kg_hide-input")]
     hidden = [c for c in notebook.cells if c.metadata.get("jupyter", {}).get("source_hidden")]
-    (colab,) = [c for c in notebook.cells if c.metadata.get("_kg_hide-input") and c not in hidden]
-    assert "tensorflow-cpu" in colab.source  # Colab's installs: folded on Kaggle, in view there
+    (install,) = [c for c in notebook.cells if c.metadata.get("_kg_hide-input") and c not in hidden]
+    assert "tensorflow-cpu" in install.source and "keras-hub" in install.source  # folded on Kaggle
+    after_the_runtime = notebook.cells.index(install) > max(map(notebook.cells.index, hidden))
+    assert after_the_runtime  # it reads the backbones' registry the hidden cells write
     assert shown[0].cell_type == "markdown" and shown[0].source.startswith("# ")
     assert "An EfficientNet-B0 image classifier" in shown[0].source
     settings, config_cell = shown[1].source, shown[2].source

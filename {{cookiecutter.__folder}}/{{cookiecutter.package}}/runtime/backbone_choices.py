@@ -43,10 +43,18 @@ class Choice:
     stochastic_depth: str = ""
     # keras-hub arguments held at these values, whatever the preset saved.
     held: tuple[tuple[str, object], ...] = ()
-    # The oldest keras-hub with its class (read from each release's keras_hub.models), and
-    # the oldest Keras that keras-hub release installs with (its Requires-Dist).
+    # The oldest keras-hub that builds it (empty: none needed), and the oldest Keras that
+    # release installs with (its Requires-Dist). Read from the newest patch of each release
+    # 0.18 to 0.32: its keras_hub.models has the class, and the class's __init__ takes the
+    # arguments of `architecture` and of the preset's config (EfficientNet's
+    # stackwise_width_coefficients and num_features: 0.19). An earlier patch may build it too.
     keras_hub: str = "0.18.1"
     keras: str = "3.5"
+
+
+# The newest keras-hub for each Keras its releases need (their Requires-Dist): what to install
+# beside an image's Keras, which an install of keras-hub must never upgrade.
+KERAS_HUB_FOR_KERAS = {"3.5": "0.21.1", "3.8": "0.25.1", "3.13": "0.29.1", "3.15": "0.32.0"}
 
 
 # DINOv2's and DINOv3's drop path held off: keras-hub 0.32 makes its noise for the batch size
@@ -191,6 +199,7 @@ def efficientnet_v1(handle: str, size: str, parameters: float, width: float, dep
         architecture=("EfficientNetBackbone", scaled),
         application=f"EfficientNet{size}",
         stochastic_depth="dropout",  # keras-hub's name for its blocks' drop-connect rate
+        keras_hub="0.19.3",
     )
 
 
@@ -207,6 +216,7 @@ BACKBONES = {
         22.3,
         architecture=("EfficientNetBackbone", EFFICIENTNET_V2_S),
         stochastic_depth="dropout",
+        keras_hub="0.19.3",
     ),
     "resnet-vd-50": Choice(
         "keras/resnet_vd/keras/resnet_vd_50_imagenet/2",

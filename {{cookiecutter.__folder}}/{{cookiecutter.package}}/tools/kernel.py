@@ -20,7 +20,7 @@ from ..runtime.config import LABEL_FILES, SLUG, Config, class_names, knobs
 from ..runtime.data.manifest import read_manifest
 from ..runtime.errors import UserError, named
 from ..runtime.outputs import blend_record
-from ..runtime.platform import kaggle_inputs
+from ..runtime.platform import kaggle_inputs, versions
 from ..runtime.platform.files import (
     BLEND,
     FETCHED_FROM,
@@ -84,6 +84,9 @@ def write_kernel(
     folder = output_folder(output, "kernel --kernel-dir")
     kernels = trained if inference else notebook_sources(cfg)
     described = metadata(cfg, accelerator, user, sources, kernels, slug_, inference)
+    built = [run["backbone"] for run in runs["runs"]] if runs else [cfg.backbone]
+    if installs_keras_hub(built, inference):
+        described["enable_internet"] = True
     check_not_another_kernel(folder, described["id"])
     for line in paths_kaggle_lacks(cfg):
         print(f"warning: {line}")
@@ -197,6 +200,29 @@ def check_not_another_kernel(folder: Path, kernel: str) -> None:
             f"kernel --kernel-dir {folder} holds another kernel ({other}, in {held.name}), which "
             f"this one ({kernel}) would replace; give another folder, or remove that one first"
         )
+
+
+def installs_keras_hub(backbones: list[str], inference: bool) -> bool:
+    """Whether the notebook must install a keras-hub that builds `backbones` (Kaggle's image
+    lacks one): a training notebook does, with the internet on; an inference notebook, which a
+    code competition reruns offline, cannot, and neither can any on an image whose Keras no
+    keras-hub with the backbone runs on: refused in one line."""
+    image = notebook.image_packages()
+    lacking = [(name, versions.unbuildable(name, image)) for name in backbones]
+    lacking = [(name, why) for name, why in lacking if why]
+    for name, why in lacking:
+        hub = versions.keras_hub_for(name, image.get("keras", "0"))
+        on_kaggle = f"on Kaggle's image (platforms/kaggle-gpu.txt), {why}"
+        if not hub:
+            raise UserError(f"{on_kaggle}, and no keras-hub with {name} runs on its Keras")
+        if inference:
+            raise UserError(
+                f"{on_kaggle}, and a code competition reruns this notebook offline, where "
+                f"keras-hub {hub} cannot be installed: train a backbone it has "
+                f"({', '.join(versions.buildable(image))})"
+            )
+        print(f"the notebook installs keras-hub {hub} ({on_kaggle}): its internet is on")
+    return bool(lacking)
 
 
 def paths_kaggle_lacks(cfg: Config) -> list[str]:

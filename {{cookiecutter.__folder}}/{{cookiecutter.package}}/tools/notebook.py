@@ -22,6 +22,7 @@ import nbformat
 from ..runtime.backbone_choices import BACKBONES, from_kaggle_models
 from ..runtime.config import Config
 from ..runtime.outputs import blend_record
+from ..runtime.platform import versions
 from .settings_cell import config_source, other_settings
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ def one_line_errors(kind, error, traceback, python_hook=sys.excepthook):
 sys.excepthook = one_line_errors"""
 # How a cell is folded, as its metadata says it to Jupyter and to Kaggle.
 HIDDEN = {"jupyter": {"source_hidden": True}, "_kg_hide-input": True, "_kg_hide-output": True}
-ON_KAGGLE_HIDDEN = {"_kg_hide-input": True, "_kg_hide-output": True}  # Kaggle reads these only
+ON_KAGGLE_HIDDEN = {"_kg_hide-input": True}  # Kaggle reads it only; what installs stays in view
 OUTPUT_FOLDED = {"jupyter": {"outputs_hidden": True}, "collapsed": True, "_kg_hide-output": True}
 WHERE = {"tpu": "a TPU v5e-8", "gpu": "two T4 GPUs", "cpu": "the CPU"}
 
@@ -65,7 +66,7 @@ class Cell:
     kind: str  # "markdown", "code" or "module" (a file of the package, written by the cell)
     source: str
     path: str = ""  # for "module": where the cell writes it
-    # In view, or folded: HIDDEN (the runtime), ON_KAGGLE_HIDDEN (Colab's installs),
+    # In view, or folded: HIDDEN (the runtime), ON_KAGGLE_HIDDEN (the install cell's code),
     # OUTPUT_FOLDED (its source in view, its output one click away).
     folded: dict | None = None
 
@@ -100,10 +101,11 @@ def cells(
     for name, cell in visible_cells():
         if name == "settings":
             made.append(Cell("markdown", "## Settings\n\n" + other_settings(cfg, notebook)))
-            made.append(Cell("code", config_source(cfg, accelerator, notebook, blend)))
+            built = [run["backbone"] for run in blend["runs"]] if blend else [cfg.backbone]
+            made.append(Cell("code", config_source(cfg, accelerator, notebook, blend, built)))
         elif name == "runtime":
             made += runtime_cells()
-        elif name == "colab":
+        elif name == "install":
             made.append(dataclasses.replace(cell, folded=ON_KAGGLE_HIDDEN))
         elif name == "summary":
             made += [] if inference else [dataclasses.replace(cell, folded=OUTPUT_FOLDED)]
@@ -170,6 +172,13 @@ def runtime_cells() -> list[Cell]:
             for path in runtime_modules()
         ],
     ]
+
+
+def image_packages() -> dict[str, str]:
+    """The versions Kaggle's image carries, as platforms/kaggle-gpu.txt records them (its TPU
+    image carries the same Keras and keras-hub)."""
+    pins = (PACKAGE.parent / "platforms" / "kaggle-gpu.txt").read_text()
+    return dict(re.findall(r"^([\w-]+)==(\S+)$", pins, re.MULTILINE))
 
 
 def title(
@@ -239,7 +248,19 @@ def title(
         f"{classes}, trained on {WHERE[accelerator]}; it writes `submission.csv`.\n\n"
         "**Run all.** The settings come first; the data steps and the model are in view to "
         "edit; the accelerator cell stops the run at once if the accelerator is missing. "
-        "Nothing is installed and nothing needs the internet."
+        + installs(cfg.backbone)
+    )
+
+
+def installs(backbone: str) -> str:
+    """What the training notebook installs, as its title says it."""
+    lacking = versions.unbuildable(backbone, image_packages())
+    if not lacking:
+        return "Nothing is installed and nothing needs the internet."
+    hub = versions.keras_hub_for(backbone, image_packages().get("keras", "0"))
+    return (
+        f"On Kaggle's image, {lacking}: the cell after the hidden ones installs keras-hub {hub}, "
+        "with the internet on (Settings > Internet)."
     )
 
 

@@ -6,7 +6,8 @@ notebook.py puts the notebook's title first, and more by a cell's title (the wor
 - `settings`: the settings table and the config cell (settings_cell.py); this file's
   stand-in gives Config's defaults.
 - `runtime`: the hidden cells that write the package's runtime beside the notebook.
-- `colab`: a cell for Colab only, folded away on Kaggle, where it does nothing.
+- `install`: the cell that installs what the machine lacks (after the runtime: it reads
+  the backbones' registry), its code folded away on Kaggle.
 - `summary`: a cell of the training notebook whose output is folded (the model's layers).
 - `training`: a cell of the training notebook only; `inference`: of every inference notebook
   (`kernel --inference`), `single` of the one that predicts with one run, `blend` of the one
@@ -24,6 +25,7 @@ Nothing imports it: importing it would run every notebook's cells, one after the
 # %% settings
 CONFIG = {}
 ACCELERATOR = ""
+BACKBONES_BUILT = [CONFIG.get("backbone", "small-cnn")]
 BLEND = {}  # a blend's notebook only
 STACK = {}  # a stack's notebook only
 
@@ -31,36 +33,52 @@ STACK = {}  # a stack's notebook only
 # ## The project's code
 #
 # Each hidden cell writes one module of `{{ cookiecutter.package }}` (open one to read it); the data steps and
-# the model are in view below. On Colab, whose TPU runtime has no TensorFlow and no keras-hub,
-# the next cell installs `tensorflow-cpu` for the input pipeline and `keras-hub` for the
-# backbone (Colab has internet; Kaggle has everything already, so nothing is ever installed
-# there).
+# the model are in view below. The cell after them installs only what this machine lacks,
+# before anything imports it, and says what it installs: on Colab's TPU runtime, which has no
+# TensorFlow, `tensorflow-cpu` for the input pipeline; and where the image's keras-hub cannot
+# build a backbone this notebook uses (Kaggle's and Colab's GPU images carry keras-hub 0.26,
+# which has no Swin), the newest keras-hub that has it and runs on the image's Keras (never
+# upgraded: its TensorFlow and JAX are built for it). That needs the internet on.
 
-# %% colab
+# %% runtime
+# In the notebook, the hidden cells here write the package's runtime beside it.
+
+# %% install
 import importlib.util
 import subprocess
 import sys
-from importlib.metadata import version
 
+from {{ cookiecutter.package }}.runtime.errors import UserError
+from {{ cookiecutter.package }}.runtime.platform import versions
+
+pip = [sys.executable, "-m", "pip", "install", "--quiet"]
 on_colab = importlib.util.find_spec("google") is not None and (
     importlib.util.find_spec("google.colab") is not None
 )
 if on_colab and importlib.util.find_spec("tensorflow") is None:
     print("Colab's TPU runtime has no TensorFlow: installing tensorflow-cpu")
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "tensorflow-cpu"])
-if on_colab and importlib.util.find_spec("keras_hub") is None:
-    # --no-deps: keras-hub's tensorflow-text would pull a full TensorFlow, which
-    # fights JAX for the TPU (jax-ml/jax#29989). keras-hub 0.30 and later need
-    # Keras 3.15; Colab's TPU runtime may carry an older Keras.
-    keras = tuple(int(part) for part in version("keras").split(".")[:2])
-    hub = "keras-hub" if keras >= (3, 15) else "keras-hub<0.30"
-    print(f"Colab has no keras-hub: installing {hub} without its dependencies")
-    pip = [sys.executable, "-m", "pip", "install", "--quiet"]
-    subprocess.check_call([*pip, "--no-deps", hub])
-    subprocess.check_call([*pip, "kagglehub", "regex", "rich", "tokenizers"])
-
-# %% runtime
-# In the notebook, the hidden cells here write the package's runtime beside it.
+    subprocess.check_call([*pip, "tensorflow-cpu"])
+for backbone in BACKBONES_BUILT:
+    lacking = versions.unbuildable(backbone)
+    if not lacking:
+        continue
+    keras = versions.installed("keras")
+    hub = versions.keras_hub_for(backbone, keras) if keras else ""
+    if not hub:
+        raise UserError(f"{lacking}; this image trains {', '.join(versions.buildable())}")
+    # --no-deps: keras-hub's tensorflow-text would pull a full TensorFlow, which fights JAX
+    # for the TPU (jax-ml/jax#29989), and its newest releases a newer Keras.
+    print(f"{lacking}: installing keras-hub {hub} without its dependencies")
+    had_one = bool(versions.installed("keras-hub"))
+    try:
+        subprocess.check_call([*pip, "--no-deps", f"keras-hub=={hub}"])
+        if not had_one:  # what keras-hub needs that Colab's TPU runtime lacks
+            subprocess.check_call([*pip, "kagglehub", "regex", "rich", "tokenizers"])
+    except subprocess.CalledProcessError:
+        raise UserError(
+            f"{lacking}, and pip could not install keras-hub {hub}: turn the internet on "
+            "(Settings > Internet) and run the notebook from the top"
+        ) from None
 
 # %% [markdown]
 # ## Data steps

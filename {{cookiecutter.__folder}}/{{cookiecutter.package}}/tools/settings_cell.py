@@ -59,10 +59,16 @@ def value(cfg: Config, name: str):
 
 
 def config_source(
-    cfg: Config, accelerator: str, notebook: str = "training", blend: dict | None = None
+    cfg: Config,
+    accelerator: str,
+    notebook: str = "training",
+    blend: dict | None = None,
+    built: list[str] = (),
 ) -> str:
     """The config cell: the fields tuned most and the values given, by Config's sections;
-    in a blend's notebook, the blend's runs and weights after them."""
+    in a blend's notebook, the blend's runs and weights after them. `built`: the backbones an
+    inference notebook builds (the trained runs'), for the install cell; a training notebook
+    builds CONFIG's."""
     shown = shown_fields(cfg, notebook)
     lines = [
         "# The settings of this run, by Config's sections: those tuned most, and every value",
@@ -84,6 +90,9 @@ def config_source(
             ")",
             "# The notebook stops in its first cells if Kaggle gives it another accelerator.",
             f"ACCELERATOR = {python_literal(required)}",
+            "# The backbones it builds: the install cell checks that keras-hub has them.",
+            "BACKBONES_BUILT = "
+            + ('[CONFIG["backbone"]]' if notebook == "training" else python_literal(list(built))),
             *blend_source(blend),
         ]
     )

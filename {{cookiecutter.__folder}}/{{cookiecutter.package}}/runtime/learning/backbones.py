@@ -25,7 +25,7 @@ from keras import layers
 from ..backbone_choices import BACKBONES, from_kaggle_models, handle, uses_preset, weights
 from ..config import Config
 from ..errors import UserError, briefly, first_line, named
-from ..platform import kaggle_inputs
+from ..platform import kaggle_inputs, versions
 from ..platform.files import written_whole
 from . import efficientnet_padding
 
@@ -54,6 +54,9 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
     Call inside the accelerator's scope."""
     if not uses_preset(cfg):
         return small_cnn(cfg, with_weights)
+    refused = versions.refusal(cfg.backbone)  # not from_preset's error, which blames the folder
+    if refused:
+        raise UserError(refused)
     folder, source = preset_folder(cfg)
     import keras_hub
 

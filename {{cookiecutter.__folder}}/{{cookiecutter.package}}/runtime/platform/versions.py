@@ -39,21 +39,68 @@ def release(text: str) -> tuple[int, ...]:
     return tuple(int(re.match(r"\d*", part).group() or 0) for part in text.split(".")[:3])
 
 
-def unbuildable(backbone: str) -> str:
+def installed(package: str) -> str:
+    """The installed version of `package` ("3.13.2"), or "" where it is absent."""
+    found = of(package).removeprefix(f"{package} ")
+    return "" if found == "absent" else found
+
+
+def unbuildable(backbone: str, image: dict[str, str] | None = None) -> str:
     """Why the installed keras-hub or Keras cannot build `backbone`, in one clause ("swin-tiny
     needs keras-hub 0.29.1 or later; keras-hub 0.26.0 is installed"); empty where they can, or
-    where the backbone needs no keras-hub (small-cnn) or is not offered (reported on its own)."""
+    where the backbone needs no keras-hub (small-cnn) or is not offered (reported on its own).
+    `image`: the versions an image carries ({"keras": "3.13.2", ...}), in place of these."""
     from ..backbone_choices import BACKBONES
 
     choice = BACKBONES.get(backbone)
     if choice is None or not choice.keras_hub:
         return ""
     for package, needed in (("keras-hub", choice.keras_hub), ("keras", choice.keras)):
-        installed = of(package).removeprefix(f"{package} ")
-        if installed == "absent":
+        found = image.get(package, "") if image is not None else installed(package)
+        if not found:
             return f"{backbone} needs {package} {needed} or later; {package} is not installed"
-        if release(installed) < release(needed):
-            return (
-                f"{backbone} needs {package} {needed} or later; {package} {installed} is installed"
-            )
+        if release(found) < release(needed):
+            return f"{backbone} needs {package} {needed} or later; {package} {found} is installed"
     return ""
+
+
+def buildable(image: dict[str, str] | None = None) -> list[str]:
+    """The backbones the installed keras-hub and Keras build (or an image's: unbuildable)."""
+    from ..backbone_choices import BACKBONES
+
+    return [name for name in BACKBONES if not unbuildable(name, image)]
+
+
+def keras_hub_for(backbone: str, keras: str) -> str:
+    """The newest keras-hub that builds `backbone` and installs beside Keras `keras` (never
+    upgraded: Kaggle's and Colab's TensorFlow and JAX are built for theirs); "" if none."""
+    from ..backbone_choices import BACKBONES, KERAS_HUB_FOR_KERAS
+
+    fitting = [hub for need, hub in KERAS_HUB_FOR_KERAS.items() if release(keras) >= release(need)]
+    newest = max(fitting, key=release, default="")
+    return newest if newest and release(newest) >= release(BACKBONES[backbone].keras_hub) else ""
+
+
+def refusal(backbone: str) -> str:
+    """unbuildable's clause with what to do where this runs, as one line; empty where the
+    installed packages build `backbone`."""
+    from ..backbone_choices import BACKBONES
+    from .kaggle_inputs import in_notebook, in_scoring_rerun
+
+    why = unbuildable(backbone)
+    if not why:
+        return ""
+    keras = installed("keras")
+    hub = keras_hub_for(backbone, keras) if keras else ""
+    if not hub:
+        needed = BACKBONES[backbone].keras
+        on = f"keras {keras}" if keras else "no Keras"
+        return f"{why}; no keras-hub with it runs on {on}: install Keras {needed} or later"
+    if in_scoring_rerun():
+        return f"{why}, and this rerun is offline: make the notebook with a backbone the image has"
+    if in_notebook():
+        return (
+            f"{why}: the notebook's first cells install keras-hub {hub} with the internet on "
+            "(Settings > Internet); turn it on and run the notebook from the top"
+        )
+    return f'{why}: pip install --no-deps "keras-hub=={hub}"'

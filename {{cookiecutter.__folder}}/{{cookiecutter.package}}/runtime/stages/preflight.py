@@ -29,6 +29,7 @@ from ..errors import UserError, first_line, named
 from ..learning import backbones, grades, plan, thresholds
 from ..outputs import checkpoints, submission
 from ..outputs.run_files import refuse_others
+from ..platform import versions
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, unwritable
 from ..platform.paths import field_path, output_dir, resolve_data_dir, trained_dir
@@ -180,6 +181,14 @@ def config_values(p: Preflight) -> Result:
     if wrong:
         raise UserError("; ".join(wrong))
     return Result("")
+
+
+def packages(p: Preflight) -> None:
+    """The installed keras-hub and Keras build the backbone: said here, in one line, before
+    anything is built, not by keras-hub's preset loading, which blames the preset's folder."""
+    refused = versions.refusal(p.cfg.backbone)
+    if refused:
+        raise UserError(refused)
 
 
 def output(p: Preflight) -> Result:
@@ -414,9 +423,11 @@ def batch(p: Preflight) -> Result | None:
     return Result(f"train batch: {pipeline.describe_spec(training.element_spec)}")
 
 
-def weights(p: Preflight) -> Result[backbones.Backbone]:
+def weights(p: Preflight) -> Result[backbones.Backbone] | None:
     """Load the backbone's weights as train will use them, so an offline machine without the
     preset, or a folder of another model, is found before training; train reuses them."""
+    if versions.unbuildable(p.cfg.backbone):
+        return None  # the packages check said why
     precision = p.plan.value.precision if p.plan else "float32"
     with p.found.scope():  # a TensorFlow strategy's variables are made in its scope
         backbone = backbones.load(p.cfg, precision)
@@ -477,6 +488,7 @@ EVERY = ("train", "predict", "evaluate", "preview", "doctor")
 # needs after it (trained weights train has not made yet are no problem).
 CHECKS = (
     Check(config_values, "config", EVERY),
+    Check(packages, "packages", EVERY),
     Check(output, "output", EVERY),
     Check(data_dir, "data dir", EVERY, keep="data_dir"),
     Check(manifest, "records", EVERY, keep="manifest"),
