@@ -16,6 +16,18 @@ if TYPE_CHECKING:
 
 
 @dataclasses.dataclass(frozen=True)
+class Attention:
+    """A transformer's attention as learning/attention.py picks its kernel: each head's width,
+    the tokens beside the patches (class, registers), whether one learned query pools the
+    patches (SigLIP's head), and for windowed attention (Swin) its window's tokens."""
+
+    head_dim: int
+    extra_tokens: int = 0
+    probe: bool = False
+    window: int = 0  # computed with keras-hub's own matrix products: no kernel to pick
+
+
+@dataclasses.dataclass(frozen=True)
 class Choice:
     # The keras-hub preset on Kaggle Models (owner/model/framework/variation/version, pinned),
     # so a Kaggle notebook attaches it and loads its ImageNet weights with the internet off;
@@ -47,6 +59,7 @@ class Choice:
     # the oldest Keras that keras-hub release installs with (its Requires-Dist).
     keras_hub: str = "0.18.1"
     keras: str = "3.5"
+    attention: Attention | None = None  # None: no attention layers (a convolutional network)
 
 
 # DINOv2's and DINOv3's drop path held off: keras-hub 0.32 makes its noise for the batch size
@@ -220,6 +233,7 @@ BACKBONES = {
         22.2,
         patch_size=14,
         held=NO_DROP_PATH,
+        attention=Attention(64, extra_tokens=1),  # a class token, no registers
         keras_hub="0.22.2",
         keras="3.8",
     ),
@@ -232,6 +246,7 @@ BACKBONES = {
         patch_size=16,
         architecture=("DINOV3Backbone", DINOV3_SMALL),
         held=NO_DROP_PATH,
+        attention=Attention(64, extra_tokens=5),  # a class token and 4 registers
         keras_hub="0.24.0",
         keras="3.8",
     ),
@@ -242,6 +257,7 @@ BACKBONES = {
         patch_size=16,
         architecture=("DINOV3Backbone", DINOV3_BASE),
         held=NO_DROP_PATH,
+        attention=Attention(64, extra_tokens=5),
         keras_hub="0.24.0",
         keras="3.8",
     ),
@@ -255,6 +271,7 @@ BACKBONES = {
         smallest_size=224,
         architecture=("SwinTransformerBackbone", SWIN_TINY),
         stochastic_depth="drop_path",
+        attention=Attention(32, window=7 * 7),
         keras_hub="0.29.1",
         keras="3.13",
     ),
@@ -268,6 +285,7 @@ BACKBONES = {
         fixed_size=224,
         part="vision_encoder",
         architecture=("SigLIPVisionEncoder", SIGLIP_BASE_VISION),
+        attention=Attention(64, probe=True),
         keras_hub="0.20.0",
     ),
     # HGNetV2 (PaddleClas, distilled with SSLD): a fast convolutional network whose feature

@@ -38,7 +38,7 @@ from ..runtime.backbone_choices import BACKBONES, weights
 from ..runtime.config import Config
 from ..runtime.data import pipeline, source
 from ..runtime.errors import UserError
-from ..runtime.learning import averaging, backbones, efficientnet_padding, plan
+from ..runtime.learning import attention, averaging, backbones, efficientnet_padding, plan
 from ..runtime.platform import accelerator
 from ..runtime.platform.accelerator import Accelerator
 from ..runtime.stages import preflight
@@ -73,6 +73,7 @@ def backbone_for(cfg: Config, precision: str) -> backbones.Backbone:
         return backbones.load(cfg, precision)
     import keras_hub
 
+    attention.prepare(cfg.backbone, cfg.image_size, precision)  # as backbones.load does
     name, arguments = architecture
     arguments = {**arguments, **backbones.changed_arguments(cfg)}  # as train changes them
     model = getattr(keras_hub.models, name)(**arguments, dtype=precision)
