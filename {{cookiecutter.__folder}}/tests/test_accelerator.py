@@ -23,10 +23,12 @@ PACKAGE = "{{ cookiecutter.package }}"
 class Device:
     """A JAX device as detect() reads it; a TPU v5e's by default."""
 
-    def __init__(self, platform, process_index=0):
+    def __init__(self, platform, process_index=0, device_kind="", compute_capability=""):
         self.platform = platform
         self.process_index = process_index
-        self.device_kind = "TPU v5 lite" if platform == "tpu" else platform
+        self.device_kind = device_kind or ("TPU v5 lite" if platform == "tpu" else platform)
+        if compute_capability:  # JAX's CUDA devices have it
+            self.compute_capability = compute_capability
 
 
 class Strategy:
@@ -46,6 +48,7 @@ class Machine:
         self.tf_error = None  # raised by TPUClusterResolver.connect
         self.packages = {"tensorflow-cpu"}  # what Kaggle's TPU image installs
         self.jax_tpus = 0  # 0: JAX has no TPU backend
+        self.jax_gpu = None  # a Device: JAX's one GPU
         self.connected_to = []
         for name in (*backend.TPU_ENV, "KERAS_BACKEND"):
             monkeypatch.delenv(name, raising=False)  # also undoes what detect() sets
@@ -82,7 +85,7 @@ class Machine:
             return [Device("tpu")] * self.jax_tpus
         if platform == "tpu":
             raise RuntimeError("Backend 'tpu' failed to initialize: no libtpu.so")
-        return [Device("cpu")]
+        return [self.jax_gpu] if self.jax_gpu and platform in ("gpu", None) else [Device("cpu")]
 
     def detect(self, **fields):
         return accelerator.detect(Config(**fields))
@@ -223,6 +226,36 @@ def test_several_gpus_get_mirrored_strategy_and_one_gpu_the_default(machine):
     assert (one.kind, one.replicas, one.strategy) == ("gpu", 1, tf.distribute.get_strategy())
 
 
+def test_a_gpu_is_named_with_its_compute_capability(machine, monkeypatch):
+    """What the attention kernel and the precision are chosen by: "Tesla T4, sm75"."""
+    machine.gpus = 1
+    details = {"device_name": "Tesla T4", "compute_capability": (7, 5)}
+    monkeypatch.setattr(tf.config.experimental, "get_device_details", lambda gpu: details)
+    assert machine.detect().how == "default strategy, one GPU (Tesla T4, sm75)"
+    machine.gpus = 0
+    machine.jax_gpu = Device("gpu", device_kind="NVIDIA H100 80GB HBM3", compute_capability="9.0")
+    found = machine.detect(backend="jax")
+    assert accelerator.devices_of(found) == "1 NVIDIA H100 80GB HBM3 (sm90)"
+
+
+def test_without_tensorflow_keras_runs_on_jax(machine, monkeypatch):
+    """A GPU machine with JAX alone, and Colab's TPU runtime: no TensorFlow to fall back on."""
+    machine.packages = {"jax"}
+    machine.jax_gpu = Device("gpu", device_kind="NVIDIA H100 80GB HBM3", compute_capability="9.0")
+    found = machine.detect()
+    assert (found.kind, found.backend, found.replicas) == ("gpu", "jax", 1)
+    assert "no TensorFlow installed" in found.how and keras_backend() == "jax"
+    machine.jax_gpu = None
+    monkeypatch.setenv("ISTPUVM", "1")
+    machine.jax_tpus = 1  # Colab's TPU v5e-1
+    monkeypatch.delenv("KERAS_BACKEND")  # as a fresh process has it
+    assert machine.detect().kind == "tpu"
+    monkeypatch.delenv("KERAS_BACKEND")
+    monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError
+    with pytest.raises(UserError, match="no TensorFlow installed and JAX does not start"):
+        machine.detect()
+
+
 def test_a_gpu_tensorflow_cannot_see_is_a_warning(machine):
     machine.files.append("/dev/nvidia0")
     found = machine.detect()
@@ -284,8 +317,9 @@ def test_keras_loaded_before_detection_on_a_tpu_it_cannot_drive_says_restart(mac
         ({"ISTPUVM": "1"}, {"tensorflow-cpu", "jax"}, "jax"),  # Kaggle's TPU image
         ({"ISTPUVM": "1"}, {"tensorflow-tpu", "jax"}, "tensorflow"),
         ({"ISTPUVM": "1"}, {"tensorflow-cpu"}, "tensorflow"),  # no JAX to run on
+        ({}, {"jax"}, "jax"),  # a GPU machine with JAX alone
     ],
-    ids=["no-tpu", "kaggle-tpu", "tensorflow-tpu", "no-jax"],
+    ids=["no-tpu", "kaggle-tpu", "tensorflow-tpu", "no-jax", "jax-alone"],
 )
 def test_importing_the_package_picks_the_backend_the_hardware_needs(
     machine, monkeypatch, env, packages, chosen

@@ -4,13 +4,17 @@ for a test.)"""
 
 import dataclasses
 import re
+import subprocess
 
 import keras
+import pytest
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.tools import step_timings
 from {{ cookiecutter.package }}.tools.bench_train import VARIANTS
+
+PACKAGE = "{{ cookiecutter.package }}"
 
 
 def printed_line(pattern: str, printed: str) -> bool:
@@ -39,7 +43,10 @@ def test_bench_train_times_our_step_and_each_variant_of_it(demo_cfg, preset, cap
     settings = "at 32x32, global batch 2, float32, steps per execution: 1; tensorflow on the cpu"
     assert printed_line(rf"efficientnet-b0 \(ImageNet weights of {folder}\) {settings}.*", printed)
     for name in medians:
-        assert printed_line(rf"{name} +{seconds} a step \(median of 2 device calls\)", printed)
+        rate = r"[\d,]+\.\d images/s"
+        assert printed_line(
+            rf"{name} +{seconds} a step, {rate} \(median of 2 device calls\)", printed
+        )
     assert printed_line(
         r"first call, compiling: CACHED -?\d+\.\d s, UNMIXED -?\d+\.\d s, BARE .*, "
         r"APPS -?\d+\.\d s",
@@ -72,3 +79,44 @@ def test_bench_train_says_what_it_could_not_measure(tmp_path, capsys):
         "not measured: UNMIXED: mixing is off: --mixup or --cutmix switches it on", printed
     )
     assert "CACHED/BARE" in printed and "OURS/" not in printed and "/APPS" not in printed
+
+
+@pytest.mark.slow
+def test_bench_train_runs_where_keras_runs_on_jax_without_tensorflow(
+    preset, start_python, tmp_path
+):
+    """A GPU machine with JAX alone, Colab's TPU runtime: the cached batch is fed as arrays,
+    so every variant but OURS (tf.data reads the records) is timed, in images a second too.
+    Small presets of EfficientNet-B0's and DINOv3-S's own classes, both at once."""
+    runs = {}
+    for backbone in ("efficientnet-b0", "dinov3-small"):
+        flags = ["--backbone", backbone, "--weights", preset(backbone), "--image-size", "32"]
+        flags += ["--batch-size", "2", "--timed-steps", "1", "--repeats", "1"]
+        flags += ["--output-dir", str(tmp_path / backbone), "--variants", "CACHED,BARE,OURS"]
+        script = "tests/without_tensorflow.py"  # as if TensorFlow were never installed
+        runs[backbone] = start_python(
+            script, PACKAGE, "bench-train", *flags, backend="", warm=False
+        )
+    for backbone, process in runs.items():
+        try:
+            out, err = process.communicate(timeout=300)
+        finally:
+            process.kill()
+        done = subprocess.CompletedProcess(process.args, process.returncode, out, err)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        printed = done.stdout
+        assert "accelerator: cpu (Keras on JAX, one CPU device; no TensorFlow installed)" in printed
+        assert printed_line(
+            rf"{backbone} \(.*\) at 32x32, global batch 2, .*; jax on the cpu.*", printed
+        )
+        for name in ("CACHED", "BARE"):
+            line = (
+                rf"{name} +\d+\.\d\d\d s a step, [\d,]+\.\d images/s \(median of 1 device calls\)"
+            )
+            assert printed_line(line, printed), printed
+        assert printed_line(
+            r"not measured: OURS: no training records to read \(no TensorFlow installed, "
+            r"whose tf.data reads them\)",
+            printed,
+        )
+        assert "Failed to apply" not in done.stderr

@@ -29,12 +29,24 @@ def test_precision_and_steps_per_execution_follow_the_accelerator():
     assert steps == 1 and why.startswith("steps per execution: 1, not 8: Keras 3")
 
 
+def test_a_plan_says_why_its_precision():
+    """float16 with loss scaling on GPUs (measured faster than bfloat16 on an H100; a T4 has
+    no bfloat16), and the user's own choice named as theirs."""
+    on_gpu = plan.make(Config(batch_size=16), MIRRORED, training_records=1000).describe()
+    assert "precision: mixed_float16 (auto: float16 with loss scaling on GPUs, faster " in on_gpu
+    asked = plan.make(Config(batch_size=16, precision="mixed_bfloat16"), MIRRORED, 1000)
+    assert asked.describe().endswith(
+        "precision: mixed_bfloat16 (Config.precision / --precision mixed_bfloat16)"
+    )
+
+
 def test_a_plan_counts_global_batches_and_names_the_field_when_none_fits():
     made = plan.make(Config(batch_size=16), TPU, training_records=12753)
     assert (made.global_batch, made.steps_per_epoch, made.steps_per_execution) == (128, 99, 32)
     assert made.describe().splitlines() == [
         "steps per epoch: 99",
-        "precision: mixed_bfloat16, steps per execution: 32",
+        "steps per execution: 32",
+        "precision: mixed_bfloat16 (auto: bfloat16 on TPUs, whose matrix units take it)",
     ]
     with pytest.raises(
         UserError,

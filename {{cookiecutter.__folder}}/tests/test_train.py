@@ -83,7 +83,9 @@ def test_doctor_shows_the_steps_per_execution_that_train_will_use(demo_dir, doct
         "--data-dir", str(demo_dir), "--steps-per-epoch", "3", "--steps-per-execution", "8"
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "steps per epoch: 3\nprecision: float32, steps per execution: 3\n" in result.stdout
+    assert "steps per epoch: 3\nsteps per execution: 3\n" in result.stdout
+    assert "precision: float32 (auto: float32 on the CPU)\n" in result.stdout
+    assert "attention: none (small CNN has no attention layers)\n" in result.stdout
 
 
 def test_doctor_reports_a_global_batch_larger_than_the_training_set(demo_dir, doctor):

@@ -115,8 +115,10 @@ COMMANDS = {
     ),
     "bench-train": Command(
         "tools.bench_train",
-        "seconds a training step takes, and without the input pipeline, our layers or keras-hub",
+        "seconds a training step takes and images a second, and without the input pipeline, "
+        "our layers or keras-hub",
         on_accelerator=True,
+        tensorflow=False,  # its cached batch needs none; it reads records where it is installed
     ),
     "bench-compile": Command(
         "tools.bench_compile",

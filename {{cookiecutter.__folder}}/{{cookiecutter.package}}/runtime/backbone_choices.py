@@ -16,6 +16,18 @@ if TYPE_CHECKING:
 
 
 @dataclasses.dataclass(frozen=True)
+class Attention:
+    """A transformer's attention as learning/attention.py picks its kernel: each head's width,
+    the tokens beside the patches (class, registers), whether one learned query pools the
+    patches (SigLIP's head), and for windowed attention (Swin) its window's tokens."""
+
+    head_dim: int
+    extra_tokens: int = 0
+    probe: bool = False
+    window: int = 0  # computed with keras-hub's own matrix products: no kernel to pick
+
+
+@dataclasses.dataclass(frozen=True)
 class Choice:
     # The keras-hub preset on Kaggle Models (owner/model/framework/variation/version, pinned),
     # so a Kaggle notebook attaches it and loads its ImageNet weights with the internet off;
@@ -50,6 +62,7 @@ class Choice:
     # stackwise_width_coefficients and num_features: 0.19). An earlier patch may build it too.
     keras_hub: str = "0.18.1"
     keras: str = "3.5"
+    attention: Attention | None = None  # None: no attention layers (a convolutional network)
 
 
 # The newest keras-hub for each Keras its releases need (their Requires-Dist): what to install
@@ -230,6 +243,7 @@ BACKBONES = {
         22.2,
         patch_size=14,
         held=NO_DROP_PATH,
+        attention=Attention(64, extra_tokens=1),  # a class token, no registers
         keras_hub="0.22.2",
         keras="3.8",
     ),
@@ -242,6 +256,7 @@ BACKBONES = {
         patch_size=16,
         architecture=("DINOV3Backbone", DINOV3_SMALL),
         held=NO_DROP_PATH,
+        attention=Attention(64, extra_tokens=5),  # a class token and 4 registers
         keras_hub="0.24.0",
         keras="3.8",
     ),
@@ -252,6 +267,7 @@ BACKBONES = {
         patch_size=16,
         architecture=("DINOV3Backbone", DINOV3_BASE),
         held=NO_DROP_PATH,
+        attention=Attention(64, extra_tokens=5),
         keras_hub="0.24.0",
         keras="3.8",
     ),
@@ -265,6 +281,7 @@ BACKBONES = {
         smallest_size=224,
         architecture=("SwinTransformerBackbone", SWIN_TINY),
         stochastic_depth="drop_path",
+        attention=Attention(32, window=7 * 7),
         keras_hub="0.29.1",
         keras="3.13",
     ),
@@ -278,6 +295,7 @@ BACKBONES = {
         fixed_size=224,
         part="vision_encoder",
         architecture=("SigLIPVisionEncoder", SIGLIP_BASE_VISION),
+        attention=Attention(64, probe=True),
         keras_hub="0.20.0",
     ),
     # HGNetV2 (PaddleClas, distilled with SSLD): a fast convolutional network whose feature

@@ -20,6 +20,10 @@ crops, flips, scales, drops out and keeps metrics; BARE takes float32), BARE/APP
 against keras.applications, STOCK/BARE what the padding fix saves. With --weights none the
 backbones are built from their known architectures (backbone_choices.py), offline; with a
 preset (imagenet, a folder) from that preset.
+
+The cached batch is fed as arrays (under JAX put on the device once), not through tf.data:
+without TensorFlow (a GPU machine with JAX alone, Colab's TPU runtime) every variant but
+OURS, which reads the records through tf.data, still runs.
 """
 
 from __future__ import annotations
@@ -36,12 +40,10 @@ import numpy as np
 
 from ..runtime.backbone_choices import BACKBONES, weights
 from ..runtime.config import Config
-from ..runtime.data import pipeline, source
 from ..runtime.errors import UserError
-from ..runtime.learning import averaging, backbones, efficientnet_padding, plan
-from ..runtime.platform import accelerator
+from ..runtime.learning import attention, averaging, backbones, efficientnet_padding, plan
+from ..runtime.platform import accelerator, backend
 from ..runtime.platform.accelerator import Accelerator
-from ..runtime.stages import preflight
 
 RATIOS = (  # numerator, denominator, what the ratio tells
     ("OURS", "CACHED", "the input pipeline"),
@@ -73,6 +75,7 @@ def backbone_for(cfg: Config, precision: str) -> backbones.Backbone:
         return backbones.load(cfg, precision)
     import keras_hub
 
+    attention.prepare(cfg.backbone, cfg.image_size, precision)  # as backbones.load does
     name, arguments = architecture
     arguments = {**arguments, **backbones.changed_arguments(cfg)}  # as train changes them
     model = getattr(keras_hub.models, name)(**arguments, dtype=precision)
@@ -105,15 +108,21 @@ def plain(cfg: Config, backbone: keras.Model, name: str) -> keras.Model:
 
 def the_run(cfg: Config, found: Accelerator) -> tuple[Config, plan.Plan, list[str], str]:
     """The config as train resolves it, its plan, the training files, and why none (or "")."""
-    try:
-        cfg, _ = source.resolved(cfg)
-    except UserError as error:
-        problems = [str(error)]
+    if not backend.tensorflow_installed():
+        problems = ["no TensorFlow installed, whose tf.data reads them"]
     else:
-        checked = preflight.check(cfg, found, "preview")
-        if checked.plan:  # made from the training files, once they are checked
-            return cfg, checked.plan.value, checked.train.value.files, ""
-        problems = checked.problems or ["no training records"]
+        from ..runtime.data import source
+        from ..runtime.stages import preflight
+
+        try:
+            cfg, _ = source.resolved(cfg)
+        except UserError as error:
+            problems = [str(error)]
+        else:
+            checked = preflight.check(cfg, found, "preview")
+            if checked.plan:  # made from the training files, once they are checked
+                return cfg, checked.plan.value, checked.train.value.files, ""
+            problems = checked.problems or ["no training records"]
     steps, note = plan.steps_per_execution(found, cfg.steps_per_execution, sys.maxsize)
     precision = plan.precision(found, cfg.precision)
     run = plan.Plan(plan.global_batch_size(cfg, found), 0, precision, steps, note)
@@ -157,6 +166,8 @@ def bench(
     calls = max(1, math.ceil(steps / run.steps_per_execution))  # timed device calls a turn
     training = None
     if files and "OURS" in variants:
+        from ..runtime.data import pipeline
+
         training = pipeline.for_training(
             files,
             cfg,
@@ -261,13 +272,31 @@ def take_turns(fits: dict, calls: int, steps_per_call: int, repeats: int) -> tup
 def fit_turn(model: keras.Model, data, steps: int) -> list[float]:
     """Fit `steps` steps; when each device call ended, after the fit's start."""
     timer = StepTimes()
-    if isinstance(data, tuple):  # one batch, over and over
-        import tensorflow as tf
-
-        data = tf.data.Dataset.from_tensors(data).repeat()
+    if isinstance(data, tuple):
+        data = repeated(data)
     model.fit(data, epochs=1, steps_per_epoch=steps, callbacks=[timer], verbose=0, shuffle=False)
     averaging.unshared(model)  # for its next turn, under JAX
     return timer.ends
+
+
+def repeated(batch: tuple):
+    """One batch, over and over, as fit takes it: under TensorFlow a tf.data dataset; under
+    JAX the arrays themselves, put on the device once where one device trains (DataParallel
+    splits them over several itself), so neither tf.data nor a copy from the host each step."""
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        return tf.data.Dataset.from_tensors(batch).repeat()
+    if keras.distribution.distribution() is None:
+        import jax
+
+        batch = jax.device_put(batch)
+
+    def forever():
+        while True:
+            yield batch
+
+    return forever()
 
 
 def report(cfg, found, run, backbone, medians, first, skipped, count) -> None:
@@ -279,7 +308,8 @@ def report(cfg, found, run, backbone, medians, first, skipped, count) -> None:
         f"host cores: {os.cpu_count()}"
     )
     for name, seconds in medians.items():
-        print(f"{name:<7} {seconds:8.3f} s a step (median of {count} device calls)")
+        rate = f"{run.global_batch / seconds:,.1f} images/s"
+        print(f"{name:<7} {seconds:8.3f} s a step, {rate} (median of {count} device calls)")
     # JAX and TensorFlow compile a model for its first call: it takes that much longer.
     print(
         "first call, compiling: "

@@ -23,11 +23,14 @@ class Plan:
     precision: str  # a Keras dtype policy
     steps_per_execution: int  # training steps per device call
     note: str = ""  # why a setting is not what the config asked for
+    precision_why: str = ""  # why this precision, in a few words
 
     def describe(self) -> str:
+        why = f" ({self.precision_why})" if self.precision_why else ""
         lines = [
             f"steps per epoch: {self.steps_per_epoch}",
-            f"precision: {self.precision}, steps per execution: {self.steps_per_execution}",
+            f"steps per execution: {self.steps_per_execution}",
+            f"precision: {self.precision}{why}",
         ]
         return "\n".join(lines + ([self.note] if self.note else []))
 
@@ -47,7 +50,9 @@ def make(cfg: Config, found: Accelerator, training_records: int) -> Plan:
             f"lower {named('batch_size')}"
         )
     multi_step, note = steps_per_execution(found, cfg.steps_per_execution, steps)
-    return Plan(global_batch, steps, precision(found, cfg.precision), multi_step, note)
+    chosen = precision(found, cfg.precision)
+    why = precision_why(found, cfg.precision)
+    return Plan(global_batch, steps, chosen, multi_step, note, why)
 
 
 def precision(found: Accelerator, requested: str) -> str:
@@ -55,6 +60,22 @@ def precision(found: Accelerator, requested: str) -> str:
     if requested != "auto":
         return requested
     return {"tpu": "mixed_bfloat16", "gpu": "mixed_float16"}.get(found.kind, "float32")
+
+
+def precision_why(found: Accelerator, requested: str) -> str:
+    """Why `precision` chose what it chose, in a few words (docs/speed.md has the figures)."""
+    if requested != "auto":
+        return f"{named('precision')} {requested}"
+    if found.kind == "gpu":
+        # Measured on one H100, EfficientNet-B0 at 224 px, batch 128: 5,163 images/s in
+        # float16 against 4,621 in bfloat16; a T4 has no bfloat16 at all.
+        return (
+            "auto: float16 with loss scaling on GPUs, faster than bfloat16 on an H100 "
+            "and the only half precision a T4 has"
+        )
+    if found.kind == "tpu":
+        return "auto: bfloat16 on TPUs, whose matrix units take it"
+    return "auto: float32 on the CPU"
 
 
 def steps_per_execution(found: Accelerator, requested: int, steps_per_epoch: int):

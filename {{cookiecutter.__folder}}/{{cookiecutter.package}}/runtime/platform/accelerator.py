@@ -8,6 +8,8 @@
    else a warning that names the fix, and the CPU.
 3. Several GPUs: MirroredStrategy; one GPU: the default strategy.
 4. Otherwise the default strategy on the CPU.
+Where no TensorFlow is installed (Colab's TPU runtime, a GPU machine with JAX alone), Keras on
+JAX over the devices JAX finds.
 
 `--simulate-replicas N` rehearses an N-replica run on the CPU (rehearsal.py); several JAX
 processes join first (processes.py).
@@ -138,6 +140,14 @@ def simulated(chosen: str, replicas: int) -> Accelerator:
 
 
 def automatic() -> Accelerator:
+    if not backend.tensorflow_installed():  # Colab's TPU, a GPU machine with JAX alone
+        found, reason = jax_accelerator(None, "no TensorFlow installed")
+        if not found:
+            raise UserError(
+                f"no TensorFlow installed and JAX does not start ({reason}); install one: "
+                "`pip install jax` (or jax[cuda12] for a GPU), or `pip install tensorflow`"
+            )
+        return found
     signs = backend.tpu_signs()
     if not signs:
         return tf_devices("no TPU or GPU found", warning="")
@@ -274,13 +284,14 @@ def tf_devices(how: str, warning: str) -> Accelerator:
     gpus = tf.config.list_physical_devices("GPU")
     if len(gpus) > 1:
         strategy = tf.distribute.MirroredStrategy()
-        how = f"MirroredStrategy over {len(gpus)} GPUs"
+        how = f"MirroredStrategy over {len(gpus)} GPUs ({tf_gpu_name(tf, gpus[0])})"
         return Accelerator(
             "gpu", "tensorflow", strategy.num_replicas_in_sync, how, warning, strategy
         )
     strategy = tf.distribute.get_strategy()
     if gpus:
-        return Accelerator("gpu", "tensorflow", 1, "default strategy, one GPU", warning, strategy)
+        how = f"default strategy, one GPU ({tf_gpu_name(tf, gpus[0])})"
+        return Accelerator("gpu", "tensorflow", 1, how, warning, strategy)
     nvidia = backend.device_files(backend.GPU_DEVICE_FILES)
     if nvidia and not warning:
         warning = (
@@ -291,6 +302,18 @@ def tf_devices(how: str, warning: str) -> Accelerator:
     return Accelerator(
         "cpu", "tensorflow", 1, f"default strategy on the CPU; {how}", warning, strategy
     )
+
+
+def tf_gpu_name(tf, gpu) -> str:
+    """The GPU's name and compute capability as TensorFlow reads them: "Tesla T4, sm75"."""
+    name = str(getattr(gpu, "name", gpu))
+    try:
+        details = tf.config.experimental.get_device_details(gpu)
+    except (ValueError, RuntimeError, AttributeError):  # not a device TensorFlow knows
+        return name
+    capability = details.get("compute_capability")
+    sm = f", sm{''.join(str(part) for part in capability)}" if capability else ""
+    return f"{details.get('device_name', name)}{sm}"
 
 
 def describe(found: Accelerator) -> str:
@@ -313,5 +336,12 @@ def devices_of(found: Accelerator) -> str:
     "2 GPU", "1 CPU"."""
     if not found.devices:  # TensorFlow: its strategy's replicas
         return f"{found.replicas} {found.kind.upper()}"
-    kinds = collections.Counter(device.device_kind for device in found.devices)
+    kinds = collections.Counter(named_device(device) for device in found.devices)
     return ", ".join(f"{count} {kind}" for kind, count in kinds.items())
+
+
+def named_device(device) -> str:
+    """A JAX device's kind, with its CUDA compute capability for a GPU: "Tesla T4 (sm75)"."""
+    capability = getattr(device, "compute_capability", "") if device.platform == "gpu" else ""
+    sm = f" (sm{''.join(str(capability).split('.')[:2])})" if capability else ""
+    return f"{device.device_kind}{sm}"

@@ -37,7 +37,9 @@ def choose() -> None:
     if os.environ.get("KERAS_BACKEND") or "keras" in sys.modules or "tensorflow" in sys.modules:
         return
     tpu_for_jax = tpu_signs() and not tensorflow_drives_tpus() and installed("jax")
-    chosen_at_import = "jax" if tpu_for_jax else "tensorflow"
+    # Colab's TPU runtime, or a GPU machine with JAX alone: Keras on TensorFlow cannot start.
+    jax_alone = installed("jax") and not tensorflow_installed()
+    chosen_at_import = "jax" if tpu_for_jax or jax_alone else "tensorflow"
     os.environ["KERAS_BACKEND"] = chosen_at_import
 
 
@@ -82,6 +84,13 @@ def installed(package: str) -> bool:
         return True
     except importlib.metadata.PackageNotFoundError:
         return False
+
+
+TENSORFLOWS = ("tensorflow", "tensorflow-cpu", "tensorflow-tpu", "tensorflow-macos", "tf-nightly")
+
+
+def tensorflow_installed() -> bool:
+    return any(installed(name) for name in TENSORFLOWS)
 
 
 def tensorflow_drives_tpus() -> bool:

@@ -49,11 +49,22 @@ def doctor(
         pass  # the preflight's check of the manifest says it, among every other problem
     augmentations = host_augmentations or recipe("host_augmentations")
     checked = preflight.check(cfg, found, "doctor", augmentations, say=print)
+    print(attention_line(cfg, found, checked))
     problems += checked.problems
     if full_scan:
         problems += scan_images(checked)
     print(f"problems: {len(problems)} (above)" if problems else "problems: none, ready to train")
     return problems
+
+
+def attention_line(cfg: Config, found: Accelerator, checked: preflight.Preflight) -> str:
+    """Which attention kernel the backbone's layers run on this device, and why."""
+    from ..learning import attention, plan
+
+    planned = checked.plan.value if checked.plan else None
+    precision = planned.precision if planned else plan.precision(found, cfg.precision)
+    device = attention.Device.of(found.backend, found.devices[0] if found.devices else None)
+    return attention.choose(cfg.backbone, cfg.image_size, precision, device).describe()
 
 
 def scan_images(checked: preflight.Preflight) -> list[str]:
