@@ -8,7 +8,7 @@ OLDEST := $(VENV)/oldest
 .DEFAULT_GOAL := help
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 # uv fetches and installs in parallel, in half pip's time; it compiles the bytecode up front
 # so that the tests' first imports need not.
@@ -37,6 +37,9 @@ demo: venv ## render the defaults into build/demo, then build, train, predict an
 test: venv ## run the template's tests: rendering, answers, lint, and the rendered project's tests
 	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not edit_loop" --durations=10
 
+test-platforms: venv ## the rendered project's model, notebook and code-competition tests on each platform's own packages (PLATFORMS=NAME: one set)
+	$(BIN)/python tests/platforms.py $(PLATFORMS)
+
 test-quick: venv ## the edit loop's tests (a minute or two): rendering, answers, lint, the rendered project's quick tests
 	$(BIN)/python -m pytest -m "not slow"
 
@@ -46,4 +49,4 @@ lint: venv ## ruff on the template's own code
 clean: ## remove build/ and .venv/
 	rm -rf $(BUILD) $(VENV)
 
-.PHONY: help venv demo test test-quick lint clean
+.PHONY: help venv demo test test-platforms test-quick lint clean
