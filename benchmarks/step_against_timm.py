@@ -132,7 +132,7 @@ def main() -> None:
         seconds, where, arch = timm_step(
             TIMM[args.backbone], size, batch, compiled, args.warm, args.steps
         )
-        if "cuda" in where or "CPU" not in where:
+        if not where.startswith("CPU"):
             import torch
 
             torch.cuda.empty_cache()  # what timm's model held, for Keras, which runs next
