@@ -41,8 +41,8 @@ CONFIG_FIELDS = (
 )  # fmt: skip
 FROM_RUN = ("image_size", "num_classes", "class_names", "multi_label")  # as it trained
 AUDIT = "label_audit.csv"
-# Its first rows, as many as it counts suspects: the file --drop-ids and --relabel take, in a
-# notebook as in a shell.
+# Its first rows, as many as it counts suspects (none: the header alone): the file --drop-ids
+# and --relabel take, in a notebook as in a shell.
 LIKELY_WRONG = "likely_wrong.csv"
 PICTURE = "label_audit.png"
 PICTURED = 16  # suspects in the picture
@@ -221,14 +221,18 @@ def audit_run(cfg: Config, folder: str) -> pd.DataFrame:
         written.to_csv(temporary, index=False, float_format="%.4f")
     print(f"wrote {path}: every training image, the most suspicious first")
     print(picture(cfg, audit, run / PICTURE, names))
+    # Written even with no suspects (its header alone): a notebook that passes it on finds it,
+    # and an earlier audit's suspects never stay beside this one's table.
+    first = run / LIKELY_WRONG
+    with written_whole(first) as temporary:
+        written.head(suspects).to_csv(temporary, index=False, float_format="%.4f")
     if suspects:
-        first = run / LIKELY_WRONG
-        with written_whole(first) as temporary:
-            written.head(suspects).to_csv(temporary, index=False, float_format="%.4f")
         print(
             f"wrote {first}: its first {suspects} rows; to train without them, --drop-ids "
             f"{first} (or with the models' labels, --relabel {first})"
         )
+    else:
+        print(f"wrote {first}: no rows, as no image is a suspect")
     return written
 
 
