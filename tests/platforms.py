@@ -6,7 +6,7 @@ tests/platforms.py kaggle-gpu`): a venv under build/platforms/NAME/ made with th
 file names, its pins installed with what the rendered suite needs in one resolver call, the pins
 as constraints so that nothing upgrades them; then the model, notebook and code-competition
 test modules run there, and the set's time is printed. On a set Colab carries, the notebook's
-`colab` cell runs first, as on Colab, but offline: it installs from wheels downloaded
+`install` cell runs first, as on Colab, but offline: it installs from wheels downloaded
 beforehand. A test may skip only for want of an accelerator, or for a backbone the set's
 keras-hub cannot build, and then that backbone's refusal must have passed.
 """
@@ -46,7 +46,7 @@ LEFT_OUT = (
     "tests/test_code_competition.py::test_a_stacks_inference_notebook_fits_its_trees_again_and_predicts_the_hidden_test_set",
 )
 # The sets Colab's runtimes carry (its GPU runtime's is Kaggle's GPU image's): the notebook's
-# `colab` cell runs there before the tests, as it does on Colab.
+# `install` cell runs there before the tests, as it does on Colab.
 ON_COLAB = ("colab-tpu", "kaggle-gpu")
 # The two skips allowed: the rendered conftest's, and a backbone the keras-hub there lacks
 # (the clause of versions.unbuildable, which the rendered conftest's `preset` gives).
@@ -55,14 +55,16 @@ UNBUILDABLE = re.compile(r"(\S+) needs (keras-hub|keras) \S+ or later; ")
 REFUSED = "test_a_backbone_the_installed_keras_hub_cannot_build_is_refused_in_one_line"
 # As the rendered conftest's OFFLINE: a network namespace with only loopback.
 OFFLINE = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
-# The notebook's `colab` cell, run in this interpreter: with --download FOLDER, each pip
+# The notebook's `install` cell, run in this interpreter: with --download FOLDER, each pip
 # install it would run becomes a pip download into FOLDER. It decides it is on Colab by
 # google.colab being importable: the runner puts a module of that name on PYTHONPATH.
 COLAB_CELL = """
 import importlib, subprocess, sys
 package, *download = sys.argv[1:]
 notebook = importlib.import_module(package + ".tools.notebook")
-(source,) = [cell.source for name, cell in notebook.visible_cells() if name == "colab"]
+(source,) = [cell.source for name, cell in notebook.visible_cells() if name == "install"]
+config = importlib.import_module(package + ".runtime.config")
+built = [config.Config().backbone]  # what the settings cell gives a notebook of the defaults
 if download:
     install = subprocess.check_call
     def fetch(command, **kwargs):
@@ -70,7 +72,8 @@ if download:
         wanted = [arg for arg in command[at + 1 :] if arg != "--quiet"]
         install([*command[:at], "download", "--quiet", "--dest", download[-1], *wanted])
     subprocess.check_call = fetch
-exec(compile(source, "the notebook's colab cell", "exec"), {"__name__": "__main__"})
+cell = {"__name__": "__main__", "BACKBONES_BUILT": built}
+exec(compile(source, "the notebook's install cell", "exec"), cell)
 """
 
 
@@ -120,7 +123,7 @@ def make_venv(name: str, pins: Path, folder: Path, project: Path) -> str:
     run([interpreter(pins), "-m", "venv", venv])
     pinned = requirements(pins)
     hub = [line for line in pinned if name_of(line) == "keras-hub"]
-    # The set's TensorFlow is its pin or none (the colab cell installs one); keras-hub goes in
+    # The set's TensorFlow is its pin or none (the install cell installs one); keras-hub goes in
     # without its dependencies, as the Makefile installs it (they would pull a TensorFlow).
     dev = [line for line in dev if name_of(line) != "tensorflow-cpu"]
     wanted = folder / "requirements.txt"
@@ -132,11 +135,11 @@ def make_venv(name: str, pins: Path, folder: Path, project: Path) -> str:
     if name in ON_COLAB:
         colab_cell(venv, folder, project)
     made.write_text(inputs)
-    return "venv made" + " and the colab cell run" * (name in ON_COLAB)
+    return "venv made" + " and the install cell run" * (name in ON_COLAB)
 
 
 def colab_cell(venv: Path, folder: Path, project: Path) -> None:
-    """Runs the notebook's colab cell in the venv as on Colab, but with no network: what it
+    """Runs the notebook's install cell in the venv as on Colab, but with no network: what it
     installs comes from wheels downloaded first, into folder/wheels."""
     stub = folder / "colab" / "google" / "colab"
     stub.mkdir(parents=True)
