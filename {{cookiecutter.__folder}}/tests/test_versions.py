@@ -19,6 +19,11 @@ from {{ cookiecutter.package }}.runtime.platform import versions
 from {{ cookiecutter.package }}.tools import kernel, notebook
 
 SWIN_ON_KAGGLE = "swin-tiny needs keras-hub 0.29.1 or later; keras-hub 0.26.0 is installed"
+# keras-hub 0.29.1's Swin needs Keras 3.15 to train (keras.ops.random), which the image lacks.
+NO_SWIN_ON_KAGGLE = (
+    f"{SWIN_ON_KAGGLE}; no keras-hub with it runs on keras 3.13.2: install Keras 3.15 or later"
+)
+DINOV3_ON_OLDER = "dinov3-small needs keras-hub 0.24.0 or later; keras-hub 0.22.2 is installed"
 
 
 def installed_as(monkeypatch, **found: str | None) -> None:
@@ -44,7 +49,7 @@ def test_a_backbone_the_installed_keras_hub_lacks_is_named_with_both_versions(mo
     assert versions.unbuildable("small-cnn") == ""  # no keras-hub needed
     installed_as(monkeypatch, keras_hub="0.29.1", keras="3.8.0")
     assert versions.unbuildable("swin-tiny") == (
-        "swin-tiny needs keras 3.13 or later; keras 3.8.0 is installed"
+        "swin-tiny needs keras 3.15 or later; keras 3.8.0 is installed"
     )
     installed_as(monkeypatch, keras_hub=None)
     assert versions.unbuildable("efficientnet-b0") == (
@@ -53,29 +58,28 @@ def test_a_backbone_the_installed_keras_hub_lacks_is_named_with_both_versions(mo
 
 
 def test_the_keras_hub_to_install_is_the_newest_with_the_backbone_that_runs_on_this_keras():
-    assert versions.keras_hub_for("swin-tiny", "3.13.2") == "0.29.1"  # 0.30 needs Keras 3.15
+    assert versions.keras_hub_for("dinov3-small", "3.13.2") == "0.29.1"  # 0.30 needs 3.15
+    assert versions.keras_hub_for("swin-tiny", "3.13.2") == ""  # its Swin needs Keras 3.15
     assert versions.keras_hub_for("swin-tiny", "3.15.1") == "0.32.0"
     assert versions.keras_hub_for("dinov3-small", "3.8.0") == "0.25.1"
     assert versions.keras_hub_for("swin-tiny", "3.8.0") == ""  # no release: Keras it is
 
 
 def test_the_fix_is_said_for_where_it_runs(monkeypatch):
-    installed_as(monkeypatch, keras_hub="0.26.0", keras="3.13.2")
+    installed_as(monkeypatch, keras_hub="0.22.2", keras="3.13.2")
     monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
     monkeypatch.delenv("KAGGLE_IS_COMPETITION_RERUN", raising=False)
     fix = 'pip install --no-deps "keras-hub==0.29.1"'
-    assert versions.refusal("swin-tiny") == f"{SWIN_ON_KAGGLE}: {fix}"
+    assert versions.refusal("dinov3-small") == f"{DINOV3_ON_OLDER}: {fix}"
     monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Interactive")
     assert "first cells install keras-hub 0.29.1 with the internet on" in versions.refusal(
-        "swin-tiny"
+        "dinov3-small"
     )
     monkeypatch.setenv("KAGGLE_IS_COMPETITION_RERUN", "1")
-    assert "this rerun is offline" in versions.refusal("swin-tiny")
-    installed_as(monkeypatch, keras_hub="0.21.1", keras="3.5.0")
+    assert "this rerun is offline" in versions.refusal("dinov3-small")
+    installed_as(monkeypatch, keras_hub="0.26.0", keras="3.13.2")  # Kaggle's GPU image
     monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE")
-    assert versions.refusal("swin-tiny").endswith(
-        "no keras-hub with it runs on keras 3.5.0: install Keras 3.13 or later"
-    )
+    assert versions.refusal("swin-tiny") == NO_SWIN_ON_KAGGLE
 
 
 @pytest.mark.parametrize("command", ["train", "doctor"])
@@ -87,7 +91,7 @@ def test_train_and_doctor_refuse_it_in_one_line_before_building_anything(
     argv = f"{command} --preset demo --data-dir {demo_dir} --output-dir {tmp_path}/o"
     code = main([*argv.split(), "--backbone", "swin-tiny", "--image-size", "224"])
     out, err = capsys.readouterr()
-    refused = f'{SWIN_ON_KAGGLE}: pip install --no-deps "keras-hub==0.29.1"'
+    refused = NO_SWIN_ON_KAGGLE
     if command == "train":
         assert code == 2 and err.strip() == f"error: {refused}", out + err
     else:  # doctor lists it among its checks, once
@@ -97,20 +101,15 @@ def test_train_and_doctor_refuse_it_in_one_line_before_building_anything(
     assert not (tmp_path / "o").exists()
 
 
-def test_kernel_installs_keras_hub_with_the_internet_on_and_refuses_a_code_competitions_notebook(
-    tmp_path, capsys
-):
-    """Kaggle's image (platforms/kaggle-gpu.txt) carries keras-hub 0.26.0: a Swin training
-    notebook installs 0.29.1, so its internet is on; the inference notebook, rerun offline,
-    cannot."""
+def test_kernel_refuses_a_backbone_no_keras_hub_trains_on_kaggles_image(tmp_path):
+    """Kaggle's image (platforms/kaggle-gpu.txt) carries keras-hub 0.26.0 and Keras 3.13.2:
+    no keras-hub with Swin trains on that Keras, so neither notebook is written; the other
+    backbones need nothing installed, and their notebooks keep the internet off."""
     cfg = Config(backbone="swin-tiny", image_size=224)
-    folder = kernel.write_kernel(cfg, "gpu", "alice", str(tmp_path / "train"))
-    described = json.loads((folder / "kernel-metadata.json").read_text())
-    assert described["enable_internet"] is True
-    assert "the notebook installs keras-hub 0.29.1" in capsys.readouterr().out
-    with pytest.raises(UserError, match="reruns this notebook offline, where keras-hub 0.29.1"):
-        kernel.write_kernel(cfg, "gpu", "alice", str(tmp_path / "infer"), inference=True)
-    assert not (tmp_path / "infer").exists()
+    for name, inference in (("train", False), ("infer", True)):
+        with pytest.raises(UserError, match="no keras-hub with swin-tiny runs on its Keras"):
+            kernel.write_kernel(cfg, "gpu", "alice", str(tmp_path / name), inference=inference)
+        assert not (tmp_path / name).exists()
     plain = kernel.write_kernel(Config(), "gpu", "alice", str(tmp_path / "plain"))
     assert json.loads((plain / "kernel-metadata.json").read_text())["enable_internet"] is False
 
@@ -132,11 +131,13 @@ def run_install_cell(cfg: Config, monkeypatch) -> list[list[str]]:
 def test_the_notebook_installs_only_the_keras_hub_the_image_lacks_and_says_so(monkeypatch, capsys):
     installed_as(monkeypatch, keras_hub="0.26.0", keras="3.13.2")  # Kaggle's GPU image
     assert run_install_cell(Config(), monkeypatch) == []  # EfficientNet-B0: nothing
-    swin = Config(backbone="swin-tiny", image_size=224)
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps"]
-    assert run_install_cell(swin, monkeypatch) == [[*pip, "keras-hub==0.29.1"]]
-    said = f"{SWIN_ON_KAGGLE}: installing keras-hub 0.29.1 without its dependencies"
-    assert said in capsys.readouterr().out
-    installed_as(monkeypatch, keras_hub="0.25.1", keras="3.8.0")  # no Swin runs on Keras 3.8
+    dinov3 = Config(backbone="dinov3-small", image_size=224)
+    assert run_install_cell(dinov3, monkeypatch) == []
+    swin = Config(backbone="swin-tiny", image_size=224)  # no Swin trains on Keras 3.13
     with pytest.raises(UserError, match="this image trains efficientnet-b0, .*dinov3-small"):
         run_install_cell(swin, monkeypatch)
+    installed_as(monkeypatch, keras_hub="0.22.2", keras="3.13.2")  # an older keras-hub
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps"]
+    assert run_install_cell(dinov3, monkeypatch) == [[*pip, "keras-hub==0.29.1"]]
+    said = f"{DINOV3_ON_OLDER}: installing keras-hub 0.29.1 without its dependencies"
+    assert said in capsys.readouterr().out

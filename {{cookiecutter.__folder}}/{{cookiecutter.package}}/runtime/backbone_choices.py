@@ -283,7 +283,10 @@ BACKBONES = {
         stochastic_depth="drop_path",
         attention=Attention(32, window=7 * 7),
         keras_hub="0.29.1",
-        keras="3.13",
+        # keras-hub 0.29.1 installs beside Keras 3.13, but its Swin's drop path calls
+        # keras.ops.random, which Keras 3.13.2 lacks: a training step there ends in an
+        # AttributeError (seen on Colab's TPU set, make test-platforms).
+        keras="3.15",
     ),
     # SigLIP (2023): a ViT-B/16 trained on image and text pairs (WebLi); its vision tower
     # alone, pooled by its own attention head. Its learned positions are for 224 px only.

@@ -76,6 +76,8 @@ def keras_hub_for(backbone: str, keras: str) -> str:
     upgraded: Kaggle's and Colab's TensorFlow and JAX are built for theirs); "" if none."""
     from ..backbone_choices import BACKBONES, KERAS_HUB_FOR_KERAS
 
+    if release(keras) < release(BACKBONES[backbone].keras):
+        return ""
     fitting = [hub for need, hub in KERAS_HUB_FOR_KERAS.items() if release(keras) >= release(need)]
     newest = max(fitting, key=release, default="")
     return newest if newest and release(newest) >= release(BACKBONES[backbone].keras_hub) else ""
