@@ -75,17 +75,23 @@ def test_every_combination_renders_the_same_clean_parseable_files(baker, answers
     assert pyproject["project"]["name"] == baked.path.name
 
 
+def printed(baked, python: str, expression: str) -> str:
+    """What `expression` prints in the rendered project, with its config module's names."""
+    script = (
+        "import json, dataclasses; "
+        f"from {baked.package.name}.runtime.config import Config, recipe_line; "
+        f"print({expression})"
+    )
+    result = baked.run(python, "-c", script)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 @pytest.mark.parametrize("answers", COMBINATIONS)
 def test_config_defaults_are_the_answers(baker, python, answers):
     """The rendered Config starts from the answers: backbone, metric, size, classes, files."""
     baked = baker(**answers)
-    script = (
-        f"from {baked.package.name}.runtime.config import Config; import json, dataclasses; "
-        "print(json.dumps(dataclasses.asdict(Config())))"
-    )
-    result = baked.run(python, "-c", script)
-    assert result.returncode == 0, result.stderr
-    cfg = json.loads(result.stdout)
+    cfg = json.loads(printed(baked, python, "json.dumps(dataclasses.asdict(Config()))"))
     assert cfg["backbone"] == answers.get("backbone", "efficientnet-b0")
     assert cfg["metric"] == answers.get("metric", "macro_f1")
     assert cfg["image_size"] == int(answers.get("image_size", 512))
@@ -121,13 +127,7 @@ def test_a_render_says_what_auto_flips_chose_at_its_size(baker, python, answers,
     """The default render (512 px, EfficientNet-B0) flips, and says why before it trains; a
     32 px render does not, and says that. The lines are those train prints first."""
     baked = baker(**answers)
-    script = (
-        f"from {baked.package.name}.runtime.config import Config, recipe_line; "
-        "print(recipe_line(Config()))"
-    )
-    result = baked.run(python, "-c", script)
-    assert result.returncode == 0, result.stderr
-    assert said in result.stdout.splitlines()
+    assert said in printed(baked, python, "recipe_line(Config())").splitlines()
 
 
 def test_the_flowers_folder_follows_the_image_size(baker, python):
