@@ -1,6 +1,6 @@
 """Which attention kernel each transformer backbone runs, decided before the model is built:
-cuDNN's fused kernel where it can train the tokens the image size gives on that GPU, else the
-plain path, with Keras told so up front, never left to a try that fails and logs a traceback
+cuDNN's fused kernel where that GPU has it (an odd token count padded by one, masked), else
+the plain path, with Keras told so up front, never left to a try that fails and logs a traceback
 (`Failed to apply cudnn implementation of jax.nn.dot_product_attention`)."""
 
 import keras
@@ -41,28 +41,30 @@ def keras_default_attention():
 
 
 @pytest.mark.parametrize(("backbone", "size", "tokens"), TOKENS)
-def test_a_vits_attention_is_fused_only_on_a_recent_gpu_and_an_even_token_count(
+def test_a_vits_attention_is_fused_only_on_a_recent_gpu_and_odd_counts_are_padded(
     backbone, size, tokens
 ):
-    """cuDNN trains only even lengths (DINOv3 at 224 px: 201 tokens, the H100's tracebacks);
-    a T4, the CPU, a TPU and TensorFlow's backend never run it."""
+    """cuDNN trains only even lengths (DINOv3 at 224 px: 201 tokens, the H100's tracebacks),
+    so an odd count is padded by one; a T4, the CPU, a TPU and TensorFlow's backend never
+    run it."""
     for device in (CPU, TPU, T4, TF_GPU):
         choice = attention.choose(backbone, size, "mixed_float16", device)
         assert not choice.fused and choice.line.startswith(PLAIN), (device, choice)
         assert f"{tokens} tokens" in choice.line
     for device in (A100, H100):
         choice = attention.choose(backbone, size, "mixed_bfloat16", device)
-        assert choice.fused == (tokens % 2 == 0), (device, choice)
-        assert choice.line.startswith(FUSED if tokens % 2 == 0 else PLAIN)
+        assert choice.fused and choice.line.startswith(FUSED), (device, choice)
         assert f"{tokens} tokens" in choice.line
+        padded = f"padded to {tokens + 1} over {tokens + 1} tokens, the padding masked"
+        assert (padded in choice.line) == (tokens % 2 == 1), choice.line
     in_float32 = attention.choose(backbone, size, "float32", H100)
     assert not in_float32.fused and "not float32" in in_float32.line
 
 
 def test_the_reasons_name_the_device_and_the_rule():
     assert attention.choose("dinov3-small", 224, "mixed_float16", H100).describe() == (
-        f"attention: {PLAIN} (DINOv3 ViT-S/16 at 224 px, 201 tokens: an odd token count, "
-        "which cuDNN's fused kernel cannot train on)"
+        f"attention: {FUSED} (DINOv3 ViT-S/16 at 224 px, 201 tokens: NVIDIA H100 80GB HBM3, "
+        "sm90, float16, padded to 202 over 202 tokens, the padding masked)"
     )
     on_t4 = attention.choose("dinov3-small", 240, "mixed_float16", T4).line
     assert "Tesla T4, sm75 has no cuDNN fused attention (it needs sm80" in on_t4
@@ -72,11 +74,13 @@ def test_the_reasons_name_the_device_and_the_rule():
 
 
 def test_siglip_fuses_its_layers_and_not_its_one_query_pooling_head():
-    """196 patch tokens go fused on an H100; its head's single query is an odd length."""
+    """196 patch tokens go fused on an H100; its head's single query is padded to two."""
     choice = attention.choose("siglip-base", 224, "mixed_float16", H100)
     assert choice.fused
-    assert f"its layers (196 over 196 tokens): {FUSED}" in choice.line
-    assert f"its pooling head (1 over 196 tokens): {PLAIN} (an odd token count" in choice.line
+    assert f"its layers (196 over 196 tokens): {FUSED} (NVIDIA H100" in choice.line
+    padded = "padded to 2 over 196 tokens, the padding masked"
+    assert f"its pooling head (1 over 196 tokens): {FUSED}" in choice.line
+    assert padded in choice.line
     on_t4 = attention.choose("siglip-base", 224, "mixed_float16", T4)
     assert not on_t4.fused and on_t4.line.startswith(f"{PLAIN} (SigLIP ViT-B/16 at 224 px")
 
@@ -94,9 +98,10 @@ def test_swin_and_convolutional_networks_try_no_kernel(device):
 def test_keras_is_told_before_the_model_is_built(keras_default_attention):
     """A plain choice switches Keras' flash attention off (its attention layers read the switch
     when made), and every attention asked for with no kernel named (keras-hub's DINOv3) is
-    given flash_attention=False where cuDNN's would fail, None (Keras decides) where it trains."""
-    plain = attention.choose("dinov3-small", 224, "mixed_float16", H100)
-    attention.tell_keras(plain, H100)
+    given flash_attention=False where cuDNN's cannot run, None (Keras decides) where it can,
+    after padding an odd token count to an even one."""
+    plain = attention.choose("dinov3-small", 224, "mixed_float16", T4)
+    attention.tell_keras(plain, T4)
     assert keras.config.is_flash_attention_enabled() is False
     fused = attention.choose("dinov3-small", 240, "mixed_float16", H100)
     attention.tell_keras(fused, H100)
@@ -104,15 +109,31 @@ def test_keras_is_told_before_the_model_is_built(keras_default_attention):
 
     asked = []
 
-    def keras_attention(query, key, value, bias=None, flash_attention=None):
-        asked.append(flash_attention)
+    def keras_attention(query, key, value, bias=None, mask=None, flash_attention=None):
+        asked.append((query.shape[1], flash_attention))
+        return query
 
     ruled = attention.following_the_rules(keras_attention)
     for tokens in (201, 230):  # batch, tokens, heads, head width
         half = np.zeros((2, tokens, 6, 64), np.float16)
-        ruled(half, half, half, flash_attention=None)
+        assert ruled(half, half, half, flash_attention=None).shape == half.shape
     ruled(half, half, half, flash_attention=False)  # a layer's own choice stands
-    assert asked == [False, None, False]
+    assert asked == [(202, None), (230, None), (230, False)]
     attention.tell_keras(plain, T4)
     ruled(half, half, half)
-    assert asked[-1] is False  # 230 tokens, but a T4
+    assert asked[-1] == (230, False)  # an even count, but a T4
+
+
+def test_padding_an_odd_token_count_leaves_the_attention_unchanged(keras_default_attention):
+    """DINOv3's 201 tokens at 224 px, padded to 202 for cuDNN with the padded key masked:
+    Keras' own JAX attention gives the unpadded result (here on the CPU, through XLA)."""
+    from keras.src.backend.jax.nn import dot_product_attention
+
+    attention._told[:] = [H100]
+    ruled = attention.following_the_rules(dot_product_attention)
+    rng = np.random.default_rng(0)
+    query, key, value = (rng.normal(size=(2, 201, 6, 64)).astype("float16") for _ in range(3))
+    padded = np.asarray(ruled(query, key, value), "float32")
+    plain = np.asarray(dot_product_attention(query, key, value, flash_attention=False))
+    assert padded.shape == (2, 201, 6, 64)
+    np.testing.assert_allclose(padded, plain.astype("float32"), atol=2e-3)

@@ -14,7 +14,10 @@ as JAX 0.10-0.11 (jax/_src/cudnn/fused_attention_stablehlo.py) and Keras 3.13-3.
 - float16 or bfloat16 queries;
 - a head width that is a multiple of 8, at most 128 (256 from compute capability 9.0, H100);
 - training: an even count of query and key tokens (JAX passes an empty bias, and cuDNN's
-  backward pass with a bias takes only even lengths: DINOv3 at 224 px attends over 201).
+  backward pass with a bias takes only even lengths: DINOv3 at 224 px attends over 201). An
+  odd count is padded by one token here, the padding masked out of every query's keys and
+  cut from the output, so the fused kernel still runs (JAX 0.10's own check then passes;
+  not yet timed on a GPU).
 """
 
 from __future__ import annotations
@@ -78,8 +81,9 @@ def kernel(device: Device, queries: int, keys: int, head_dim: int, dtype: str) -
     widest = 256 if device.sm >= (9, 0) else 128
     if head_dim % 8 or head_dim > widest:
         return False, f"heads {head_dim} wide (cuDNN: a multiple of 8 up to {widest})"
-    if queries % 2 or keys % 2:
-        return False, "an odd token count, which cuDNN's fused kernel cannot train on"
+    if queries % 2 or keys % 2:  # what `evened` does to them
+        padded = f"{queries + queries % 2} over {keys + keys % 2}"
+        return True, f"{device}, {dtype}, padded to {padded} tokens, the padding masked"
     return True, f"{device}, {dtype}"
 
 
@@ -183,7 +187,30 @@ def following_the_rules(original):
             dtype = keras.backend.standardize_dtype(query.dtype)
             fused, _ = kernel(_told[0], query.shape[1], key.shape[1], query.shape[-1], dtype)
             flash_attention = None if fused else False
+            if fused and (query.shape[1] % 2 or key.shape[1] % 2):
+                masked = kwargs.get("bias") is not None or kwargs.get("mask") is not None
+                if args or masked or kwargs.get("is_causal"):
+                    flash_attention = False  # a mask of its own: not padded here
+                else:
+                    return evened(original, query, key, value, **kwargs)
         return original(query, key, value, *args, flash_attention=flash_attention, **kwargs)
 
     dot_product_attention.rules_applied = True
     return dot_product_attention
+
+
+def evened(original, query, key, value, **kwargs):
+    """`original`'s attention over tokens padded to even counts, which cuDNN's fused kernel
+    trains on: the padded key masked out of every query's attention, the padded query's row
+    cut from the output, so the result is the unpadded attention's."""
+    import jax.numpy as jnp
+
+    queries, keys = query.shape[1], key.shape[1]
+
+    def even(tokens):  # (batch, tokens, heads, width)
+        return jnp.pad(tokens, [(0, 0), (0, tokens.shape[1] % 2), (0, 0), (0, 0)])
+
+    query, key, value = even(query), even(key), even(value)
+    seen = jnp.arange(key.shape[1]) < keys
+    kwargs["mask"] = jnp.broadcast_to(seen, (1, 1, query.shape[1], key.shape[1]))
+    return original(query, key, value, flash_attention=None, **kwargs)[:, :queries]
