@@ -72,7 +72,7 @@ if download:
         wanted = [arg for arg in command[at + 1 :] if arg != "--quiet"]
         install([*command[:at], "download", "--quiet", "--dest", download[-1], *wanted])
     subprocess.check_call = fetch
-cell = {"__name__": "__main__", "BACKBONES_BUILT": built}
+cell = {"__name__": "__main__", "BACKBONES_BUILT": built, "WHEELS": ""}
 exec(compile(source, "the notebook's install cell", "exec"), cell)
 """
 
