@@ -423,6 +423,24 @@ def pushed_folder(api, folder: Path, ref: str, what: str):
         raise
 
 
+def push_wheels(api, needed: dict[str, str], slug: str) -> None:
+    """The wheels of `needed` (wheels.lacked's) downloaded into wheels/ and pushed as the
+    user's private dataset, new or a new version."""
+    from . import notebook, wheels
+
+    folder = Path(wheels.FOLDER)
+    wheels.ours(folder, (DATASET_METADATA,))  # refused before anything is downloaded
+    ref = dataset_ref(api, folder, slug, "wheels")
+    downloaded = wheels.download(list(needed), folder, (DATASET_METADATA,))
+    python = notebook.image_python()
+    for need, why in needed.items():
+        print(f"{why}: downloaded {need} for Python {python} into {folder}/")
+    made = pushed_folder(api, folder, ref, "wheels")
+    names = ", ".join(path.name for path in downloaded)
+    print(f"pushed {folder}/ ({names}) as the private Kaggle dataset {ref}: {made.url}")
+    print("`kernel` attaches it to the notebooks, which install from it with the internet off")
+
+
 # What the client raises for a file it could not upload, from kaggle 2.2.5 on: documented on
 # its dataset and model methods, which then create nothing. Older clients (Colab's and
 # Kaggle's GPU image carry 2.0.2) printed "Upload unsuccessful", left the file out and
@@ -515,9 +533,7 @@ def run(
         elif action == "dataset":
             push_dataset(api, cfg, slug)
         elif action == "wheels":
-            from . import wheels
-
-            wheels.push(api, needed, slug)
+            push_wheels(api, needed, slug)
     except requests.HTTPError as error:
         raise refusal(error, cfg, doing) from error
     except (requests.ConnectionError, requests.Timeout) as error:

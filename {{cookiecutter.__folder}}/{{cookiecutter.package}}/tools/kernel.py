@@ -215,17 +215,20 @@ def keras_hub_installed(backbones: list[str], inference: bool) -> tuple[str, boo
     needed = wheels.lacked(backbones)
     if not needed:
         return "", False
-    ref = wheels.pushed(list(needed))
+    from .kaggle_api import pushed_dataset
+
+    ref = pushed_dataset(wheels.FOLDER) if wheels.holds(list(needed)) else ""
     said = "; ".join(f"{why}: {need}" for need, why in needed.items())
     if ref:
         print(f"attaching the wheels dataset {ref} ({said}): the notebook installs from it")
         return ref, False
-    push = f"`kaggle wheels --backbone {backbones[0]}`"
+    lacking = next(name for name in backbones if wheels.lacked([name]))
+    push = f"`kaggle wheels --backbone {lacking}`"
     if inference:
         raise UserError(
             f"{said}, and a code competition reruns this notebook offline: push the wheels "
-            f"first with {push}, here, then write the notebook again; or train a backbone the "
-            f"image has ({', '.join(versions.buildable(notebook.image_packages()))})"
+            f"first with {push} in this folder, then write the notebook again; or train a "
+            f"backbone the image has ({', '.join(versions.buildable(notebook.image_packages()))})"
         )
     print(f"the notebook installs {said} with its internet on ({push} first attaches wheels)")
     return "", True

@@ -1,5 +1,6 @@
-"""`kaggle wheels`: what the chosen backbone needs beyond Kaggle's image, as wheels in a
-private Kaggle dataset that `kernel` attaches to its notebooks, which install them with
+"""`kaggle wheels` (kaggle_api.py pushes them): what the chosen backbone needs beyond Kaggle's
+image, as wheels in a private Kaggle dataset that `kernel` attaches to its notebooks, which
+install them with
 `pip install --no-index` (as competitors ship packages to a code competition's rerun, where
 the internet is off and pip can reach no index).
 
@@ -65,27 +66,23 @@ def listed(folder: Path) -> list[str]:
     return [line.strip() for line in path.read_text().splitlines() if "==" in line]
 
 
-def pushed(needed: list[str], folder: Path = Path(FOLDER)) -> str:
-    """The dataset (owner/slug) `kaggle wheels` pushed the folder as, where it holds a wheel of
-    each requirement needed; "" where it was not pushed or lacks one."""
-    from .kaggle_api import pushed_dataset
-
-    ref = pushed_dataset(str(folder))
+def holds(needed: list[str], folder: Path = Path(FOLDER)) -> bool:
+    """Whether the folder holds a wheel of each requirement needed, as `kaggle wheels` wrote
+    them (pushed or not: the dataset's metadata says that)."""
     held = listed(folder)
-    return ref if all(need in held and wheel_of(need, folder) for need in needed) else ""
+    return all(need in held and wheel_of(need, folder) for need in needed)
 
 
-def ours(folder: Path) -> list[Path]:
+def ours(folder: Path, kept: tuple[str, ...] = ()) -> list[Path]:
     """What in the folder `kaggle wheels` wrote (the wheels its requirements.txt lists, that
-    file, the dataset's metadata, a download cut short); anything else is refused, naming it:
-    the folder goes to Kaggle whole, and no file of another's is deleted."""
-    from .kaggle_api import DATASET_METADATA
-
+    file, the files named in `kept`: the dataset's metadata; a download cut short); anything
+    else is refused, naming it: the folder goes to Kaggle whole, and no file of another's is
+    deleted."""
     if not folder.exists():
         return []
     if not folder.is_dir():
         raise UserError(f"{folder} is a file, where `kaggle wheels` writes its folder: move it")
-    written = {folder / REQUIREMENTS, folder / DATASET_METADATA}
+    written = {folder / REQUIREMENTS, *(folder / name for name in kept)}
     written |= {wheel_of(need, folder) for need in listed(folder)} - {None}
     for path in sorted(folder.iterdir()):
         if path not in written and not path.name.startswith(SCRATCH):
@@ -96,11 +93,12 @@ def ours(folder: Path) -> list[Path]:
     return sorted(folder.iterdir())
 
 
-def download(needed: list[str], folder: Path) -> list[Path]:
+def download(needed: list[str], folder: Path, kept: tuple[str, ...] = ()) -> list[Path]:
     """The wheels of `needed` for the image's Python and platform, without their dependencies
-    (the image has them), into the folder in place of those it held; its requirements.txt
-    lists them. pip's own index settings are followed (PIP_INDEX_URL, PIP_FIND_LINKS)."""
-    before = ours(folder)
+    (the image has them), into the folder in place of those it held (ours'); its
+    requirements.txt lists them. pip's own index settings are followed (PIP_INDEX_URL,
+    PIP_FIND_LINKS)."""
+    before = ours(folder, kept)
     folder.mkdir(parents=True, exist_ok=True)
     python = notebook.image_python()
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
@@ -127,20 +125,3 @@ def download(needed: list[str], folder: Path) -> list[Path]:
         wheels = [Path(shutil.move(path, folder)) for path in sorted(Path(scratch).iterdir())]
     (folder / REQUIREMENTS).write_text("".join(f"{need}\n" for need in needed))
     return wheels
-
-
-def push(api, needed: dict[str, str], slug: str) -> None:
-    """The wheels of `needed` (lacked's) downloaded into wheels/ and pushed as the user's
-    private dataset, new or a new version."""
-    from .kaggle_api import dataset_ref, pushed_folder
-
-    folder = Path(FOLDER)
-    ours(folder)  # refused before anything is downloaded
-    ref = dataset_ref(api, folder, slug, "wheels")
-    wheels = download(list(needed), folder)
-    for need, why in needed.items():
-        print(f"{why}: downloaded {need} for Python {notebook.image_python()} into {folder}/")
-    made = pushed_folder(api, folder, ref, "wheels")
-    names = ", ".join(path.name for path in wheels)
-    print(f"pushed {folder}/ ({names}) as the private Kaggle dataset {ref}: {made.url}")
-    print("`kernel` attaches it to the notebooks, which install from it with the internet off")
