@@ -2,7 +2,14 @@
 folder of images, train.csv, a sample submission), their images and CSV files, and the ids a
 written CSV holds. One place, so every test's competition is made the same way."""
 
+import base64
 import csv
+import hashlib
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from importlib.metadata import distribution
 from pathlib import Path
 
 import numpy as np
@@ -90,3 +97,50 @@ def mixed_competition(folder: Path, counts: dict[str, int], group_size: int = 0)
         [(f"t{n}.jpg", "cat") for n in range(6)],
     )
     return folder
+
+
+def wheel_of_installed(name: str, folder: Path) -> Path:
+    """The installed distribution `name` (pure Python, as keras-hub is) packed into folder as
+    the wheel pip installed it from: its files as its RECORD lists them, less what installing
+    added (bytecode, INSTALLER, REQUESTED), under the wheel's own name and tag, with a RECORD of
+    what is packed. pip takes it as the registry's: a wheel offline, no registry asked."""
+    dist = distribution(name)
+    (tag,) = [
+        line.split(": ")[1] for line in dist.read_text("WHEEL").splitlines() if "Tag:" in line
+    ]
+    added = ("INSTALLER", "REQUESTED", "RECORD", "direct_url.json")
+    files = [f for f in dist.files if "__pycache__" not in f.parts and f.name not in added]
+    info = next(f.parts[0] for f in dist.files if f.parts[0].endswith(".dist-info"))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{dist.metadata['Name'].replace('-', '_')}-{dist.version}-{tag}.whl"
+    record = []
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
+        for file in files:
+            data = Path(file.locate()).read_bytes()
+            wheel.writestr(file.as_posix(), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            record.append(f"{file.as_posix()},sha256={digest.decode()},{len(data)}")
+        wheel.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+    return path
+
+
+def python_without(folder: Path, *names: str) -> Path:
+    """A venv at folder whose site-packages holds this one's (each entry a link), pip
+    included, but the distributions `names` (their import folders and .dist-info): an image
+    that lacks them, into which pip really installs. Its python, returned, is this one's."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", folder], check=True)
+    ours = Path(sysconfig.get_paths()["purelib"])
+    theirs = Path(
+        subprocess.run(
+            [folder / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()
+    )  # fmt: skip
+    left_out = set()
+    for name in names:
+        dist = distribution(name)
+        left_out |= {file.parts[0] for file in dist.files if len(file.parts) > 1}
+    for entry in ours.iterdir():
+        if entry.name not in left_out:
+            (theirs / entry.name).symlink_to(entry)
+    return folder / "bin" / "python"

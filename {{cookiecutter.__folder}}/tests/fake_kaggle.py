@@ -5,8 +5,9 @@ Usage (test_kaggle.py runs it): python -m tests.fake_kaggle SCENARIO.json RESULT
 a network namespace that has only loopback, so nothing can leave the machine. The scenario
 gives the home folder, the folder the commands run in, whether credentials exist, errors to
 answer with, the notebooks' latest versions and runs, the competition's submissions so far,
-and the command lines to run; the result holds each command's exit code and output and
-every request the client sent.
+the command lines to run, and may give the packages Kaggle's image carries (`image`) and
+variables to set (`env`: pip's index settings, say); the result holds each command's exit
+code and output and every request the client sent.
 
 The client is the real kaggle package: with KAGGLE_API_ENVIRONMENT=LOCALHOST it sends each
 call as POST http://localhost/api/v1/<service>/<Method> with a JSON body, follows download
@@ -204,6 +205,11 @@ def run(scenario: dict) -> dict:
     Kaggle.datasets = set(scenario.get("datasets", []))
     Kaggle.kernels = scenario.get("kernels", {})
     Kaggle.submissions = scenario.get("submissions", [])
+    os.environ.update(scenario.get("env", {}))  # pip's own settings: where its index is
+    if "image" in scenario:  # the packages Kaggle's image carries, in place of its pin file's
+        from {{ cookiecutter.package }}.tools import notebook
+
+        notebook.image_packages = lambda: scenario["image"]
     # Where a user runs the commands: relative folders (kernel-inference/) are looked up there.
     os.chdir(scenario.get("cwd", home))
     server = None if scenario.get("offline") else ThreadingHTTPServer(("127.0.0.1", 80), Kaggle)

@@ -16,6 +16,7 @@ import re
 import shutil
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 import fake_data_proxy
@@ -23,7 +24,7 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
-from builders import competition, image, write_csv
+from builders import competition, image, python_without, wheel_of_installed, write_csv
 from conftest import PROJECT
 from test_blend import fetched
 from test_kaggle import against_fake_kaggle, calls
@@ -33,10 +34,12 @@ from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.platform import kaggle_inputs, paths
+from {{ cookiecutter.package }}.runtime.platform import kaggle_inputs, paths, versions
+from {{ cookiecutter.package }}.tools import notebook as notebooks
 from {{ cookiecutter.package }}.tools.kaggle_api import described
 
 NAME = "{{ cookiecutter.project }}"
+PACKAGE = "{{ cookiecutter.package }}"
 SLUG = "cassava-leaf-disease-classification"
 USER = "alice"
 BACKBONE = "efficientnet-b0"  # a keras-hub preset (tests/presets.py makes a small one)
@@ -46,6 +49,8 @@ QUICK = [
 ]  # fmt: skip
 # Each notebook sees its inputs read-only, as on Kaggle.
 READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+# `jupyter execute`, as its script runs it, on any python that has nbclient.
+JUPYTER_EXECUTE = "import sys; from nbclient.cli import main; sys.exit(main())"
 
 
 def kernel(tmp_path: Path, *flags: str) -> Path:
@@ -55,15 +60,16 @@ def kernel(tmp_path: Path, *flags: str) -> Path:
     return Path(flags[flags.index("--output") + 1])
 
 
-def run_on_kaggle(notebook: Path, root: Path, mounts: dict, log: Path):
-    """The notebook in a real kernel, offline, `root` mounted read-only at the mount root."""
+def run_on_kaggle(notebook: Path, root: Path, mounts: dict, log: Path, python=sys.executable):
+    """The notebook in a real kernel of `python`, offline, `root` mounted read-only at the
+    mount root."""
     mounts_file = notebook.parent.parent / f"{notebook.parent.name}-mounts.json"
     mounts_file.write_text(json.dumps({"root": str(root), **mounts}))
     proxy = [sys.executable, str(PROJECT / "tests" / "fake_data_proxy.py"), str(mounts_file)]
-    jupyter = Path(sys.executable).with_name("jupyter")
+    execute = [python, "-c", JUPYTER_EXECUTE]  # the kernel runs on the python that runs it
     return offline(
         "unshare", "-m", "sh", "-c", READ_ONLY, "sh", str(root),
-        *proxy, str(log), jupyter, "execute", "--inplace", "--timeout=600", notebook.name,
+        *proxy, str(log), *execute, "--inplace", "--timeout=600", notebook.name,
         cwd=notebook.parent,
     )  # fmt: skip
 
@@ -226,6 +232,74 @@ def test_kaggles_rerun_of_the_inference_notebook_predicts_the_hidden_test_set(
     assert written.columns.tolist() == ["image_id", "label"]
     assert written["image_id"].tolist() == hidden["image_id"].tolist()  # every row, in order
     assert set(written["label"]) <= {"0", "1", "2"}
+
+
+@pytest.mark.slow
+def test_a_keras_hub_the_image_lacks_comes_from_the_wheels_dataset_in_kaggles_rerun(
+    trained_on_kaggle, tmp_path
+):
+    """An image without keras-hub (Colab's TPU runtime is one): `kaggle wheels` downloads the
+    keras-hub the backbone needs with real pip, whose index is a local folder (the network's
+    edge), and pushes it as a private dataset with the real client; `kernel --inference`
+    attaches it and keeps the internet off. Kaggle's scoring rerun, on a Python whose
+    site-packages is this one's without keras-hub, installs it from the dataset mounted
+    read-only with pip --no-index before anything imports it, and writes the submission."""
+    hub = version("keras-hub")  # the wheel packed from this one: the newest packages' only
+    assert versions.keras_hub_for(BACKBONE, version("keras")) == hub, "the suite's own set"
+    index = tmp_path / "index"  # what pip's index serves
+    wheel = wheel_of_installed("keras-hub", index)
+    image = {**notebooks.image_packages(), "keras": version("keras")}
+    del image["keras-hub"]
+    dataset = f"{USER}/{PACKAGE.replace('_', '-')}-wheels"
+    rerun = tmp_path / "rerun"  # the notebook's /kaggle/working
+    inference = ["--inference", "--output", "kernel-inference", "--output-dir", str(rerun)]
+    result = against_fake_kaggle(
+        tmp_path,
+        [
+            ["kaggle", "wheels", "--backbone", BACKBONE],
+            ["kernel", "--competition", SLUG, *QUICK, *inference],
+        ],
+        image=image,
+        env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(index)},
+    )
+    pushed, made = result["steps"]
+    assert pushed["code"] == 0 and made["code"] == 0, result["steps"]
+    lacking = f"{BACKBONE} needs keras-hub {BACKBONES[BACKBONE].keras_hub} or later"
+    assert f"{lacking}; keras-hub is not installed: downloaded keras-hub=={hub} " in pushed["out"]
+    assert f"pushed wheels/ ({wheel.name}) as the private Kaggle dataset {dataset}" in pushed["out"]
+    (create,) = calls(result, "DatasetApiService/CreateDataset")
+    assert create["json"]["isPrivate"] is True
+    uploaded = sorted(r["json"]["name"] for r in calls(result, "BlobApiService/StartBlobUpload"))
+    assert uploaded == sorted([wheel.name, "requirements.txt"])
+    assert (tmp_path / "wheels" / wheel.name).read_bytes() == wheel.read_bytes()
+    metadata = json.loads((tmp_path / "kernel-inference" / "kernel-metadata.json").read_text())
+    assert metadata["dataset_sources"] == [dataset] and metadata["enable_internet"] is False
+
+    root = tmp_path / "input"  # by kind: the wheels as Kaggle mounts the dataset's files
+    data = Path(shutil.copytree(trained_on_kaggle.data, root / "competitions" / SLUG))
+    shutil.copytree(trained_on_kaggle.working, root / "notebooks" / USER / NAME)
+    mounted = root / "datasets" / dataset
+    mounted.mkdir(parents=True)
+    for name in uploaded:
+        shutil.copy(tmp_path / "wheels" / name, mounted)
+    hidden = hidden_test_set(data, 12)
+    python = python_without(tmp_path / "image", "keras-hub")
+    site = Path(python).parents[1] / "lib"
+    assert not list(site.glob("*/site-packages/keras_hub"))  # the image lacks it
+    run = alone(tmp_path / "kernel-inference" / f"{NAME}.ipynb", tmp_path / "notebook")
+    log = tmp_path / "rerun-log.json"
+    done = run_on_kaggle(run, root, {"proxy": False, "rerun": True}, log, python)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    assert not errors(run)
+    said = text_of(run)
+    installing = f"installing keras-hub {hub} from the wheels in {mounted} (kaggle:datasets/"
+    assert f"{lacking}; keras-hub is not installed: {installing}{dataset})" in said
+    assert f", keras-hub {hub}, " in said  # the run's versions line: the one installed
+    (installed,) = site.glob("*/site-packages/keras_hub")
+    assert installed.is_dir() and not installed.is_symlink()  # pip put it into the image
+    written = pd.read_csv(rerun / "submission.csv", dtype=str)
+    assert written["image_id"].tolist() == hidden["image_id"].tolist()
+    assert json.loads(log.read_text()) == []  # nothing asked of the data proxy
 
 
 def test_the_inference_push_attaches_the_training_notebook_offline_without_a_tpu(tmp_path):

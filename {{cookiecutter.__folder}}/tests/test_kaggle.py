@@ -48,7 +48,8 @@ def against_fake_kaggle(
 ) -> dict:
     """Run the steps in tmp_path against the fake Kaggle, which knows the given `kernels`
     (owner/slug: latest version and run) and `submissions`; `signed_in` may give `token` (an
-    API token), `login` (what `kaggle auth login` saves) or `offline` (no Kaggle at all)."""
+    API token), `login` (what `kaggle auth login` saves) or `offline` (no Kaggle at all), and
+    the scenario's `image` and `env` (tests/fake_kaggle.py)."""
     scenario = {"home": str(tmp_path / "home"), "kaggle_json": kaggle_json, "steps": steps}
     scenario["errors"], scenario["datasets"] = errors or {}, list(datasets)
     scenario["kernels"], scenario["submissions"] = kernels or {}, list(submissions)

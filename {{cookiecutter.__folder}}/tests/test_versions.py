@@ -114,10 +114,11 @@ def test_kernel_refuses_a_backbone_no_keras_hub_trains_on_kaggles_image(tmp_path
     assert json.loads((plain / "kernel-metadata.json").read_text())["enable_internet"] is False
 
 
-def run_install_cell(cfg: Config, monkeypatch) -> list[list[str]]:
+def run_install_cell(cfg: Config, monkeypatch, wheels: str = "") -> list[list[str]]:
     """The training notebook's config cell and install cell, run here with pip's calls kept
-    (pip is where it meets the network): the pip commands it ran."""
-    cells = notebook.cells(cfg, "gpu", None)
+    (pip is where it meets the network): the pip commands it ran. `wheels`: the dataset of
+    wheels `kernel` attached (kaggle:datasets/OWNER/SLUG)."""
+    cells = notebook.cells(cfg, "gpu", None, wheels=wheels)
     (config_cell,) = [cell for cell in cells if cell.source.startswith("# The settings")]
     (install,) = [cell for cell in cells if cell.folded == notebook.ON_KAGGLE_HIDDEN]
     ran: list[list[str]] = []

@@ -11,6 +11,8 @@ submit       to the competition, the CV of the output folder's run in the descri
 submissions  the competition's submissions, their public and private scores beside the CV
              each was sent with
 dataset      the records folder `records` wrote, as a private dataset a notebook can attach
+wheels       the packages the backbone needs beyond Kaggle's image, as a private dataset of
+             wheels that `kernel` attaches and the notebook installs from offline (wheels.py)
 
 Every refusal a user can fix (no credentials, the rules not accepted, a kernel not pushed
 yet, a notebook whose run is not complete) ends in one line that says what to do, and a
@@ -345,7 +347,7 @@ def pushed_dataset(folder: str) -> str:
     return metadata_id(path) if path.is_file() else ""
 
 
-def created_or_versioned(api, folder: Path, ref: str):
+def created_or_versioned(api, folder: Path, ref: str, what: str = "records"):
     """The dataset `ref` made from the folder, or its new version when it exists; nothing is
     made when a file's upload fails."""
     import requests
@@ -359,7 +361,7 @@ def created_or_versioned(api, folder: Path, ref: str):
                 raise
             made = api.dataset_create_new(str(folder), public=False, quiet=False, dir_mode="zip")
         else:
-            notes = f"records from {folder}"
+            notes = f"{what} from {folder}"
             made = api.dataset_create_version(str(folder), notes, quiet=False, dir_mode="zip")
     except ValueError as error:
         said = failed_upload(error, folder)
@@ -381,8 +383,18 @@ def push_dataset(api, cfg: Config, slug: str) -> None:
             f"{MANIFEST}); write them with `python -m {PACKAGE} records ... --output-dir DIR`, "
             "then push them with --data-dir DIR"
         )
+    ref = dataset_ref(api, folder, slug, "records")
+    made = pushed_folder(api, folder, ref, "records")
+    name = ref.split("/")[1]
+    print(f"pushed {folder} as the private Kaggle dataset {ref}: {made.url}")
+    print(f"`kernel --data-dir {folder}` attaches it; the notebook reads /kaggle/input/{name}")
+
+
+def dataset_ref(api, folder: Path, slug: str, kind: str) -> str:
+    """The dataset (owner/slug) to push `folder` as: --slug's, else the one it was pushed as
+    before, else <package>-KIND; a slug Kaggle would refuse is refused here."""
     owner = api.config_values["username"]
-    default = f"{owner}/{PACKAGE.replace('_', '-')}-records"
+    default = f"{owner}/{PACKAGE.replace('_', '-')}-{kind}"
     ref = f"{owner}/{slug}" if slug else pushed_dataset(str(folder)) or default
     name = ref.split("/")[1]
     if not (6 <= len(name) <= 50 and SLUG.fullmatch(name)):
@@ -390,20 +402,43 @@ def push_dataset(api, cfg: Config, slug: str) -> None:
             f"--slug {name!r}: a Kaggle dataset slug is 6 to 50 lowercase letters, digits and "
             "single dashes"
         )
+    return ref
+
+
+def pushed_folder(api, folder: Path, ref: str, what: str):
+    """The folder pushed as the private dataset `ref`, its dataset-metadata.json written; that
+    file is left as it was when the push fails, so that `kernel` attaches only what is there."""
+    name = ref.split("/")[1]
     metadata = folder / DATASET_METADATA
     before = metadata.read_bytes() if metadata.is_file() else None
     write_json(metadata, {"title": name.replace("-", " ").title(), "id": ref,
                           "licenses": [{"name": "CC0-1.0"}]})  # fmt: skip
     try:
-        made = created_or_versioned(api, folder, ref)
+        return created_or_versioned(api, folder, ref, what)
     except BaseException:
         if before is None:  # not pushed: `kernel` must not attach a dataset that is not there
             metadata.unlink()
         else:
             metadata.write_bytes(before)
         raise
-    print(f"pushed {folder} as the private Kaggle dataset {ref}: {made.url}")
-    print(f"`kernel --data-dir {folder}` attaches it; the notebook reads /kaggle/input/{name}")
+
+
+def push_wheels(api, needed: dict[str, str], slug: str) -> None:
+    """The wheels of `needed` (wheels.lacked's) downloaded into wheels/ and pushed as the
+    user's private dataset, new or a new version."""
+    from . import notebook, wheels
+
+    folder = Path(wheels.FOLDER)
+    wheels.ours(folder, (DATASET_METADATA,))  # refused before anything is downloaded
+    ref = dataset_ref(api, folder, slug, "wheels")
+    downloaded = wheels.download(list(needed), folder, (DATASET_METADATA,))
+    python = notebook.image_python()
+    for need, why in needed.items():
+        print(f"{why}: downloaded {need} for Python {python} into {folder}/")
+    made = pushed_folder(api, folder, ref, "wheels")
+    names = ", ".join(path.name for path in downloaded)
+    print(f"pushed {folder}/ ({names}) as the private Kaggle dataset {ref}: {made.url}")
+    print("`kernel` attaches it to the notebooks, which install from it with the internet off")
 
 
 # What the client raises for a file it could not upload, from kaggle 2.2.5 on: documented on
@@ -466,9 +501,19 @@ def run(
         "submit": f"submitting to {cfg.competition}",
         "submissions": f"listing the submissions to {cfg.competition}",
         "dataset": "pushing the records as a dataset",
+        "wheels": "pushing the wheels as a dataset",
     }[action]
     if action in ("push", "status", "output") and (Path(folder) / KERNEL_METADATA).is_file():
         kernel_id(folder)  # a file here, perhaps edited by hand: checked before signing in
+    needed = []
+    if action == "wheels":  # decided before signing in: with nothing lacking, nothing to push
+        from . import wheels
+
+        needed = wheels.lacked([cfg.backbone])
+        if not needed:
+            print(f"{wheels.ON_KAGGLE} builds {cfg.backbone}: no wheels to push, and `kernel` "
+                  "attaches none")  # fmt: skip
+            return 0
     import requests
 
     try:
@@ -487,6 +532,8 @@ def run(
             submissions(api, cfg)
         elif action == "dataset":
             push_dataset(api, cfg, slug)
+        elif action == "wheels":
+            push_wheels(api, needed, slug)
     except requests.HTTPError as error:
         raise refusal(error, cfg, doing) from error
     except (requests.ConnectionError, requests.Timeout) as error:
@@ -512,6 +559,10 @@ ACTIONS = {
     ),
     "submissions": "the competition's submissions: scores beside the CV each was sent with",
     "dataset": "the records folder (--data-dir) as a private Kaggle dataset, new or a new version",
+    "wheels": (
+        "what the backbone (--backbone) needs beyond Kaggle's image, as a private dataset of "
+        "wheels that `kernel` attaches (nothing where the image has it all)"
+    ),
 }
 
 
@@ -538,7 +589,8 @@ def arguments(parser) -> None:
     parser.add_argument(
         "--slug",
         default="",
-        help="dataset: its slug (default: the one pushed before, else <package>-records)",
+        help="dataset, wheels: its slug (default: the one pushed before, else "
+        "<package>-records, <package>-wheels)",
     )
 
 

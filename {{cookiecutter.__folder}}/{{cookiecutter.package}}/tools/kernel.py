@@ -31,7 +31,7 @@ from ..runtime.platform.files import (
     written_whole,
 )
 from ..runtime.platform.paths import KAGGLE_INPUT, KAGGLE_WORKING, data_path, resolve_data_dir
-from . import notebook
+from . import notebook, wheels
 from .notebook import PROJECT, TITLE
 
 # A Kaggle username, as kaggle.com/NAME spells it.
@@ -80,17 +80,20 @@ def write_kernel(
         pushed = []
     else:
         cfg, pushed = with_pushed_records(cfg)
+    built = [run["backbone"] for run in runs["runs"]] if runs else [cfg.backbone]
+    wheels_ref, online = keras_hub_installed(built, inference)
+    pushed += [wheels_ref] if wheels_ref else []
     sources = dataset_sources(cfg, user, [*pushed, *datasets])
     folder = output_folder(output, "kernel --kernel-dir")
     kernels = trained if inference else notebook_sources(cfg)
     described = metadata(cfg, accelerator, user, sources, kernels, slug_, inference)
-    built = [run["backbone"] for run in runs["runs"]] if runs else [cfg.backbone]
-    if installs_keras_hub(built, inference):
+    if online:
         described["enable_internet"] = True
     check_not_another_kernel(folder, described["id"])
     for line in paths_kaggle_lacks(cfg):
         print(f"warning: {line}")
-    cells = notebook.cells(cfg, accelerator, names_known(cfg), inference, runs)
+    wheels_input = f"{kaggle_inputs.PREFIX}datasets/{wheels_ref}" if wheels_ref else ""
+    cells = notebook.cells(cfg, accelerator, names_known(cfg), inference, runs, wheels_input)
     with written_whole(folder / f"{PROJECT}.ipynb") as temporary:
         nbformat.write(notebook.as_notebook(cells), temporary)
     with written_whole(folder / f"{PROJECT}.py") as temporary:
@@ -202,27 +205,33 @@ def check_not_another_kernel(folder: Path, kernel: str) -> None:
         )
 
 
-def installs_keras_hub(backbones: list[str], inference: bool) -> bool:
-    """Whether the notebook must install a keras-hub that builds `backbones` (Kaggle's image
-    lacks one): a training notebook does, with the internet on; an inference notebook, which a
-    code competition reruns offline, cannot, and neither can any on an image whose Keras no
-    keras-hub with the backbone runs on: refused in one line."""
-    image = notebook.image_packages()
-    lacking = [(name, versions.unbuildable(name, image)) for name in backbones]
-    lacking = [(name, why) for name, why in lacking if why]
-    for name, why in lacking:
-        hub = versions.keras_hub_for(name, image.get("keras", "0"))
-        on_kaggle = f"on Kaggle's image (platforms/kaggle-gpu.txt), {why}"
-        if not hub:
-            raise UserError(f"{on_kaggle}, and no keras-hub with {name} runs on its Keras")
-        if inference:
-            raise UserError(
-                f"{on_kaggle}, and a code competition reruns this notebook offline, where "
-                f"keras-hub {hub} cannot be installed: train a backbone it has "
-                f"({', '.join(versions.buildable(image))})"
-            )
-        print(f"the notebook installs keras-hub {hub} ({on_kaggle}): its internet is on")
-    return bool(lacking)
+def keras_hub_installed(backbones: list[str], inference: bool) -> tuple[str, bool]:
+    """How the notebook installs a keras-hub that builds `backbones` where Kaggle's image lacks
+    one: from the wheels `kaggle wheels` pushed (the dataset to attach, owner/slug), offline;
+    else a training notebook from pip's index, with the internet on (True). An inference
+    notebook, which a code competition reruns offline, is refused without the wheels, and any
+    notebook on an image whose Keras no keras-hub with the backbone runs on. ("", False):
+    nothing to install."""
+    needed = wheels.lacked(backbones)
+    if not needed:
+        return "", False
+    from .kaggle_api import pushed_dataset
+
+    ref = pushed_dataset(wheels.FOLDER) if wheels.holds(list(needed)) else ""
+    said = "; ".join(f"{why}: {need}" for need, why in needed.items())
+    if ref:
+        print(f"attaching the wheels dataset {ref} ({said}): the notebook installs from it")
+        return ref, False
+    lacking = next(name for name in backbones if wheels.lacked([name]))
+    push = f"`kaggle wheels --backbone {lacking}`"
+    if inference:
+        raise UserError(
+            f"{said}, and a code competition reruns this notebook offline: push the wheels "
+            f"first with {push} in this folder, then write the notebook again; or train a "
+            f"backbone the image has ({', '.join(versions.buildable(notebook.image_packages()))})"
+        )
+    print(f"the notebook installs {said} with its internet on ({push} first attaches wheels)")
+    return "", True
 
 
 def paths_kaggle_lacks(cfg: Config) -> list[str]:

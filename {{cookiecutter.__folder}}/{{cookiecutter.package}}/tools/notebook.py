@@ -29,6 +29,7 @@ PACKAGE = Path(__file__).resolve().parents[1]
 PROJECT = {{ cookiecutter.project | tojson }}
 TITLE = {{ cookiecutter.project_name | tojson }}
 VISIBLE_CELLS = Path(__file__).with_name("notebook_cells.py")
+IMAGE = PACKAGE.parent / "platforms" / "kaggle-gpu.txt"  # what Kaggle's image carries
 # A percent-format cell's first line: `# %%`, a title, `[markdown]`.
 HEADER = re.compile(r"# %%(?: (?P<title>\w+))?(?: \[(?P<kind>markdown)\])?")
 # A visible cell that holds a file of the package, named by the IPython magic that would load it.
@@ -89,20 +90,23 @@ def cells(
     class_names: list[str] | None,
     inference: bool = False,
     blend: dict | None = None,
+    wheels: str = "",
 ) -> list[Cell]:
     """The notebook's cells: training from the top to submission.csv, or with `inference`
     only the prediction, with the trained run another notebook left (code competitions), or
     with `blend` (blend.json or stack.json, each run's trained_dir added) with every run of
-    a blend or a stack."""
+    a blend or a stack. `wheels`: the attached dataset of wheels (kaggle:datasets/OWNER/SLUG)
+    the install cell installs what the image lacks from, offline."""
     notebook = "inference" if inference else "training"
     if blend:
         notebook = "stack" if blend_record.is_stack(blend) else "blend"
-    made = [Cell("markdown", title(cfg, accelerator, class_names, notebook, blend))]
+    made = [Cell("markdown", title(cfg, accelerator, class_names, notebook, blend, wheels))]
     for name, cell in visible_cells():
         if name == "settings":
             made.append(Cell("markdown", "## Settings\n\n" + other_settings(cfg, notebook)))
             built = [run["backbone"] for run in blend["runs"]] if blend else [cfg.backbone]
-            made.append(Cell("code", config_source(cfg, accelerator, notebook, blend, built)))
+            source = config_source(cfg, accelerator, notebook, blend, built, wheels)
+            made.append(Cell("code", source))
         elif name == "runtime":
             made += runtime_cells()
         elif name == "install":
@@ -177,8 +181,12 @@ def runtime_cells() -> list[Cell]:
 def image_packages() -> dict[str, str]:
     """The versions Kaggle's image carries, as platforms/kaggle-gpu.txt records them (its TPU
     image carries the same Keras and keras-hub)."""
-    pins = (PACKAGE.parent / "platforms" / "kaggle-gpu.txt").read_text()
-    return dict(re.findall(r"^([\w-]+)==(\S+)$", pins, re.MULTILINE))
+    return dict(re.findall(r"^([\w-]+)==(\S+)$", IMAGE.read_text(), re.MULTILINE))
+
+
+def image_python() -> str:
+    """The Python of Kaggle's image ("3.12"), as the pin file's `# python: X.Y` names it."""
+    return re.search(r"^# python: (\S+)$", IMAGE.read_text(), re.MULTILINE).group(1)
 
 
 def title(
@@ -187,6 +195,7 @@ def title(
     class_names: list[str] | None,
     notebook: str = "training",
     blend: dict | None = None,
+    wheels: str = "",
 ) -> str:
     name = BACKBONES[cfg.backbone].title
     article = "An" if name[0] in "AEIOU" else "A"
@@ -230,7 +239,7 @@ def title(
             f"weighed as `blend` fitted them on the runs' out-of-fold predictions (CV "
             f"{blend['metric']} {blend['blend_cv']:.4f}). Submit this notebook: Kaggle reruns "
             "it with the hidden test set in place of the public one.\n\n"
-            "**Run all.** It trains nothing, installs nothing and needs no internet."
+            "**Run all.** " + offline(wheels)
         )
     if notebook == "inference":
         return (
@@ -240,7 +249,7 @@ def title(
             f"come from the run's `model.json`), on {WHERE[accelerator]}, and writes "
             "`submission.csv`. Submit this notebook: Kaggle reruns it with the hidden test set "
             "in place of the public one.\n\n"
-            "**Run all.** It trains nothing, installs nothing and needs no internet."
+            "**Run all.** " + offline(wheels)
         )
     return (
         f"# {TITLE}\n\n"
@@ -248,19 +257,34 @@ def title(
         f"{classes}, trained on {WHERE[accelerator]}; it writes `submission.csv`.\n\n"
         "**Run all.** The settings come first; the data steps and the model are in view to "
         "edit; the accelerator cell stops the run at once if the accelerator is missing. "
-        + installs(cfg.backbone)
+        + installs(cfg.backbone, wheels)
     )
 
 
-def installs(backbone: str) -> str:
+def offline(wheels: str) -> str:
+    """What an inference notebook needs, as its title says it."""
+    if not wheels:
+        return "It trains nothing, installs nothing and needs no internet."
+    return (
+        "It trains nothing and needs no internet: it installs what Kaggle's image lacks from "
+        f"the wheels of `{wheels}`."
+    )
+
+
+def installs(backbone: str, wheels: str = "") -> str:
     """What the training notebook installs, as its title says it."""
     lacking = versions.unbuildable(backbone, image_packages())
     if not lacking:
         return "Nothing is installed and nothing needs the internet."
     hub = versions.keras_hub_for(backbone, image_packages().get("keras", "0"))
+    where = (
+        f"from the wheels of `{wheels}`, with the internet off"
+        if wheels
+        else "with the internet on (Settings > Internet)"
+    )
     return (
-        f"On Kaggle's image, {lacking}: the cell after the hidden ones installs keras-hub {hub}, "
-        "with the internet on (Settings > Internet)."
+        f"On Kaggle's image, {lacking}: the cell after the hidden ones installs keras-hub {hub} "
+        f"{where}."
     )
 
 

@@ -26,6 +26,7 @@ Nothing imports it: importing it would run every notebook's cells, one after the
 CONFIG = {}
 ACCELERATOR = ""
 BACKBONES_BUILT = [CONFIG.get("backbone", "small-cnn")]
+WHEELS = ""  # kaggle:datasets/OWNER/SLUG, where `kernel` attached the wheels
 BLEND = {}  # a blend's notebook only
 STACK = {}  # a stack's notebook only
 
@@ -38,7 +39,8 @@ STACK = {}  # a stack's notebook only
 # TensorFlow, `tensorflow-cpu` for the input pipeline; and where the image's keras-hub cannot
 # build a backbone this notebook uses (Kaggle's and Colab's GPU images carry keras-hub 0.26,
 # which has no Swin), the newest keras-hub that has it and runs on the image's Keras (never
-# upgraded: its TensorFlow and JAX are built for it). That needs the internet on.
+# upgraded: its TensorFlow and JAX are built for it). That needs the internet on, or the wheels
+# `kaggle wheels` pushed as a dataset, attached (`WHEELS`): then it installs from them, offline.
 
 # %% runtime
 # In the notebook, the hidden cells here write the package's runtime beside it.
@@ -49,7 +51,7 @@ import subprocess
 import sys
 
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.platform import versions
+from {{ cookiecutter.package }}.runtime.platform import paths, versions
 
 pip = [sys.executable, "-m", "pip", "install", "--quiet"]
 on_colab = importlib.util.find_spec("google") is not None and (
@@ -66,6 +68,20 @@ for backbone in BACKBONES_BUILT:
     hub = versions.keras_hub_for(backbone, keras) if keras else ""
     if not hub:
         raise UserError(f"{lacking}; this image trains {', '.join(versions.buildable())}")
+    if WHEELS:  # pip reaches no index in a code competition's rerun: the wheels attached
+        wheels = paths.local(WHEELS)
+        print(f"{lacking}: installing keras-hub {hub} from the wheels in {wheels} ({WHEELS})")
+        offline = ["--no-index", "--find-links", wheels, "--no-deps", f"keras-hub=={hub}"]
+        try:
+            subprocess.check_call([*pip, *offline])
+        except subprocess.CalledProcessError:
+            raise UserError(
+                f"{lacking}, and pip found no keras-hub {hub} it could install in {wheels} "
+                f"({WHEELS}): push it with `kaggle wheels`, write the notebook again with "
+                "`kernel` and push that"
+            ) from None
+        importlib.invalidate_caches()  # what imports keras_hub next finds it
+        continue
     # --no-deps: keras-hub's tensorflow-text would pull a full TensorFlow, which fights JAX
     # for the TPU (jax-ml/jax#29989), and its newest releases a newer Keras.
     print(f"{lacking}: installing keras-hub {hub} without its dependencies")
@@ -79,6 +95,7 @@ for backbone in BACKBONES_BUILT:
             f"{lacking}, and pip could not install keras-hub {hub}: turn the internet on "
             "(Settings > Internet) and run the notebook from the top"
         ) from None
+    importlib.invalidate_caches()
 
 # %% [markdown]
 # ## Data steps

@@ -64,11 +64,12 @@ def config_source(
     notebook: str = "training",
     blend: dict | None = None,
     built: list[str] = (),
+    wheels: str = "",
 ) -> str:
     """The config cell: the fields tuned most and the values given, by Config's sections;
     in a blend's notebook, the blend's runs and weights after them. `built`: the backbones an
     inference notebook builds (the trained runs'), for the install cell; a training notebook
-    builds CONFIG's."""
+    builds CONFIG's. `wheels`: the attached dataset the install cell installs from."""
     shown = shown_fields(cfg, notebook)
     lines = [
         "# The settings of this run, by Config's sections: those tuned most, and every value",
@@ -93,6 +94,8 @@ def config_source(
             "# The backbones it builds: the install cell checks that keras-hub has them.",
             "BACKBONES_BUILT = "
             + ('[CONFIG["backbone"]]' if notebook == "training" else python_literal(list(built))),
+            "# Where the install cell finds what the image lacks, offline (`kaggle wheels`).",
+            f"WHEELS = {python_literal(wheels)}",
             *blend_source(blend),
         ]
     )

@@ -99,7 +99,10 @@ def refusal(backbone: str) -> str:
         on = f"keras {keras}" if keras else "no Keras"
         return f"{why}; no keras-hub with it runs on {on}: install Keras {needed} or later"
     if in_scoring_rerun():
-        return f"{why}, and this rerun is offline: make the notebook with a backbone the image has"
+        return (
+            f"{why}, and this rerun is offline: push keras-hub {hub} as wheels with `kaggle "
+            "wheels`, then write the notebook again with `kernel`, which attaches them"
+        )
     if in_notebook():
         return (
             f"{why}: the notebook's first cells install keras-hub {hub} with the internet on "
