@@ -72,6 +72,8 @@ def test_doctor_reports_replicas_batch_records_and_spec(demo_dir, doctor):
     assert "global batch: 32 (32 per replica x 1)" in result.stdout
     assert "train: 4 files, 1078 records" in result.stdout
     assert f"data dir: {demo_dir} (from --data-dir)" in result.stdout  # as the user gave it
+    # Where the run reads and writes, in one block: the data folder, then each file found in it
+    assert f"places:\n  data_dir: {demo_dir}\n  train_files: {demo_dir}/" in result.stdout
     # With MixUp (off by default) too, uint8 images and class numbers: the model mixes them
     assert "train batch: image uint8 (32, 32, 32, 3), label int32 (32,)" in result.stdout
     assert "problems: none" in result.stdout

@@ -18,7 +18,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from ..config import Config, inputs_of, resolved_for
+from ..config import Config, Inputs, inputs_of, resolved_for
 from ..errors import named
 from ..platform import places
 from ..platform.files import MANIFEST
@@ -228,6 +228,10 @@ def resolved(cfg: Config) -> tuple[Config, dict | None]:
     found = inputs_of(cfg)
     if found.trains_from:
         return cfg, found.said
+    # The places as given choose the source and lead to what the data says; where it fills in
+    # a field, they are found again.
+    given = dataclasses.replace(found, made_for=resolved_for(cfg), places=places.find(cfg))
+    cfg = carrying(cfg, given)
     trains_from = chosen(cfg)
     cfg, said = KINDS[trains_from]().resolved(cfg)
     inputs = dataclasses.replace(
@@ -236,10 +240,15 @@ def resolved(cfg: Config) -> tuple[Config, dict | None]:
         tests_from="images" if reads_test_images(cfg) else trains_from,
         said=said,
         made_for=resolved_for(cfg),
-        places=places.find(cfg),  # where the data's files are, as the data said them
+        places=places_of(cfg),
     )
-    # A copy, not dataclasses.replace: that would check every value again, and a value set
-    # after the config was made (`cfg.epochs = 0` in a later cell) is preflight's to name.
+    return carrying(cfg, inputs), said
+
+
+def carrying(cfg: Config, inputs: Inputs) -> Config:
+    """The config with these inputs. A copy, not dataclasses.replace: that would check every
+    value again, and a value set after the config was made (`cfg.epochs = 0` in a later cell)
+    is preflight's to name."""
     cfg = copy.copy(cfg)
     cfg.inputs = inputs
-    return cfg, said
+    return cfg
