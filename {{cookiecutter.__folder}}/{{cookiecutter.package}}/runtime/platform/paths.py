@@ -44,16 +44,13 @@ def find(cfg: Config) -> tuple[str, dict[str, str], dict[str, str]]:
         except UserError as error:
             unfound[name] = str(error)
     # Kaggle keeps a notebook's working folder and looks there for submission.csv.
-    found["output_dir"] = cfg.output_dir or str(KAGGLE_WORKING if on_kaggle() else "output")
+    working = KAGGLE_WORKING if kaggle_inputs.in_notebook() else "output"
+    found["output_dir"] = cfg.output_dir or str(working)
     try:  # the trained run predict and evaluate read: the field's, else what train wrote
         found["trained_dir"] = local(cfg.trained_dir) if cfg.trained_dir else found["output_dir"]
     except UserError as error:
         unfound["trained_dir"] = str(error)
     return data_from, found, unfound
-
-
-def on_kaggle() -> bool:
-    return kaggle_inputs.in_notebook()
 
 
 def resolve_data_dir(cfg: Config) -> tuple[str, str]:
@@ -67,7 +64,7 @@ def resolve_data_dir(cfg: Config) -> tuple[str, str]:
     if os.environ.get("DATA_DIR"):
         return os.environ["DATA_DIR"], "$DATA_DIR"
     competition = f"{kaggle_inputs.PREFIX}competitions/{cfg.competition}"
-    if on_kaggle():  # attached, or an error that lists what is
+    if kaggle_inputs.in_notebook():  # attached, or an error that lists what is
         found = kaggle_inputs.find(competition, KAGGLE_INPUT)
         return found.folder, f"the competition {cfg.competition}, {found.how}"
     for folder in kaggle_inputs.layouts("competitions", cfg.competition, KAGGLE_INPUT):

@@ -198,14 +198,15 @@ def arguments(parser) -> None:
 def command(args, cfg: Config, found=None) -> int:
     """`score`: the output's submission.csv against the solution, and, when the sample
     submission is there, whether its rows are the sample's, row for row."""
-    submission = str(places_of(cfg).output / "submission.csv")
-    solution = args.solution or places_of(cfg).in_data("solution.csv")
+    at = places_of(cfg)  # where this command reads and writes, found once
+    submission = str(at.output / "submission.csv")
+    solution = args.solution or at.in_data("solution.csv")
     if not (args.solution or Path(solution).exists()):  # most competitions keep theirs hidden
         raise UserError(
             f"no true labels to score with: {solution} does not exist; give them with "
             "--solution FILE (a CSV of ids and labels, as the sample submission has them)"
         )
-    sample = places_of(cfg).file("sample_submission") if cfg.sample_submission else ""
+    sample = at.file("sample_submission")  # "" where none is given
     with_sample = sample and Path(sample).is_file()
     id_column, label_column = sample_columns(cfg, sample if with_sample else submission)
     scores = score_files(submission, solution, id_column, label_column, cfg)
