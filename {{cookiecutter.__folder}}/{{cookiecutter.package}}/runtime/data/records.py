@@ -162,7 +162,7 @@ def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     """A split's files (`field`: train_files, valid_files or test_files), after checking its
     first shard: image and label (or id) features."""
     pattern = places_of(cfg).file(field)
-    # Read as given (field_path kept a path the user typed where they run): the data folder is
+    # Read as given (the places kept a path the user typed where they run): the data folder is
     # the other place it could mean. Defaults come back joined to the data folder, or absolute.
     as_given = pattern == getattr(cfg, field)
     try:
