@@ -24,6 +24,7 @@ import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config, from_preset
 from {{ cookiecutter.package }}.runtime.platform import accelerator
+from {{ cookiecutter.package }}.runtime.platform.places import places_of
 
 GLOBAL_BATCH = 32
 
@@ -67,9 +68,8 @@ def global_batch(cfg: Config):
     import tensorflow as tf
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
-    from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 
-    files = records.find(data_path(cfg, cfg.train_files), "train_files")
+    files = records.find(places_of(cfg).in_data(cfg.train_files), "train_files")
     images, labels, _ = next(iter(pipeline.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))
     return tf.data.Dataset.from_tensors((images, labels))
 

@@ -12,7 +12,7 @@ from {{ cookiecutter.package }}.runtime.config import PRESETS, Config
 from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import load_sample
-from {{ cookiecutter.package }}.runtime.platform import paths
+from {{ cookiecutter.package }}.runtime.platform import paths, places
 from {{ cookiecutter.package }}.runtime.stages import preflight
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
@@ -80,8 +80,8 @@ def test_data_dir_comes_from_flag_then_env_then_kaggle_then_data(tmp_path, monke
     assert paths.resolve_data_dir(cfg) == ("/elsewhere", "$DATA_DIR")
     flagged = dataclasses.replace(cfg, data_dir="gs://bucket/flowers")
     assert paths.resolve_data_dir(flagged) == ("gs://bucket/flowers", "Config.data_dir, notebook")
-    assert paths.data_path(flagged, "train/*.tfrec") == "gs://bucket/flowers/train/*.tfrec"
-    assert paths.data_path(flagged, "/abs/*.tfrec") == "/abs/*.tfrec"
+    assert places.find(flagged).in_data("train/*.tfrec") == "gs://bucket/flowers/train/*.tfrec"
+    assert places.find(flagged).in_data("/abs/*.tfrec") == "/abs/*.tfrec"
 
 
 def test_every_bad_value_is_named_by_its_flag():
@@ -116,11 +116,11 @@ def test_output_goes_where_kaggle_keeps_it_unless_the_config_says_otherwise(tmp_
     """In a Kaggle notebook submission.csv must land in /kaggle/working; elsewhere output/."""
     monkeypatch.setattr(paths, "KAGGLE_WORKING", tmp_path / "working")
     monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
-    assert paths.output_path(Config(), "submission.csv") == Path("output/submission.csv")
+    assert places.find(Config()).output == Path("output")
     monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Batch")  # set in every Kaggle notebook
-    assert paths.output_path(Config(), "submission.csv") == tmp_path / "working/submission.csv"
+    assert places.find(Config()).output == tmp_path / "working"
     chosen = Config(output_dir=str(tmp_path / "mine"))
-    assert paths.output_path(chosen, "submission.csv") == tmp_path / "mine/submission.csv"
+    assert places.find(chosen).output == tmp_path / "mine"
 
 
 def test_a_missing_package_is_named_with_the_command_that_installs_it(capsys, monkeypatch):
@@ -199,7 +199,7 @@ def test_records_shipped_at_several_sizes_are_read_at_the_image_size(tmp_path):
             data_dir=str(tmp_path), image_size=image_size, train_files=shipped,
             sources={"data_dir": "flag", "image_size": "flag", "train_files": source},
         )  # fmt: skip
-        return paths.field_path(cfg, "train_files").removeprefix(f"{tmp_path}/")
+        return places.find(cfg).file("train_files").removeprefix(f"{tmp_path}/")
 
     assert read_at(192) == "tfrecords-jpeg-192x192/train/*.tfrec"
     assert read_at(256) == "tfrecords-jpeg-331x331/train/*.tfrec"

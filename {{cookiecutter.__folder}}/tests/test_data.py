@@ -9,14 +9,14 @@ from {{ cookiecutter.package }}.runtime.config import from_preset
 from {{ cookiecutter.package }}.runtime.data import pipeline, records
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import read_sample
-from {{ cookiecutter.package }}.runtime.platform.paths import data_path
+from {{ cookiecutter.package }}.runtime.platform.places import places_of
 from {{ cookiecutter.package }}.tools import shards
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
 
 
 def files(cfg, pattern):
-    return records.find(data_path(cfg, pattern), "test_files")
+    return records.find(places_of(cfg).in_data(pattern), "test_files")
 
 
 def test_training_batches_have_static_shapes_and_varied_labels(demo_cfg):

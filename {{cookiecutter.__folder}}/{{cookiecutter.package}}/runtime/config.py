@@ -15,6 +15,9 @@ import math
 import re
 import typing
 
+if typing.TYPE_CHECKING:
+    from .platform.places import Places
+
 from .backbone_choices import BACKBONES, size_fits, size_rule
 from .errors import UserError, flag, named
 from .outputs.submission_shapes import SHAPES
@@ -392,7 +395,8 @@ class Inputs:
     fields they typed where they run (read from there: a default's or a preset's path lies in
     the data folder), the source that trains and the one that holds the test set ("records",
     "images" or "tfds"), and what the data said: the records' manifest, or what the training
-    CSV or the TFDS set says in its shape (None for records without a manifest)."""
+    CSV or the TFDS set says in its shape (None for records without a manifest); and where the
+    run reads and writes (platform/places.py), found after the data said its files."""
 
     given: frozenset[str]
     typed: frozenset[str]
@@ -400,6 +404,7 @@ class Inputs:
     tests_from: str = ""
     said: dict | None = None
     made_for: tuple = ()  # the config it was resolved for (resolved_for)
+    places: Places | None = None
 
 
 def resolved_for(cfg: Config) -> tuple:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from ..runtime.config import FIELDS, Config
 from ..runtime.errors import UserError, named, whole_number
 from ..runtime.learning import recipe
-from ..runtime.platform.paths import data_path, field_path, output_path
+from ..runtime.platform.places import places_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,7 +73,7 @@ def synthetic_records(cfg: Config, images: int, shards: int = 8) -> list[str]:
 
     from .shards import write_shards
 
-    folder = output_path(cfg, f"bench-input/{cfg.image_size}x{cfg.image_size}-{images}")
+    folder = places_of(cfg).output / f"bench-input/{cfg.image_size}x{cfg.image_size}-{images}"
     found = sorted(tf.io.gfile.glob(str(folder / "*.tfrec")))
     if len(found) == shards:
         return found
@@ -183,7 +183,7 @@ def bench(cfg: Config, synthetic: bool = False, images: int = 2048, repeats: int
 
     from ..runtime.data import records
 
-    pattern = data_path(cfg, cfg.train_files).split(",")[0]
+    pattern = places_of(cfg).in_data(cfg.train_files).split(",")[0]
     files = synthetic_records(cfg, images) if synthetic else tf.io.gfile.glob(pattern)
     if not files:  # a folder mistyped must not measure made-up images instead
         raise UserError(
@@ -251,7 +251,7 @@ def records_of(
     from ..runtime.data import images, records
     from .shards import write_shards
 
-    folder = written / f"{Path(field_path(cfg, 'train_images')).name}-records-{len(paths)}"
+    folder = written / f"{Path(places_of(cfg).file('train_images')).name}-records-{len(paths)}"
     found = sorted(tf.io.gfile.glob(str(folder / "*.tfrec")))
     if not found or records.count(found) != len(paths):
         print(f"writing {len(paths)} images as records to {folder}")
@@ -310,7 +310,7 @@ def file_pipelines(paths: list[str], cfg: Config, record_files, records_cfg, bat
 
 def bench_files(cfg: Config, folder: str, images_wanted: int, repeats: int) -> dict:
     """Print the table on image files and on records of them; returns the median images/s."""
-    written = output_path(cfg, "bench-input")
+    written = places_of(cfg).output / "bench-input"
     cfg, paths = image_files(cfg, folder, images_wanted, written)
     records_cfg, record_files = records_of(cfg, paths, written)
     batch = cfg.batch_size
@@ -319,7 +319,7 @@ def bench_files(cfg: Config, folder: str, images_wanted: int, repeats: int) -> d
     medians = timed(made, FILE_VARIANTS, batches, batch, repeats)
     mean_size = sum(os.path.getsize(path) for path in paths) / len(paths)
     print(
-        f"cores: {os.cpu_count()}, image files: {len(paths)} ({field_path(cfg, 'train_images')}), "
+        f"cores: {os.cpu_count()}, image files: {len(paths)} ({places_of(cfg).file('train_images')}), "
         f"mean file {mean_size / 1024:.1f} KiB, resized to {cfg.image_size}x{cfg.image_size} "
         f"where not at it, batch {batch}, {batches} batches a pass; records of them: "
         f"{len(record_files)} shards ({Path(record_files[0]).parent})"

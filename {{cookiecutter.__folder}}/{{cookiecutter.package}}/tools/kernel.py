@@ -30,7 +30,8 @@ from ..runtime.platform.files import (
     write_json,
     written_whole,
 )
-from ..runtime.platform.paths import KAGGLE_INPUT, KAGGLE_WORKING, data_path, resolve_data_dir
+from ..runtime.platform.paths import KAGGLE_INPUT, KAGGLE_WORKING
+from ..runtime.platform.places import places_of
 from . import notebook, wheels
 from .notebook import PROJECT, TITLE
 
@@ -272,7 +273,7 @@ def names_known(cfg: Config) -> list[str] | None:
     if cfg.class_names:
         return class_names(cfg)
     try:
-        path = data_path(cfg, MANIFEST)  # a Kaggle input not mounted here is a UserError
+        path = places_of(cfg).in_data(MANIFEST)  # a Kaggle input not mounted here is a UserError
         manifest = read_manifest(Path(path).read_bytes(), path) if "://" not in path else {}
     except (UserError, OSError):  # for the title only
         return None
@@ -345,7 +346,7 @@ def with_pushed_records(cfg: Config) -> tuple[Config, list[str]]:
     notebook, and the competition's sample submission from the competition's folder there."""
     from .kaggle_api import pushed_dataset
 
-    folder = resolve_data_dir(cfg)[0]
+    folder = places_of(cfg).data
     ref = "" if "://" in folder or folder.startswith("tfds:") else pushed_dataset(folder)
     if not ref:
         return cfg, []

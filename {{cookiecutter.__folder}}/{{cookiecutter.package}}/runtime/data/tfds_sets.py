@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from ..config import Config, filled, validating_fold
 from ..errors import UserError, first_line, named
-from ..platform.paths import resolve_data_dir
+from ..platform.places import places_of
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
@@ -27,7 +27,7 @@ DOWNLOADS = "storage.googleapis.com"  # where TFDS finds prepared sets and most 
 
 def name_of(cfg: Config) -> str:
     """The TFDS set the config reads ("tf_flowers"), or "" when it reads files."""
-    folder = resolve_data_dir(cfg)[0]
+    folder = places_of(cfg).data
     return folder[len(PREFIX) :] if folder.startswith(PREFIX) else ""
 
 

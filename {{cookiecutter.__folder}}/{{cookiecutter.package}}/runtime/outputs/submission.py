@@ -21,8 +21,8 @@ from ..data import tables
 from ..errors import UserError, first_line, named
 from ..learning import grades
 from ..learning.scoring import METRICS
-from ..platform.files import IMAGE_SUFFIXES, MANIFEST, written_whole
-from ..platform.paths import field_path, reaching
+from ..platform.files import IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
+from ..platform.places import places_of
 from .submission_shapes import (
     SHAPES,
     Labels,
@@ -39,7 +39,7 @@ def load_sample(cfg: Config) -> pd.DataFrame | None:
     gave must exist; the default is looked up in the data folder."""
     if not cfg.sample_submission:
         return None
-    path = field_path(cfg, "sample_submission")
+    path = places_of(cfg).file("sample_submission")
     with reaching(path):
         return read_sample_at(cfg, path)
 

@@ -22,7 +22,7 @@ from ..config import CROP_AREA, Config, crop_area, flips
 from ..errors import UserError, named, whole_number
 from ..outputs.run_files import refuse_others
 from ..platform.files import place, written_whole
-from ..platform.paths import output_dir
+from ..platform.places import places_of
 
 # Each part of the recipe (model.py and Config's section "The recipe"): the values that
 # switch it off, and those that switch it on where the config has it off.
@@ -107,7 +107,7 @@ def ablate(
     from . import folds
     from .train import train
 
-    refuse_others(output_dir(cfg), "ablate")
+    refuse_others(places_of(cfg).output, "ablate")
     found = found or accelerator.detect(cfg)
     cfg, _ = source.resolved(cfg)
     in_folds = (folds.data_folds(cfg) or 1) > 1
@@ -117,7 +117,7 @@ def ablate(
         )
     if runs < 1:
         raise UserError(f"ablate --runs {runs}: train each variant at least once (1 or more)")
-    root = output_dir(cfg) / "ablate"
+    root = places_of(cfg).output / "ablate"
     rows = []
     for name, changes in variants(cfg, parts).items():
         scores, speeds = [], []

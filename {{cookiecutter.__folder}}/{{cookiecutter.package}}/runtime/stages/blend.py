@@ -36,7 +36,7 @@ from ..platform.files import (
     refuse_foreign,
     write_json,
 )
-from ..platform.paths import output_dir, output_path
+from ..platform.places import places_of
 from .audit import AUDIT, LIKELY_WRONG, PICTURE
 from .pseudo import PSEUDO
 
@@ -370,10 +370,10 @@ def write_probabilities(cfg: Config, made: dict, ids: list[str], probabilities, 
     shape = submission.layout(cfg, sample, cfg.num_classes, names)
     answered, cuts = submission.written_from(cfg, shape, probabilities, made["thresholds"])
     rows = submission.arrange(ids, shape.values(answered, names, cuts), sample, shape)
-    path = output_path(cfg, "submission.csv")
+    path = places_of(cfg).output / "submission.csv"
     submission.write(path, rows)
     kept = submission.probabilities_table(cfg, ids, probabilities, sample, shape)
-    submission.write(output_path(cfg, "test_probabilities.csv"), kept)
+    submission.write(places_of(cfg).output / "test_probabilities.csv", kept)
     print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)}), {how}")
     return path
 
@@ -393,7 +393,7 @@ def not_written_by_blend(folder: Path) -> list[str]:
 
 def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dict:
     """Read, check and fit the runs; write blend.json and the blended submission."""
-    output = output_folder(output_dir(cfg), "blend --output-dir", buckets=True)
+    output = output_folder(places_of(cfg).output, "blend --output-dir", buckets=True)
     runs = [read_run(place(folder)) for folder in folders]
     check_alike(runs, output)
     # Another command's output (a run's submission.csv, say): refused, untouched.
@@ -428,14 +428,14 @@ def predicted_runs(cfg: Config, found, runs: list[dict], build_model=None) -> li
             cfg,
             trained_dir=run["trained_dir"],
             tta=run["tta"],
-            output_dir=str(output_dir(cfg) / "runs" / run["name"]),
+            output_dir=str(places_of(cfg).output / "runs" / run["name"]),
             sources={**cfg.sources, "trained_dir": "blend", "tta": "blend"},
         )
         print(f"--- run {number} of {len(runs)}: {run['name']} ({run['trained_dir']})")
         started = time.monotonic()
         predict(one, found, build_model)
         spent += time.monotonic() - started
-        tables.append(test_probabilities(output_path(one, "test_probabilities.csv")))
+        tables.append(test_probabilities(places_of(one).output / "test_probabilities.csv"))
         expected = spent / number * len(runs) / 60
         print(
             f"run {number} took {(time.monotonic() - started) / 60:.1f} minutes; at this pace "

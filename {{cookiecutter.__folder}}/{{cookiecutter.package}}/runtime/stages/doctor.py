@@ -9,6 +9,7 @@ from ..config import Config
 from ..errors import UserError
 from ..platform import accelerator
 from ..platform.accelerator import Accelerator
+from ..platform.places import places_of
 
 if TYPE_CHECKING:
     from . import preflight
@@ -47,6 +48,7 @@ def doctor(
         cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     except UserError:
         pass  # the preflight's check of the manifest says it, among every other problem
+    print(places_of(cfg).describe())
     augmentations = host_augmentations or recipe("host_augmentations")
     checked = preflight.check(cfg, found, "doctor", augmentations, say=print)
     print(attention_line(cfg, found, checked))

@@ -17,7 +17,7 @@ from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, plots
 from ..platform import accelerator
 from ..platform.accelerator import Accelerator
-from ..platform.paths import output_path
+from ..platform.places import places_of
 from . import folds, preflight
 
 
@@ -42,7 +42,7 @@ def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) ->
     if folds.count(cfg) > 1:  # the model of the fold asked for, on its validation records
         cfg = folds.run_config(cfg, int(cfg.fold))
     cfg, validated = validate(cfg, found, build_model)
-    return report(cfg, validated, output_path(cfg, "confusion.png"))
+    return report(cfg, validated, places_of(cfg).output / "confusion.png")
 
 
 PICTURED = 16  # validation images in the picture of predictions
@@ -63,7 +63,7 @@ def every_fold(cfg: Config, found: Accelerator, build_model) -> list[Path]:
         answers[0].images,  # the first fold's, first in the pooled rows too
     )
     print(f"out-of-fold: the {len(answers)} fold models, each on its own validation records")
-    return report(run, pooled, output_path(cfg, "confusion.png"))
+    return report(run, pooled, places_of(cfg).output / "confusion.png")
 
 
 def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Validated]:

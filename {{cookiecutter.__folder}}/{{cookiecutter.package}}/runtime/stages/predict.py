@@ -17,7 +17,7 @@ from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, submission
 from ..platform import accelerator
 from ..platform.files import write_json
-from ..platform.paths import output_path
+from ..platform.places import places_of
 from . import preflight
 
 # A test image that does not decode, by where the test images are: what stopped, what to do.
@@ -80,7 +80,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
         averaged, ids = averaged + probabilities / len(runs), keys
         if len(runs) > 1:  # each fold model's own: pseudo-labels for a fold come from its model
             one = submission.probabilities_table(cfg, decoded(keys), probabilities, sample, shape)
-            submission.write(output_path(run, "test_probabilities.csv"), one)
+            submission.write(places_of(run).output / "test_probabilities.csv", one)
     if len(runs) > 1:
         print(
             f"averaged {len(runs)} fold models"
@@ -92,10 +92,10 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     predicted = shape.values(answered, names, cuts)
     keys = decoded(ids)
     rows = submission.arrange(keys, predicted, sample, shape)
-    path = output_path(cfg, "submission.csv")
+    path = places_of(cfg).output / "submission.csv"
     submission.write(path, rows)
     print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)})")
-    kept = output_path(cfg, "test_probabilities.csv")
+    kept = places_of(cfg).output / "test_probabilities.csv"
     submission.write(kept, submission.probabilities_table(cfg, keys, averaged, sample, shape))
     write_json(kept.with_suffix(".json"), {"tta": cfg.tta, "models": len(runs)})  # for blend
     print(f"and each class's probability, averaged as submitted, to {kept}")

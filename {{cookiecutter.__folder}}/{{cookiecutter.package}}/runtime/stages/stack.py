@@ -28,7 +28,7 @@ from ..config import Config
 from ..errors import UserError
 from ..learning import scoring
 from ..platform.files import STACK, output_folder, place, refuse_foreign, write_json
-from ..platform.paths import output_dir, trained_dir
+from ..platform.places import places_of
 from . import blend
 
 CONFIG_FIELDS = (*blend.CONFIG_FIELDS, "train_csv", "test_csv", "metadata_columns", "group_column")
@@ -156,7 +156,7 @@ def report(stack: dict) -> None:
 
 
 def stack_runs(cfg: Config, folders: list[str]) -> dict:
-    output = output_folder(output_dir(cfg), "stack --output-dir", buckets=True)
+    output = output_folder(places_of(cfg).output, "stack --output-dir", buckets=True)
     runs = [blend.read_run(place(folder), "stack") for folder in folders]
     blend.check_alike(runs, output, "stack", fewest=1)
     held = sorted(path.name for path in output.iterdir()) if output.is_dir() else []
@@ -187,7 +187,7 @@ def predict_stack(cfg: Config, found, stack: dict, build_model=None) -> Path:
     tables = blend.predicted_runs(cfg, found, stack["runs"], build_model)
     runs = []
     for run, table in zip(stack["runs"], tables, strict=True):
-        folder = trained_dir(dataclasses.replace(cfg, trained_dir=run["trained_dir"]))
+        folder = places_of(dataclasses.replace(cfg, trained_dir=run["trained_dir"])).trained
         runs.append(dataclasses.replace(blend.read_run(folder, "stack"), test=table))
     columns = ",".join(stack["metadata_columns"])
     cfg = dataclasses.replace(blend.trained_for(runs[0], cfg), metadata_columns=columns)
