@@ -24,7 +24,7 @@ import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config, from_preset
 from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.platform.places import places_of
+from {{ cookiecutter.package }}.runtime.platform.paths import find
 
 GLOBAL_BATCH = 32
 
@@ -69,7 +69,7 @@ def global_batch(cfg: Config):
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
 
-    files = records.find(places_of(cfg).in_data(cfg.train_files), "train_files")
+    files = records.find(find(cfg).in_data(cfg.train_files), "train_files")
     images, labels, _ = next(iter(pipeline.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))
     return tf.data.Dataset.from_tensors((images, labels))
 

@@ -127,10 +127,10 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
     from {{ cookiecutter.package }}.runtime.learning import backbones, model
-    from {{ cookiecutter.package }}.runtime.platform.places import places_of
+    from {{ cookiecutter.package }}.runtime.platform.paths import find
 
     cfg = dataclasses.replace(demo_cfg, mixup=0.2, cutmix=1.0, mix_probability=1.0)
-    files = records.find(places_of(cfg).in_data(cfg.train_files), "train_files")
+    files = records.find(find(cfg).in_data(cfg.train_files), "train_files")
     net = model.build_model(cfg, backbones.load(cfg))
     model.compile_model(net, cfg, 1, 2, steps_per_execution=2, jit_compile=True)
     recipe = model.host_augmentations(cfg)

@@ -8,6 +8,7 @@ records which values the user gave: what the data says fills only the others.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import itertools
@@ -16,7 +17,7 @@ import re
 import typing
 
 if typing.TYPE_CHECKING:
-    from .platform.places import Places
+    from .platform.paths import Places
 
 from .backbone_choices import BACKBONES, size_fits, size_rule
 from .errors import UserError, flag, named
@@ -410,6 +411,27 @@ class Inputs:
 def resolved_for(cfg: Config) -> tuple:
     """What inputs are resolved from: every value, and where each came from."""
     return tuple(sorted(cfg.sources.items())), tuple(getattr(cfg, name) for name in FIELDS)
+
+
+def places_of(cfg: Config) -> Places:
+    """Where the run reads and writes, as platform/paths.py found it where the command started,
+    carried on the config; for a config changed since in a value they come from (a fold's run
+    writes into its own folder), found again."""
+    if cfg.inputs is None or cfg.inputs.places is None:
+        raise RuntimeError(
+            "a config's places read before they were found: pass it through data/source.py's "
+            "resolved (or platform/paths.py's placed) where the command starts"
+        )
+    return cfg.inputs.places.of(cfg)
+
+
+def carrying(cfg: Config, inputs: Inputs) -> Config:
+    """The config with these inputs. A copy, not dataclasses.replace: that would check every
+    value again, and a value set after the config was made (`cfg.epochs = 0` in a later cell)
+    is preflight's to name."""
+    cfg = copy.copy(cfg)
+    cfg.inputs = inputs
+    return cfg
 
 
 def inputs_of(cfg: Config) -> Inputs:

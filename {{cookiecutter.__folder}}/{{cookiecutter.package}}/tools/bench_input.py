@@ -30,10 +30,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.config import FIELDS, Config
+from ..runtime.config import FIELDS, Config, places_of
 from ..runtime.errors import UserError, named, whole_number
 from ..runtime.learning import recipe
-from ..runtime.platform.places import places_of
 
 if TYPE_CHECKING:
     import numpy as np

@@ -30,7 +30,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..runtime.config import SLUG, Config
+from ..runtime.config import SLUG, Config, places_of
 from ..runtime.errors import UserError, first_line, named
 from ..runtime.outputs import blend_record
 from ..runtime.outputs.run_files import refuse_others
@@ -42,7 +42,6 @@ from ..runtime.platform.files import (
     unwritable,
     write_json,
 )
-from ..runtime.platform.places import places_of
 from .kaggle_auth import CREDENTIALS_HELP, briefly, client, unreachable
 
 PACKAGE = __package__.partition(".")[0]  # as `python -m` names it

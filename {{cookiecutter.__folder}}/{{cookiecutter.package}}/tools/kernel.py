@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from ..runtime.backbone_choices import from_kaggle_models, handle
-from ..runtime.config import LABEL_FILES, SLUG, Config, class_names, knobs
+from ..runtime.config import LABEL_FILES, SLUG, Config, class_names, knobs, places_of
 from ..runtime.data.manifest import read_manifest
 from ..runtime.errors import UserError, named
 from ..runtime.outputs import blend_record
@@ -31,7 +31,6 @@ from ..runtime.platform.files import (
     written_whole,
 )
 from ..runtime.platform.paths import KAGGLE_INPUT, KAGGLE_WORKING
-from ..runtime.platform.places import places_of
 from . import notebook, wheels
 from .notebook import PROJECT, TITLE
 

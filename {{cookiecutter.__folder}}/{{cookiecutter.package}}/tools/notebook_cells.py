@@ -115,12 +115,12 @@ for backbone in BACKBONES_BUILT:
 # %%
 import importlib
 
-from {{ cookiecutter.package }}.runtime.config import from_settings
+from {{ cookiecutter.package }}.runtime.config import from_settings, places_of
 from {{ cookiecutter.package }}.runtime.outputs.plots import show
 from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.platform.places import places_of
+from {{ cookiecutter.package }}.runtime.platform.paths import placed
 
-cfg = from_settings(**CONFIG)
+cfg = placed(from_settings(**CONFIG))  # with where the run reads and writes, found once
 found = accelerator.detect(cfg)
 accelerator.require(found, ACCELERATOR)
 

@@ -14,10 +14,10 @@ from ..runtime.config import (
     Config,
     fields_with,
     given,
+    places_of,
     sections,
 )
 from ..runtime.outputs import blend_record
-from ..runtime.platform.places import places_of
 
 
 def shown_fields(cfg: Config, notebook: str = "training") -> set[str]:

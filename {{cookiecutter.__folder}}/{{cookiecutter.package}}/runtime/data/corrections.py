@@ -11,9 +11,8 @@ import dataclasses
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, class_names
+from ..config import Config, class_names, places_of
 from ..errors import UserError, first_line, named
-from ..platform.places import places_of
 from .tables import read_csv
 
 # Where the labels of a --relabel file are: the label column, or the audit's column of the

@@ -22,10 +22,9 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, inputs_of, validating_fold
+from ..config import Config, inputs_of, places_of, validating_fold
 from ..errors import UserError, named
 from ..platform.files import MANIFEST, for_pandas, is_url, written_whole
-from ..platform.places import places_of
 from . import competition_files, scan
 
 FLAGS = {"images": named("train_images"), "csv": named("train_csv"), "group": named("group_column")}

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..config import Config, filled, validating_fold
+from ..config import Config, filled, places_of, validating_fold
 from ..errors import UserError, first_line, named
 from ..platform.files import MANIFEST, reaching
-from ..platform.places import places_of
 
 
 def with_manifest(cfg: Config) -> tuple[Config, dict | None]:

@@ -12,10 +12,9 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ..config import Config, validating_fold
+from ..config import Config, places_of, validating_fold
 from ..errors import UserError, named
 from ..platform.files import reaching
-from ..platform.places import places_of
 from . import competition_files, images, metadata, source, tables
 
 

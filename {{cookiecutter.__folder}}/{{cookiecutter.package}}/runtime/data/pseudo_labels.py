@@ -17,9 +17,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, validating_fold
+from ..config import Config, places_of, validating_fold
 from ..errors import UserError, first_line, named
-from ..platform.places import places_of
 from . import metadata
 from .tables import read_csv
 

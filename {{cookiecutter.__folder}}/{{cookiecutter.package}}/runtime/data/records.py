@@ -11,10 +11,9 @@ import re
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config
+from ..config import Config, places_of
 from ..errors import UserError, named
 from ..platform.files import reaching
-from ..platform.places import places_of
 from . import steps
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.

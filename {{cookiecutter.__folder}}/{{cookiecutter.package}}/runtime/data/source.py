@@ -13,16 +13,14 @@ image_key, which `encoded` reads where the pipeline decodes them.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import tensorflow as tf
 
-from ..config import Config, Inputs, inputs_of, resolved_for
+from ..config import Config, carrying, inputs_of, places_of, resolved_for
 from ..errors import named
-from ..platform import places
+from ..platform import paths
 from ..platform.files import MANIFEST
-from ..platform.places import places_of
 from . import images, records, scan, tfds_sets
 from .manifest import check_count, skipped_tests, with_manifest
 
@@ -198,7 +196,7 @@ def of(cfg: Config, field: str = "train_files") -> Records | TfdsSet | Competiti
     test_files), as `resolved` chose it (for a config no command resolved, chosen now)."""
     found = inputs_of(cfg)
     kind = found.tests_from if field == "test_files" else found.trains_from
-    return KINDS[kind or chosen(cfg, field)]()
+    return KINDS[kind or chosen(paths.placed(cfg), field)]()
 
 
 def chosen(cfg: Config, field: str = "train_files") -> str:
@@ -223,14 +221,14 @@ def resolved(cfg: Config) -> tuple[Config, dict | None]:
     fields the user did not give, and what it said (None for records without a manifest).
     Every command's first step: the sources that train and test are chosen here, once, and
     carried on the config (Config.inputs) with what the user gave, what the data said and the
-    run's places (platform/places.py), for every module after it to read. A config resolved
+    run's places (platform/paths.py), for every module after it to read. A config resolved
     already, and not changed since, is returned as it is."""
     found = inputs_of(cfg)
     if found.trains_from:
         return cfg, found.said
     # The places as given choose the source and lead to what the data says; where it fills in
     # a field, they are found again.
-    given = dataclasses.replace(found, made_for=resolved_for(cfg), places=places.find(cfg))
+    given = dataclasses.replace(found, made_for=resolved_for(cfg), places=paths.find(cfg))
     cfg = carrying(cfg, given)
     trains_from = chosen(cfg)
     cfg, said = KINDS[trains_from]().resolved(cfg)
@@ -243,12 +241,3 @@ def resolved(cfg: Config) -> tuple[Config, dict | None]:
         places=places_of(cfg),
     )
     return carrying(cfg, inputs), said
-
-
-def carrying(cfg: Config, inputs: Inputs) -> Config:
-    """The config with these inputs. A copy, not dataclasses.replace: that would check every
-    value again, and a value set after the config was made (`cfg.epochs = 0` in a later cell)
-    is preflight's to name."""
-    cfg = copy.copy(cfg)
-    cfg.inputs = inputs
-    return cfg

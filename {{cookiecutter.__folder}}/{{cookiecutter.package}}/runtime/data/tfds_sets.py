@@ -16,9 +16,8 @@ import socket
 
 import tensorflow as tf
 
-from ..config import Config, filled, validating_fold
+from ..config import Config, filled, places_of, validating_fold
 from ..errors import UserError, first_line, named
-from ..platform.places import places_of
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"

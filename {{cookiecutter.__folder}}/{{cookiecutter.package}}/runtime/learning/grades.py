@@ -13,10 +13,9 @@ import math
 
 import numpy as np
 
-from ..config import Config
+from ..config import Config, places_of
 from ..errors import UserError, first_line
 from ..platform.files import write_json
-from ..platform.places import places_of
 
 CUTS = "grade_cuts.json"
 STEPS = 40  # candidates tried between a cut's neighbours, each pass

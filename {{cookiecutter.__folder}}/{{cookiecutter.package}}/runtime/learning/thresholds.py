@@ -9,10 +9,9 @@ import math
 
 import numpy as np
 
-from ..config import Config, class_names
+from ..config import Config, class_names, places_of
 from ..errors import UserError, first_line
 from ..platform.files import write_json
-from ..platform.places import places_of
 
 THRESHOLDS = "thresholds.json"
 CANDIDATES = np.round(np.arange(0.05, 0.96, 0.05), 2)

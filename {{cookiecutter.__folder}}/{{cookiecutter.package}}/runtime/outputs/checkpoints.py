@@ -26,7 +26,7 @@ import keras
 import numpy as np
 
 from ..backbone_choices import uses_preset
-from ..config import LABEL_FILES, Config, fields_with, filled
+from ..config import LABEL_FILES, Config, fields_with, filled, places_of
 from ..data import metadata
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
@@ -40,7 +40,6 @@ from ..platform.files import (
     write_json,
     written_whole,
 )
-from ..platform.places import places_of
 from .run_record import read_record, run_records
 
 # What a run records of its config (checkpoint.json's made_by, model.json), and what resuming

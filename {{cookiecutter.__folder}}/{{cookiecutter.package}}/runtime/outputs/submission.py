@@ -16,13 +16,12 @@ from pathlib import Path
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, came_from, class_names, inputs_of
+from ..config import Config, came_from, class_names, inputs_of, places_of
 from ..data import tables
 from ..errors import UserError, first_line, named
 from ..learning import grades
 from ..learning.scoring import METRICS
 from ..platform.files import IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
-from ..platform.places import places_of
 from .submission_shapes import (
     SHAPES,
     Labels,

@@ -27,11 +27,10 @@ import dataclasses
 import functools
 import os
 
-from ..config import Config
+from ..config import Config, places_of
 from ..errors import UserError, first_line, named
 from . import backend, processes, rehearsal, startup_logs, versions
 from .files import unwritable
-from .places import places_of
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,22 +1,28 @@
-"""How a run's places are found, once where a command starts (places.py holds what is found):
-the data folder (a flag, $DATA_DIR, the competition Kaggle attached, else data/), the file each
-field names in it, the output folder (a flag, Kaggle's working folder, else output/) and the
-trained run predict reads (a flag, else the output).
+"""A run's places, found once where a command starts (data/source.py's `resolved`, or `placed`
+where a command writes before it reads the data) and carried on its config, where every module
+after it reads them (config.py's `places_of`): the data folder (a flag, $DATA_DIR, the
+competition Kaggle attached, else data/), the file each field names in it, the output folder (a
+flag, Kaggle's working folder, else output/) and the trained run predict reads (a flag, else the
+output).
+
+    command -> config -> source.resolved -> places -> stages
 
 A path field may name a Kaggle input instead of a folder (`kaggle:datasets/OWNER/SLUG`,
-`kaggle:notebooks/OWNER/SLUG`): kaggle_inputs.py finds it where Kaggle mounts it. One that is
-not attached is said where the place is read, so a command that never reads it runs."""
+`kaggle:notebooks/OWNER/SLUG`): kaggle_inputs.py finds it where Kaggle mounts it, when the place
+is first read, so a command that never reads an input that is not attached runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import re
 from pathlib import Path
 
-from ..config import FILE_FIELDS, LABEL_FILES, Config, came_from, inputs_of
+from ..config import FILE_FIELDS, LABEL_FILES, Config, came_from, carrying, inputs_of
 from ..errors import UserError, named
 from . import kaggle_inputs
+from .files import place
 
 # Kaggle mounts a notebook's inputs here, and keeps what a notebook writes here
 # (submission.csv among it); module constants so tests can point them elsewhere.
@@ -26,9 +32,68 @@ KAGGLE_WORKING = Path("/kaggle/working")
 PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)
 
 
-def find(cfg: Config) -> tuple[str, dict[str, str], dict[str, str]]:
-    """Every place of a run: where the data folder came from, each place by its field, and
-    why each place that could not be found was not (places.py's Places holds them)."""
+@dataclasses.dataclass(frozen=True)
+class Places:
+    """The data folder (a local folder, a gs:// URL or tfds:NAME) and where it came from, each
+    path field's file or pattern ("" for an empty field), the output folder and the trained
+    run's, for the values they were found from. A data folder that could not be found keeps its
+    error, raised where it is read, so a command that never reads it runs."""
+
+    made_for: tuple  # placed_for: the values the places come from
+    data_from: str
+    found: dict[str, str]  # by field: data_dir, each of PLACED, output_dir, trained_dir
+    unfound: dict[str, str]  # by field: why it could not be found
+
+    def file(self, name: str) -> str:
+        """The file, pattern or folder a field names, as found; a Kaggle input where mounted."""
+        if name in self.unfound:
+            raise UserError(self.unfound[name])
+        return local(self.found[name])
+
+    @property
+    def data(self) -> str:
+        return self.file("data_dir")
+
+    @property
+    def output(self) -> Path:
+        return place(self.file("output_dir"))
+
+    @property
+    def trained(self) -> Path:
+        return place(self.file("trained_dir"))
+
+    def in_data(self, pattern: str) -> str:
+        """A file pattern under the data folder (`under`)."""
+        return under(self.data, pattern)
+
+    def in_data_folder(self, pattern: str) -> str:
+        """A relative pattern the user gave, read in the data folder (`instead_in`)."""
+        return instead_in(self.data, pattern)
+
+    def of(self, cfg: Config) -> Places:
+        """These places, or for a config changed since in a value they come from, its own."""
+        return self if self.made_for == placed_for(cfg) else find(cfg)
+
+    def describe(self) -> str:
+        """Every place given, one a line, as doctor shows them."""
+        lines = ["places:"]
+        for name in ("data_dir", *PLACED, "output_dir", "trained_dir"):
+            try:
+                lines += [f"  {name}: {self.file(name)}"] if self.found.get(name, "-") else []
+            except UserError as error:
+                lines.append(f"  {name}: not found: {error}")
+        return "\n".join(lines)
+
+
+def placed_for(cfg: Config) -> tuple:
+    """What a run's places are found from: the fields that name them and where each came from
+    (a typed path is read where the user runs), and the image size (a sized folder's)."""
+    names = ("data_dir", "competition", "image_size", *PLACED, "output_dir", "trained_dir")
+    return tuple((name, getattr(cfg, name), cfg.sources.get(name)) for name in names)
+
+
+def find(cfg: Config) -> Places:
+    """Every place of a run, found now."""
     found, unfound, data_from = {}, {}, ""
     try:
         found["data_dir"], data_from = resolve_data_dir(cfg)
@@ -38,19 +103,26 @@ def find(cfg: Config) -> tuple[str, dict[str, str], dict[str, str]]:
         value = getattr(cfg, name)
         if "data_dir" in unfound and value and not value.startswith(kaggle_inputs.PREFIX):
             unfound[name] = unfound["data_dir"]  # in the data folder, which is not found
-            continue
-        try:
+        else:
             found[name] = field_path(cfg, name, found.get("data_dir", "")) if value else ""
-        except UserError as error:
-            unfound[name] = str(error)
     # Kaggle keeps a notebook's working folder and looks there for submission.csv.
     working = KAGGLE_WORKING if kaggle_inputs.in_notebook() else "output"
     found["output_dir"] = cfg.output_dir or str(working)
-    try:  # the trained run predict and evaluate read: the field's, else what train wrote
-        found["trained_dir"] = local(cfg.trained_dir) if cfg.trained_dir else found["output_dir"]
-    except UserError as error:
-        unfound["trained_dir"] = str(error)
-    return data_from, found, unfound
+    # The trained run predict and evaluate read: the field's, else what train wrote.
+    found["trained_dir"] = cfg.trained_dir or found["output_dir"]
+    return Places(placed_for(cfg), data_from, found, unfound)
+
+
+def placed(cfg: Config) -> Config:
+    """The config carrying its places, for a command that writes before it reads the data (a
+    run lock, a cache): found now, unless it carries them, found for its values, already."""
+    inputs = cfg.inputs or inputs_of(cfg)
+    places = inputs.places.of(cfg) if inputs.places else find(cfg)
+    return (
+        cfg
+        if places is inputs.places
+        else carrying(cfg, dataclasses.replace(inputs, places=places))
+    )
 
 
 def resolve_data_dir(cfg: Config) -> tuple[str, str]:
@@ -87,8 +159,8 @@ def field_path(cfg: Config, name: str, folder: str) -> str:
     A relative path the user gave that matches nothing from where they run, but does in the
     data folder, is the data folder's: a competition's files are described as laid out there."""
     value = getattr(cfg, name)
-    if value.startswith(kaggle_inputs.PREFIX):  # an attached input: where Kaggle mounts it
-        return local(value)
+    if value.startswith(kaggle_inputs.PREFIX):  # an attached input: found where it is read
+        return value
     if name not in inputs_of(cfg).typed:
         return under(folder, at_image_size(cfg, value, folder))
     there = instead_in(folder, value)

@@ -18,11 +18,10 @@ import json
 import statistics
 
 from ..backbone_choices import weights
-from ..config import CROP_AREA, Config, crop_area, flips
+from ..config import CROP_AREA, Config, crop_area, flips, places_of
 from ..errors import UserError, named, whole_number
 from ..outputs.run_files import refuse_others
 from ..platform.files import place, written_whole
-from ..platform.places import places_of
 
 # Each part of the recipe (model.py and Config's section "The recipe"): the values that
 # switch it off, and those that switch it on where the config has it off.

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, class_names, names_in
+from ..config import Config, class_names, names_in, places_of
 from ..errors import UserError, first_line
 from ..learning import blending, scoring
 from ..outputs.run_record import read_record, run_records
@@ -36,7 +36,6 @@ from ..platform.files import (
     refuse_foreign,
     write_json,
 )
-from ..platform.places import places_of
 from .audit import AUDIT, LIKELY_WRONG, PICTURE
 from .pseudo import PSEUDO
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..config import Config
+from ..config import Config, places_of
 from ..errors import UserError
 from ..platform import accelerator
 from ..platform.accelerator import Accelerator
-from ..platform.places import places_of
 
 if TYPE_CHECKING:
     from . import preflight

@@ -10,14 +10,13 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import classification_report
 
-from ..config import Config, class_names
+from ..config import Config, class_names, places_of
 from ..data import metadata_inputs, pipeline, source
 from ..learning import grades, plan, scoring, thresholds
 from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, plots
 from ..platform import accelerator
 from ..platform.accelerator import Accelerator
-from ..platform.places import places_of
 from . import folds, preflight
 
 

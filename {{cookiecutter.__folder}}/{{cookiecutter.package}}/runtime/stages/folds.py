@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, class_names, given, validating_fold
+from ..config import Config, class_names, given, places_of, validating_fold
 from ..errors import UserError, first_line, named
 from ..learning import scoring
 from ..learning.grades import graded
@@ -22,7 +22,6 @@ from ..learning.thresholds import applied
 from ..outputs.run_record import read_record, run_records
 from ..outputs.submission_shapes import probability_columns
 from ..platform.files import for_pandas, written_whole
-from ..platform.places import places_of
 
 
 def count(cfg: Config) -> int:

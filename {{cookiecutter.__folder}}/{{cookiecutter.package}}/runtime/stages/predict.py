@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, class_names
+from ..config import Config, class_names, places_of
 from ..data import metadata_inputs, pipeline, source
 from ..errors import UserError, named
 from ..learning import plan
@@ -17,7 +17,6 @@ from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, submission
 from ..platform import accelerator
 from ..platform.files import write_json
-from ..platform.places import places_of
 from . import preflight
 
 # A test image that does not decode, by where the test images are: what stopped, what to do.

@@ -23,7 +23,7 @@ from typing import Generic, TypeVar
 import pandas as pd
 
 from .. import config
-from ..config import Config, given_values
+from ..config import Config, given_values, places_of
 from ..data import corrections, metadata, metadata_inputs, pipeline, pseudo_labels, scan, source
 from ..errors import UserError, first_line, named
 from ..learning import backbones, grades, plan, thresholds
@@ -32,7 +32,6 @@ from ..outputs.run_files import refuse_others
 from ..platform import versions
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, unwritable
-from ..platform.places import places_of
 from ..platform.run_lock import held_by
 from . import folds
 

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import Config, class_names
+from ..config import Config, class_names, places_of
 from ..data import pipeline, source
 from ..learning import recipe
 from ..outputs import plots
 from ..platform.accelerator import Accelerator
-from ..platform.places import places_of
 from . import preflight
 
 IMAGES = 16

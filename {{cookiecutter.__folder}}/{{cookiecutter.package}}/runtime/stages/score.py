@@ -8,11 +8,10 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import Config, inputs_of
+from ..config import Config, inputs_of, places_of
 from ..data import tables
 from ..errors import UserError, named
 from ..learning import scoring
-from ..platform.places import places_of
 
 if TYPE_CHECKING:
     import pandas as pd

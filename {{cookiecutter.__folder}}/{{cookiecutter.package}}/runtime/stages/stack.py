@@ -24,11 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import Config
+from ..config import Config, places_of
 from ..errors import UserError
 from ..learning import scoring
 from ..platform.files import STACK, output_folder, place, refuse_foreign, write_json
-from ..platform.places import places_of
 from . import blend
 
 CONFIG_FIELDS = (*blend.CONFIG_FIELDS, "train_csv", "test_csv", "metadata_columns", "group_column")

@@ -13,7 +13,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, class_names, given_values, recipe_line
+from ..config import Config, class_names, given_values, places_of, recipe_line
 from ..data import images, metadata_inputs, pipeline, source
 from ..errors import named
 from ..learning import averaging, grades, recipe, scoring, thresholds
@@ -22,7 +22,6 @@ from ..outputs import checkpoints, plots
 from ..platform import accelerator
 from ..platform.accelerator import Accelerator
 from ..platform.files import write_json
-from ..platform.places import places_of
 from ..platform.run_lock import one_run_at_a_time
 from . import folds, preflight
 
