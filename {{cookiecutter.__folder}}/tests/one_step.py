@@ -24,7 +24,7 @@ import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config, from_preset
 from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.platform.paths import find
+from {{ cookiecutter.package }}.runtime.platform.paths import find, placed
 
 GLOBAL_BATCH = 32
 
@@ -33,24 +33,26 @@ def settings(data_dir, output, replicas, preset="", coordinator="", num_processe
     """The demo preset, as a user sets it for this many replicas; its output folder (under
     JAX, the compiled programs) where OUTPUT goes, not the project's."""
     backbone = {"backbone": "efficientnet-b0", "weights": preset} if preset else {}
-    return from_preset(
-        "demo",
-        {
-            **backbone,
-            "data_dir": data_dir,
-            "output_dir": str(Path(output).parent),
-            "batch_size": GLOBAL_BATCH // replicas,
-            "learning_rate": 8e-3 / replicas,
-            "warmup_epochs": 0,
-            "dropout": 0.0,  # dropout masks differ from one device layout to another
-            "crop_area": 1.0,  # and so do random crops and flips
-            "flip": False,
-            "mix_probability": 0.0,  # and mixes: each device pairs the images of its share
-            "simulate_replicas": replicas if replicas > 1 and num_processes == 1 else 0,
-            "coordinator": coordinator,
-            "num_processes": num_processes,
-            "process_id": process_id,
-        },
+    return placed(
+        from_preset(
+            "demo",
+            {
+                **backbone,
+                "data_dir": data_dir,
+                "output_dir": str(Path(output).parent),
+                "batch_size": GLOBAL_BATCH // replicas,
+                "learning_rate": 8e-3 / replicas,
+                "warmup_epochs": 0,
+                "dropout": 0.0,  # dropout masks differ from one device layout to another
+                "crop_area": 1.0,  # and so do random crops and flips
+                "flip": False,
+                "mix_probability": 0.0,  # and mixes: each device pairs the images of its share
+                "simulate_replicas": replicas if replicas > 1 and num_processes == 1 else 0,
+                "coordinator": coordinator,
+                "num_processes": num_processes,
+                "process_id": process_id,
+            },
+        )
     )
 
 

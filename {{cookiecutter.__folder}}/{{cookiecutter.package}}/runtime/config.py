@@ -397,7 +397,7 @@ class Inputs:
     the data folder), the source that trains and the one that holds the test set ("records",
     "images" or "tfds"), and what the data said: the records' manifest, or what the training
     CSV or the TFDS set says in its shape (None for records without a manifest); and where the
-    run reads and writes (platform/places.py), found after the data said its files."""
+    run reads and writes (platform/paths.py's Places), found after the data said its files."""
 
     given: frozenset[str]
     typed: frozenset[str]

@@ -30,7 +30,6 @@ from ..runtime.platform.files import (
     write_json,
     written_whole,
 )
-from ..runtime.platform.paths import KAGGLE_INPUT, KAGGLE_WORKING
 from . import notebook, wheels
 from .notebook import PROJECT, TITLE
 
@@ -240,7 +239,7 @@ def paths_kaggle_lacks(cfg: Config) -> list[str]:
     /kaggle/working (the competition takes submission.csv from there)."""
     lines = []
     data = cfg.data_dir
-    kaggle = (f"{KAGGLE_INPUT}/", "tfds:", kaggle_inputs.PREFIX)
+    kaggle = (f"{kaggle_inputs.ROOT}/", "tfds:", kaggle_inputs.PREFIX)
     if data and not (data.startswith(kaggle) or "://" in data):
         lines.append(
             f"{named('data_dir')} {data!r} is a folder on this machine, which a notebook on "
@@ -257,9 +256,9 @@ def paths_kaggle_lacks(cfg: Config) -> list[str]:
                 f"notebooks/OWNER/SLUG/{Path(value).name} (kernel attaches it), or a dataset's"
             )
     out = cfg.output_dir
-    if out and not Path(out).is_relative_to(KAGGLE_WORKING):
+    if out and not Path(out).is_relative_to(kaggle_inputs.WORKING):
         lines.append(
-            f"{named('output_dir')} {out!r} is not under {KAGGLE_WORKING}, where a Kaggle "
+            f"{named('output_dir')} {out!r} is not under {kaggle_inputs.WORKING}, where a Kaggle "
             f"notebook writes and the competition takes submission.csv from: leave it out"
         )
     return lines
@@ -366,9 +365,9 @@ def dataset_sources(cfg: Config, user: str, datasets) -> list[str]:
         ref = input_named(value, "datasets")
         if ref:
             attached += [] if ref in attached else [ref]
-        if not isinstance(value, str) or not value.startswith(f"{KAGGLE_INPUT}/"):
+        if not isinstance(value, str) or not value.startswith(f"{kaggle_inputs.ROOT}/"):
             continue
-        name = Path(value).relative_to(KAGGLE_INPUT).parts[0]
+        name = Path(value).relative_to(kaggle_inputs.ROOT).parts[0]
         if name != cfg.competition and not any(d.split("/")[-1] == name for d in attached):
             attached.append(f"{user}/{name}")
             print(

@@ -27,7 +27,7 @@ from .files import place
 # Kaggle mounts a notebook's inputs here, and keeps what a notebook writes here
 # (submission.csv among it); module constants so tests can point them elsewhere.
 KAGGLE_INPUT = kaggle_inputs.ROOT
-KAGGLE_WORKING = Path("/kaggle/working")
+KAGGLE_WORKING = kaggle_inputs.WORKING
 # The fields that name a file, a pattern or a folder, each found once.
 PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)
 

@@ -21,6 +21,7 @@ from ..backbone_choices import weights
 from ..config import CROP_AREA, Config, crop_area, flips, places_of
 from ..errors import UserError, named, whole_number
 from ..outputs.run_files import refuse_others
+from ..platform import paths
 from ..platform.files import place, written_whole
 
 # Each part of the recipe (model.py and Config's section "The recipe"): the values that
@@ -106,6 +107,7 @@ def ablate(
     from . import folds
     from .train import train
 
+    cfg = paths.placed(cfg)  # where it reads and writes, found once
     refuse_others(places_of(cfg).output, "ablate")
     found = found or accelerator.detect(cfg)
     cfg, _ = source.resolved(cfg)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Config, places_of
 from ..errors import UserError
-from ..platform import accelerator
+from ..platform import accelerator, paths
 from ..platform.accelerator import Accelerator
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ def doctor(
     from ..learning import plan, recipe  # Keras: `doctor --help` needs none
     from . import preflight
 
+    cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     problems = []
     try:

@@ -15,7 +15,7 @@ from ..data import metadata_inputs, pipeline, source
 from ..learning import grades, plan, scoring, thresholds
 from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, plots
-from ..platform import accelerator
+from ..platform import accelerator, paths
 from ..platform.accelerator import Accelerator
 from . import folds, preflight
 
@@ -35,6 +35,7 @@ def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) ->
     metric; returns the paths of its pictures: the confusion matrix and a grid of validation
     images with their predicted and true classes (neither for multi-label).
     `build_model` makes the model the weights were trained on (model.py's by default)."""
+    cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     if folds.count(cfg) > 1 and cfg.fold == "all":
         return every_fold(cfg, found, build_model)

@@ -15,7 +15,7 @@ from ..errors import UserError, named
 from ..learning import plan
 from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, submission
-from ..platform import accelerator
+from ..platform import accelerator, paths
 from ..platform.files import write_json
 from . import preflight
 
@@ -33,6 +33,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     """Write submission.csv; returns its path. Pass the accelerator from
     `accelerator.detect(cfg)`; without it, predict detects it itself. `build_model` makes the
     model the weights were trained on (model.py's by default)."""
+    cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     if found.processes > 1:
         raise UserError(f"predict runs in one process: leave out {named('num_processes')}")

@@ -19,7 +19,7 @@ from ..errors import named
 from ..learning import averaging, grades, recipe, scoring, thresholds
 from ..learning.predictions import predict_probabilities, progress_verbosity
 from ..outputs import checkpoints, plots
-from ..platform import accelerator
+from ..platform import accelerator, paths
 from ..platform.accelerator import Accelerator
 from ..platform.files import write_json
 from ..platform.run_lock import one_run_at_a_time
@@ -43,6 +43,7 @@ def train(
     predictions together and returns {"folds": {k: history}, "out_of_fold": score}.
     Pass the accelerator from `accelerator.detect(cfg)`; without it, train detects it itself.
     """
+    cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     make = (
         build_model or recipe("build_model"),
