@@ -16,9 +16,6 @@ import math
 import re
 import typing
 
-if typing.TYPE_CHECKING:
-    from .platform.paths import Places
-
 from .backbone_choices import BACKBONES, size_fits, size_rule
 from .errors import UserError, flag, named
 from .outputs.submission_shapes import SHAPES
@@ -405,7 +402,7 @@ class Inputs:
     tests_from: str = ""
     said: dict | None = None
     made_for: tuple = ()  # the config it was resolved for (resolved_for)
-    places: Places | None = None
+    places: typing.Any = None  # platform/paths.py's Places (it imports this module)
 
 
 def resolved_for(cfg: Config) -> tuple:
@@ -413,15 +410,11 @@ def resolved_for(cfg: Config) -> tuple:
     return tuple(sorted(cfg.sources.items())), tuple(getattr(cfg, name) for name in FIELDS)
 
 
-def places_of(cfg: Config) -> Places:
-    """Where the run reads and writes, as platform/paths.py found it where the command started,
-    carried on the config; for a config changed since in a value they come from (a fold's run
-    writes into its own folder), found again."""
+def places_of(cfg: Config):
+    """Where the run reads and writes (platform/paths.py's Places), as found where the command
+    started; for a config changed since in a value they come from (a fold's run), found again."""
     if cfg.inputs is None or cfg.inputs.places is None:
-        raise RuntimeError(
-            "a config's places read before they were found: pass it through data/source.py's "
-            "resolved (or platform/paths.py's placed) where the command starts"
-        )
+        raise RuntimeError("places read before they were found: call platform/paths.py's placed")
     return cfg.inputs.places.of(cfg)
 
 

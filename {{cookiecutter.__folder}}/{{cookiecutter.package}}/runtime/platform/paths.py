@@ -1,15 +1,9 @@
-"""A run's places, found once where a command starts (data/source.py's `resolved`, or `placed`
-where a command writes before it reads the data) and carried on its config, where every module
-after it reads them (config.py's `places_of`): the data folder (a flag, $DATA_DIR, the
-competition Kaggle attached, else data/), the file each field names in it, the output folder (a
-flag, Kaggle's working folder, else output/) and the trained run predict reads (a flag, else the
-output).
-
-    command -> config -> source.resolved -> places -> stages
-
-A path field may name a Kaggle input instead of a folder (`kaggle:datasets/OWNER/SLUG`,
-`kaggle:notebooks/OWNER/SLUG`): kaggle_inputs.py finds it where Kaggle mounts it, when the place
-is first read, so a command that never reads an input that is not attached runs."""
+"""A run's places, found once where a command starts (`placed`) and carried on its config, where
+every module after it reads them (config.py's `places_of`): the data folder (a flag, $DATA_DIR,
+the competition Kaggle attached, else data/), the file each field names in it, the output folder
+(a flag, Kaggle's working folder, else output/) and the trained run predict reads (a flag, else
+the output). A field may name a Kaggle input (`kaggle:datasets/OWNER/SLUG`): kaggle_inputs.py
+finds it where Kaggle mounts it, when it is read, so a command that never reads it runs."""
 
 from __future__ import annotations
 
@@ -34,20 +28,18 @@ PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)
 
 @dataclasses.dataclass(frozen=True)
 class Places:
-    """The data folder (a local folder, a gs:// URL or tfds:NAME) and where it came from, each
-    path field's file or pattern ("" for an empty field), the output folder and the trained
-    run's, for the values they were found from. A data folder that could not be found keeps its
-    error, raised where it is read, so a command that never reads it runs."""
+    """The data folder (a local folder, a gs:// URL or tfds:NAME) and where it came from, the
+    file or pattern of each field ("" for an empty one; None in a data folder not found, whose
+    error is raised where it is read), the output folder and the trained run's."""
 
-    made_for: tuple  # placed_for: the values the places come from
-    data_from: str
-    found: dict[str, str]  # by field: data_dir, each of PLACED, output_dir, trained_dir
-    unfound: dict[str, str]  # by field: why it could not be found
+    made_for: tuple  # placed_for: the values they were found from
+    data_from: str  # or why the data folder was not found
+    found: dict[str, str | None]  # by field: data_dir, each of PLACED, output_dir, trained_dir
 
     def file(self, name: str) -> str:
         """The file, pattern or folder a field names, as found; a Kaggle input where mounted."""
-        if name in self.unfound:
-            raise UserError(self.unfound[name])
+        if self.found[name] is None:
+            raise UserError(self.data_from)
         return local(self.found[name])
 
     @property
@@ -77,9 +69,9 @@ class Places:
     def describe(self) -> str:
         """Every place given, one a line, as doctor shows them."""
         lines = ["places:"]
-        for name in ("data_dir", *PLACED, "output_dir", "trained_dir"):
+        for name, value in self.found.items():
             try:
-                lines += [f"  {name}: {self.file(name)}"] if self.found.get(name, "-") else []
+                lines += [f"  {name}: {self.file(name)}"] if value != "" else []
             except UserError as error:
                 lines.append(f"  {name}: not found: {error}")
         return "\n".join(lines)
@@ -87,42 +79,40 @@ class Places:
 
 def placed_for(cfg: Config) -> tuple:
     """What a run's places are found from: the fields that name them and where each came from
-    (a typed path is read where the user runs), and the image size (a sized folder's)."""
+    (a typed path is read where the user runs), the image size (a sized folder's) and where it
+    runs ($DATA_DIR, a Kaggle notebook)."""
     names = ("data_dir", "competition", "image_size", *PLACED, "output_dir", "trained_dir")
-    return tuple((name, getattr(cfg, name), cfg.sources.get(name)) for name in names)
+    here = os.environ.get("DATA_DIR"), kaggle_inputs.in_notebook()
+    return here, tuple((name, getattr(cfg, name), cfg.sources.get(name)) for name in names)
 
 
 def find(cfg: Config) -> Places:
     """Every place of a run, found now."""
-    found, unfound, data_from = {}, {}, ""
     try:
-        found["data_dir"], data_from = resolve_data_dir(cfg)
+        data, data_from = resolve_data_dir(cfg)
     except UserError as error:
-        unfound["data_dir"] = str(error)
+        data, data_from = None, str(error)
+    found = {"data_dir": data}
     for name in PLACED:
         value = getattr(cfg, name)
-        if "data_dir" in unfound and value and not value.startswith(kaggle_inputs.PREFIX):
-            unfound[name] = unfound["data_dir"]  # in the data folder, which is not found
-        else:
-            found[name] = field_path(cfg, name, found.get("data_dir", "")) if value else ""
+        in_data = value and not value.startswith(kaggle_inputs.PREFIX)
+        found[name] = None if data is None and in_data else value and field_path(cfg, name, data)
     # Kaggle keeps a notebook's working folder and looks there for submission.csv.
     working = KAGGLE_WORKING if kaggle_inputs.in_notebook() else "output"
     found["output_dir"] = cfg.output_dir or str(working)
     # The trained run predict and evaluate read: the field's, else what train wrote.
     found["trained_dir"] = cfg.trained_dir or found["output_dir"]
-    return Places(placed_for(cfg), data_from, found, unfound)
+    return Places(placed_for(cfg), data_from, found)
 
 
 def placed(cfg: Config) -> Config:
-    """The config carrying its places, for a command that writes before it reads the data (a
-    run lock, a cache): found now, unless it carries them, found for its values, already."""
+    """The config carrying its places, where a command starts (the command line, a notebook's
+    settings cell, a stage's first line): found now, unless it carries them for its values."""
     inputs = cfg.inputs or inputs_of(cfg)
     places = inputs.places.of(cfg) if inputs.places else find(cfg)
-    return (
-        cfg
-        if places is inputs.places
-        else carrying(cfg, dataclasses.replace(inputs, places=places))
-    )
+    if places is inputs.places:
+        return cfg
+    return carrying(cfg, dataclasses.replace(inputs, places=places))
 
 
 def resolve_data_dir(cfg: Config) -> tuple[str, str]:
