@@ -123,6 +123,21 @@ def test_output_goes_where_kaggle_keeps_it_unless_the_config_says_otherwise(tmp_
     assert paths.find(chosen).output == tmp_path / "mine"
 
 
+@pytest.mark.quick
+def test_places_found_once_follow_a_config_changed_since_and_look_up_inputs_only_when_read(
+    tmp_path,
+):
+    """The places a command found are read from its config; a value they come from changed
+    later (a fold's run, a notebook cell) is followed, and a Kaggle input a field names that
+    is not attached stops only what reads it."""
+    cfg = paths.placed(Config(output_dir=str(tmp_path / "run"), drop_ids="kaggle:datasets/a/b"))
+    assert config.places_of(cfg).output == tmp_path / "run"
+    cfg.output_dir = str(tmp_path / "fold0")  # set after the places were found
+    assert config.places_of(cfg).output == tmp_path / "fold0"
+    with pytest.raises(UserError, match="kaggle:datasets/a/b"):
+        config.places_of(cfg).file("drop_ids")
+
+
 def test_a_missing_package_is_named_with_the_command_that_installs_it(capsys, monkeypatch):
     """Colab's TPU runtime has no TensorFlow: one line, not a ModuleNotFoundError."""
     import sys
