@@ -158,8 +158,7 @@ def stack_runs(cfg: Config, folders: list[str]) -> dict:
     output = output_folder(places_of(cfg).output, "stack --output-dir", buckets=True)
     runs = [blend.read_run(place(folder), "stack") for folder in folders]
     blend.check_alike(runs, output, "stack", fewest=1)
-    held = sorted(path.name for path in output.iterdir()) if output.is_dir() else []
-    foreign = [name for name in held if name.removeprefix(".tmp-") not in STACK_FILES]
+    foreign = blend.not_written_by(output, STACK_FILES)
     refuse_foreign("stack --output-dir", output, "stack", foreign)
     if runs[0].record.get("multi_label"):
         raise UserError(
