@@ -79,13 +79,9 @@ def training_rows(
         "multi_label": multi_label,
         "num_classes": len(classes) if classes else int(rows["number"].max()) + 1,
         "skipped": skipped,
+        "columns": rows[list(csv_columns)],  # the CSV's own, for the metadata (metadata.py)
     }
-    found["columns"] = rows[list(csv_columns)]  # the CSV's own, for the metadata (metadata.py)
-    chosen = {
-        "id": rows[id_column],
-        **{column: rows[column] for column in ("path", "number", "fold")},
-    }
-    return pd.DataFrame(chosen), found
+    return pd.DataFrame({"id": rows[id_column]}).join(rows[["path", "number", "fold"]]), found
 
 
 def test_rows(test_images: str) -> pd.DataFrame:
