@@ -203,12 +203,8 @@ def image_files(folder: str, flag: str) -> dict[str, str]:
         if path.suffix.lower() in IMAGE_SUFFIXES and path.is_file():
             relative = str(path.relative_to(folder))
             # A camera's IMG_1.JPG is often img_1.jpg in the CSV: the extension's case is free.
-            for key in (
-                relative,
-                path.name,
-                path.stem,
-                str(Path(relative).with_suffix(path.suffix.lower())),
-            ):
+            lowered = str(Path(relative).with_suffix(path.suffix.lower()))
+            for key in (relative, path.name, path.stem, lowered):
                 found.setdefault(key, str(path))
     if not found:
         raise UserError(f"{flag} {folder}: no image files ({', '.join(sorted(IMAGE_SUFFIXES))})")
