@@ -73,12 +73,9 @@ SKIPPED_SHOWN = 5  # skipped files named on screen; the manifest lists every one
 # under) in train/ and test/, the manifest and progress file (and the .tmp- each is written
 # under), and the lock of the run writing them.
 OWN_TOP = {
-    MANIFEST,
-    PROGRESS,
-    METADATA_TABLE,
-    *(".tmp-" + name for name in (MANIFEST, PROGRESS, METADATA_TABLE)),
+    ".run.lock",
+    *(start + name for start in ("", ".tmp-") for name in (MANIFEST, PROGRESS, METADATA_TABLE)),
 }
-OWN_TOP.add(".run.lock")
 # How messages name the inputs of the metadata (competition_files.metadata_tables).
 FLAGS = {
     "test_csv": "records --test-csv",
