@@ -119,8 +119,7 @@ def scaling(folder: str) -> tuple:
     """The (scale, offset) of the preset's image converter: what its weights were trained on.
     Read from its image_converter.json, because keras-hub before 0.30 will not construct the
     converter without tensorflow-text, which Kaggle's TPU image need not have."""
-    with open(os.path.join(folder, "image_converter.json")) as file:
-        config = json.load(file)["config"]
+    config = json.loads(Path(folder, "image_converter.json").read_text())["config"]
     scale, offset = config.get("scale"), config.get("offset")
     if "mean" in config and "variance" in config:  # the older spelling, as keras-hub reads it
         std = [math.sqrt(variance) for variance in config["variance"]]
