@@ -206,7 +206,7 @@ def small_cnn(cfg: Config, with_weights: bool) -> Backbone:
         x = layers.Activation("relu")(x)
         x = layers.MaxPooling2D()(x)
     model = keras.Model(inputs, x, name="small_cnn")
-    if with_weights and weights(cfg) != "none":
+    if weights(cfg) != "none":
         model.load_weights(cfg.weights)
         return Backbone(model, 1 / 255, 0.0, f"weights from {cfg.weights}")
     return Backbone(model, 1 / 255, 0.0, "trained from scratch")
