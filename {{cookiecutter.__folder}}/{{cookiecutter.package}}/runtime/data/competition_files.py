@@ -297,12 +297,10 @@ def assign_folds(
             f"note: {len(rare)} classes have fewer images than the {folds} folds, so some "
             f"folds validate without them: {shown}{', ...' if len(rare) > 5 else ''}"
         )
-    if group_column:
-        splitter = StratifiedGroupKFold(folds, shuffle=True, random_state=seed)
-        splits = splitter.split(rows, rows["stratum"], groups=rows[group_column])
-    else:
-        splitter = StratifiedKFold(folds, shuffle=True, random_state=seed)
-        splits = splitter.split(rows, rows["stratum"])
+    kind = StratifiedGroupKFold if group_column else StratifiedKFold
+    splitter = kind(folds, shuffle=True, random_state=seed)
+    groups = rows[group_column] if group_column else None  # StratifiedKFold ignores them
+    splits = splitter.split(rows, rows["stratum"], groups=groups)
     fold = np.zeros(len(rows), int)
     with warnings.catch_warnings():  # the note above says it; scikit-learn's warning repeats it
         warnings.simplefilter("ignore", UserWarning)
