@@ -258,9 +258,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
     probabilities = blending.blended(tables, weights)
-    cuts = None
-    if cfg.metric != "roc_auc":
-        cuts = scoring.cuts_for(cfg, truth, probabilities)
+    cuts = None if cfg.metric == "roc_auc" else scoring.cuts_for(cfg, truth, probabilities)
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in CLASSES},
