@@ -335,18 +335,16 @@ def arguments(parser) -> None:
         default="",
         help="measure on the image files under this folder (nested too), and on records of them",
     )
-    parser.add_argument(
-        "--images-per-pass",
-        type=whole_number("bench-input --images-per-pass", 1),
-        default=2048,
-        help="images a pass (default: 2048)",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=whole_number("bench-input --repeats", 1),
-        default=5,
-        help="passes of each pipeline (default: 5)",
-    )
+    for flag, default, what in (
+        ("--images-per-pass", 2048, "images a pass"),
+        ("--repeats", 5, "passes of each pipeline"),
+    ):
+        parser.add_argument(
+            flag,
+            type=whole_number(f"bench-input {flag}", 1),
+            default=default,
+            help=f"{what} (default: {default})",
+        )
 
 
 def command(args, cfg: Config, found=None) -> int:
