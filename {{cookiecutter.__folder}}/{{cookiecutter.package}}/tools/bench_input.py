@@ -103,37 +103,30 @@ def pipelines(files: list[str], cfg: Config, batch: int) -> dict:
     def image_of(record):
         return tf.io.parse_single_example(record, spec)[cfg.image_key]
 
-    def decode_only():
-        def decode(record):
-            return tf.ensure_shape(steps.decoded(image_of(record)), [size, size, 3])
-
-        read = tf.data.TFRecordDataset(files, num_parallel_reads=auto).with_options(unordered)
+    def batched(decode, options=unordered):
+        """The records, each decoded by `decode` on every core, batched and prefetched."""
+        read = tf.data.TFRecordDataset(files, num_parallel_reads=auto).with_options(options)
         return read.map(decode, num_parallel_calls=auto).batch(batch, True).prefetch(auto)
 
-    def decode_and_host_steps():
-        def decode(record):
-            return steps.to_size(steps.decoded(image_of(record)), size)
+    def decode_only(record):
+        return tf.ensure_shape(steps.decoded(image_of(record)), [size, size, 3])
 
-        read = tf.data.TFRecordDataset(files, num_parallel_reads=auto).with_options(unordered)
-        return read.map(decode, num_parallel_calls=auto).batch(batch, True).prefetch(auto)
+    def decode_and_host_steps(record):
+        return steps.to_size(steps.decoded(image_of(record)), size)
 
-    def textbook():  # as most Kaggle TPU notebooks write it
-        def decode(record):
-            image = tf.image.decode_jpeg(image_of(record), channels=3)
-            image = tf.cast(image, tf.float32) / 255.0
-            image = tf.reshape(image, [size, size, 3])
-            return tf.image.random_flip_left_right(image)
-
-        read = tf.data.TFRecordDataset(files, num_parallel_reads=auto)
-        return read.map(decode, num_parallel_calls=auto).batch(batch, True).prefetch(auto)
+    def textbook(record):  # as most Kaggle TPU notebooks write it
+        image = tf.image.decode_jpeg(image_of(record), channels=3)
+        image = tf.cast(image, tf.float32) / 255.0
+        image = tf.reshape(image, [size, size, 3])
+        return tf.image.random_flip_left_right(image)
 
     return {
-        "DN": decode_only,
-        "DA": decode_and_host_steps,
+        "DN": lambda: batched(decode_only),
+        "DA": lambda: batched(decode_and_host_steps),
         "OURS": lambda: pipeline.for_training(
             files, cfg, batch, augmentations=host_augmentations(cfg)
         ),
-        "B1": textbook,
+        "B1": lambda: batched(textbook, tf.data.Options()),  # in order, as it is written
     }
 
 
@@ -342,18 +335,16 @@ def arguments(parser) -> None:
         default="",
         help="measure on the image files under this folder (nested too), and on records of them",
     )
-    parser.add_argument(
-        "--images-per-pass",
-        type=whole_number("bench-input --images-per-pass", 1),
-        default=2048,
-        help="images a pass (default: 2048)",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=whole_number("bench-input --repeats", 1),
-        default=5,
-        help="passes of each pipeline (default: 5)",
-    )
+    for flag, default, what in (
+        ("--images-per-pass", 2048, "images a pass"),
+        ("--repeats", 5, "passes of each pipeline"),
+    ):
+        parser.add_argument(
+            flag,
+            type=whole_number(f"bench-input {flag}", 1),
+            default=default,
+            help=f"{what} (default: {default})",
+        )
 
 
 def command(args, cfg: Config, found=None) -> int:

@@ -103,24 +103,16 @@ def fitted(train: pd.DataFrame, columns: list[str]) -> dict:
         if is_number(values):
             numbers = pd.to_numeric(values[values != ""])
             deviation = float(numbers.std(ddof=0))
-            encodings.append(
-                {
-                    "column": column,
-                    "kind": "number",
-                    "mean": float(numbers.mean()),
-                    "std": deviation if deviation > 0 else 1.0,
-                }
-            )
+            how = {
+                "kind": "number",
+                "mean": float(numbers.mean()),
+                "std": deviation if deviation > 0 else 1.0,
+            }
         else:
             counts = values[values != ""].value_counts()
             common = counts.sort_index().sort_values(ascending=False, kind="stable")
-            encodings.append(
-                {
-                    "column": column,
-                    "kind": "category",
-                    "values": sorted(common.index[:MOST_VALUES]),
-                }
-            )
+            how = {"kind": "category", "values": sorted(common.index[:MOST_VALUES])}
+        encodings.append({"column": column, **how})
     return {"columns": encodings}
 
 

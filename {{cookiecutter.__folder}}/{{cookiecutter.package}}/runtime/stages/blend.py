@@ -258,9 +258,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
     probabilities = blending.blended(tables, weights)
-    cuts = None
-    if cfg.metric != "roc_auc":
-        cuts = scoring.cuts_for(cfg, truth, probabilities)
+    cuts = None if cfg.metric == "roc_auc" else scoring.cuts_for(cfg, truth, probabilities)
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in CLASSES},
@@ -383,10 +381,9 @@ BLEND_FILES = (BLEND, "submission.csv", "test_probabilities.csv")
 SECOND_STAGE = (AUDIT, LIKELY_WRONG, PICTURE, PSEUDO)
 
 
-def not_written_by_blend(folder: Path) -> list[str]:
-    """What `folder` holds beside blend's own files (written again by a blend run anew)."""
+def not_written_by(folder: Path, ours: tuple[str, ...]) -> list[str]:
+    """What `folder` holds beside the files `ours` names (each perhaps still under .tmp-)."""
     held = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
-    ours = (*BLEND_FILES, *SECOND_STAGE)
     return [name for name in held if name.removeprefix(".tmp-") not in ours]
 
 
@@ -396,7 +393,8 @@ def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dic
     runs = [read_run(place(folder)) for folder in folders]
     check_alike(runs, output)
     # Another command's output (a run's submission.csv, say): refused, untouched.
-    refuse_foreign("blend --output-dir", output, "blend", not_written_by_blend(output))
+    foreign = not_written_by(output, (*BLEND_FILES, *SECOND_STAGE))
+    refuse_foreign("blend --output-dir", output, "blend", foreign)
     cfg = trained_for(runs[0], cfg)
     blend = fitted(cfg, runs, weights_by)
     report(blend)
