@@ -310,9 +310,10 @@ def bench_files(cfg: Config, folder: str, images_wanted: int, repeats: int) -> d
     made = file_pipelines(paths, cfg, record_files, records_cfg, batch)
     medians = timed(made, FILE_VARIANTS, batches, batch, repeats)
     mean_size = sum(os.path.getsize(path) for path in paths) / len(paths)
+    read = places_of(cfg).file("train_images")  # the folder image_files found them in
     print(
-        f"cores: {os.cpu_count()}, image files: {len(paths)} ({places_of(cfg).file('train_images')}), "
-        f"mean file {mean_size / 1024:.1f} KiB, resized to {cfg.image_size}x{cfg.image_size} "
+        f"cores: {os.cpu_count()}, image files: {len(paths)} ({read}), mean file "
+        f"{mean_size / 1024:.1f} KiB, resized to {cfg.image_size}x{cfg.image_size} "
         f"where not at it, batch {batch}, {batches} batches a pass; records of them: "
         f"{len(record_files)} shards ({Path(record_files[0]).parent})"
     )

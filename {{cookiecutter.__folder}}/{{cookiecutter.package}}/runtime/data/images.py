@@ -79,8 +79,7 @@ def table(cfg: Config) -> Table:
     """Every training image with its label and fold."""
     csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
     saved = places_of(cfg).output / FOLDS
-    key = (csv, images, cfg.folds, cfg.fold_seed, cfg.group_column, cfg.id_column)
-    key += (cfg.label_column,)
+    key = (csv, images, cfg.folds, cfg.fold_seed, cfg.group_column, cfg.id_column, cfg.label_column)
     key += (cfg.multi_label, mtime(csv), mtime(saved))
     if key not in tables:
         rows, found = competition_files.training_rows(cfg, images, csv, cfg.group_column, FLAGS)

@@ -160,9 +160,10 @@ def check_count(cfg: Config, field: str, count: int, manifest: dict | None) -> N
         "valid_files": per_fold.get(held_out, {}).get("records", 0),
         "test_files": manifest["test"]["records"],
     }
+    at = places_of(cfg)
     if counted[field] != count:
         raise UserError(
-            f"{places_of(cfg).file(field)} ({named(field)}) holds {count} records where the records' "
-            f"manifest {places_of(cfg).in_data(MANIFEST)} counts {counted[field]}: a shard is missing or "
-            "cut short; write the records again with `records`, or put back the shards it wrote"
+            f"{at.file(field)} ({named(field)}) holds {count} records where the records' manifest "
+            f"{at.in_data(MANIFEST)} counts {counted[field]}: a shard is missing or cut short; "
+            "write the records again with `records`, or put back the shards it wrote"
         )

@@ -157,12 +157,6 @@ def encoded(spec: dict, table: pd.DataFrame) -> np.ndarray:
     return np.concatenate(parts, axis=1).astype(np.float32)
 
 
-def save(spec: dict, path) -> None:
-    from ..platform.files import write_json
-
-    write_json(path, spec)
-
-
 def saved(path) -> dict | None:
     """The encoding a trained run saved, or None: it trained on the images alone."""
     import tensorflow as tf  # a trained run may be in a bucket

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..config import Config, places_of, validating_fold
 from ..errors import UserError, named
-from ..platform.files import reaching
+from ..platform.files import reaching, write_json
 from . import competition_files, images, metadata, source, tables
 
 
@@ -108,7 +108,7 @@ def for_training(cfg: Config, manifest: dict | None, writes_files: bool):
     training = table[table["fold"] != str(validating_fold(cfg))] if in_folds else table
     spec = metadata.fitted(training, held.columns)
     if writes_files:
-        metadata.save(spec, saved)
+        write_json(saved, spec)
     features = metadata.Features(spec, table["id"].tolist(), metadata.encoded(spec, table))
     print(
         f"metadata: {', '.join(held.columns)} from {held.where} ({features.width} inputs, "

@@ -192,12 +192,10 @@ def packages(p: Preflight) -> None:
 
 def output(p: Preflight) -> Result:
     """The folders the command writes can be written, and no train writes there now."""
-    cfg, runs = p.cfg, train_runs(p)
+    cfg, runs, output = p.cfg, train_runs(p), places_of(p.cfg).output
     # train writes into checkpoints/ too: a file of that name would stop it at epoch 1's end.
     writes = (
-        [checkpoints.folder(run) for run in runs]
-        if p.command in ("train", "doctor")
-        else [places_of(cfg).output]
+        [checkpoints.folder(run) for run in runs] if p.command in ("train", "doctor") else [output]
     )
     for folder in writes:
         reason = unwritable(folder, buckets=True)
@@ -214,14 +212,14 @@ def output(p: Preflight) -> Result:
         )
     # The user's files, another command's: left as they are (doctor checks train's folder).
     refuse_others(root, "train" if p.command == "doctor" else p.command)
-    holder = held_by(places_of(cfg).output) if p.command == "doctor" else ""
+    holder = held_by(output) if p.command == "doctor" else ""
     if holder:  # train would be refused the folder
         raise UserError(
-            f"{named('output_dir')} {places_of(cfg).output} is in use by a running train ({holder}); "
+            f"{named('output_dir')} {output} is in use by a running train ({holder}); "
             f"let it finish or stop it, or give this run another {named('output_dir')}"
         )
     source = named("output_dir") if cfg.output_dir else "default: no " + named("output_dir")
-    line = f"output: {places_of(cfg).output} (from {source})"
+    line = f"output: {output} (from {source})"
     if runs != [cfg]:  # doctor: train writes each fold's run into its own folder
         line += "; train writes " + ", ".join(str(places_of(run).output) for run in runs)
     return Result(line)
@@ -230,16 +228,9 @@ def output(p: Preflight) -> Result:
 def holding_the_data(cfg: Config) -> tuple[Path | None, Path]:
     """The data folder where the output folder is it or holds it (a folder on this machine),
     and the output folder: for a fold's run, the one above its own."""
-    at = places_of(cfg)
-    output, folder = at.output, at.data
+    output, folder = places_of(cfg).output, places_of(cfg).data
     output = folds.run_root(output if is_url(output) else output.resolve())  # a fold's: above
-    if (
-        is_url(output)
-        or not folder
-        or "://" in folder
-        or folder.startswith("tfds:")
-        or not Path(folder).is_dir()
-    ):
+    if is_url(output) or not folder or is_url(folder) or not Path(folder).is_dir():  # tfds: too
         return None, output
     return (Path(folder) if Path(folder).resolve().is_relative_to(output) else None), output
 
