@@ -22,6 +22,7 @@ import pytest
 
 from {{ cookiecutter.package }}.runtime.config import from_preset
 from {{ cookiecutter.package }}.runtime.platform import versions
+from {{ cookiecutter.package }}.runtime.platform.paths import placed
 
 PROJECT = Path(__file__).resolve().parents[1]
 NO_ACCELERATOR = "no TPU or GPU on this machine"
@@ -80,7 +81,7 @@ def demo_config(demo_dir: Path, output: Path):
     """The demo preset cut to one epoch of two steps, reading demo_dir, writing into output."""
     cfg = from_preset("demo", {"data_dir": str(demo_dir), "output_dir": str(output)})
     cfg.epochs, cfg.steps_per_epoch = 1, 2
-    return cfg
+    return placed(cfg)
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@ import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config, from_preset
 from {{ cookiecutter.package }}.runtime.platform import accelerator
+from {{ cookiecutter.package }}.runtime.platform.paths import find, placed
 
 GLOBAL_BATCH = 32
 
@@ -32,24 +33,26 @@ def settings(data_dir, output, replicas, preset="", coordinator="", num_processe
     """The demo preset, as a user sets it for this many replicas; its output folder (under
     JAX, the compiled programs) where OUTPUT goes, not the project's."""
     backbone = {"backbone": "efficientnet-b0", "weights": preset} if preset else {}
-    return from_preset(
-        "demo",
-        {
-            **backbone,
-            "data_dir": data_dir,
-            "output_dir": str(Path(output).parent),
-            "batch_size": GLOBAL_BATCH // replicas,
-            "learning_rate": 8e-3 / replicas,
-            "warmup_epochs": 0,
-            "dropout": 0.0,  # dropout masks differ from one device layout to another
-            "crop_area": 1.0,  # and so do random crops and flips
-            "flip": False,
-            "mix_probability": 0.0,  # and mixes: each device pairs the images of its share
-            "simulate_replicas": replicas if replicas > 1 and num_processes == 1 else 0,
-            "coordinator": coordinator,
-            "num_processes": num_processes,
-            "process_id": process_id,
-        },
+    return placed(
+        from_preset(
+            "demo",
+            {
+                **backbone,
+                "data_dir": data_dir,
+                "output_dir": str(Path(output).parent),
+                "batch_size": GLOBAL_BATCH // replicas,
+                "learning_rate": 8e-3 / replicas,
+                "warmup_epochs": 0,
+                "dropout": 0.0,  # dropout masks differ from one device layout to another
+                "crop_area": 1.0,  # and so do random crops and flips
+                "flip": False,
+                "mix_probability": 0.0,  # and mixes: each device pairs the images of its share
+                "simulate_replicas": replicas if replicas > 1 and num_processes == 1 else 0,
+                "coordinator": coordinator,
+                "num_processes": num_processes,
+                "process_id": process_id,
+            },
+        )
     )
 
 
@@ -67,9 +70,8 @@ def global_batch(cfg: Config):
     import tensorflow as tf
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
-    from {{ cookiecutter.package }}.runtime.platform.paths import data_path
 
-    files = records.find(data_path(cfg, cfg.train_files), "train_files")
+    files = records.find(find(cfg).in_data(cfg.train_files), "train_files")
     images, labels, _ = next(iter(pipeline.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))
     return tf.data.Dataset.from_tensors((images, labels))
 

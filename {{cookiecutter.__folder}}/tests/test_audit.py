@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from {{ cookiecutter.package }}.__main__ import main
+from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.runtime.stages.audit import audited
 
 
@@ -73,8 +74,8 @@ def test_audit_of_a_fold_all_run_writes_every_image_and_pictures_its_suspects(
     from {{ cookiecutter.package }}.runtime.config import Config
     from {{ cookiecutter.package }}.runtime.data import corrections
 
-    dropped = corrections.read(Config(drop_ids=str(first))).dropped
-    relabeled = corrections.read(Config(relabel=str(first))).relabeled  # classes by number
+    dropped = corrections.read(placed(Config(drop_ids=str(first)))).dropped
+    relabeled = corrections.read(placed(Config(relabel=str(first)))).relabeled  # classes by number
     assert dropped == set(likely["id"]) == set(relabeled)
     suggested = likely["suggested_label"].astype(int)  # the classes are numbers here
     assert [relabeled[key] for key in likely["id"]] == suggested.tolist()

@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools.bench_input import (
     FILE_VARIANTS,
     VARIANTS,
@@ -19,7 +20,7 @@ from {{ cookiecutter.package }}.tools.bench_input import (
 
 def test_bench_input_measures_every_pipeline_on_photo_like_jpegs_it_writes(tmp_path, capsys):
     cfg = Config(output_dir=str(tmp_path), image_size=64, batch_size=16)
-    medians = bench(cfg, synthetic=True, images=96, repeats=2)
+    medians = bench(placed(cfg), synthetic=True, images=96, repeats=2)
     printed = capsys.readouterr().out
     assert f"writing 96 photo-like JPEGs at 64x64 to {tmp_path}" in printed
     heading = r"^cores: \d+, records: 96 in 8 shards .*mean JPEG \d+\.\d KiB, 64x64, batch 16"
@@ -29,7 +30,7 @@ def test_bench_input_measures_every_pipeline_on_photo_like_jpegs_it_writes(tmp_p
         assert medians[name] > 0
     for other in ("DN", "DA", "B1"):
         assert re.search(rf"^OURS/{other} \d+\.\d\d$", printed, re.MULTILINE), other
-    bench(cfg, synthetic=True, images=96, repeats=1)  # the set is written once, then reused
+    bench(placed(cfg), synthetic=True, images=96, repeats=1)  # the set is written once, then reused
     assert "writing" not in capsys.readouterr().out
 
 
@@ -51,7 +52,7 @@ def test_bench_input_on_image_files_measures_them_and_records_of_them_in_one_run
         batch_size=16, folds=1,
     )  # fmt: skip
     asked = argparse.Namespace(synthetic=False, image_folder="", images_per_pass=96, repeats=2)
-    assert command(asked, cfg) == 0
+    assert command(asked, placed(cfg)) == 0
     printed = capsys.readouterr().out
     records = tmp_path / "out" / "bench-input" / "train_images-records-48"
     assert f"writing 48 images as records to {records}\n" in printed
@@ -69,6 +70,6 @@ def test_bench_input_on_image_files_measures_them_and_records_of_them_in_one_run
     for ratio, of in ratios.items():
         assert re.search(rf"^{ratio} \d+\.\d\d \({of}\)$", printed, re.MULTILINE), ratio
     plain = Config(output_dir=str(tmp_path / "out"), image_size=64, batch_size=16)
-    medians = bench_files(plain, str(images), images_wanted=48, repeats=1)
+    medians = bench_files(placed(plain), str(images), images_wanted=48, repeats=1)
     assert "image files: 48" in capsys.readouterr().out
     assert all(medians[name] > 0 for name in FILE_VARIANTS)

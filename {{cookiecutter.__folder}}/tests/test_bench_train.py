@@ -11,6 +11,7 @@ import pytest
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools import step_timings
 from {{ cookiecutter.package }}.tools.bench_train import VARIANTS
 
@@ -34,7 +35,7 @@ def test_bench_train_times_our_step_and_each_variant_of_it(demo_cfg, preset, cap
     cfg = dataclasses.replace(
         demo_cfg, backbone="efficientnet-b0", weights=folder, batch_size=2, mixup=0.2
     )
-    medians = step_timings.bench(cfg, VARIANTS, steps=2, repeats=1)
+    medians = step_timings.bench(placed(cfg), VARIANTS, steps=2, repeats=1)
     printed = capsys.readouterr().out
     assert list(medians) == ["CACHED", "OURS", "UNMIXED", "BARE", "STOCK", "APPS"]
     assert all(seconds > 0 for seconds in medians.values())
@@ -63,7 +64,7 @@ def test_bench_train_says_what_it_could_not_measure(tmp_path, capsys):
     cfg = dataclasses.replace(cfg, data_dir=str(tmp_path), output_dir=str(tmp_path / "output"))
     assert main(["bench-train", "--variants", "BARE,FAST", "--weights", "none"]) == 2
     assert "--variants FAST: no such variant; pick from CACHED," in capsys.readouterr().err
-    medians = step_timings.bench(cfg, VARIANTS, steps=1, repeats=1)
+    medians = step_timings.bench(placed(cfg), VARIANTS, steps=1, repeats=1)
     printed = capsys.readouterr().out
     assert list(medians) == ["CACHED", "BARE"]
     assert printed_line(

@@ -80,8 +80,8 @@ def test_data_dir_comes_from_flag_then_env_then_kaggle_then_data(tmp_path, monke
     assert paths.resolve_data_dir(cfg) == ("/elsewhere", "$DATA_DIR")
     flagged = dataclasses.replace(cfg, data_dir="gs://bucket/flowers")
     assert paths.resolve_data_dir(flagged) == ("gs://bucket/flowers", "Config.data_dir, notebook")
-    assert paths.data_path(flagged, "train/*.tfrec") == "gs://bucket/flowers/train/*.tfrec"
-    assert paths.data_path(flagged, "/abs/*.tfrec") == "/abs/*.tfrec"
+    assert paths.find(flagged).in_data("train/*.tfrec") == "gs://bucket/flowers/train/*.tfrec"
+    assert paths.find(flagged).in_data("/abs/*.tfrec") == "/abs/*.tfrec"
 
 
 def test_every_bad_value_is_named_by_its_flag():
@@ -116,11 +116,26 @@ def test_output_goes_where_kaggle_keeps_it_unless_the_config_says_otherwise(tmp_
     """In a Kaggle notebook submission.csv must land in /kaggle/working; elsewhere output/."""
     monkeypatch.setattr(paths, "KAGGLE_WORKING", tmp_path / "working")
     monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
-    assert paths.output_path(Config(), "submission.csv") == Path("output/submission.csv")
+    assert paths.find(Config()).output == Path("output")
     monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Batch")  # set in every Kaggle notebook
-    assert paths.output_path(Config(), "submission.csv") == tmp_path / "working/submission.csv"
+    assert paths.find(Config()).output == tmp_path / "working"
     chosen = Config(output_dir=str(tmp_path / "mine"))
-    assert paths.output_path(chosen, "submission.csv") == tmp_path / "mine/submission.csv"
+    assert paths.find(chosen).output == tmp_path / "mine"
+
+
+@pytest.mark.quick
+def test_places_found_once_follow_a_config_changed_since_and_look_up_inputs_only_when_read(
+    tmp_path,
+):
+    """The places a command found are read from its config; a value they come from changed
+    later (a fold's run, a notebook cell) is followed, and a Kaggle input a field names that
+    is not attached stops only what reads it."""
+    cfg = paths.placed(Config(output_dir=str(tmp_path / "run"), drop_ids="kaggle:datasets/a/b"))
+    assert config.places_of(cfg).output == tmp_path / "run"
+    cfg.output_dir = str(tmp_path / "fold0")  # set after the places were found
+    assert config.places_of(cfg).output == tmp_path / "fold0"
+    with pytest.raises(UserError, match="kaggle:datasets/a/b"):
+        config.places_of(cfg).file("drop_ids")
 
 
 def test_a_missing_package_is_named_with_the_command_that_installs_it(capsys, monkeypatch):
@@ -158,14 +173,14 @@ def test_a_value_given_wins_over_the_manifest_even_when_it_equals_the_default(tm
     assert f"num_classes = {default} (flag)" in said
     assert "id_column = 'image_id' (manifest)" in said
 
-    assert with_manifest(Config(data_dir=folder))[0].num_classes == 7
+    assert with_manifest(paths.placed(Config(data_dir=folder)))[0].num_classes == 7
     in_notebook = config.from_settings(data_dir=folder, num_classes=default)  # the config cell
-    filled = with_manifest(in_notebook)[0]
+    filled = with_manifest(paths.placed(in_notebook))[0]
     assert (filled.num_classes, config.given(filled, "num_classes")) == (default, "notebook")
-    assert with_manifest(Config(data_dir=folder, num_classes=6))[0].num_classes == 6
+    assert with_manifest(paths.placed(Config(data_dir=folder, num_classes=6)))[0].num_classes == 6
     set_later = Config(data_dir=folder)
     set_later.num_classes = 6  # a notebook cell after the config cell
-    filled = with_manifest(set_later)[0]
+    filled = with_manifest(paths.placed(set_later))[0]
     assert (filled.num_classes, config.given(filled, "num_classes")) == (6, "notebook")
 
 
@@ -199,7 +214,7 @@ def test_records_shipped_at_several_sizes_are_read_at_the_image_size(tmp_path):
             data_dir=str(tmp_path), image_size=image_size, train_files=shipped,
             sources={"data_dir": "flag", "image_size": "flag", "train_files": source},
         )  # fmt: skip
-        return paths.field_path(cfg, "train_files").removeprefix(f"{tmp_path}/")
+        return paths.find(cfg).file("train_files").removeprefix(f"{tmp_path}/")
 
     assert read_at(192) == "tfrecords-jpeg-192x192/train/*.tfrec"
     assert read_at(256) == "tfrecords-jpeg-331x331/train/*.tfrec"

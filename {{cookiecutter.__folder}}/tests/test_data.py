@@ -9,14 +9,14 @@ from {{ cookiecutter.package }}.runtime.config import from_preset
 from {{ cookiecutter.package }}.runtime.data import pipeline, records
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import read_sample
-from {{ cookiecutter.package }}.runtime.platform.paths import data_path
+from {{ cookiecutter.package }}.runtime.platform.paths import find, placed
 from {{ cookiecutter.package }}.tools import shards
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
 
 
 def files(cfg, pattern):
-    return records.find(data_path(cfg, pattern), "test_files")
+    return records.find(find(cfg).in_data(pattern), "test_files")
 
 
 def test_training_batches_have_static_shapes_and_varied_labels(demo_cfg):
@@ -109,7 +109,8 @@ def test_a_typed_pattern_laid_out_as_in_the_data_folder_is_found_there(
     """A competition's files are described as laid out in its folder ("train/*.tfrec"): typed
     so, and matching nothing where the user runs, the pattern is read in the data folder."""
     monkeypatch.chdir(tmp_path)
-    cfg = from_preset("demo", {"data_dir": str(demo_dir), "train_files": "train/*.tfrec"}, "flag")
+    given = {"data_dir": str(demo_dir), "train_files": "train/*.tfrec"}
+    cfg = placed(from_preset("demo", given, "flag"))
     assert records.find_checked(cfg, "train_files", labeled=True) == sorted(
         str(path) for path in (demo_dir / "train").glob("*.tfrec")
     )

@@ -25,6 +25,7 @@ from {{ cookiecutter.package }}.runtime.config import Config, from_preset, knobs
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import backbones
 from {{ cookiecutter.package }}.runtime.learning.model import build_model
+from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools import kernel
 from {{ cookiecutter.package }}.tools.notebook import runtime_modules
 
@@ -269,7 +270,7 @@ def read(folder: Path):
 def test_kernel_metadata_asks_kaggle_for_the_accelerator_with_internet_off(
     tmp_path, accelerator, asked
 ):
-    folder = kernel.write_kernel(Config(), accelerator, "alice", str(tmp_path))
+    folder = kernel.write_kernel(placed(Config()), accelerator, "alice", str(tmp_path))
     metadata, notebook = read(folder)
     assert metadata["id"] == f"alice/{kernel.slug(NAME)}"
     assert kernel.slug(metadata["title"]) == kernel.slug(NAME)  # else Kaggle makes a new kernel
@@ -286,7 +287,7 @@ def test_kernel_metadata_asks_kaggle_for_the_accelerator_with_internet_off(
 
 def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_cell(tmp_path):
     cfg = Config(epochs=3, batch_size=64, weights="/kaggle/input/effnet/b0.h5")
-    folder = kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path))
+    folder = kernel.write_kernel(placed(cfg), "tpu", "alice", str(tmp_path))
     metadata, notebook = read(folder)
     shown = [c for c in notebook.cells if not c.metadata.get("_kg_hide-input")]
     hidden = [c for c in notebook.cells if c.metadata.get("jupyter", {}).get("source_hidden")]
@@ -345,7 +346,7 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
 
 
 def test_the_title_names_the_classes_when_they_are_known(tmp_path):
-    folder = kernel.write_kernel(from_preset("demo"), "cpu", "alice", str(tmp_path))
+    folder = kernel.write_kernel(placed(from_preset("demo")), "cpu", "alice", str(tmp_path))
     title = read(folder)[1].cells[0].source
     assert "A small CNN image classifier for the Kaggle competition" in title
     assert "10 classes (zero, one, two, three, four, five, six, seven, ...)" in title
@@ -354,41 +355,45 @@ def test_the_title_names_the_classes_when_they_are_known(tmp_path):
 def test_a_short_project_name_still_makes_a_slug_kaggle_takes(tmp_path, monkeypatch):
     monkeypatch.setattr(kernel, "PROJECT", "cv")
     monkeypatch.setattr(kernel, "TITLE", "CV")
-    metadata, _ = read(kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path)))
+    metadata, _ = read(kernel.write_kernel(placed(Config()), "tpu", "alice", str(tmp_path)))
     assert metadata["id"] == "alice/cv-notebook" and metadata["title"] == "Cv Notebook"
 
 
 def test_an_unknown_accelerator_is_refused():
     with pytest.raises(UserError, match="--accelerator 'tpu-v3': one of tpu, gpu, cpu"):
-        kernel.write_kernel(Config(), "tpu-v3", "alice", "unused")
+        kernel.write_kernel(placed(Config()), "tpu-v3", "alice", "unused")
 
 
 def test_names_kaggle_cannot_have_and_a_folder_holding_another_kernel_are_refused(tmp_path):
     """Refused before anything is written, each naming the flag and what to give instead."""
     for user in ("Alice", "al ice", "al/ice"):
         with pytest.raises(UserError, match=f"--kaggle-user {re.escape(repr(user))}: not a Kaggle"):
-            kernel.write_kernel(Config(), "tpu", user, str(tmp_path / "mine"))
+            kernel.write_kernel(placed(Config()), "tpu", user, str(tmp_path / "mine"))
     with pytest.raises(UserError, match="--dataset 'flower-records': not OWNER/SLUG as the "):
-        kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path / "mine"), ["flower-records"])
+        kernel.write_kernel(
+            placed(Config()), "tpu", "alice", str(tmp_path / "mine"), ["flower-records"]
+        )
     assert not (tmp_path / "mine").exists()
-    theirs = kernel.write_kernel(Config(), "tpu", "bob", str(tmp_path / "theirs"))
+    theirs = kernel.write_kernel(placed(Config()), "tpu", "bob", str(tmp_path / "theirs"))
     held = {path.name: path.read_bytes() for path in theirs.iterdir()}
     with pytest.raises(UserError, match=r"theirs holds another kernel \(bob/.*, in kernel-metada"):
-        kernel.write_kernel(Config(epochs=3), "tpu", "alice", str(theirs))
+        kernel.write_kernel(placed(Config(epochs=3)), "tpu", "alice", str(theirs))
     assert {path.name: path.read_bytes() for path in theirs.iterdir()} == held
-    kernel.write_kernel(Config(epochs=3), "tpu", "bob", str(theirs))  # its own: written again
+    kernel.write_kernel(
+        placed(Config(epochs=3)), "tpu", "bob", str(theirs)
+    )  # its own: written again
     assert read(theirs)[0]["id"].startswith("bob/")
 
 
 def test_folders_that_exist_only_on_this_machine_are_named_with_what_to_do(tmp_path, capsys):
     """Fine for running the notebook here, wrong on Kaggle: kernel says so and goes on."""
     cfg = Config(data_dir=str(tmp_path / "records"), output_dir="out")
-    kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path / "kernel"))
+    kernel.write_kernel(placed(cfg), "tpu", "alice", str(tmp_path / "kernel"))
     said = capsys.readouterr().out
     local = f"warning: Config.data_dir / --data-dir '{tmp_path / 'records'}' is a folder on "
     assert local in said and "push your records first with `kaggle dataset`" in said
     assert "warning: Config.output_dir / --output-dir 'out' is not under /kaggle/working" in said
-    kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path / "plain"))
+    kernel.write_kernel(placed(Config()), "tpu", "alice", str(tmp_path / "plain"))
     assert "warning" not in capsys.readouterr().out  # the defaults are Kaggle's own folders
 
 
@@ -398,7 +403,7 @@ def test_label_files_another_notebook_wrote_attach_it_and_local_ones_are_named(t
     corrections on this machine is named with what to give instead."""
     pseudo = "kaggle:notebooks/alice/flowers-all/pseudo_labels.csv"
     cfg = Config(pseudo_labels=pseudo, drop_ids=str(tmp_path / "drop.csv"))
-    folder = kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path / "kernel"))
+    folder = kernel.write_kernel(placed(cfg), "tpu", "alice", str(tmp_path / "kernel"))
     metadata, notebook = read(folder)
     assert metadata["kernel_sources"] == ["alice/flowers-all"]
     (config_cell,) = [c.source for c in notebook.cells if c.source.startswith("# The settings")]

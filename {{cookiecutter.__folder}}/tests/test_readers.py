@@ -17,6 +17,7 @@ from {{ cookiecutter.package }}.runtime.learning import thresholds
 from {{ cookiecutter.package }}.runtime.outputs import run_record
 from {{ cookiecutter.package }}.runtime.outputs.submission import layout, read_sample
 from {{ cookiecutter.package }}.runtime.platform.files import MANIFEST
+from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools.kaggle_api import metadata_id
 from {{ cookiecutter.package }}.tools.kaggle_auth import check_key_file
 
@@ -93,7 +94,7 @@ def data_dir(tmp_path_factory):
 @given(data=st.binary(max_size=100) | JSON.map(json.dumps).map(str.encode) | MANIFESTS)
 def test_the_manifest_reader_reads_or_refuses_any_bytes(data_dir, data):
     (data_dir / MANIFEST).write_bytes(data)
-    cfg = Config(data_dir=str(data_dir))
+    cfg = placed(Config(data_dir=str(data_dir)))
     found = read_or_refused(MANIFEST, with_manifest, cfg)
     if found is not None:
         cfg, manifest = found

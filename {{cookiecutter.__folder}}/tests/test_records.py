@@ -26,6 +26,7 @@ from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import competition_files, pipeline, records, scan
 from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
+from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.runtime.platform.run_lock import one_run_at_a_time
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 from {{ cookiecutter.package }}.runtime.stages.train import train
@@ -66,7 +67,7 @@ def test_images_and_a_csv_become_records_the_loader_reads_back_whole(tmp_path):
     assert manifest["classes"] == ["cat", "dog", "owl"] and manifest["num_classes"] == 3
     assert manifest["multi_label"] is False
     cfg, found = with_manifest(
-        dataclasses.replace(Config(), data_dir=str(folder / "records"), image_size=32)
+        placed(dataclasses.replace(Config(), data_dir=str(folder / "records"), image_size=32))
     )
     assert found == manifest and cfg.num_classes == 3
     assert cfg.valid_files == "train/fold0-*.tfrec"  # fold 0 validates, the others train
@@ -623,7 +624,7 @@ def test_multi_hot_records_pass_the_checks_of_a_run_the_manifest_makes_multi_lab
         Config(folds=2), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
         str(tmp_path / "records"),
     )  # fmt: skip
-    cfg, _ = with_manifest(Config(data_dir=str(tmp_path / "records"), image_size=32))
+    cfg, _ = with_manifest(placed(Config(data_dir=str(tmp_path / "records"), image_size=32)))
     assert cfg.multi_label and cfg.num_classes == 6
     files = records.find_checked(cfg, "train_files", labeled=True)
     assert all(not shard.problems for shard in scan.scan_split(files, cfg, labeled=True))

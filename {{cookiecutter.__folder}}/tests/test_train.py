@@ -72,6 +72,8 @@ def test_doctor_reports_replicas_batch_records_and_spec(demo_dir, doctor):
     assert "global batch: 32 (32 per replica x 1)" in result.stdout
     assert "train: 4 files, 1078 records" in result.stdout
     assert f"data dir: {demo_dir} (from --data-dir)" in result.stdout  # as the user gave it
+    # Where the run reads and writes, in one block: the data folder, then each file found in it
+    assert f"places:\n  data_dir: {demo_dir}\n  train_files: {demo_dir}/" in result.stdout
     # With MixUp (off by default) too, uint8 images and class numbers: the model mixes them
     assert "train batch: image uint8 (32, 32, 32, 3), label int32 (32,)" in result.stdout
     assert "problems: none" in result.stdout
@@ -125,10 +127,10 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
     from {{ cookiecutter.package }}.runtime.learning import backbones, model
-    from {{ cookiecutter.package }}.runtime.platform.paths import data_path
+    from {{ cookiecutter.package }}.runtime.platform.paths import find
 
     cfg = dataclasses.replace(demo_cfg, mixup=0.2, cutmix=1.0, mix_probability=1.0)
-    files = records.find(data_path(cfg, cfg.train_files), "train_files")
+    files = records.find(find(cfg).in_data(cfg.train_files), "train_files")
     net = model.build_model(cfg, backbones.load(cfg))
     model.compile_model(net, cfg, 1, 2, steps_per_execution=2, jit_compile=True)
     recipe = model.host_augmentations(cfg)

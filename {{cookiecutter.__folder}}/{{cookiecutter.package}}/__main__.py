@@ -16,7 +16,7 @@ import importlib
 import sys
 
 from .runtime import config, errors
-from .runtime.platform import accelerator, startup_logs
+from .runtime.platform import accelerator, paths, startup_logs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,12 +259,13 @@ def add_flag(group, field: dataclasses.Field, shown: bool) -> None:
 
 
 def from_flags(args: argparse.Namespace) -> config.Config:
+    """The command's config, carrying the run's places: found here, where the command starts."""
     names = {field.name for field in config.knobs()}
     flags = {name: value for name, value in vars(args).items() if name in names}
     name = getattr(args, "preset", None)
     if name:
-        return config.from_preset(name, flags, "flag")
-    return config.Config(**flags, sources=dict.fromkeys(flags, "flag"))
+        return paths.placed(config.from_preset(name, flags, "flag"))
+    return paths.placed(config.Config(**flags, sources=dict.fromkeys(flags, "flag")))
 
 
 def main(argv: list[str] | None = None) -> int:

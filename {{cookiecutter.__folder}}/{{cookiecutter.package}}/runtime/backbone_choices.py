@@ -199,12 +199,7 @@ HGNETV2_B4 = {
 
 def efficientnet_v1(handle: str, size: str, parameters: float, width: float, depth: float):
     """An EfficientNet (B0 to B7): one architecture, scaled in width and depth."""
-    scaled = {
-        **EFFICIENTNET,
-        **EFFICIENTNET_V1,
-        "width_coefficient": width,
-        "depth_coefficient": depth,
-    }
+    scaled = dict(EFFICIENTNET, **EFFICIENTNET_V1, width_coefficient=width, depth_coefficient=depth)
     return Choice(
         handle,
         f"EfficientNet-{size}",

@@ -8,6 +8,7 @@ records which values the user gave: what the data says fills only the others.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import itertools
@@ -392,7 +393,8 @@ class Inputs:
     fields they typed where they run (read from there: a default's or a preset's path lies in
     the data folder), the source that trains and the one that holds the test set ("records",
     "images" or "tfds"), and what the data said: the records' manifest, or what the training
-    CSV or the TFDS set says in its shape (None for records without a manifest)."""
+    CSV or the TFDS set says in its shape (None for records without a manifest); and where the
+    run reads and writes (platform/paths.py's Places), found after the data said its files."""
 
     given: frozenset[str]
     typed: frozenset[str]
@@ -400,11 +402,29 @@ class Inputs:
     tests_from: str = ""
     said: dict | None = None
     made_for: tuple = ()  # the config it was resolved for (resolved_for)
+    places: typing.Any = None  # platform/paths.py's Places (it imports this module)
 
 
 def resolved_for(cfg: Config) -> tuple:
     """What inputs are resolved from: every value, and where each came from."""
     return tuple(sorted(cfg.sources.items())), tuple(getattr(cfg, name) for name in FIELDS)
+
+
+def places_of(cfg: Config):
+    """Where the run reads and writes (platform/paths.py's Places), as found where the command
+    started; for a config changed since in a value they come from (a fold's run), found again."""
+    if cfg.inputs is None or cfg.inputs.places is None:
+        raise RuntimeError("places read before they were found: call platform/paths.py's placed")
+    return cfg.inputs.places.of(cfg)
+
+
+def carrying(cfg: Config, inputs: Inputs) -> Config:
+    """The config with these inputs. A copy, not dataclasses.replace: that would check every
+    value again, and a value set after the config was made (`cfg.epochs = 0` in a later cell)
+    is preflight's to name."""
+    cfg = copy.copy(cfg)
+    cfg.inputs = inputs
+    return cfg
 
 
 def inputs_of(cfg: Config) -> Inputs:

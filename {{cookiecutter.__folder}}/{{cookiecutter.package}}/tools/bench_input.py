@@ -30,10 +30,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.config import FIELDS, Config
+from ..runtime.config import FIELDS, Config, places_of
 from ..runtime.errors import UserError, named, whole_number
 from ..runtime.learning import recipe
-from ..runtime.platform.paths import data_path, field_path, output_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,7 +72,7 @@ def synthetic_records(cfg: Config, images: int, shards: int = 8) -> list[str]:
 
     from .shards import write_shards
 
-    folder = output_path(cfg, f"bench-input/{cfg.image_size}x{cfg.image_size}-{images}")
+    folder = places_of(cfg).output / f"bench-input/{cfg.image_size}x{cfg.image_size}-{images}"
     found = sorted(tf.io.gfile.glob(str(folder / "*.tfrec")))
     if len(found) == shards:
         return found
@@ -104,37 +103,30 @@ def pipelines(files: list[str], cfg: Config, batch: int) -> dict:
     def image_of(record):
         return tf.io.parse_single_example(record, spec)[cfg.image_key]
 
-    def decode_only():
-        def decode(record):
-            return tf.ensure_shape(steps.decoded(image_of(record)), [size, size, 3])
-
-        read = tf.data.TFRecordDataset(files, num_parallel_reads=auto).with_options(unordered)
+    def batched(decode, options=unordered):
+        """The records, each decoded by `decode` on every core, batched and prefetched."""
+        read = tf.data.TFRecordDataset(files, num_parallel_reads=auto).with_options(options)
         return read.map(decode, num_parallel_calls=auto).batch(batch, True).prefetch(auto)
 
-    def decode_and_host_steps():
-        def decode(record):
-            return steps.to_size(steps.decoded(image_of(record)), size)
+    def decode_only(record):
+        return tf.ensure_shape(steps.decoded(image_of(record)), [size, size, 3])
 
-        read = tf.data.TFRecordDataset(files, num_parallel_reads=auto).with_options(unordered)
-        return read.map(decode, num_parallel_calls=auto).batch(batch, True).prefetch(auto)
+    def decode_and_host_steps(record):
+        return steps.to_size(steps.decoded(image_of(record)), size)
 
-    def textbook():  # as most Kaggle TPU notebooks write it
-        def decode(record):
-            image = tf.image.decode_jpeg(image_of(record), channels=3)
-            image = tf.cast(image, tf.float32) / 255.0
-            image = tf.reshape(image, [size, size, 3])
-            return tf.image.random_flip_left_right(image)
-
-        read = tf.data.TFRecordDataset(files, num_parallel_reads=auto)
-        return read.map(decode, num_parallel_calls=auto).batch(batch, True).prefetch(auto)
+    def textbook(record):  # as most Kaggle TPU notebooks write it
+        image = tf.image.decode_jpeg(image_of(record), channels=3)
+        image = tf.cast(image, tf.float32) / 255.0
+        image = tf.reshape(image, [size, size, 3])
+        return tf.image.random_flip_left_right(image)
 
     return {
-        "DN": decode_only,
-        "DA": decode_and_host_steps,
+        "DN": lambda: batched(decode_only),
+        "DA": lambda: batched(decode_and_host_steps),
         "OURS": lambda: pipeline.for_training(
             files, cfg, batch, augmentations=host_augmentations(cfg)
         ),
-        "B1": textbook,
+        "B1": lambda: batched(textbook, tf.data.Options()),  # in order, as it is written
     }
 
 
@@ -183,7 +175,7 @@ def bench(cfg: Config, synthetic: bool = False, images: int = 2048, repeats: int
 
     from ..runtime.data import records
 
-    pattern = data_path(cfg, cfg.train_files).split(",")[0]
+    pattern = places_of(cfg).in_data(cfg.train_files).split(",")[0]
     files = synthetic_records(cfg, images) if synthetic else tf.io.gfile.glob(pattern)
     if not files:  # a folder mistyped must not measure made-up images instead
         raise UserError(
@@ -251,7 +243,7 @@ def records_of(
     from ..runtime.data import images, records
     from .shards import write_shards
 
-    folder = written / f"{Path(field_path(cfg, 'train_images')).name}-records-{len(paths)}"
+    folder = written / f"{Path(places_of(cfg).file('train_images')).name}-records-{len(paths)}"
     found = sorted(tf.io.gfile.glob(str(folder / "*.tfrec")))
     if not found or records.count(found) != len(paths):
         print(f"writing {len(paths)} images as records to {folder}")
@@ -310,7 +302,7 @@ def file_pipelines(paths: list[str], cfg: Config, record_files, records_cfg, bat
 
 def bench_files(cfg: Config, folder: str, images_wanted: int, repeats: int) -> dict:
     """Print the table on image files and on records of them; returns the median images/s."""
-    written = output_path(cfg, "bench-input")
+    written = places_of(cfg).output / "bench-input"
     cfg, paths = image_files(cfg, folder, images_wanted, written)
     records_cfg, record_files = records_of(cfg, paths, written)
     batch = cfg.batch_size
@@ -318,9 +310,10 @@ def bench_files(cfg: Config, folder: str, images_wanted: int, repeats: int) -> d
     made = file_pipelines(paths, cfg, record_files, records_cfg, batch)
     medians = timed(made, FILE_VARIANTS, batches, batch, repeats)
     mean_size = sum(os.path.getsize(path) for path in paths) / len(paths)
+    read = places_of(cfg).file("train_images")  # the folder image_files found them in
     print(
-        f"cores: {os.cpu_count()}, image files: {len(paths)} ({field_path(cfg, 'train_images')}), "
-        f"mean file {mean_size / 1024:.1f} KiB, resized to {cfg.image_size}x{cfg.image_size} "
+        f"cores: {os.cpu_count()}, image files: {len(paths)} ({read}), mean file "
+        f"{mean_size / 1024:.1f} KiB, resized to {cfg.image_size}x{cfg.image_size} "
         f"where not at it, batch {batch}, {batches} batches a pass; records of them: "
         f"{len(record_files)} shards ({Path(record_files[0]).parent})"
     )
@@ -343,18 +336,16 @@ def arguments(parser) -> None:
         default="",
         help="measure on the image files under this folder (nested too), and on records of them",
     )
-    parser.add_argument(
-        "--images-per-pass",
-        type=whole_number("bench-input --images-per-pass", 1),
-        default=2048,
-        help="images a pass (default: 2048)",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=whole_number("bench-input --repeats", 1),
-        default=5,
-        help="passes of each pipeline (default: 5)",
-    )
+    for flag, default, what in (
+        ("--images-per-pass", 2048, "images a pass"),
+        ("--repeats", 5, "passes of each pipeline"),
+    ):
+        parser.add_argument(
+            flag,
+            type=whole_number(f"bench-input {flag}", 1),
+            default=default,
+            help=f"{what} (default: {default})",
+        )
 
 
 def command(args, cfg: Config, found=None) -> int:

@@ -13,18 +13,16 @@ VARIANTS = ("CACHED", "OURS", "UNMIXED", "BARE", "STOCK", "APPS")
 
 
 def arguments(parser) -> None:
-    parser.add_argument(
-        "--timed-steps",
-        type=whole_number("bench-train --timed-steps", 1),
-        default=5,
-        help="steps of each variant timed a turn (default: 5)",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=whole_number("bench-train --repeats", 1),
-        default=3,
-        help="turns of each variant (default: 3)",
-    )
+    for flag, default, what in (
+        ("--timed-steps", 5, "steps of each variant timed a turn"),
+        ("--repeats", 3, "turns of each variant"),
+    ):
+        parser.add_argument(
+            flag,
+            type=whole_number(f"bench-train {flag}", 1),
+            default=default,
+            help=f"{what} (default: {default})",
+        )
     parser.add_argument(
         "--variants",
         default=",".join(VARIANTS),

@@ -39,6 +39,7 @@ import concurrent.futures
 import contextlib
 import hashlib
 import json
+import math
 import multiprocessing
 import os
 import sys
@@ -72,12 +73,9 @@ SKIPPED_SHOWN = 5  # skipped files named on screen; the manifest lists every one
 # under) in train/ and test/, the manifest and progress file (and the .tmp- each is written
 # under), and the lock of the run writing them.
 OWN_TOP = {
-    MANIFEST,
-    PROGRESS,
-    METADATA_TABLE,
-    *(".tmp-" + name for name in (MANIFEST, PROGRESS, METADATA_TABLE)),
+    ".run.lock",
+    *(start + name for start in ("", ".tmp-") for name in (MANIFEST, PROGRESS, METADATA_TABLE)),
 }
-OWN_TOP.add(".run.lock")
 # How messages name the inputs of the metadata (competition_files.metadata_tables).
 FLAGS = {
     "test_csv": "records --test-csv",
@@ -351,11 +349,10 @@ def write_planned(pool, output: Path, name: str, part: list[dict], resize: int) 
     shard = {"file": str(path.relative_to(output)) if path else None, "records": count}
     if "fold" in part[0]:
         shard["fold"] = int(part[0]["fold"])
-    smallest_and_largest = size_range(sizes)
     return {
         **shard,
         "classes": dict(classes),
-        "sizes": list(smallest_and_largest.values()),
+        "sizes": list(size_range(sizes).values()),
         "skipped": skipped,
     }
 
@@ -413,15 +410,10 @@ def per_fold(shards: list[dict]) -> dict:
 
 
 def size_range(sizes: list) -> dict:
-    import numpy as np
-
+    """The smallest and largest (width, height) by area, the first of equals."""
     if not sizes:
         return {}
-    areas = [width * height for width, height in sizes]
-    return {
-        "smallest": list(sizes[int(np.argmin(areas))]),
-        "largest": list(sizes[int(np.argmax(areas))]),
-    }
+    return {"smallest": list(min(sizes, key=math.prod)), "largest": list(max(sizes, key=math.prod))}
 
 
 def skipped_lines(skipped: list[dict]) -> list[str]:

@@ -30,7 +30,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..runtime.config import SLUG, Config
+from ..runtime.config import SLUG, Config, places_of
 from ..runtime.errors import UserError, first_line, named
 from ..runtime.outputs import blend_record
 from ..runtime.outputs.run_files import refuse_others
@@ -42,7 +42,6 @@ from ..runtime.platform.files import (
     unwritable,
     write_json,
 )
-from ..runtime.platform.paths import output_dir, output_path, resolve_data_dir
 from .kaggle_auth import CREDENTIALS_HELP, briefly, client, unreachable
 
 PACKAGE = __package__.partition(".")[0]  # as `python -m` names it
@@ -149,7 +148,7 @@ def writable(folder: str, field: str) -> Path:
 
 
 def download(api, cfg: Config) -> None:
-    folder = writable(resolve_data_dir(cfg)[0], "data_dir")
+    folder = writable(places_of(cfg).data, "data_dir")
     # Downloaded and unpacked beside the folder's files, then moved in: a dropped connection
     # or a kill mid-way leaves no half file.
     with tempfile.TemporaryDirectory(dir=folder, prefix=".download-") as scratch:
@@ -190,7 +189,7 @@ def status(api, kernel_dir: str) -> int:
 
 def output(api, cfg: Config, kernel_dir: str) -> None:
     kernel = kernel_id(kernel_dir)
-    folder = writable(str(output_dir(cfg)), "output_dir")
+    folder = writable(str(places_of(cfg).output), "output_dir")
     refuse_others(folder, "kaggle output")  # the download replaces files of the same names
     files, _ = api.kernels_output(kernel, path=str(folder), force=True, quiet=True)
     for name in [getattr(file, "file_name", file) for file in files or []]:
@@ -213,7 +212,7 @@ def cv_of_run(cfg: Config) -> str:
     or "cv: none" without validation predictions), scored with the metric and classes the
     run recorded in its model.json: a run trained with other flags, or fetched from a
     notebook with `kaggle output`, scores as it trained. A blend's or a stack's folder: its CV."""
-    folder = output_dir(cfg)
+    folder = places_of(cfg).output
     blend = blend_of(folder)
     if blend:
         return blend_record.cv(blend)
@@ -249,7 +248,7 @@ def submit(api, cfg: Config, message: str, kernel_dir: str | None) -> None:
     if notebook:
         submit_notebook(api, cfg, message, notebook, chosen)
         return
-    path = output_path(cfg, SUBMISSION)
+    path = places_of(cfg).output / SUBMISSION
     if not path.is_file():
         raise UserError(
             f"no {path} to submit: run `predict`, or fetch a notebook's with `kaggle output`; "
@@ -376,7 +375,7 @@ def created_or_versioned(api, folder: Path, ref: str, what: str = "records"):
 def push_dataset(api, cfg: Config, slug: str) -> None:
     """The records folder as a private dataset: created, or a new version when it exists.
     Its train/ and test/ folders go up as zip files, which Kaggle unpacks in place."""
-    folder = Path(resolve_data_dir(cfg)[0])
+    folder = Path(places_of(cfg).data)
     if not (folder / MANIFEST).is_file():
         raise UserError(
             f"{folder} ({named('data_dir')}) holds no records that `records` wrote (no "

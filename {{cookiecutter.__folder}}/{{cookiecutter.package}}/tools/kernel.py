@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from ..runtime.backbone_choices import from_kaggle_models, handle
-from ..runtime.config import LABEL_FILES, SLUG, Config, class_names, knobs
+from ..runtime.config import LABEL_FILES, SLUG, Config, class_names, knobs, places_of
 from ..runtime.data.manifest import read_manifest
 from ..runtime.errors import UserError, named
 from ..runtime.outputs import blend_record
@@ -30,7 +30,6 @@ from ..runtime.platform.files import (
     write_json,
     written_whole,
 )
-from ..runtime.platform.paths import KAGGLE_INPUT, KAGGLE_WORKING, data_path, resolve_data_dir
 from . import notebook, wheels
 from .notebook import PROJECT, TITLE
 
@@ -240,7 +239,7 @@ def paths_kaggle_lacks(cfg: Config) -> list[str]:
     /kaggle/working (the competition takes submission.csv from there)."""
     lines = []
     data = cfg.data_dir
-    kaggle = (f"{KAGGLE_INPUT}/", "tfds:", kaggle_inputs.PREFIX)
+    kaggle = (f"{kaggle_inputs.ROOT}/", "tfds:", kaggle_inputs.PREFIX)
     if data and not (data.startswith(kaggle) or "://" in data):
         lines.append(
             f"{named('data_dir')} {data!r} is a folder on this machine, which a notebook on "
@@ -257,9 +256,9 @@ def paths_kaggle_lacks(cfg: Config) -> list[str]:
                 f"notebooks/OWNER/SLUG/{Path(value).name} (kernel attaches it), or a dataset's"
             )
     out = cfg.output_dir
-    if out and not Path(out).is_relative_to(KAGGLE_WORKING):
+    if out and not Path(out).is_relative_to(kaggle_inputs.WORKING):
         lines.append(
-            f"{named('output_dir')} {out!r} is not under {KAGGLE_WORKING}, where a Kaggle "
+            f"{named('output_dir')} {out!r} is not under {kaggle_inputs.WORKING}, where a Kaggle "
             f"notebook writes and the competition takes submission.csv from: leave it out"
         )
     return lines
@@ -272,7 +271,7 @@ def names_known(cfg: Config) -> list[str] | None:
     if cfg.class_names:
         return class_names(cfg)
     try:
-        path = data_path(cfg, MANIFEST)  # a Kaggle input not mounted here is a UserError
+        path = places_of(cfg).in_data(MANIFEST)  # a Kaggle input not mounted here is a UserError
         manifest = read_manifest(Path(path).read_bytes(), path) if "://" not in path else {}
     except (UserError, OSError):  # for the title only
         return None
@@ -345,7 +344,7 @@ def with_pushed_records(cfg: Config) -> tuple[Config, list[str]]:
     notebook, and the competition's sample submission from the competition's folder there."""
     from .kaggle_api import pushed_dataset
 
-    folder = resolve_data_dir(cfg)[0]
+    folder = places_of(cfg).data
     ref = "" if "://" in folder or folder.startswith("tfds:") else pushed_dataset(folder)
     if not ref:
         return cfg, []
@@ -366,9 +365,9 @@ def dataset_sources(cfg: Config, user: str, datasets) -> list[str]:
         ref = input_named(value, "datasets")
         if ref:
             attached += [] if ref in attached else [ref]
-        if not isinstance(value, str) or not value.startswith(f"{KAGGLE_INPUT}/"):
+        if not isinstance(value, str) or not value.startswith(f"{kaggle_inputs.ROOT}/"):
             continue
-        name = Path(value).relative_to(KAGGLE_INPUT).parts[0]
+        name = Path(value).relative_to(kaggle_inputs.ROOT).parts[0]
         if name != cfg.competition and not any(d.split("/")[-1] == name for d in attached):
             attached.append(f"{user}/{name}")
             print(

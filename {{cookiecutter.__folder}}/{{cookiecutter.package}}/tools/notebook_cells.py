@@ -115,12 +115,12 @@ for backbone in BACKBONES_BUILT:
 # %%
 import importlib
 
-from {{ cookiecutter.package }}.runtime.config import from_settings
+from {{ cookiecutter.package }}.runtime.config import from_settings, places_of
 from {{ cookiecutter.package }}.runtime.outputs.plots import show
 from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.platform.paths import output_path
+from {{ cookiecutter.package }}.runtime.platform.paths import placed
 
-cfg = from_settings(**CONFIG)
+cfg = placed(from_settings(**CONFIG))  # with where the run reads and writes, found once
 found = accelerator.detect(cfg)
 accelerator.require(found, ACCELERATOR)
 
@@ -203,7 +203,7 @@ from {{ cookiecutter.package }}.runtime.stages.train import train
 
 history = train(cfg, found, build_model, compile_model, host_augmentations)
 for run in runs(cfg):
-    show(output_path(run, "curves.png"))
+    show(places_of(run).output / "curves.png")
 
 # %% training [markdown]
 # ## Evaluation
@@ -225,13 +225,12 @@ show(evaluate(cfg, found, build_model))
 # it counts suspects), or to a CSV of the rows you agree with.
 
 # %% training
-from {{ cookiecutter.package }}.runtime.platform.paths import output_dir
 from {{ cookiecutter.package }}.runtime.stages.audit import audit_run
 
 if cfg.fold == "all":
-    audit = audit_run(cfg, str(output_dir(cfg)))
-    if output_path(cfg, "label_audit.png").is_file():
-        show(output_path(cfg, "label_audit.png"))
+    audit = audit_run(cfg, str(places_of(cfg).output))
+    if (places_of(cfg).output / "label_audit.png").is_file():
+        show(places_of(cfg).output / "label_audit.png")
 
 # %% training [markdown]
 # ## Prediction
@@ -266,7 +265,7 @@ pd.read_csv(submission).head()
 from {{ cookiecutter.package }}.runtime.stages.pseudo import pseudo_labels
 
 if cfg.fold == "all":
-    pseudo = pseudo_labels(str(output_dir(cfg)), min_confidence=0.0)
+    pseudo = pseudo_labels(str(places_of(cfg).output), min_confidence=0.0)
 
 # %% blend [markdown]
 # ## Prediction, blended

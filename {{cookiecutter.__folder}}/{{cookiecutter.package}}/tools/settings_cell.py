@@ -14,10 +14,10 @@ from ..runtime.config import (
     Config,
     fields_with,
     given,
+    places_of,
     sections,
 )
 from ..runtime.outputs import blend_record
-from ..runtime.platform.paths import field_path
 
 
 def shown_fields(cfg: Config, notebook: str = "training") -> set[str]:
@@ -54,7 +54,7 @@ def value(cfg: Config, name: str):
     notebook every value is given, and a given path is used as it is). Defaults stay as they
     are: the notebook looks them up in its own data folder, Kaggle's input."""
     if name in FILE_FIELDS and getattr(cfg, name) and given(cfg, name).startswith("preset"):
-        return field_path(cfg, name)
+        return places_of(cfg).file(name)
     return getattr(cfg, name)
 
 

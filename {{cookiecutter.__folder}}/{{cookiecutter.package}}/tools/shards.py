@@ -21,13 +21,12 @@ from ..runtime.platform.files import is_url, place, upload
 def feature(value) -> tf.train.Feature:
     """bytes and str as bytes_list, an int as int64_list, a list of ints (a multi-hot row)
     as one int64_list."""
+    if isinstance(value, str):
+        value = value.encode()
     if isinstance(value, bytes):
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
-    if isinstance(value, str):
-        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
-    if isinstance(value, list):
-        return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v) for v in value]))
-    return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(value)]))
+    numbers = value if isinstance(value, list) else [value]
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v) for v in numbers]))
 
 
 def serialized(values: dict) -> bytes:

@@ -79,13 +79,9 @@ def training_rows(
         "multi_label": multi_label,
         "num_classes": len(classes) if classes else int(rows["number"].max()) + 1,
         "skipped": skipped,
+        "columns": rows[list(csv_columns)],  # the CSV's own, for the metadata (metadata.py)
     }
-    found["columns"] = rows[list(csv_columns)]  # the CSV's own, for the metadata (metadata.py)
-    chosen = {
-        "id": rows[id_column],
-        **{column: rows[column] for column in ("path", "number", "fold")},
-    }
-    return pd.DataFrame(chosen), found
+    return pd.DataFrame({"id": rows[id_column]}).join(rows[["path", "number", "fold"]]), found
 
 
 def test_rows(test_images: str) -> pd.DataFrame:
@@ -207,12 +203,8 @@ def image_files(folder: str, flag: str) -> dict[str, str]:
         if path.suffix.lower() in IMAGE_SUFFIXES and path.is_file():
             relative = str(path.relative_to(folder))
             # A camera's IMG_1.JPG is often img_1.jpg in the CSV: the extension's case is free.
-            for key in (
-                relative,
-                path.name,
-                path.stem,
-                str(Path(relative).with_suffix(path.suffix.lower())),
-            ):
+            lowered = str(Path(relative).with_suffix(path.suffix.lower()))
+            for key in (relative, path.name, path.stem, lowered):
                 found.setdefault(key, str(path))
     if not found:
         raise UserError(f"{flag} {folder}: no image files ({', '.join(sorted(IMAGE_SUFFIXES))})")
@@ -305,12 +297,10 @@ def assign_folds(
             f"note: {len(rare)} classes have fewer images than the {folds} folds, so some "
             f"folds validate without them: {shown}{', ...' if len(rare) > 5 else ''}"
         )
-    if group_column:
-        splitter = StratifiedGroupKFold(folds, shuffle=True, random_state=seed)
-        splits = splitter.split(rows, rows["stratum"], groups=rows[group_column])
-    else:
-        splitter = StratifiedKFold(folds, shuffle=True, random_state=seed)
-        splits = splitter.split(rows, rows["stratum"])
+    kind = StratifiedGroupKFold if group_column else StratifiedKFold
+    splitter = kind(folds, shuffle=True, random_state=seed)
+    groups = rows[group_column] if group_column else None  # StratifiedKFold ignores them
+    splits = splitter.split(rows, rows["stratum"], groups=groups)
     fold = np.zeros(len(rows), int)
     with warnings.catch_warnings():  # the note above says it; scikit-learn's warning repeats it
         warnings.simplefilter("ignore", UserWarning)

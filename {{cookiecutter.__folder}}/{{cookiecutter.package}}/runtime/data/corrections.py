@@ -11,9 +11,8 @@ import dataclasses
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, class_names
+from ..config import Config, class_names, places_of
 from ..errors import UserError, first_line, named
-from ..platform.paths import field_path
 from .tables import read_csv
 
 # Where the labels of a --relabel file are: the label column, or the audit's column of the
@@ -77,7 +76,7 @@ def read(cfg: Config) -> Corrections:
 def rows_of(cfg: Config, field: str) -> tuple[str, pd.DataFrame]:
     """The file a field names, read as text, its column of ids named `id` (its first, unless
     one is named `id` or Config.id_column), each id once."""
-    path = field_path(cfg, field)
+    path = places_of(cfg).file(field)
     try:
         rows = read_csv(path, f"{named(field)} {path}")
     except (OSError, ValueError) as error:
@@ -133,30 +132,29 @@ def checked(cfg: Config, made: Corrections, training: list[str], labeled: set[st
     """What the corrections do to this run's training images (`training`, their ids), said in
     one line; ids of no labeled image (`labeled`: every split's), or corrections that would
     leave most of the training images out, are refused."""
+    file = places_of(cfg).file  # of each corrections field
     for field, ids in (("drop_ids", made.dropped), ("relabel", made.relabeled.keys())):
         unknown = sorted(set(ids) - labeled)
         if unknown:
             raise UserError(
-                f"{named(field)} {field_path(cfg, field)}: {len(unknown)} ids are no labeled "
+                f"{named(field)} {file(field)}: {len(unknown)} ids are no labeled "
                 f"image's (e.g. {unknown[0]!r}); give the ids as oof.csv or the training CSV "
                 "spells them"
             )
     kept = made.training(training)
     if made.dropped and kept < len(training) / 2:
         raise UserError(
-            f"{named('drop_ids')} {field_path(cfg, 'drop_ids')} leaves out {len(training) - kept} "
+            f"{named('drop_ids')} {file('drop_ids')} leaves out {len(training) - kept} "
             f"of the {len(training)} training images, more than half: give only the rows to "
             "leave out (such as audit's likely_wrong.csv)"
         )
     ours = set(training)
     said = []
     if made.dropped:
-        said.append(
-            f"{len(training) - kept} of {len(training)} training images left out "
-            f"({field_path(cfg, 'drop_ids')})"
-        )
+        left_out = len(training) - kept
+        said.append(f"{left_out} of {len(training)} training images left out ({file('drop_ids')})")
     if made.relabeled:
-        said.append(f"{len(ours & made.relabeled.keys())} relabeled ({field_path(cfg, 'relabel')})")
+        said.append(f"{len(ours & made.relabeled.keys())} relabeled ({file('relabel')})")
     elsewhere = len((made.dropped | made.relabeled.keys()) - ours)
     if elsewhere:
         said.append(f"{elsewhere} more named validate, with the labels they were given")

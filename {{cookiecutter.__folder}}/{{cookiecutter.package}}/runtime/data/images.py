@@ -22,10 +22,9 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, inputs_of, validating_fold
+from ..config import Config, inputs_of, places_of, validating_fold
 from ..errors import UserError, named
 from ..platform.files import MANIFEST, for_pandas, is_url, written_whole
-from ..platform.paths import data_path, field_path, output_dir, resolve_data_dir
 from . import competition_files, scan
 
 FLAGS = {"images": named("train_images"), "csv": named("train_csv"), "group": named("group_column")}
@@ -42,10 +41,10 @@ def chosen(cfg: Config) -> bool:
         return True
     if "train_files" in typed:
         return False
-    csv, images = field_path(cfg, "train_csv"), field_path(cfg, "train_images")
+    csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
     if "://" in csv or not (os.path.isfile(csv) and os.path.isdir(images)):
         return False
-    if os.path.exists(data_path(cfg, MANIFEST)):
+    if os.path.exists(places_of(cfg).in_data(MANIFEST)):
         return False
     return not records_there(cfg, "train_files")
 
@@ -53,9 +52,9 @@ def chosen(cfg: Config) -> bool:
 def only_test_images(cfg: Config) -> bool:
     """Whether the test set is the test images folder because no test records are there: the
     records' pattern, unless given, matches nothing, and the folder exists."""
-    if "test_files" in inputs_of(cfg).typed or resolve_data_dir(cfg)[0].startswith("tfds:"):
+    if "test_files" in inputs_of(cfg).typed or places_of(cfg).data.startswith("tfds:"):
         return False
-    folder = field_path(cfg, "test_images")
+    folder = places_of(cfg).file("test_images")
     if "://" in folder or not os.path.isdir(folder):
         return False
     return not records_there(cfg, "test_files")
@@ -63,7 +62,7 @@ def only_test_images(cfg: Config) -> bool:
 
 def records_there(cfg: Config, field: str) -> bool:
     """Whether the records' pattern of a split matches any file (a bucket's too)."""
-    return any(tf.io.gfile.glob(part) for part in field_path(cfg, field).split(","))
+    return any(tf.io.gfile.glob(part) for part in places_of(cfg).file(field).split(","))
 
 
 @dataclasses.dataclass
@@ -78,10 +77,9 @@ tables: dict[tuple, Table] = {}  # read once a session while the inputs stay the
 
 def table(cfg: Config) -> Table:
     """Every training image with its label and fold."""
-    csv, images = field_path(cfg, "train_csv"), field_path(cfg, "train_images")
-    saved = output_dir(cfg) / FOLDS
-    key = (csv, images, cfg.folds, cfg.fold_seed, cfg.group_column, cfg.id_column)
-    key += (cfg.label_column,)
+    csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
+    saved = places_of(cfg).output / FOLDS
+    key = (csv, images, cfg.folds, cfg.fold_seed, cfg.group_column, cfg.id_column, cfg.label_column)
     key += (cfg.multi_label, mtime(csv), mtime(saved))
     if key not in tables:
         rows, found = competition_files.training_rows(cfg, images, csv, cfg.group_column, FLAGS)
@@ -118,7 +116,7 @@ def saved_folds(rows: pd.DataFrame, saved: Path, csv: str) -> list[int]:
 def save_folds(cfg: Config) -> None:
     """The folds of this run, into its output folder (train calls this before its first step)."""
     rows = table(cfg).rows
-    path = output_dir(cfg) / FOLDS
+    path = places_of(cfg).output / FOLDS
     if not path.is_file():
         with written_whole(path) as temporary:
             rows[["id", "fold"]].to_csv(temporary, index=False)
@@ -178,7 +176,7 @@ def describe(cfg: Config, manifest: dict) -> str:
     folds = manifest["folds"]
     held_out = f", fold {cfg.fold} validates" if folds > 1 else ""
     heading = (
-        f"images: {field_path(cfg, 'train_csv')} and {field_path(cfg, 'train_images')}: "
+        f"images: {places_of(cfg).file('train_csv')} and {places_of(cfg).file('train_images')}: "
         f"{manifest['train']['records']} images, {folds} folds {manifest['folds_from']}"
         f"{held_out}, {manifest['num_classes']} classes{names}"
     )
@@ -208,13 +206,13 @@ def test_images(cfg: Config) -> tuple[list[str], list[str]]:
     """Every image under the test folder (nested folders too), sorted, and its id: the path
     under the folder, as the competition spells it (predict pairs it with the sample's
     spelling: with or without the extension, with or without the folders)."""
-    found = competition_files.image_files(field_path(cfg, "test_images"), named("test_images"))
+    found = competition_files.image_files(places_of(cfg).file("test_images"), named("test_images"))
     paths = sorted(set(found.values()))
     return paths, ids_of(cfg, paths)
 
 
 def ids_of(cfg: Config, paths: list[str]) -> list[str]:
-    folder = field_path(cfg, "test_images")
+    folder = places_of(cfg).file("test_images")
     return [Path(path).relative_to(folder).as_posix() for path in paths]
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..config import Config, filled, validating_fold
+from ..config import Config, filled, places_of, validating_fold
 from ..errors import UserError, first_line, named
-from ..platform.files import MANIFEST
-from ..platform.paths import data_path, field_path, reaching
+from ..platform.files import MANIFEST, reaching
 
 
 def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
@@ -21,7 +20,7 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
     every field the user did not give. `--fold all` is checked as fold 0."""
     import tensorflow as tf  # for gs://; `read_manifest` alone needs none (kernel's title)
 
-    path = data_path(cfg, MANIFEST)
+    path = places_of(cfg).in_data(MANIFEST)
     with reaching(path):
         if not tf.io.gfile.exists(path):
             return cfg, None
@@ -161,9 +160,10 @@ def check_count(cfg: Config, field: str, count: int, manifest: dict | None) -> N
         "valid_files": per_fold.get(held_out, {}).get("records", 0),
         "test_files": manifest["test"]["records"],
     }
+    at = places_of(cfg)
     if counted[field] != count:
         raise UserError(
-            f"{field_path(cfg, field)} ({named(field)}) holds {count} records where the records' "
-            f"manifest {data_path(cfg, MANIFEST)} counts {counted[field]}: a shard is missing or "
-            "cut short; write the records again with `records`, or put back the shards it wrote"
+            f"{at.file(field)} ({named(field)}) holds {count} records where the records' manifest "
+            f"{at.in_data(MANIFEST)} counts {counted[field]}: a shard is missing or cut short; "
+            "write the records again with `records`, or put back the shards it wrote"
         )

@@ -103,24 +103,16 @@ def fitted(train: pd.DataFrame, columns: list[str]) -> dict:
         if is_number(values):
             numbers = pd.to_numeric(values[values != ""])
             deviation = float(numbers.std(ddof=0))
-            encodings.append(
-                {
-                    "column": column,
-                    "kind": "number",
-                    "mean": float(numbers.mean()),
-                    "std": deviation if deviation > 0 else 1.0,
-                }
-            )
+            how = {
+                "kind": "number",
+                "mean": float(numbers.mean()),
+                "std": deviation if deviation > 0 else 1.0,
+            }
         else:
             counts = values[values != ""].value_counts()
             common = counts.sort_index().sort_values(ascending=False, kind="stable")
-            encodings.append(
-                {
-                    "column": column,
-                    "kind": "category",
-                    "values": sorted(common.index[:MOST_VALUES]),
-                }
-            )
+            how = {"kind": "category", "values": sorted(common.index[:MOST_VALUES])}
+        encodings.append({"column": column, **how})
     return {"columns": encodings}
 
 
@@ -163,12 +155,6 @@ def encoded(spec: dict, table: pd.DataFrame) -> np.ndarray:
             slots = values.map(index).fillna(len(known)).to_numpy(int)  # unknown: the last
             parts.append(np.eye(len(known) + 1)[slots])
     return np.concatenate(parts, axis=1).astype(np.float32)
-
-
-def save(spec: dict, path) -> None:
-    from ..platform.files import write_json
-
-    write_json(path, spec)
 
 
 def saved(path) -> dict | None:

@@ -12,9 +12,9 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ..config import Config, validating_fold
+from ..config import Config, places_of, validating_fold
 from ..errors import UserError, named
-from ..platform.paths import data_path, field_path, output_path, reaching
+from ..platform.files import reaching, write_json
 from . import competition_files, images, metadata, source, tables
 
 
@@ -37,7 +37,7 @@ def found(cfg: Config, manifest: dict | None) -> Found | None:
         return from_training_csv(cfg)
     said = (manifest or {}).get("metadata") or {}
     available = said.get("columns") or []
-    where = data_path(cfg, metadata.TABLE)
+    where = places_of(cfg).in_data(metadata.TABLE)
     if cfg.metadata_columns == metadata.AUTO:
         columns = available
     else:
@@ -84,12 +84,12 @@ def from_training_csv(cfg: Config) -> Found | None:
         return None
     rows = pd.DataFrame({"id": made.rows["id"], "fold": made.rows["fold"].astype(str)})
     table = rows.join(train[columns].reset_index(drop=True))
-    return Found(table, columns, left_out, field_path(cfg, "train_csv"))
+    return Found(table, columns, left_out, places_of(cfg).file("train_csv"))
 
 
 def test_table(cfg: Config) -> pd.DataFrame:
     return competition_files.read_test_table(
-        field_path(cfg, "test_csv"), named("test_csv"), cfg.id_column
+        places_of(cfg).file("test_csv"), named("test_csv"), cfg.id_column
     )
 
 
@@ -98,7 +98,7 @@ def for_training(cfg: Config, manifest: dict | None, writes_files: bool):
     training folds and saved with the run (None, and an earlier run's removed, for images
     alone)."""
     held = found(cfg, manifest)
-    saved = output_path(cfg, metadata.SPEC)
+    saved = places_of(cfg).output / metadata.SPEC
     if held is None:
         if writes_files:
             saved.unlink(missing_ok=True)
@@ -108,7 +108,7 @@ def for_training(cfg: Config, manifest: dict | None, writes_files: bool):
     training = table[table["fold"] != str(validating_fold(cfg))] if in_folds else table
     spec = metadata.fitted(training, held.columns)
     if writes_files:
-        metadata.save(spec, saved)
+        write_json(saved, spec)
     features = metadata.Features(spec, table["id"].tolist(), metadata.encoded(spec, table))
     print(
         f"metadata: {', '.join(held.columns)} from {held.where} ({features.width} inputs, "
@@ -133,10 +133,10 @@ def for_test(
         f"row in {named('test_csv')}"
     )
     if cfg.test_csv:
-        where = field_path(cfg, "test_csv")
+        where = places_of(cfg).file("test_csv")
         table = test_table(cfg)
     else:
-        where = data_path(cfg, metadata.TABLE)
+        where = places_of(cfg).in_data(metadata.TABLE)
         import tensorflow as tf
 
         with reaching(where):

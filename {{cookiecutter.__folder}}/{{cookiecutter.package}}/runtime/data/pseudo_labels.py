@@ -17,9 +17,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, validating_fold
+from ..config import Config, places_of, validating_fold
 from ..errors import UserError, first_line, named
-from ..platform.paths import field_path
 from . import metadata
 from .tables import read_csv
 
@@ -101,7 +100,7 @@ def read(
     """This fold's rows of Config.pseudo_labels, checked against the test split's ids and
     the run's classes, to train on beside `alongside` training images a pass; and the line
     that says what the run trains on."""
-    path = field_path(cfg, "pseudo_labels")
+    path = places_of(cfg).file("pseudo_labels")
     flag = f"{named('pseudo_labels')} {path}"
     try:
         table = read_csv(path, flag)

@@ -11,9 +11,9 @@ import re
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config
+from ..config import Config, places_of
 from ..errors import UserError, named
-from ..platform.paths import field_path, in_data_folder, reaching
+from ..platform.files import reaching
 from . import steps
 
 # Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
@@ -148,7 +148,7 @@ def check_labels(path: str, label_key: str, num_classes: int, multi_label: bool 
 def images_hint(cfg: Config) -> str:
     """Where the data folder holds a competition's training CSV but not its images: what the
     records' absence most likely means."""
-    csv, images = field_path(cfg, "train_csv"), field_path(cfg, "train_images")
+    csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
     if "://" in csv or not os.path.isfile(csv) or os.path.isdir(images):
         return ""
     return (
@@ -160,12 +160,12 @@ def images_hint(cfg: Config) -> str:
 def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     """A split's files (`field`: train_files, valid_files or test_files), after checking its
     first shard: image and label (or id) features."""
-    pattern = field_path(cfg, field)
-    # Read as given (field_path kept a path the user typed where they run): the data folder is
+    pattern = places_of(cfg).file(field)
+    # Read as given (the places kept a path the user typed where they run): the data folder is
     # the other place it could mean. Defaults come back joined to the data folder, or absolute.
     as_given = pattern == getattr(cfg, field)
     try:
-        files = find(pattern, field, in_data_folder(cfg, pattern) if as_given else "")
+        files = find(pattern, field, places_of(cfg).in_data_folder(pattern) if as_given else "")
     except UserError as error:
         raise UserError(f"{error}{images_hint(cfg) if labeled else ''}") from None
     image = {cfg.image_key: ("bytes", "image_key")}

@@ -13,15 +13,14 @@ image_key, which `encoded` reads where the pipeline decodes them.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import tensorflow as tf
 
-from ..config import Config, inputs_of, resolved_for
+from ..config import Config, carrying, inputs_of, places_of, resolved_for
 from ..errors import named
+from ..platform import paths
 from ..platform.files import MANIFEST
-from ..platform.paths import data_path, field_path
 from . import images, records, scan, tfds_sets
 from .manifest import check_count, skipped_tests, with_manifest
 
@@ -55,7 +54,7 @@ class Records:
             f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
         )
         heading = (
-            f"records: {data_path(cfg, MANIFEST)}: {folds} folds{held_out}, "
+            f"records: {places_of(cfg).in_data(MANIFEST)}: {folds} folds{held_out}, "
             f"{manifest['num_classes']} classes{names}"
         )
         balance = [  # what each fold holds: a fold short of a class scores it badly
@@ -74,7 +73,7 @@ class Records:
         _, manifest = resolved(cfg)  # as the command read it: a resolved config is not again
         check_count(cfg, field, count, manifest)
         ids = [key for shard in shards for key in shard.ids]
-        said = f"{len(files)} files, {count} records ({field_path(cfg, field)})"
+        said = f"{len(files)} files, {count} records ({places_of(cfg).file(field)})"
         skipped = {} if labeled else skipped_tests(manifest)
         return Split(files, count, ids, said, skipped=skipped)
 
@@ -162,7 +161,7 @@ class CompetitionImages:
             split_paths, ids = images.test_images(cfg)
             paths, flag = split_paths, named("test_images")
         images.checked(paths, flag)
-        folder = field_path(cfg, "train_images" if labeled else "test_images")
+        folder = places_of(cfg).file("train_images" if labeled else "test_images")
         said = f"{len(paths)} images ({folder})"
         return Split(split_paths, len(paths), ids, said, ("test_images",))
 
@@ -197,7 +196,7 @@ def of(cfg: Config, field: str = "train_files") -> Records | TfdsSet | Competiti
     test_files), as `resolved` chose it (for a config no command resolved, chosen now)."""
     found = inputs_of(cfg)
     kind = found.tests_from if field == "test_files" else found.trains_from
-    return KINDS[kind or chosen(cfg, field)]()
+    return KINDS[kind or chosen(paths.placed(cfg), field)]()
 
 
 def chosen(cfg: Config, field: str = "train_files") -> str:
@@ -221,12 +220,16 @@ def resolved(cfg: Config) -> tuple[Config, dict | None]:
     """The config with what the data says (a manifest, a TFDS set, the training CSV) for the
     fields the user did not give, and what it said (None for records without a manifest).
     Every command's first step: the sources that train and test are chosen here, once, and
-    carried on the config (Config.inputs) with what the user gave and what the data said, for
-    every module after it to read. A config resolved already, and not changed since, is
-    returned as it is."""
+    carried on the config (Config.inputs) with what the user gave, what the data said and the
+    run's places (platform/paths.py), for every module after it to read. A config resolved
+    already, and not changed since, is returned as it is."""
     found = inputs_of(cfg)
     if found.trains_from:
         return cfg, found.said
+    # The places as given choose the source and lead to what the data says; where it fills in
+    # a field, they are found again.
+    given = dataclasses.replace(found, made_for=resolved_for(cfg), places=paths.find(cfg))
+    cfg = carrying(cfg, given)
     trains_from = chosen(cfg)
     cfg, said = KINDS[trains_from]().resolved(cfg)
     inputs = dataclasses.replace(
@@ -235,9 +238,6 @@ def resolved(cfg: Config) -> tuple[Config, dict | None]:
         tests_from="images" if reads_test_images(cfg) else trains_from,
         said=said,
         made_for=resolved_for(cfg),
+        places=places_of(cfg),
     )
-    # A copy, not dataclasses.replace: that would check every value again, and a value set
-    # after the config was made (`cfg.epochs = 0` in a later cell) is preflight's to name.
-    cfg = copy.copy(cfg)
-    cfg.inputs = inputs
-    return cfg, said
+    return carrying(cfg, inputs), said

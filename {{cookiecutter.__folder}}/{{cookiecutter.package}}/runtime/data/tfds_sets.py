@@ -16,9 +16,8 @@ import socket
 
 import tensorflow as tf
 
-from ..config import Config, filled, validating_fold
+from ..config import Config, filled, places_of, validating_fold
 from ..errors import UserError, first_line, named
-from ..platform.paths import resolve_data_dir
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
@@ -27,7 +26,7 @@ DOWNLOADS = "storage.googleapis.com"  # where TFDS finds prepared sets and most 
 
 def name_of(cfg: Config) -> str:
     """The TFDS set the config reads ("tf_flowers"), or "" when it reads files."""
-    folder = resolve_data_dir(cfg)[0]
+    folder = places_of(cfg).data
     return folder[len(PREFIX) :] if folder.startswith(PREFIX) else ""
 
 

@@ -119,8 +119,7 @@ def scaling(folder: str) -> tuple:
     """The (scale, offset) of the preset's image converter: what its weights were trained on.
     Read from its image_converter.json, because keras-hub before 0.30 will not construct the
     converter without tensorflow-text, which Kaggle's TPU image need not have."""
-    with open(os.path.join(folder, "image_converter.json")) as file:
-        config = json.load(file)["config"]
+    config = json.loads(Path(folder, "image_converter.json").read_text())["config"]
     scale, offset = config.get("scale"), config.get("offset")
     if "mean" in config and "variance" in config:  # the older spelling, as keras-hub reads it
         std = [math.sqrt(variance) for variance in config["variance"]]
@@ -207,7 +206,7 @@ def small_cnn(cfg: Config, with_weights: bool) -> Backbone:
         x = layers.Activation("relu")(x)
         x = layers.MaxPooling2D()(x)
     model = keras.Model(inputs, x, name="small_cnn")
-    if with_weights and weights(cfg) != "none":
+    if weights(cfg) != "none":
         model.load_weights(cfg.weights)
         return Backbone(model, 1 / 255, 0.0, f"weights from {cfg.weights}")
     return Backbone(model, 1 / 255, 0.0, "trained from scratch")

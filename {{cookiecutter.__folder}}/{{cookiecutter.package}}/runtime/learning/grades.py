@@ -13,10 +13,9 @@ import math
 
 import numpy as np
 
-from ..config import Config
+from ..config import Config, places_of
 from ..errors import UserError, first_line
 from ..platform.files import write_json
-from ..platform.paths import output_path, trained_dir
 
 CUTS = "grade_cuts.json"
 STEPS = 40  # candidates tried between a cut's neighbours, each pass
@@ -91,7 +90,7 @@ def chosen(truth, probabilities: np.ndarray) -> list[float] | None:
 
 
 def save(cfg: Config, cuts: list[float]) -> None:
-    write_json(output_path(cfg, CUTS), {"grade_cuts": cuts})
+    write_json(places_of(cfg).output / CUTS, {"grade_cuts": cuts})
 
 
 def averaged(runs: list[Config]) -> list[float]:
@@ -100,7 +99,7 @@ def averaged(runs: list[Config]) -> list[float]:
     classes = runs[0].num_classes
     kept = [
         read(path.read_bytes(), str(path), classes)
-        for path in (trained_dir(run) / CUTS for run in runs)
+        for path in (places_of(run).trained / CUTS for run in runs)
         if path.is_file()
     ]
     if len(kept) < len(runs):

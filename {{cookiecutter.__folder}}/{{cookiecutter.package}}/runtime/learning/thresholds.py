@@ -9,10 +9,9 @@ import math
 
 import numpy as np
 
-from ..config import Config, class_names
+from ..config import Config, class_names, places_of
 from ..errors import UserError, first_line
 from ..platform.files import write_json
-from ..platform.paths import output_path, trained_dir
 
 THRESHOLDS = "thresholds.json"
 CANDIDATES = np.round(np.arange(0.05, 0.96, 0.05), 2)
@@ -43,7 +42,7 @@ def applied(probabilities: np.ndarray, cuts) -> np.ndarray:
 
 
 def save(cfg: Config, cuts: list[float]) -> None:
-    write_json(output_path(cfg, THRESHOLDS), {"thresholds": cuts})
+    write_json(places_of(cfg).output / THRESHOLDS, {"thresholds": cuts})
 
 
 def averaged(runs: list[Config]) -> list[float]:
@@ -52,7 +51,7 @@ def averaged(runs: list[Config]) -> list[float]:
     classes, names = runs[0].num_classes, class_names(runs[0])
     kept = [
         read(path.read_bytes(), str(path), classes, names)
-        for path in (trained_dir(run) / THRESHOLDS for run in runs)
+        for path in (places_of(run).trained / THRESHOLDS for run in runs)
         if path.is_file()
     ]
     if not kept:

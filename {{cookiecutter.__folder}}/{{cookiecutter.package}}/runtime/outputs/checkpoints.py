@@ -26,7 +26,7 @@ import keras
 import numpy as np
 
 from ..backbone_choices import uses_preset
-from ..config import LABEL_FILES, Config, fields_with, filled
+from ..config import LABEL_FILES, Config, fields_with, filled, places_of
 from ..data import metadata
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
@@ -40,7 +40,6 @@ from ..platform.files import (
     write_json,
     written_whole,
 )
-from ..platform.paths import field_path, output_path, trained_dir
 from .run_record import read_record, run_records
 
 # What a run records of its config (checkpoint.json's made_by, model.json), and what resuming
@@ -69,13 +68,13 @@ ARCHITECTURE = "backbone"
 
 
 def folder(cfg: Config) -> Path:
-    return output_path(cfg, "checkpoints")
+    return places_of(cfg).output / "checkpoints"
 
 
 def trained_weights(cfg: Config) -> Path:
     """Where `predict` and `evaluate` find the final weights: in the trained run's folder
     (Config.trained_dir, else the output folder `train` left them in)."""
-    return trained_dir(cfg) / "model.weights.h5"
+    return places_of(cfg).trained / "model.weights.h5"
 
 
 def with_trained(cfg: Config) -> Config:
@@ -83,7 +82,7 @@ def with_trained(cfg: Config) -> Config:
     run's model and classes for the fields the user did not give: the run is all predict needs."""
     if not cfg.trained_dir:
         return cfg
-    folder = trained_dir(cfg)
+    folder = places_of(cfg).trained
     records = run_records(folder)
     if not records:
         raise UserError(
@@ -105,7 +104,7 @@ def made_by(cfg: Config, run: plan.Plan | None) -> dict:
     record = {name: getattr(cfg, name) for name in RECORDED}
     for name, key in CONTENTS.items():
         if getattr(cfg, name):
-            record[key] = digest(field_path(cfg, name))
+            record[key] = digest(places_of(cfg).file(name))
     if run:
         record.update(global_batch=run.global_batch, steps_per_epoch=run.steps_per_epoch)
     return record
@@ -252,7 +251,7 @@ def save_trained(
 ) -> None:
     """The final weights, and beside them the run that made them (for predict to check) and,
     with an average of the weights, which were kept and their validation scores."""
-    path = output_path(cfg, "model.weights.h5")
+    path = places_of(cfg).output / "model.weights.h5"
     save_weights(net, path, writes_files)
     if writes_files:
         record = made_by(cfg, run) | ({"kept_weights": kept} if kept else {})

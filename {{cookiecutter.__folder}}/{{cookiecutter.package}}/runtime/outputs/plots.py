@@ -131,17 +131,10 @@ def augmented_batch(
     with their class names (`names[n]` for class n) or numbers. `labels` holds one class per
     image, or one multi-hot row per image: then the title lists every class set; with
     `shares`, rows of one image's classes, mixed: then each class with its share."""
-    images = as_pixels(images)
-    columns = min(len(images), 8)
-    rows = -(-len(images) // columns)
-    # Constrained layout leaves room for titles that wrap onto a second line.
-    figure = Figure(figsize=(2 * columns, 2.4 * rows), layout="constrained")
-    for index, (image, label) in enumerate(zip(images, labels, strict=True)):
-        axes = figure.add_subplot(rows, columns, index + 1)
-        axes.imshow(image)
+    figure, cells = image_grid(images, 2.4)
+    for axes, label in zip(cells, labels, strict=True):
         # Long names, or several of them, would run into the next image's title.
         axes.set_title(textwrap.fill(label_title(label, names, shares), 24), fontsize=10)
-        axes.axis("off")
     figure.suptitle("An augmented training batch")
     return save(figure, path)
 
@@ -155,18 +148,12 @@ def predictions(
 ) -> Path:
     """Validation images titled with the class predicted and, where it is wrong, the true
     one in red: where the model errs, at a glance."""
-    images = as_pixels(images)
-    columns = min(len(images), 8)
-    rows = -(-len(images) // columns)
-    figure = Figure(figsize=(2 * columns, 2.4 * rows), layout="constrained")
-    for index, (image, label, guess) in enumerate(zip(images, labels, predicted, strict=True)):
-        axes = figure.add_subplot(rows, columns, index + 1)
-        axes.imshow(image)
+    figure, cells = image_grid(images, 2.4)
+    for axes, label, guess in zip(cells, labels, predicted, strict=True):
         right = int(guess) == int(label)
         title = class_name(int(guess), names)
         title += "" if right else f" (true: {class_name(int(label), names)})"
         axes.set_title(textwrap.fill(title, 24), fontsize=10, color="black" if right else "red")
-        axes.axis("off")
     wrong = int(np.sum(np.asarray(predicted) != np.asarray(labels)))
     figure.suptitle(f"Validation images, predicted ({wrong} of {len(images)} wrong, in red)")
     return save(figure, path)
@@ -184,23 +171,32 @@ def suspects(
     """Training images whose labels look wrong (`audit`), each titled with its given label
     and the one the out-of-fold models give, with their probabilities: what to relabel, or
     leave out, at a glance. Labels are class names or numbers, as label_audit.csv spells them."""
-    images = as_pixels(images)
-    columns = min(len(images), 8)
-    rows = -(-len(images) // columns)
-    figure = Figure(figsize=(2 * columns, 2.6 * rows), layout="constrained")
-    shown = zip(images, given, suggested, p_given, p_suggested, strict=True)
-    for index, (image, label, guess, p_label, p_guess) in enumerate(shown):
-        axes = figure.add_subplot(rows, columns, index + 1)
-        axes.imshow(image)
+    figure, cells = image_grid(images, 2.6)
+    shown = zip(cells, given, suggested, p_given, p_suggested, strict=True)
+    for axes, label, guess, p_label, p_guess in shown:
         label, guess = (
             class_name(int(value), names) if isinstance(value, (int, np.integer)) else str(value)
             for value in (label, guess)
         )
         title = f"given {label} {p_label:.2f}\nmodels {guess} {p_guess:.2f}"
         axes.set_title(title, fontsize=9, color="red")
-        axes.axis("off")
     figure.suptitle("Training labels most likely wrong (out of fold), most suspicious first")
     return save(figure, path)
+
+
+def image_grid(images, row_height: float) -> tuple[Figure, list[Axes]]:
+    """A figure of the images (as_pixels'), up to 8 a row, each in unframed axes of its own,
+    row_height inches to a row."""
+    images = as_pixels(images)
+    columns = min(len(images), 8)
+    rows = -(-len(images) // columns)
+    # Constrained layout leaves room for titles that wrap onto a second line.
+    figure = Figure(figsize=(2 * columns, row_height * rows), layout="constrained")
+    cells = [figure.add_subplot(rows, columns, index + 1) for index in range(len(images))]
+    for axes, image in zip(cells, images, strict=True):
+        axes.imshow(image)
+        axes.axis("off")
+    return figure, cells
 
 
 def as_pixels(images) -> np.ndarray:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import named
 from ..platform.files import FETCHED_FROM, refuse_foreign
-from ..platform.paths import KAGGLE_WORKING
+from ..platform.kaggle_inputs import WORKING
 
 # The files a run writes at the top of its folder (a fold's run, in fold<k>/ likewise).
 RUN_FILES = {
@@ -31,7 +31,7 @@ LEFT_BY_BROWSING = {".DS_Store", "Thumbs.db", "desktop.ini", ".ipynb_checkpoints
 def not_written_by_a_run(folder: Path) -> list[str]:
     """What `folder` holds that no run writes there, as paths below it (folders a run writes
     below it, such as fold0/ or ablate/<variant>/, are read the same way)."""
-    if folder == KAGGLE_WORKING:  # the notebook's own: the package it writes, the user's cells'
+    if folder == WORKING:  # the notebook's own: the package it writes, the user's cells'
         return []
     if not folder.is_dir() or (folder / FETCHED_FROM).is_file():  # a notebook's, every file
         return []

@@ -16,13 +16,12 @@ from pathlib import Path
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, came_from, class_names, inputs_of
+from ..config import Config, came_from, class_names, inputs_of, places_of
 from ..data import tables
 from ..errors import UserError, first_line, named
 from ..learning import grades
 from ..learning.scoring import METRICS
-from ..platform.files import IMAGE_SUFFIXES, MANIFEST, written_whole
-from ..platform.paths import field_path, reaching
+from ..platform.files import IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
 from .submission_shapes import (
     SHAPES,
     Labels,
@@ -39,7 +38,7 @@ def load_sample(cfg: Config) -> pd.DataFrame | None:
     gave must exist; the default is looked up in the data folder."""
     if not cfg.sample_submission:
         return None
-    path = field_path(cfg, "sample_submission")
+    path = places_of(cfg).file("sample_submission")
     with reaching(path):
         return read_sample_at(cfg, path)
 

@@ -27,11 +27,10 @@ import dataclasses
 import functools
 import os
 
-from ..config import Config
+from ..config import Config, places_of
 from ..errors import UserError, first_line, named
 from . import backend, processes, rehearsal, startup_logs, versions
 from .files import unwritable
-from .paths import output_dir
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,9 +89,9 @@ def detect(cfg: Config) -> Accelerator:
     print(describe(found))
     # Not in a bucket that refuses writes (the preflight says so): TensorFlow's gs:// client,
     # asked by JAX to make the cache's folder in a missing bucket, asks for it for ever.
-    writable = not unwritable(output_dir(cfg), buckets=True)
+    writable = not unwritable(places_of(cfg).output, buckets=True)
     if found.backend == "jax" and cfg.compile_cache and writable:
-        print(backend.keep_compiled_programs(output_dir(cfg) / backend.COMPILE_CACHE))
+        print(backend.keep_compiled_programs(places_of(cfg).output / backend.COMPILE_CACHE))
     return found
 
 

@@ -20,7 +20,8 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from ..errors import UserError, first_line
+from ..errors import UserError, first_line, named
+from .kaggle_inputs import ROOT
 
 MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, folds, classes
 # What `records` writes beside them with --test-csv: each image's metadata (data/metadata.py).
@@ -215,3 +216,24 @@ def output_folder(path: Path | str, flag: str, buckets: bool = False) -> Path:
     if reason:
         raise UserError(f"{flag} {path}: {reason}; give a folder to write into")
     return place(path)
+
+
+@contextlib.contextmanager
+def reaching(path: str):
+    """A bucket that cannot be reached (no network, no credentials, no such bucket) as one
+    line that says what to check; TensorFlow's error says only that a request failed."""
+    import tensorflow as tf  # loaded already by whoever reads the path
+
+    try:
+        yield
+    except tf.errors.OpError as error:
+        if "://" not in path:
+            raise
+        bucket = "/".join(path.split("/")[:3])
+        raise UserError(
+            f"cannot reach {bucket} from this machine ({first_line(error)}); check the network, "
+            "the Google Cloud credentials (`gcloud auth application-default login`, or a Kaggle "
+            "notebook's Add-ons > Google Cloud SDK) and the bucket's name. In a Kaggle notebook "
+            f"the competition's files are already local under {ROOT}: set "
+            f"{named('data_dir')} there"
+        ) from error

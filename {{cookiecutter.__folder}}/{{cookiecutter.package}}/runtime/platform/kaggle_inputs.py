@@ -24,6 +24,8 @@ from ..errors import UserError, first_line
 PREFIX = "kaggle:"
 # Where Kaggle mounts inputs; kagglehub reads the same variable, so a test can move both.
 ROOT = Path(os.environ.get("KAGGLE_CACHE_MOUNT_FOLDER") or "/kaggle/input")
+# What a notebook writes and Kaggle keeps (submission.csv among it).
+WORKING = Path("/kaggle/working")
 # How each kind is referred to (the parts after the kind) and the kagglehub call that finds it.
 KINDS = {
     "competitions": ("SLUG", "competition_download"),

@@ -1,31 +1,118 @@
-"""Where a run reads and writes: the data folder (a flag, $DATA_DIR, the competition Kaggle
-attached, else data/), the file a field names in it, the output folder (a flag, Kaggle's
-working folder, else output/) and the trained run predict reads (a flag, else the output).
-
-A path field may name a Kaggle input instead of a folder (`kaggle:datasets/OWNER/SLUG`,
-`kaggle:notebooks/OWNER/SLUG`): kaggle_inputs.py finds it where Kaggle mounts it."""
+"""A run's places, found once where a command starts (`placed`) and carried on its config, where
+every module after it reads them (config.py's `places_of`): the data folder (a flag, $DATA_DIR,
+the competition Kaggle attached, else data/), the file each field names in it, the output folder
+(a flag, Kaggle's working folder, else output/) and the trained run predict reads (a flag, else
+the output). A field may name a Kaggle input (`kaggle:datasets/OWNER/SLUG`): kaggle_inputs.py
+finds it where Kaggle mounts it, when it is read, so a command that never reads it runs."""
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import glob
 import os
 import re
 from pathlib import Path
 
-from ..config import Config, came_from, inputs_of
-from ..errors import UserError, first_line, named
+from ..config import FILE_FIELDS, LABEL_FILES, Config, came_from, carrying, inputs_of
+from ..errors import UserError, named
 from . import kaggle_inputs
 from .files import place
 
 # Kaggle mounts a notebook's inputs here, and keeps what a notebook writes here
 # (submission.csv among it); module constants so tests can point them elsewhere.
 KAGGLE_INPUT = kaggle_inputs.ROOT
-KAGGLE_WORKING = Path("/kaggle/working")
+KAGGLE_WORKING = kaggle_inputs.WORKING
+# The fields that name a file, a pattern or a folder, each found once.
+PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)
 
 
-def on_kaggle() -> bool:
-    return kaggle_inputs.in_notebook()
+@dataclasses.dataclass(frozen=True)
+class Places:
+    """The data folder (a local folder, a gs:// URL or tfds:NAME) and where it came from, the
+    file or pattern of each field ("" for an empty one; None in a data folder not found, whose
+    error is raised where it is read), the output folder and the trained run's."""
+
+    made_for: tuple  # placed_for: the values they were found from
+    data_from: str  # or why the data folder was not found
+    found: dict[str, str | None]  # by field: data_dir, each of PLACED, output_dir, trained_dir
+
+    def file(self, name: str) -> str:
+        """The file, pattern or folder a field names, as found; a Kaggle input where mounted."""
+        if self.found[name] is None:
+            raise UserError(self.data_from)
+        return local(self.found[name])
+
+    @property
+    def data(self) -> str:
+        return self.file("data_dir")
+
+    @property
+    def output(self) -> Path:
+        return place(self.file("output_dir"))
+
+    @property
+    def trained(self) -> Path:
+        return place(self.file("trained_dir"))
+
+    def in_data(self, pattern: str) -> str:
+        """A file pattern under the data folder (`under`)."""
+        return under(self.data, pattern)
+
+    def in_data_folder(self, pattern: str) -> str:
+        """A relative pattern the user gave, read in the data folder (`instead_in`)."""
+        return instead_in(self.data, pattern)
+
+    def of(self, cfg: Config) -> Places:
+        """These places, or for a config changed since in a value they come from, its own."""
+        return self if self.made_for == placed_for(cfg) else find(cfg)
+
+    def describe(self) -> str:
+        """Every place given, one a line, as doctor shows them."""
+        lines = ["places:"]
+        for name, value in self.found.items():
+            try:
+                lines += [f"  {name}: {self.file(name)}"] if value != "" else []
+            except UserError as error:
+                lines.append(f"  {name}: not found: {error}")
+        return "\n".join(lines)
+
+
+def placed_for(cfg: Config) -> tuple:
+    """What a run's places are found from: the fields that name them and where each came from
+    (a typed path is read where the user runs), the image size (a sized folder's) and where it
+    runs ($DATA_DIR, a Kaggle notebook)."""
+    names = ("data_dir", "competition", "image_size", *PLACED, "output_dir", "trained_dir")
+    here = os.environ.get("DATA_DIR"), kaggle_inputs.in_notebook()
+    return here, tuple((name, getattr(cfg, name), cfg.sources.get(name)) for name in names)
+
+
+def find(cfg: Config) -> Places:
+    """Every place of a run, found now."""
+    try:
+        data, data_from = resolve_data_dir(cfg)
+    except UserError as error:
+        data, data_from = None, str(error)
+    found = {"data_dir": data}
+    for name in PLACED:
+        value = getattr(cfg, name)
+        in_data = value and not value.startswith(kaggle_inputs.PREFIX)
+        found[name] = None if data is None and in_data else value and field_path(cfg, name, data)
+    # Kaggle keeps a notebook's working folder and looks there for submission.csv.
+    working = KAGGLE_WORKING if kaggle_inputs.in_notebook() else "output"
+    found["output_dir"] = cfg.output_dir or str(working)
+    # The trained run predict and evaluate read: the field's, else what train wrote.
+    found["trained_dir"] = cfg.trained_dir or found["output_dir"]
+    return Places(placed_for(cfg), data_from, found)
+
+
+def placed(cfg: Config) -> Config:
+    """The config carrying its places, where a command starts (the command line, a notebook's
+    settings cell, a stage's first line): found now, unless it carries them for its values."""
+    inputs = cfg.inputs or inputs_of(cfg)
+    places = inputs.places.of(cfg) if inputs.places else find(cfg)
+    if places is inputs.places:
+        return cfg
+    return carrying(cfg, dataclasses.replace(inputs, places=places))
 
 
 def resolve_data_dir(cfg: Config) -> tuple[str, str]:
@@ -39,7 +126,7 @@ def resolve_data_dir(cfg: Config) -> tuple[str, str]:
     if os.environ.get("DATA_DIR"):
         return os.environ["DATA_DIR"], "$DATA_DIR"
     competition = f"{kaggle_inputs.PREFIX}competitions/{cfg.competition}"
-    if on_kaggle():  # attached, or an error that lists what is
+    if kaggle_inputs.in_notebook():  # attached, or an error that lists what is
         found = kaggle_inputs.find(competition, KAGGLE_INPUT)
         return found.folder, f"the competition {cfg.competition}, {found.how}"
     for folder in kaggle_inputs.layouts("competitions", cfg.competition, KAGGLE_INPUT):
@@ -56,31 +143,43 @@ def local(value: str) -> str:
     return value
 
 
-def data_path(cfg: Config, pattern: str) -> str:
-    """A file pattern under the data folder; absolute paths and gs:// URLs stand as they are.
-    Several patterns are separated by commas."""
-    if "," in pattern:
-        return ",".join(data_path(cfg, part) for part in pattern.split(","))
-    folder = resolve_data_dir(cfg)[0]
-    if pattern.startswith("/") or "://" in pattern or folder.startswith("tfds:"):
-        return pattern  # a TFDS set has no folder: other files stand where they are
-    return os.path.join(folder, pattern)
-
-
-def field_path(cfg: Config, name: str) -> str:
+def field_path(cfg: Config, name: str, folder: str) -> str:
     """The path (or pattern) a file field names: as given when the user gave it, as every
     command-line tool reads a path; a default, a preset's or the manifest's, in the data folder.
     A relative path the user gave that matches nothing from where they run, but does in the
     data folder, is the data folder's: a competition's files are described as laid out there."""
     value = getattr(cfg, name)
-    if value.startswith(kaggle_inputs.PREFIX):  # an attached input: where Kaggle mounts it
-        return local(value)
+    if value.startswith(kaggle_inputs.PREFIX):  # an attached input: found where it is read
+        return value
     if name not in inputs_of(cfg).typed:
-        return data_path(cfg, at_image_size(cfg, value))
-    there = in_data_folder(cfg, value)
+        return under(folder, at_image_size(cfg, value, folder))
+    there = instead_in(folder, value)
     if there and not matches(value) and matches(there):
         return there
     return value
+
+
+def under(folder: str, pattern: str) -> str:
+    """A file pattern under the data folder; absolute paths and gs:// URLs stand as they are.
+    Several patterns are separated by commas."""
+    if "," in pattern:
+        return ",".join(under(folder, part) for part in pattern.split(","))
+    if pattern.startswith("/") or "://" in pattern or folder.startswith("tfds:"):
+        return pattern  # a TFDS set has no folder: other files stand where they are
+    return os.path.join(folder, pattern)
+
+
+def instead_in(folder: str, pattern: str) -> str:
+    """A relative pattern the user gave, read in the (local) data folder instead of where they
+    run; "" where that is no other place: an absolute path, a URL, a bucket or TFDS set, or a
+    data folder that is where they run."""
+    if not pattern or any(part.startswith("/") or "://" in part for part in pattern.split(",")):
+        return ""
+    if "://" in folder or folder.startswith("tfds:"):
+        return ""
+    if os.path.abspath(folder) == os.getcwd():
+        return ""
+    return ",".join(os.path.join(folder, part) for part in pattern.split(","))
 
 
 # A folder named by the size of the images it holds, as competitions that ship several sizes
@@ -88,16 +187,13 @@ def field_path(cfg: Config, name: str) -> str:
 SIZED_FOLDER = re.compile(r"^(?P<stem>.*-)(?P<size>\d+)x(?P=size)$")
 
 
-def at_image_size(cfg: Config, pattern: str) -> str:
+def at_image_size(cfg: Config, pattern: str, folder: str) -> str:
     """A default pattern in a folder named by its images' size, moved to the folder of the
     smallest size the data folder holds at or above Config.image_size (the largest, if none
     is): the pipeline then decodes and resizes the least. Others stand as they are."""
     first, _, rest = pattern.partition("/")
     named = SIZED_FOLDER.match(first)
-    if not named or not rest:  # most patterns: nothing to look for
-        return pattern
-    folder = resolve_data_dir(cfg)[0]
-    if not os.path.isdir(folder):
+    if not named or not rest or not os.path.isdir(folder):  # most patterns: nothing to look for
         return pattern
     stem = named["stem"]
     sizes = []
@@ -111,62 +207,6 @@ def at_image_size(cfg: Config, pattern: str) -> str:
     return f"{stem}{size}x{size}/{rest}"
 
 
-def in_data_folder(cfg: Config, pattern: str) -> str:
-    """A relative pattern the user gave, read in the (local) data folder instead of where they
-    run; "" where that is no other place: an absolute path, a URL, a bucket or TFDS set, or a
-    data folder that is where they run."""
-    if not pattern or any(part.startswith("/") or "://" in part for part in pattern.split(",")):
-        return ""
-    folder = resolve_data_dir(cfg)[0]
-    if "://" in folder or folder.startswith("tfds:"):
-        return ""
-    if os.path.abspath(folder) == os.getcwd():
-        return ""
-    return ",".join(os.path.join(folder, part) for part in pattern.split(","))
-
-
 def matches(pattern: str) -> bool:
     """Whether a local pattern (or comma-separated patterns) matches any file or folder."""
     return any(glob.glob(part) for part in pattern.split(","))
-
-
-def output_dir(cfg: Config) -> Path:
-    """Where a run writes: the field (a folder, or a bucket's gs:// URL), else /kaggle/working
-    in a Kaggle notebook (Kaggle keeps that folder and looks there for submission.csv), else
-    output/."""
-    if cfg.output_dir:
-        return place(cfg.output_dir)
-    return KAGGLE_WORKING if on_kaggle() else Path("output")
-
-
-def output_path(cfg: Config, name: str) -> Path:
-    return output_dir(cfg) / name
-
-
-def trained_dir(cfg: Config) -> Path:
-    """The trained run predict and evaluate read: the field (a folder, or another notebook's
-    output such as kaggle:notebooks/OWNER/SLUG), else the output folder train wrote."""
-    if cfg.trained_dir:
-        return place(local(cfg.trained_dir))
-    return output_dir(cfg)
-
-
-@contextlib.contextmanager
-def reaching(path: str):
-    """A bucket that cannot be reached (no network, no credentials, no such bucket) as one
-    line that says what to check; TensorFlow's error says only that a request failed."""
-    import tensorflow as tf  # loaded already by whoever reads the path
-
-    try:
-        yield
-    except tf.errors.OpError as error:
-        if "://" not in path:
-            raise
-        bucket = "/".join(path.split("/")[:3])
-        raise UserError(
-            f"cannot reach {bucket} from this machine ({first_line(error)}); check the network, "
-            "the Google Cloud credentials (`gcloud auth application-default login`, or a Kaggle "
-            "notebook's Add-ons > Google Cloud SDK) and the bucket's name. In a Kaggle notebook "
-            f"the competition's files are already local under {KAGGLE_INPUT}: set "
-            f"{named('data_dir')} there"
-        ) from error

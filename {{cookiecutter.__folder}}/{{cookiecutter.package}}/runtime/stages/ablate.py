@@ -18,11 +18,11 @@ import json
 import statistics
 
 from ..backbone_choices import weights
-from ..config import CROP_AREA, Config, crop_area, flips
+from ..config import CROP_AREA, Config, crop_area, flips, places_of
 from ..errors import UserError, named, whole_number
 from ..outputs.run_files import refuse_others
+from ..platform import paths
 from ..platform.files import place, written_whole
-from ..platform.paths import output_dir
 
 # Each part of the recipe (model.py and Config's section "The recipe"): the values that
 # switch it off, and those that switch it on where the config has it off.
@@ -107,7 +107,8 @@ def ablate(
     from . import folds
     from .train import train
 
-    refuse_others(output_dir(cfg), "ablate")
+    cfg = paths.placed(cfg)  # where it reads and writes, found once
+    refuse_others(places_of(cfg).output, "ablate")
     found = found or accelerator.detect(cfg)
     cfg, _ = source.resolved(cfg)
     in_folds = (folds.data_folds(cfg) or 1) > 1
@@ -117,7 +118,7 @@ def ablate(
         )
     if runs < 1:
         raise UserError(f"ablate --runs {runs}: train each variant at least once (1 or more)")
-    root = output_dir(cfg) / "ablate"
+    root = places_of(cfg).output / "ablate"
     rows = []
     for name, changes in variants(cfg, parts).items():
         scores, speeds = [], []

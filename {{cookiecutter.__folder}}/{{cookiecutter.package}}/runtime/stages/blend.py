@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, class_names, names_in
+from ..config import Config, class_names, names_in, places_of
 from ..errors import UserError, first_line
 from ..learning import blending, scoring
 from ..outputs.run_record import read_record, run_records
@@ -36,7 +36,6 @@ from ..platform.files import (
     refuse_foreign,
     write_json,
 )
-from ..platform.paths import output_dir, output_path
 from .audit import AUDIT, LIKELY_WRONG, PICTURE
 from .pseudo import PSEUDO
 
@@ -259,9 +258,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
     probabilities = blending.blended(tables, weights)
-    cuts = None
-    if cfg.metric != "roc_auc":
-        cuts = scoring.cuts_for(cfg, truth, probabilities)
+    cuts = None if cfg.metric == "roc_auc" else scoring.cuts_for(cfg, truth, probabilities)
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in CLASSES},
@@ -370,10 +367,10 @@ def write_probabilities(cfg: Config, made: dict, ids: list[str], probabilities, 
     shape = submission.layout(cfg, sample, cfg.num_classes, names)
     answered, cuts = submission.written_from(cfg, shape, probabilities, made["thresholds"])
     rows = submission.arrange(ids, shape.values(answered, names, cuts), sample, shape)
-    path = output_path(cfg, "submission.csv")
+    path = places_of(cfg).output / "submission.csv"
     submission.write(path, rows)
     kept = submission.probabilities_table(cfg, ids, probabilities, sample, shape)
-    submission.write(output_path(cfg, "test_probabilities.csv"), kept)
+    submission.write(places_of(cfg).output / "test_probabilities.csv", kept)
     print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)}), {how}")
     return path
 
@@ -384,20 +381,20 @@ BLEND_FILES = (BLEND, "submission.csv", "test_probabilities.csv")
 SECOND_STAGE = (AUDIT, LIKELY_WRONG, PICTURE, PSEUDO)
 
 
-def not_written_by_blend(folder: Path) -> list[str]:
-    """What `folder` holds beside blend's own files (written again by a blend run anew)."""
+def not_written_by(folder: Path, ours: tuple[str, ...]) -> list[str]:
+    """What `folder` holds beside the files `ours` names (each perhaps still under .tmp-)."""
     held = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
-    ours = (*BLEND_FILES, *SECOND_STAGE)
     return [name for name in held if name.removeprefix(".tmp-") not in ours]
 
 
 def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dict:
     """Read, check and fit the runs; write blend.json and the blended submission."""
-    output = output_folder(output_dir(cfg), "blend --output-dir", buckets=True)
+    output = output_folder(places_of(cfg).output, "blend --output-dir", buckets=True)
     runs = [read_run(place(folder)) for folder in folders]
     check_alike(runs, output)
     # Another command's output (a run's submission.csv, say): refused, untouched.
-    refuse_foreign("blend --output-dir", output, "blend", not_written_by_blend(output))
+    foreign = not_written_by(output, (*BLEND_FILES, *SECOND_STAGE))
+    refuse_foreign("blend --output-dir", output, "blend", foreign)
     cfg = trained_for(runs[0], cfg)
     blend = fitted(cfg, runs, weights_by)
     report(blend)
@@ -428,14 +425,14 @@ def predicted_runs(cfg: Config, found, runs: list[dict], build_model=None) -> li
             cfg,
             trained_dir=run["trained_dir"],
             tta=run["tta"],
-            output_dir=str(output_dir(cfg) / "runs" / run["name"]),
+            output_dir=str(places_of(cfg).output / "runs" / run["name"]),
             sources={**cfg.sources, "trained_dir": "blend", "tta": "blend"},
         )
         print(f"--- run {number} of {len(runs)}: {run['name']} ({run['trained_dir']})")
         started = time.monotonic()
         predict(one, found, build_model)
         spent += time.monotonic() - started
-        tables.append(test_probabilities(output_path(one, "test_probabilities.csv")))
+        tables.append(test_probabilities(places_of(one).output / "test_probabilities.csv"))
         expected = spent / number * len(runs) / 60
         print(
             f"run {number} took {(time.monotonic() - started) / 60:.1f} minutes; at this pace "

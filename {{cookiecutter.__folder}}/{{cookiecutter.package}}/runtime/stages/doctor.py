@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..config import Config
+from ..config import Config, places_of
 from ..errors import UserError
-from ..platform import accelerator
+from ..platform import accelerator, paths
 from ..platform.accelerator import Accelerator
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ def doctor(
     from ..learning import plan, recipe  # Keras: `doctor --help` needs none
     from . import preflight
 
+    cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     problems = []
     try:
@@ -47,6 +48,7 @@ def doctor(
         cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     except UserError:
         pass  # the preflight's check of the manifest says it, among every other problem
+    print(places_of(cfg).describe())
     augmentations = host_augmentations or recipe("host_augmentations")
     checked = preflight.check(cfg, found, "doctor", augmentations, say=print)
     print(attention_line(cfg, found, checked))

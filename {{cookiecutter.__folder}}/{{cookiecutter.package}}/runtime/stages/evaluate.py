@@ -10,14 +10,13 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import classification_report
 
-from ..config import Config, class_names
+from ..config import Config, class_names, places_of
 from ..data import metadata_inputs, pipeline, source
 from ..learning import grades, plan, scoring, thresholds
 from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, plots
-from ..platform import accelerator
+from ..platform import accelerator, paths
 from ..platform.accelerator import Accelerator
-from ..platform.paths import output_path
 from . import folds, preflight
 
 
@@ -36,13 +35,14 @@ def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) ->
     metric; returns the paths of its pictures: the confusion matrix and a grid of validation
     images with their predicted and true classes (neither for multi-label).
     `build_model` makes the model the weights were trained on (model.py's by default)."""
+    cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     if folds.count(cfg) > 1 and cfg.fold == "all":
         return every_fold(cfg, found, build_model)
     if folds.count(cfg) > 1:  # the model of the fold asked for, on its validation records
         cfg = folds.run_config(cfg, int(cfg.fold))
     cfg, validated = validate(cfg, found, build_model)
-    return report(cfg, validated, output_path(cfg, "confusion.png"))
+    return report(cfg, validated, places_of(cfg).output / "confusion.png")
 
 
 PICTURED = 16  # validation images in the picture of predictions
@@ -63,7 +63,7 @@ def every_fold(cfg: Config, found: Accelerator, build_model) -> list[Path]:
         answers[0].images,  # the first fold's, first in the pooled rows too
     )
     print(f"out-of-fold: the {len(answers)} fold models, each on its own validation records")
-    return report(run, pooled, output_path(cfg, "confusion.png"))
+    return report(run, pooled, places_of(cfg).output / "confusion.png")
 
 
 def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Validated]:

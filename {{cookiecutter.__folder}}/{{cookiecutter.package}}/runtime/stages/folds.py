@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, class_names, given, validating_fold
+from ..config import Config, class_names, given, places_of, validating_fold
 from ..errors import UserError, first_line, named
 from ..learning import scoring
 from ..learning.grades import graded
@@ -22,7 +22,6 @@ from ..learning.thresholds import applied
 from ..outputs.run_record import read_record, run_records
 from ..outputs.submission_shapes import probability_columns
 from ..platform.files import for_pandas, written_whole
-from ..platform.paths import output_dir, output_path, trained_dir
 
 
 def count(cfg: Config) -> int:
@@ -82,8 +81,8 @@ def check_each_fold_validates(cfg: Config) -> None:
 def run_config(cfg: Config, fold: int) -> Config:
     """One fold's run: that fold validates, and the run writes into <output>/fold<k>/ (and,
     from a trained run elsewhere, reads <trained>/fold<k>/)."""
-    trained = str(trained_dir(cfg) / f"fold{fold}") if cfg.trained_dir else ""
-    out = str(output_dir(cfg) / f"fold{fold}")
+    trained = str(places_of(cfg).trained / f"fold{fold}") if cfg.trained_dir else ""
+    out = str(places_of(cfg).output / f"fold{fold}")
     return dataclasses.replace(cfg, fold=str(fold), output_dir=out, trained_dir=trained)
 
 
@@ -102,7 +101,7 @@ def trained_runs(cfg: Config) -> list[Config]:
     said = data_folds(cfg)
     found = {
         int(match.group(1)): path
-        for path in sorted(trained_dir(cfg).glob("fold*/model.weights.h5"))
+        for path in sorted(places_of(cfg).trained.glob("fold*/model.weights.h5"))
         if (match := re.fullmatch(r"fold(\d+)", path.parent.name))
     }
     if said is None and cfg.trained_dir and found:
@@ -113,7 +112,7 @@ def trained_runs(cfg: Config) -> list[Config]:
         made = f"folds 0 to {folds - 1}" if folds > 1 else "no folds"
         raise UserError(
             f"{', '.join(stale)}: trained on folds the current records do not have (they have "
-            f"{made}); move these out of {trained_dir(cfg)} or delete them, so that only the "
+            f"{made}); move these out of {places_of(cfg).trained} or delete them, so that only the "
             "current folds' models are averaged"
         )
     return [run_config(cfg, number) for number in sorted(found)] or [cfg]
@@ -142,7 +141,7 @@ def write_predictions(
             ]
     columns = probability_columns(names, cfg.num_classes)
     table = pd.concat([table, pd.DataFrame(probabilities, columns=columns)], axis=1)
-    with written_whole(output_path(cfg, "valid.csv")) as temporary:
+    with written_whole(places_of(cfg).output / "valid.csv") as temporary:
         table.to_csv(temporary, index=False)
     return table
 
@@ -169,7 +168,7 @@ def score_out_of_fold(cfg: Config, folds: list[int]) -> float:
     and over all of them; returns the out-of-fold score."""
     tables = [
         pd.read_csv(
-            for_pandas(output_path(run_config(cfg, fold), "valid.csv")),
+            for_pandas(places_of(run_config(cfg, fold)).output / "valid.csv"),
             dtype={"id": str, "label": str, "predicted": str},
             keep_default_na=False,
         )
@@ -178,7 +177,7 @@ def score_out_of_fold(cfg: Config, folds: list[int]) -> float:
     for fold, table in zip(folds, tables, strict=True):
         print(f"fold {fold} {cfg.metric}: {scored(cfg, table):.4f}")
     everything = pd.concat(tables, ignore_index=True)
-    path = output_path(cfg, "oof.csv")
+    path = places_of(cfg).output / "oof.csv"
     with written_whole(path) as temporary:
         everything.to_csv(temporary, index=False)
     result = scored(cfg, everything)

@@ -9,15 +9,14 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, class_names
+from ..config import Config, class_names, places_of
 from ..data import metadata_inputs, pipeline, source
 from ..errors import UserError, named
 from ..learning import plan
 from ..learning.predictions import predict_probabilities
 from ..outputs import checkpoints, submission
-from ..platform import accelerator
+from ..platform import accelerator, paths
 from ..platform.files import write_json
-from ..platform.paths import output_path
 from . import preflight
 
 # A test image that does not decode, by where the test images are: what stopped, what to do.
@@ -34,6 +33,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     """Write submission.csv; returns its path. Pass the accelerator from
     `accelerator.detect(cfg)`; without it, predict detects it itself. `build_model` makes the
     model the weights were trained on (model.py's by default)."""
+    cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     if found.processes > 1:
         raise UserError(f"predict runs in one process: leave out {named('num_processes')}")
@@ -80,7 +80,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
         averaged, ids = averaged + probabilities / len(runs), keys
         if len(runs) > 1:  # each fold model's own: pseudo-labels for a fold come from its model
             one = submission.probabilities_table(cfg, decoded(keys), probabilities, sample, shape)
-            submission.write(output_path(run, "test_probabilities.csv"), one)
+            submission.write(places_of(run).output / "test_probabilities.csv", one)
     if len(runs) > 1:
         print(
             f"averaged {len(runs)} fold models"
@@ -92,10 +92,10 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     predicted = shape.values(answered, names, cuts)
     keys = decoded(ids)
     rows = submission.arrange(keys, predicted, sample, shape)
-    path = output_path(cfg, "submission.csv")
+    path = places_of(cfg).output / "submission.csv"
     submission.write(path, rows)
     print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)})")
-    kept = output_path(cfg, "test_probabilities.csv")
+    kept = places_of(cfg).output / "test_probabilities.csv"
     submission.write(kept, submission.probabilities_table(cfg, keys, averaged, sample, shape))
     write_json(kept.with_suffix(".json"), {"tta": cfg.tta, "models": len(runs)})  # for blend
     print(f"and each class's probability, averaged as submitted, to {kept}")

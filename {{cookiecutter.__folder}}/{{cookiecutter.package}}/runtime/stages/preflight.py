@@ -23,7 +23,7 @@ from typing import Generic, TypeVar
 import pandas as pd
 
 from .. import config
-from ..config import Config, given_values
+from ..config import Config, given_values, places_of
 from ..data import corrections, metadata, metadata_inputs, pipeline, pseudo_labels, scan, source
 from ..errors import UserError, first_line, named
 from ..learning import backbones, grades, plan, thresholds
@@ -32,7 +32,6 @@ from ..outputs.run_files import refuse_others
 from ..platform import versions
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, unwritable
-from ..platform.paths import field_path, output_dir, resolve_data_dir, trained_dir
 from ..platform.run_lock import held_by
 from . import folds
 
@@ -193,12 +192,10 @@ def packages(p: Preflight) -> None:
 
 def output(p: Preflight) -> Result:
     """The folders the command writes can be written, and no train writes there now."""
-    cfg, runs = p.cfg, train_runs(p)
+    cfg, runs, output = p.cfg, train_runs(p), places_of(p.cfg).output
     # train writes into checkpoints/ too: a file of that name would stop it at epoch 1's end.
     writes = (
-        [checkpoints.folder(run) for run in runs]
-        if p.command in ("train", "doctor")
-        else [output_dir(cfg)]
+        [checkpoints.folder(run) for run in runs] if p.command in ("train", "doctor") else [output]
     )
     for folder in writes:
         reason = unwritable(folder, buckets=True)
@@ -215,32 +212,25 @@ def output(p: Preflight) -> Result:
         )
     # The user's files, another command's: left as they are (doctor checks train's folder).
     refuse_others(root, "train" if p.command == "doctor" else p.command)
-    holder = held_by(output_dir(cfg)) if p.command == "doctor" else ""
+    holder = held_by(output) if p.command == "doctor" else ""
     if holder:  # train would be refused the folder
         raise UserError(
-            f"{named('output_dir')} {output_dir(cfg)} is in use by a running train ({holder}); "
+            f"{named('output_dir')} {output} is in use by a running train ({holder}); "
             f"let it finish or stop it, or give this run another {named('output_dir')}"
         )
     source = named("output_dir") if cfg.output_dir else "default: no " + named("output_dir")
-    line = f"output: {output_dir(cfg)} (from {source})"
+    line = f"output: {output} (from {source})"
     if runs != [cfg]:  # doctor: train writes each fold's run into its own folder
-        line += "; train writes " + ", ".join(str(output_dir(run)) for run in runs)
+        line += "; train writes " + ", ".join(str(places_of(run).output) for run in runs)
     return Result(line)
 
 
 def holding_the_data(cfg: Config) -> tuple[Path | None, Path]:
     """The data folder where the output folder is it or holds it (a folder on this machine),
     and the output folder: for a fold's run, the one above its own."""
-    output = output_dir(cfg)
+    output, folder = places_of(cfg).output, places_of(cfg).data
     output = folds.run_root(output if is_url(output) else output.resolve())  # a fold's: above
-    folder, _ = resolve_data_dir(cfg)
-    if (
-        is_url(output)
-        or not folder
-        or "://" in folder
-        or folder.startswith("tfds:")
-        or not Path(folder).is_dir()
-    ):
+    if is_url(output) or not folder or is_url(folder) or not Path(folder).is_dir():  # tfds: too
         return None, output
     return (Path(folder) if Path(folder).resolve().is_relative_to(output) else None), output
 
@@ -260,10 +250,11 @@ def train_runs(p: Preflight) -> list[Config]:
 def data_dir(p: Preflight) -> Result[str]:
     """The data folder, which must exist where a split is read from it: one problem that says
     so, in place of one per file the splits name in it."""
-    folder, source = resolve_data_dir(p.cfg)
+    at = places_of(p.cfg)
+    folder, source = at.data, at.data_from
     local = "://" not in folder and not folder.startswith("tfds:")
     fields = [field for field, _ in SPLITS.values() if getattr(p.cfg, field)]
-    read_there = [field for field in fields if is_inside(field_path(p.cfg, field), folder)]
+    read_there = [field for field in fields if is_inside(at.file(field), folder)]
     if local and read_there and not os.path.isdir(folder):
         raise UserError(
             f"the data folder {folder} does not exist (from {source}); give the folder that "
@@ -334,7 +325,7 @@ def sample(p: Preflight) -> Result[Sample]:
             f"sample submission: none, rows will be sorted by id; columns: {what}",
             Sample(table, shape),
         )
-    where = field_path(cfg, "sample_submission")
+    where = places_of(cfg).file("sample_submission")
     return Result(f"sample submission: {where} ({len(table)} rows; {what})", Sample(table, shape))
 
 
@@ -471,7 +462,7 @@ def trained(p: Preflight) -> Result[Trained] | None:
 def being_trained(cfg: Config) -> None:
     """Refuse a trained run a train is writing now (its folder, or for a fold's run the folder
     above it, held): its weights are being replaced, a fold's perhaps from scratch."""
-    folder = trained_dir(cfg)
+    folder = places_of(cfg).trained
     for place in dict.fromkeys([folder, folds.run_root(folder)]):
         holder = held_by(place)
         if holder:

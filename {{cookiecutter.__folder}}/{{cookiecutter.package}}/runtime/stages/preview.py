@@ -7,12 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import Config, class_names
+from ..config import Config, class_names, places_of
 from ..data import pipeline, source
 from ..learning import recipe
 from ..outputs import plots
 from ..platform.accelerator import Accelerator
-from ..platform.paths import output_path
 from . import preflight
 
 IMAGES = 16
@@ -35,7 +34,7 @@ def augmented_batch(
         if hasattr(augmentation, "mixed_labels"):  # mixes the labels as it mixed the images
             rows = labels if labels.ndim == 2 else np.eye(cfg.num_classes)[labels]
             labels = np.asarray(augmentation.mixed_labels(rows.astype(np.float32)))
-    path = output_path(cfg, "augmented_batch.png")
+    path = places_of(cfg).output / "augmented_batch.png"
     shares = labels.ndim == 2 and not cfg.multi_label  # rows, mixed
     return plots.augmented_batch(images, labels, path, names=class_names(cfg), shares=shares)
 
@@ -51,7 +50,7 @@ def learning_rate(cfg: Config, found: Accelerator, learning_rate_schedule=None) 
     steps = np.unique(np.linspace(0, total - 1, min(total, 500)).astype(int))
     rates = np.array([float(schedule(int(step))) for step in steps])
     epochs = steps / run.steps_per_epoch
-    return plots.learning_rate(epochs, rates, output_path(cfg, "learning_rate.png"))
+    return plots.learning_rate(epochs, rates, places_of(cfg).output / "learning_rate.png")
 
 
 def command(args, cfg: Config, found=None) -> int:

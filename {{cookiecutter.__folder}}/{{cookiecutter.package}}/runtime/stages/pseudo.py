@@ -54,16 +54,15 @@ def fold_tables(folder: Path) -> dict[str, pd.DataFrame]:
 def blended_tables(folder: Path) -> dict[str, pd.DataFrame]:
     """A blend's runs' test probabilities by fold, weighed as the blend weighed the runs."""
     runs = blend_record.read(folder / BLEND)["runs"]
-    weighed = [(run["weight"], fold_tables(place(run["folder"]))) for run in runs if run["weight"]]
-    read = weighed
+    read = [(run["weight"], fold_tables(place(run["folder"]))) for run in runs if run["weight"]]
     folds = [set(tables) for _, tables in read]
     if any(found != folds[0] for found in folds):  # one run predicted before the folds' were kept
-        read = [(weight, {"": tables[""]}) for weight, tables in read if "" in tables]
-        if len(read) != len(weighed):
+        if not all("" in found for found in folds):
             raise UserError(
                 f"pseudo: the runs of {folder} were predicted with and without each fold's "
                 "probabilities; run `predict` on each run again"
             )
+        read = [(weight, {"": tables[""]}) for weight, tables in read]
     weights = [weight for weight, _ in read]
     blended = {}
     for fold, first in read[0][1].items():

@@ -8,11 +8,10 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import Config, inputs_of
+from ..config import Config, inputs_of, places_of
 from ..data import tables
 from ..errors import UserError, named
 from ..learning import scoring
-from ..platform.paths import data_path, field_path, output_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -198,14 +197,15 @@ def arguments(parser) -> None:
 def command(args, cfg: Config, found=None) -> int:
     """`score`: the output's submission.csv against the solution, and, when the sample
     submission is there, whether its rows are the sample's, row for row."""
-    submission = str(output_path(cfg, "submission.csv"))
-    solution = args.solution or data_path(cfg, "solution.csv")
+    at = places_of(cfg)  # where this command reads and writes, found once
+    submission = str(at.output / "submission.csv")
+    solution = args.solution or at.in_data("solution.csv")
     if not (args.solution or Path(solution).exists()):  # most competitions keep theirs hidden
         raise UserError(
             f"no true labels to score with: {solution} does not exist; give them with "
             "--solution FILE (a CSV of ids and labels, as the sample submission has them)"
         )
-    sample = field_path(cfg, "sample_submission") if cfg.sample_submission else ""
+    sample = at.file("sample_submission")  # "" where none is given
     with_sample = sample and Path(sample).is_file()
     id_column, label_column = sample_columns(cfg, sample if with_sample else submission)
     scores = score_files(submission, solution, id_column, label_column, cfg)

@@ -24,11 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import Config
+from ..config import Config, places_of
 from ..errors import UserError
 from ..learning import scoring
 from ..platform.files import STACK, output_folder, place, refuse_foreign, write_json
-from ..platform.paths import output_dir, trained_dir
 from . import blend
 
 CONFIG_FIELDS = (*blend.CONFIG_FIELDS, "train_csv", "test_csv", "metadata_columns", "group_column")
@@ -156,11 +155,10 @@ def report(stack: dict) -> None:
 
 
 def stack_runs(cfg: Config, folders: list[str]) -> dict:
-    output = output_folder(output_dir(cfg), "stack --output-dir", buckets=True)
+    output = output_folder(places_of(cfg).output, "stack --output-dir", buckets=True)
     runs = [blend.read_run(place(folder), "stack") for folder in folders]
     blend.check_alike(runs, output, "stack", fewest=1)
-    held = sorted(path.name for path in output.iterdir()) if output.is_dir() else []
-    foreign = [name for name in held if name.removeprefix(".tmp-") not in STACK_FILES]
+    foreign = blend.not_written_by(output, STACK_FILES)
     refuse_foreign("stack --output-dir", output, "stack", foreign)
     if runs[0].record.get("multi_label"):
         raise UserError(
@@ -187,7 +185,7 @@ def predict_stack(cfg: Config, found, stack: dict, build_model=None) -> Path:
     tables = blend.predicted_runs(cfg, found, stack["runs"], build_model)
     runs = []
     for run, table in zip(stack["runs"], tables, strict=True):
-        folder = trained_dir(dataclasses.replace(cfg, trained_dir=run["trained_dir"]))
+        folder = places_of(dataclasses.replace(cfg, trained_dir=run["trained_dir"])).trained
         runs.append(dataclasses.replace(blend.read_run(folder, "stack"), test=table))
     columns = ",".join(stack["metadata_columns"])
     cfg = dataclasses.replace(blend.trained_for(runs[0], cfg), metadata_columns=columns)
@@ -198,18 +196,14 @@ def predict_stack(cfg: Config, found, stack: dict, build_model=None) -> Path:
         f"{cfg.metric} {made['stack_cv']:.4f} out of fold (stack.json: {stack['stack_cv']:.4f})"
     )
     if not np.isclose(made["stack_cv"], stack["stack_cv"], rtol=0, atol=1e-6):
+        from sklearn import __version__
+
         print(
             f"warning: not the stack's CV: the runs' oof.csv or the training table differ from "
-            f"what `stack` read, or scikit-learn {sklearn_version()} fits otherwise than the "
+            f"what `stack` read, or scikit-learn {__version__} fits otherwise than the "
             "one that fitted it"
         )
     return blend.write_probabilities(cfg, made, made["test_ids"], made["test"], "stacked")
-
-
-def sklearn_version() -> str:
-    from sklearn import __version__
-
-    return __version__
 
 
 def arguments(parser) -> None:

@@ -13,16 +13,15 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, class_names, given_values, recipe_line
+from ..config import Config, class_names, given_values, places_of, recipe_line
 from ..data import images, metadata_inputs, pipeline, source
 from ..errors import named
 from ..learning import averaging, grades, recipe, scoring, thresholds
 from ..learning.predictions import predict_probabilities, progress_verbosity
 from ..outputs import checkpoints, plots
-from ..platform import accelerator
+from ..platform import accelerator, paths
 from ..platform.accelerator import Accelerator
 from ..platform.files import write_json
-from ..platform.paths import output_dir, output_path
 from ..platform.run_lock import one_run_at_a_time
 from . import folds, preflight
 
@@ -44,6 +43,7 @@ def train(
     predictions together and returns {"folds": {k: history}, "out_of_fold": score}.
     Pass the accelerator from `accelerator.detect(cfg)`; without it, train detects it itself.
     """
+    cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     make = (
         build_model or recipe("build_model"),
@@ -51,7 +51,7 @@ def train(
         host_augmentations or recipe("host_augmentations"),
     )
     # A second run into this folder would replace this one's checkpoints: it is refused.
-    held = one_run_at_a_time(output_dir(cfg), named("output_dir"))
+    held = one_run_at_a_time(places_of(cfg).output, named("output_dir"))
     with held if found.writes_files else contextlib.nullcontext():
         cfg, _ = source.resolved(cfg)  # once: the one run and the fold count read it
         runs = folds.runs(cfg)
@@ -163,15 +163,15 @@ def train_run(
         print(averaging.said(choice, averaging.averages_weights(net)))
         if found.writes_files:  # an earlier run's: this run writes its own, or none
             for name in (grades.CUTS, thresholds.THRESHOLDS):
-                output_path(cfg, name).unlink(missing_ok=True)
+                (places_of(cfg).output / name).unlink(missing_ok=True)
         if valid is not None:
             history[f"final_valid_{cfg.metric}"] = score_validation(
                 cfg, net, run, valid_files, found, table
             )
     checkpoints.save_trained(net, cfg, run, found.writes_files, choice)
     if found.writes_files:
-        write_json(output_path(cfg, "history.json"), history)
-        plots.training_curves(history, cfg.metric, output_path(cfg, "curves.png"))
+        write_json(places_of(cfg).output / "history.json", history)
+        plots.training_curves(history, cfg.metric, places_of(cfg).output / "curves.png")
         print(f"weights: {checkpoints.trained_weights(cfg)}")
     return history
 
