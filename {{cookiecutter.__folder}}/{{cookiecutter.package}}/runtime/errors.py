@@ -45,6 +45,16 @@ def whole_number(flag: str, least: int, zero: str = ""):
     return read
 
 
+def count_flag(parser, command: str, flag: str, default: int, what: str) -> None:
+    """A command's own count (a whole number of at least 1), its default said in its help."""
+    parser.add_argument(
+        flag,
+        type=whole_number(f"{command} {flag}", 1),
+        default=default,
+        help=f"{what} (default: {default})",
+    )
+
+
 def briefly(error: Exception) -> str:
     """A network error in a few words: Kaggle's own message for a refusal, else the reason
     urllib3 buries under its connection pool, retries and the request's address."""

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtime.config import FIELDS, Config, places_of
-from ..runtime.errors import UserError, named, whole_number
+from ..runtime.errors import UserError, count_flag, named
 from ..runtime.learning import recipe
 
 if TYPE_CHECKING:
@@ -336,16 +336,8 @@ def arguments(parser) -> None:
         default="",
         help="measure on the image files under this folder (nested too), and on records of them",
     )
-    for flag, default, what in (
-        ("--images-per-pass", 2048, "images a pass"),
-        ("--repeats", 5, "passes of each pipeline"),
-    ):
-        parser.add_argument(
-            flag,
-            type=whole_number(f"bench-input {flag}", 1),
-            default=default,
-            help=f"{what} (default: {default})",
-        )
+    count_flag(parser, "bench-input", "--images-per-pass", 2048, "images a pass")
+    count_flag(parser, "bench-input", "--repeats", 5, "passes of each pipeline")
 
 
 def command(args, cfg: Config, found=None) -> int:

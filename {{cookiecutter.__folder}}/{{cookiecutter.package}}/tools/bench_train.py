@@ -7,22 +7,14 @@ its command line, which loads no TensorFlow until it runs).
 from __future__ import annotations
 
 from ..runtime.config import Config
-from ..runtime.errors import UserError, whole_number
+from ..runtime.errors import UserError, count_flag
 
 VARIANTS = ("CACHED", "OURS", "UNMIXED", "BARE", "STOCK", "APPS")
 
 
 def arguments(parser) -> None:
-    for flag, default, what in (
-        ("--timed-steps", 5, "steps of each variant timed a turn"),
-        ("--repeats", 3, "turns of each variant"),
-    ):
-        parser.add_argument(
-            flag,
-            type=whole_number(f"bench-train {flag}", 1),
-            default=default,
-            help=f"{what} (default: {default})",
-        )
+    count_flag(parser, "bench-train", "--timed-steps", 5, "steps of each variant timed a turn")
+    count_flag(parser, "bench-train", "--repeats", 3, "turns of each variant")
     parser.add_argument(
         "--variants",
         default=",".join(VARIANTS),
