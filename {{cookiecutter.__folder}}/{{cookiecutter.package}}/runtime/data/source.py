@@ -226,9 +226,10 @@ def resolved(cfg: Config) -> tuple[Config, dict | None]:
     found = inputs_of(cfg)
     if found.trains_from:
         return cfg, found.said
-    # The places as given choose the source and lead to what the data says; where it fills in
-    # a field, they are found again.
-    given = dataclasses.replace(found, made_for=resolved_for(cfg), places=paths.find(cfg))
+    # The places as given (those the command found, unless a value changed since) choose the
+    # source and lead to what the data says; where it fills in a field, they are found again.
+    cfg = paths.placed(cfg)
+    given = dataclasses.replace(found, made_for=resolved_for(cfg), places=places_of(cfg))
     cfg = carrying(cfg, given)
     trains_from = chosen(cfg)
     cfg, said = KINDS[trains_from]().resolved(cfg)
