@@ -1,7 +1,20 @@
 """Jinja settings for the template's files, loaded by cookiecutter (`_extensions` in
 cookiecutter.json; cookiecutter finds this module beside it)."""
 
+import ast
+from pathlib import Path
+
 from jinja2.ext import Extension
+
+# The project's metrics, named once: its runtime/learning/scoring.py's METRICS.
+SCORING = (
+    Path(__file__).parent
+    / "{{cookiecutter.__folder}}"
+    / "{{cookiecutter.package}}"
+    / "runtime"
+    / "learning"
+    / "scoring.py"
+)
 
 
 class UnicodeJson(Extension):
@@ -13,3 +26,34 @@ class UnicodeJson(Extension):
     def __init__(self, environment):
         super().__init__(environment)
         environment.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+
+
+class Metrics(Extension):
+    """`metrics()`: each metric the project's scoring.py names, in its order, with the classes
+    it scores ([least, most]; most 0: any), for the metric answer's default and its check."""
+
+    def __init__(self, environment):
+        super().__init__(environment)
+        environment.globals["metrics"] = metrics
+
+
+def metrics() -> dict[str, list[int]]:
+    tree = ast.parse(SCORING.read_text())
+    (registry,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "METRICS"
+    ]
+    (metric,) = [node for node in tree.body if getattr(node, "name", "") == "Metric"]
+    (default,) = [
+        ast.literal_eval(field.value)
+        for field in metric.body
+        if isinstance(field, ast.AnnAssign) and field.target.id == "classes"
+    ]
+    found = {}
+    for name, entry in zip(registry.keys, registry.values, strict=True):
+        given = {keyword.arg: keyword.value for keyword in entry.keywords}
+        found[ast.literal_eval(name)] = list(
+            ast.literal_eval(given["classes"]) if "classes" in given else default
+        )
+    return found

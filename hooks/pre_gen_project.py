@@ -18,7 +18,14 @@ CHOICES = json.loads(
 {{ _cookiecutter | tojson }}
 """.strip()
 )
-BACKBONES, METRICS = CHOICES["backbone"], CHOICES["metric"]
+BACKBONES = CHOICES["backbone"]
+# The project's metrics, named once in its runtime/learning/scoring.py (local_extensions.py
+# reads them there), each with the classes it scores: [least, most], most 0 for any.
+METRICS = json.loads(
+    r"""
+{{ metrics() | tojson }}
+""".strip()
+)
 # A vision transformer's image size is a multiple of its patch. cookiecutter.json keeps these
 # beside the choices, as data, for this hook: it runs in the new project's folder, where the
 # project's list of backbones (runtime/backbone_choices.py) is not yet written. The template's
@@ -81,14 +88,23 @@ def problems(answers):
         span = f"{smallest}" if smallest == largest else f"from {smallest} to {largest}"
         why = f"must be {span} for backbone={answers['backbone']}"
         yield "image_size", answers["image_size"], why, str(smallest)
-    if answers["metric"] not in METRICS:
-        yield "metric", answers["metric"], "must be one of " + ", ".join(METRICS), "macro_f1"
-    if answers["metric"] == "pauc" and classes is not None and classes != 2:
-        why = "scores a binary target: it needs num_classes=2 (the second class the positive one)"
-        yield "metric", "pauc", why + f", not {classes}", "roc_auc"
-    if answers["metric"] == "map_at_k" and classes is not None and classes < 3:
-        why = "ranks 3 classes per image: it needs num_classes=3 or more"
-        yield "metric", "map_at_k", why + f", not {classes}", "accuracy"
+    metric = answers["metric"]
+    any_classes = next(name for name, (least, most) in METRICS.items() if least == 2 and not most)
+    if metric not in METRICS:
+        yield "metric", metric, "must be one of " + ", ".join(METRICS), any_classes
+    elif classes is not None and not fits(METRICS[metric], classes):
+        least, most = METRICS[metric]
+        needs = (
+            f"{least}" if least == most else f"{least} to {most}" if most else f"{least} or more"
+        )
+        why = f"scores {needs} classes: it needs num_classes={needs}, not {classes}"
+        yield "metric", metric, why, any_classes
+
+
+def fits(classes_scored, classes):
+    """Whether a metric scoring [least, most] classes (most 0: any) scores this many."""
+    least, most = classes_scored
+    return least <= classes and (not most or classes <= most)
 
 
 found = list(problems(ANSWERS))

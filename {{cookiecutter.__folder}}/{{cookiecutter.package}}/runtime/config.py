@@ -18,15 +18,11 @@ import typing
 
 from .backbone_choices import BACKBONES, size_fits, size_rule
 from .errors import UserError, flag, named
+from .learning.scoring import METRICS, classes_scored, scores_classes
 from .outputs.submission_shapes import SHAPES
 
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}
-# The metrics learning/scoring.py defines (what each scores, and the definition it follows).
-METRICS = ("macro_f1", "accuracy", "roc_auc", "samples_f1", "pauc", "log_loss", "qwk", "map_at_k")
-# Those of one class per image: pauc ranks a binary target's positive class (the second), qwk
-# grades (the class numbers, in order), map_at_k each image's k most probable classes.
-SINGLE_LABEL_METRICS = ("pauc", "log_loss", "qwk", "map_at_k")
 BACKENDS = ("tensorflow", "jax")
 # Config.crop_area 0 (auto): random crops only from this image size up, and keeping this area.
 # Below it they cost accuracy wherever measured (docs/recipe.md: Fashion-MNIST, MNIST and the
@@ -597,19 +593,17 @@ def problems(cfg: Config) -> list[str]:
         ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),
         (
             "metric",
-            not (cfg.multi_label and cfg.metric in SINGLE_LABEL_METRICS),
+            not (cfg.multi_label and cfg.metric in METRICS and METRICS[cfg.metric].single_label),
             (
                 f"one that scores several labels per image ({named('multi_label')}): "
-                "samples_f1, roc_auc, accuracy or macro_f1"
+                + ", ".join(name for name, metric in METRICS.items() if not metric.single_label)
             ),
         ),
         (
             "metric",
-            cfg.metric != "pauc" or cfg.num_classes == 2,
-            (
-                f"a metric of {cfg.num_classes} classes: pauc scores a binary target "
-                f"({named('num_classes')} 2, the second class the positive one)"
-            ),
+            cfg.metric not in METRICS or scores_classes(cfg.metric, cfg.num_classes),
+            f"a metric of {cfg.num_classes} classes: {cfg.metric} scores "
+            + (classes_scored(cfg.metric) if cfg.metric in METRICS else ""),
         ),
         ("pauc_min_tpr", 0 <= cfg.pauc_min_tpr < 1, "at least 0 and below 1"),
         (

@@ -1,9 +1,11 @@
 """The competition metric, on predictions (`score`'s command, stages/score.py, scores files).
 
 Truth is a class number per image, or a multi-hot row per image (multi-label); predictions
-are class probabilities, one column per class. METRICS holds each metric once: what it
-scores (the answers, or the probabilities), which way is better, and the definition it
-follows; tests/test_scoring.py checks each against scikit-learn or the competition's code.
+are class probabilities, one column per class. METRICS names each metric once, and nothing else
+keeps its name: what it scores (the answers, or the probabilities), which way is better, the
+labels and classes it scores, and the definition it follows; tests/test_scoring.py checks each
+against scikit-learn or the competition's code. Config's --metric, the template's answer and
+the notebook read it here; so it imports nothing of the package but errors.py.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import UserError
-from . import grades, thresholds
+from ..errors import UserError, named
 
 CLIP = 1e-15  # log loss: probabilities held in [1e-15, 1 - 1e-15], as Kaggle's metric holds them
 
@@ -29,6 +30,10 @@ class Metric:
     reads: str  # "labels" or "probabilities"
     reference: str  # the definition followed, which the tests check against
     lower_is_better: bool = False
+    single_label: bool = False  # one class per image: it cannot score several (multi_label)
+    # The classes it scores (least, most; 0: any): pauc's binary target; map_at_k ranks the
+    # 3 most probable (Config.map_k's default).
+    classes: tuple[int, int] = (2, 0)
 
 
 def macro_f1(truth, predicted, **_) -> float:
@@ -101,36 +106,33 @@ METRICS: dict[str, Metric] = {
     "samples_f1": Metric(samples_f1, "labels", "sklearn.metrics.f1_score(average='samples')"),
     "pauc": Metric(
         pauc, "probabilities", "ISIC 2024's pAUC: the ROC curve's area above min_tpr",
+        single_label=True, classes=(2, 2),
     ),
     "log_loss": Metric(
         log_loss, "probabilities", "sklearn.metrics.log_loss, clipped as Kaggle clips",
-        lower_is_better=True,
+        lower_is_better=True, single_label=True,
     ),
     "qwk": Metric(
         qwk, "labels", "sklearn.metrics.cohen_kappa_score(weights='quadratic')",
+        single_label=True,
     ),
     "map_at_k": Metric(
         map_at_k, "probabilities", "Kaggle's MAP@k (ml_metrics' apk), one true class each",
+        single_label=True, classes=(3, 0),
     ),
 }  # fmt: skip
 
 
-def score(truth, probabilities, metric: str, cuts=None, **options) -> float:
-    """The metric of class probabilities: as they are for a metric of probabilities; else
-    of the most probable class, or with `cuts` (cuts_for's) of every class at or above its
-    threshold (multi-label), or of the grade the cuts give (qwk). `options`: min_tpr (pauc),
-    k (map_at_k), num_classes (qwk)."""
+def score(truth, probabilities, metric: str, **options) -> float:
+    """The metric of class probabilities: as they are for a metric of probabilities, else of
+    the most probable class (or classes: multi-label rows). `options`: min_tpr (pauc), k
+    (map_at_k), num_classes (qwk)."""
     truth, probabilities = np.asarray(truth), np.asarray(probabilities)
     if METRICS[metric].reads == "probabilities":
         return METRICS[metric].of(truth, probabilities, **options)
-    if cuts is None:
-        predicted = probabilities.argmax(-1)
-        if truth.ndim == 2:
-            predicted = as_rows(predicted, probabilities.shape[1])
-    elif truth.ndim == 1:  # one class per image: the cuts between grades (grades.py)
-        predicted = grades.graded(probabilities, cuts)
-    else:
-        predicted = thresholds.applied(probabilities, cuts)
+    predicted = probabilities.argmax(-1)
+    if truth.ndim == 2:
+        predicted = as_rows(predicted, probabilities.shape[1])
     return score_labels(truth, predicted, metric, **options)
 
 
@@ -139,19 +141,54 @@ def cuts_for(cfg, truth, probabilities) -> list[float] | None:
     (multi-label), or the cuts between grades where they beat the most probable grade (qwk);
     None: the most probable class."""
     if cfg.multi_label:
+        from . import thresholds
+
         return thresholds.chosen(truth, probabilities)
     if cfg.metric == "qwk":
+        from . import grades
+
         return grades.chosen(truth, probabilities)
     return None
 
 
+def answered(cfg, probabilities, cuts) -> np.ndarray:
+    """The answers `cuts` (cuts_for's) give: every class at or above its threshold
+    (multi-label), or the grade the cuts between grades give (qwk)."""
+    if cfg.multi_label:
+        from . import thresholds
+
+        return thresholds.applied(probabilities, cuts)
+    if cfg.metric == "qwk":
+        from . import grades
+
+        return grades.graded(probabilities, cuts)
+    raise ValueError(f"cuts for {cfg.metric}, which answers with the most probable class")
+
+
 def of_run(cfg, truth, probabilities, cuts=None, predicted=None) -> float:
     """The run's metric (Config.metric, with its options): of `predicted`, the answers as
-    written (valid.csv's), where given and the metric scores answers."""
+    written (valid.csv's), where given and the metric scores answers; else of the answers
+    `cuts` give, or of the probabilities."""
     options = {"min_tpr": cfg.pauc_min_tpr, "k": cfg.map_k, "num_classes": cfg.num_classes}
+    if METRICS[cfg.metric].reads == "labels" and predicted is None and cuts is not None:
+        predicted = answered(cfg, np.asarray(probabilities), cuts)
     if predicted is not None and METRICS[cfg.metric].reads == "labels":
         return score_labels(truth, predicted, cfg.metric, **options)
-    return score(truth, probabilities, cfg.metric, cuts, **options)
+    return score(truth, probabilities, cfg.metric, **options)
+
+
+def scores_classes(metric: str, classes: int) -> bool:
+    """Whether `metric` scores a competition of this many classes."""
+    least, most = METRICS[metric].classes
+    return least <= classes and (not most or classes <= most)
+
+
+def classes_scored(metric: str) -> str:
+    """The classes `metric` scores, as a message says it (of Config.num_classes)."""
+    least, most = METRICS[metric].classes
+    if (least, most) == (2, 2):
+        return f"a binary target ({named('num_classes')} 2, the second class the positive one)"
+    return f"{least} classes or more" if not most else f"{least} to {most} classes"
 
 
 def better(new: float, old: float, metric: str) -> bool:
