@@ -75,7 +75,8 @@ def backbone_for(cfg: Config, precision: str) -> backbones.Backbone:
         return backbones.load(cfg, precision)
     import keras_hub
 
-    attention.prepare(cfg.backbone, cfg.image_size, precision)  # as backbones.load does
+    if BACKBONES[cfg.backbone].attention:  # as backbones.load does
+        attention.prepare(cfg.backbone, cfg.image_size, precision)
     name, arguments = architecture
     arguments = {**arguments, **backbones.changed_arguments(cfg)}  # as train changes them
     model = getattr(keras_hub.models, name)(**arguments, dtype=precision)

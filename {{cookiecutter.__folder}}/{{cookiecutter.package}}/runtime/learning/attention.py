@@ -107,8 +107,6 @@ def choose(backbone: str, image_size: int, precision: str, device: Device) -> Ch
     `precision` takes on `device`, and why, in one line."""
     choice = BACKBONES[backbone]
     spec = choice.attention
-    if spec is None:
-        return Choice(False, f"none ({choice.title} has no attention layers)")
     if spec.window:
         return Choice(
             False,

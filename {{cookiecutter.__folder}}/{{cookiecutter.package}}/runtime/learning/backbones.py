@@ -27,7 +27,7 @@ from ..config import Config
 from ..errors import UserError, briefly, first_line, named
 from ..platform import kaggle_inputs, versions
 from ..platform.files import written_whole
-from . import attention, efficientnet_padding
+from . import efficientnet_padding
 
 # Synchronized batch statistics make N TensorFlow replicas train exactly as one (JAX's
 # DataParallel already computes them over the global batch).
@@ -52,7 +52,10 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
     """The backbone for cfg.image_size, its variables in `precision` (a dtype policy);
     `with_weights=False` builds the architecture only (trained weights replace them).
     Call inside the accelerator's scope."""
-    attention.prepare(cfg.backbone, cfg.image_size, precision)  # read as its layers are made
+    if BACKBONES[cfg.backbone].attention:  # a transformer: Keras told its kernel first
+        from . import attention
+
+        attention.prepare(cfg.backbone, cfg.image_size, precision)  # read as layers are made
     if not uses_preset(cfg):
         return small_cnn(cfg, with_weights)
     refused = versions.refusal(cfg.backbone)  # not from_preset's error, which blames the folder

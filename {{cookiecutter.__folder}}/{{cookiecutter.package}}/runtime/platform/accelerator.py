@@ -29,7 +29,7 @@ import os
 
 from ..config import Config, places_of
 from ..errors import UserError, first_line, named
-from . import backend, processes, rehearsal, startup_logs, versions
+from . import backend, startup_logs, versions
 from .files import unwritable
 
 
@@ -115,9 +115,14 @@ def find(cfg: Config) -> Accelerator:
                 f"(keras-team/keras#20585); set {named('backend')} jax"
             )
         chosen = "jax"
+    if cfg.num_processes > 1:  # a pod's hosts, or machines joined by hand
+        from . import processes
+
         processes.join(cfg)
-    if cfg.simulate_replicas:
-        found = simulated(chosen or "tensorflow", cfg.simulate_replicas)
+    if cfg.simulate_replicas:  # a TPU-8 run rehearsed on the CPU
+        from . import rehearsal
+
+        found = rehearsal.simulated(chosen or "tensorflow", cfg.simulate_replicas)
     elif chosen == "jax":
         found = on_jax(source)
     elif chosen == "tensorflow":
@@ -125,17 +130,6 @@ def find(cfg: Config) -> Accelerator:
     else:
         found = automatic()
     return dataclasses.replace(found, processes=cfg.num_processes)
-
-
-def simulated(chosen: str, replicas: int) -> Accelerator:
-    """N replicas on the CPU, to rehearse a TPU-8 run: same global batch, same code path."""
-    if chosen == "tensorflow":
-        strategy = rehearsal.tensorflow_strategy(replicas)
-        how = f"rehearsal: MirroredStrategy over {replicas} logical CPU devices"
-        return Accelerator("cpu", "tensorflow", replicas, how, strategy=strategy)
-    devices = rehearsal.jax_devices(replicas)
-    how = f"rehearsal: DataParallel over {len(devices)} JAX host devices"
-    return Accelerator("cpu", "jax", len(devices), how, devices=devices)
 
 
 def automatic() -> Accelerator:

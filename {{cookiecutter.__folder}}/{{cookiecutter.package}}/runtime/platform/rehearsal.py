@@ -9,6 +9,7 @@ import functools
 
 from ..errors import UserError, first_line, named
 from . import backend
+from .accelerator import Accelerator
 
 
 @functools.cache
@@ -57,3 +58,14 @@ def jax_devices(replicas: int) -> tuple:
         )
     backend.hide_gpus_from_tensorflow()
     return tuple(devices)
+
+
+def simulated(chosen: str, replicas: int) -> Accelerator:
+    """N replicas on the CPU, to rehearse a TPU-8 run: same global batch, same code path."""
+    if chosen == "tensorflow":
+        strategy = tensorflow_strategy(replicas)
+        how = f"rehearsal: MirroredStrategy over {replicas} logical CPU devices"
+        return Accelerator("cpu", "tensorflow", replicas, how, strategy=strategy)
+    devices = jax_devices(replicas)
+    how = f"rehearsal: DataParallel over {len(devices)} JAX host devices"
+    return Accelerator("cpu", "jax", len(devices), how, devices=devices)

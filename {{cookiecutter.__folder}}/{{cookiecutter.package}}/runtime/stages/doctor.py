@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..backbone_choices import BACKBONES
 from ..config import Config, places_of
 from ..errors import UserError
 from ..platform import accelerator, paths
@@ -61,6 +62,9 @@ def doctor(
 
 def attention_line(cfg: Config, found: Accelerator, checked: preflight.Preflight) -> str:
     """Which attention kernel the backbone's layers run on this device, and why."""
+    backbone = BACKBONES[cfg.backbone]
+    if not backbone.attention:  # a convolutional network: no kernel to pick
+        return f"attention: none ({backbone.title} has no attention layers)"
     from ..learning import attention, plan
 
     planned = checked.plan.value if checked.plan else None
