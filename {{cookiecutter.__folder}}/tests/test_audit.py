@@ -87,7 +87,7 @@ def test_dropped_and_relabeled_images_train_so_and_validate_as_given(blendable, 
     from {{ cookiecutter.package }}.runtime.config import Config
     from {{ cookiecutter.package }}.runtime.data import pipeline, source
     from {{ cookiecutter.package }}.runtime.platform import accelerator
-    from {{ cookiecutter.package }}.runtime.stages import preflight
+    from {{ cookiecutter.package }}.runtime.stages import preflight, training_checks
 
     rows = pd.read_csv(blendable.data / "train.csv", dtype=str)
     folds = pd.read_csv(blendable.runs[0] / "fold0" / "folds.csv", dtype=str)
@@ -104,7 +104,7 @@ def test_dropped_and_relabeled_images_train_so_and_validate_as_given(blendable, 
         relabel=str(tmp_path / "relabel.csv"),
     )  # fmt: skip
     cfg, _ = source.resolved(cfg)  # with what the CSV says: its classes
-    checked = preflight.ready(cfg, accelerator.detect(cfg), "train")
+    checked = preflight.ready(cfg, accelerator.detect(cfg), "train", training_checks.CHECKS)
     dropped = len(training & set(rows["image_id"][rows["label"] == "2"]))
     kept = len(training) - dropped
     line = f"{dropped} of {len(training)} training images left out"

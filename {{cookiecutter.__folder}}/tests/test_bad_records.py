@@ -180,9 +180,9 @@ def test_a_test_record_without_a_usable_id_stops_predict_before_the_model(
     cfg, data, monkeypatch, change, expected
 ):
     """A submission must never lack an id silently."""
-    from {{ cookiecutter.package }}.runtime.outputs import checkpoints
+    from {{ cookiecutter.package }}.runtime.outputs import trained_run
 
-    monkeypatch.setattr(checkpoints, "load_trained", lambda *a: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(trained_run, "load_trained", lambda *a: pytest.fail("the model was loaded"))
     second = shard(data, "test", 1)
     spoil(second, lambda rows: [*rows[:3], change(rows[3]), *rows[4:]])
     with pytest.raises(UserError) as caught:
@@ -194,9 +194,9 @@ def test_a_test_record_without_a_usable_id_stops_predict_before_the_model(
 def test_test_records_missing_ids_of_the_sample_stop_predict_before_the_model(
     cfg, data, monkeypatch
 ):
-    from {{ cookiecutter.package }}.runtime.outputs import checkpoints
+    from {{ cookiecutter.package }}.runtime.outputs import trained_run
 
-    monkeypatch.setattr(checkpoints, "load_trained", lambda *a: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(trained_run, "load_trained", lambda *a: pytest.fail("the model was loaded"))
     second = shard(data, "test", 1)
     dropped = examples_of(second)[:2]
     spoil(second, lambda rows: rows[2:])

@@ -26,7 +26,7 @@ def test_pseudo_keeps_each_fold_models_confident_rows_and_a_run_trains_on_its_ow
     from {{ cookiecutter.package }}.runtime.config import Config
     from {{ cookiecutter.package }}.runtime.data import pipeline, source
     from {{ cookiecutter.package }}.runtime.platform import accelerator
-    from {{ cookiecutter.package }}.runtime.stages import preflight
+    from {{ cookiecutter.package }}.runtime.stages import preflight, training_checks
 
     run, flags = predicted(blendable, tmp_path)
     assert main(["pseudo", str(run), "--min-confidence", "0.4"]) == 0
@@ -44,7 +44,7 @@ def test_pseudo_keeps_each_fold_models_confident_rows_and_a_run_trains_on_its_ow
         pseudo_labels=str(run / "pseudo_labels.csv"), pseudo_weight=0.25,
     )  # fmt: skip
     cfg, _ = source.resolved(cfg)  # with what the CSV says: its classes
-    checked = preflight.ready(cfg, accelerator.detect(cfg), "train")
+    checked = preflight.ready(cfg, accelerator.detect(cfg), "train", training_checks.CHECKS)
     ours = pseudo[pseudo["fold"] == "1"]
     added = checked.pseudo.value
     assert added.ids == ours["image_id"].tolist()
@@ -54,7 +54,8 @@ def test_pseudo_keeps_each_fold_models_confident_rows_and_a_run_trains_on_its_ow
     unsuffixed = pseudo.assign(image_id=pseudo["image_id"].str.removesuffix(".jpg"))
     unsuffixed.to_csv(tmp_path / "unsuffixed.csv", index=False)
     again = dataclasses.replace(cfg, pseudo_labels=str(tmp_path / "unsuffixed.csv"))
-    assert preflight.ready(again, accelerator.detect(cfg), "train").pseudo.value.ids == added.ids
+    again_checked = preflight.ready(again, accelerator.detect(cfg), "train", training_checks.CHECKS)
+    assert again_checked.pseudo.value.ids == added.ids
     training = checked.train.value.records
     assert checked.plan.value.steps_per_epoch == (training + len(ours)) // 4
     batches = pipeline.for_training(checked.train.value.files, cfg, 4, pseudo=added)
@@ -86,7 +87,7 @@ def test_a_run_joining_metadata_trains_on_test_images_with_their_own_rows(
     from {{ cookiecutter.package }}.runtime.config import Config
     from {{ cookiecutter.package }}.runtime.data import metadata_inputs, pipeline, source
     from {{ cookiecutter.package }}.runtime.platform import accelerator
-    from {{ cookiecutter.package }}.runtime.stages import preflight
+    from {{ cookiecutter.package }}.runtime.stages import preflight, training_checks
 
     data = shutil.copytree(blendable.data, tmp_path / "data")
     train = pd.read_csv(data / "train.csv", dtype=str)
@@ -105,7 +106,7 @@ def test_a_run_joining_metadata_trains_on_test_images_with_their_own_rows(
         epochs=1, steps_per_epoch=2, pseudo_labels=str(tmp_path / "soft.csv"), pseudo_weight=0.5,
     )  # fmt: skip
     cfg, said = source.resolved(cfg)
-    checked = preflight.ready(cfg, accelerator.detect(cfg), "train")
+    checked = preflight.ready(cfg, accelerator.detect(cfg), "train", training_checks.CHECKS)
     added = checked.pseudo.value
     table = metadata_inputs.for_training(cfg, said, False)
     joined = metadata_inputs.with_test_rows(cfg, table, added.ids)

@@ -18,10 +18,10 @@ from {{ cookiecutter.package }}.runtime.config import Config, from_preset
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import augment, averaging, backbones, model
 from {{ cookiecutter.package }}.runtime.learning.augment import MixUpOrCutMix, partners
-from {{ cookiecutter.package }}.runtime.outputs import checkpoints
+from {{ cookiecutter.package }}.runtime.outputs import checkpoints, trained_run
 from {{ cookiecutter.package }}.runtime.outputs.plots import label_title
 from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.stages import ablate, preview, train
+from {{ cookiecutter.package }}.runtime.stages import ablate, fitting, preview, train
 
 CLASSES = 8
 NOISE = 0.03  # the guard's allowance below: twice a rerun's largest move
@@ -270,14 +270,14 @@ def test_the_weights_average_is_validated_saved_and_resumed_exactly(demo_cfg, mo
     assert all(len(each) == 2 for each in scores)  # both, every epoch, kept in the checkpoint
     line = f"valid {cfg.metric}: {scores[0][1]:.4f} with the weights' average, {scores[1][1]:.4f}"
     assert line in printed
-    record = json.loads((checkpoints.trained_weights(cfg).with_name("model.json")).read_text())
+    record = json.loads((trained_run.trained_weights(cfg).with_name("model.json")).read_text())
     chosen = record["kept_weights"]
     assert chosen["kept"] == ("average" if scores[0][1] >= scores[1][1] else "raw")
     assert (chosen["valid_average"], chosen["valid_raw"]) == (scores[0][1], scores[1][1])
     said = {"average": "the weights' average", "raw": "the raw weights"}[chosen["kept"]]
     assert f"weights kept: {said}, valid {cfg.metric}" in printed
     trained = model.build_model(cfg, backbones.load(cfg))
-    trained.load_weights(checkpoints.trained_weights(cfg))
+    trained.load_weights(trained_run.trained_weights(cfg))
     last = model.build_model(cfg, backbones.load(cfg))
     model.compile_model(last, cfg, 1, cfg.steps_per_epoch)
     checkpoints.resume(last, cfg)  # epoch 2's checkpoint: raw weights and their average
@@ -402,8 +402,8 @@ def test_the_class_shares_are_the_training_folds_own():
         "2": {"records": 6, "classes": {"0": 5, "1": 1}},
     }}}  # fmt: skip
     cfg = Config(num_classes=2, fold="0")
-    assert np.allclose(train.folds.class_shares(cfg, said), [0.8, 0.2])
+    assert np.allclose(fitting.class_shares(cfg, said), [0.8, 0.2])
     assert np.allclose(
-        train.folds.class_shares(dataclasses.replace(cfg, fold="2"), said), [13 / 14, 1 / 14]
+        fitting.class_shares(dataclasses.replace(cfg, fold="2"), said), [13 / 14, 1 / 14]
     )
-    assert train.folds.class_shares(cfg, {"split": "tfds"}) is None
+    assert fitting.class_shares(cfg, {"split": "tfds"}) is None

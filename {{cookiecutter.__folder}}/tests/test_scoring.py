@@ -6,7 +6,8 @@ import pytest
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.learning.scoring import metric_named, of_run, score, score_labels
+from {{ cookiecutter.package }}.runtime.learning.cuts import scored
+from {{ cookiecutter.package }}.runtime.learning.scoring import metric_named, score, score_labels
 from {{ cookiecutter.package }}.runtime.stages.score import check_rows_match, score_files
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
@@ -33,7 +34,7 @@ def test_samples_f1_of_several_labels_with_thresholds():
     probabilities = np.array([[0.9, 0.2, 0.1], [0.1, 0.1, 0.45]])
     # image 0: {0} against {0, 1}: F1 2/3; image 1: {2} at threshold 0.4: F1 1
     cfg = Config(multi_label=True, metric="samples_f1", num_classes=3)
-    assert of_run(cfg, truth, probabilities, [0.5, 0.5, 0.4]) == pytest.approx(5 / 6)
+    assert scored(cfg, truth, probabilities, [0.5, 0.5, 0.4]) == pytest.approx(5 / 6)
 
 
 def test_probability_and_multi_label_submission_files_are_scored(tmp_path):
@@ -224,8 +225,8 @@ def test_grade_cuts_fitted_on_validation_beat_the_nearest_grade_of_a_biased_mode
     midpoints = [0.5, 1.5, 2.5, 3.5]
     cuts = grades.fitted(truth, probabilities)
     graded = Config(metric="qwk", num_classes=5)
-    nearest = of_run(graded, truth, probabilities, midpoints)
-    fitted = of_run(graded, truth, probabilities, cuts)
+    nearest = scored(graded, truth, probabilities, midpoints)
+    fitted = scored(graded, truth, probabilities, cuts)
     assert fitted > nearest + 0.02 and cuts == sorted(cuts) and cuts[0] < 0.5
     assert grades.chosen(truth, probabilities) == cuts  # they beat the most probable grade too
     # Classes out of order (the right one most probable, the rest far off): the expected grade

@@ -434,6 +434,29 @@ def inputs_of(cfg: Config) -> Inputs:
     )
 
 
+def reads(cfg: Config, kind: str) -> bool:
+    """Whether the run reads data of this kind, its training or its test data: "records",
+    "images" (a competition's files and CSV) or "tfds" (a TensorFlow Datasets set), as
+    source.resolved chose them; before that, any kind. The modules of a kind are imported
+    where this holds, so a notebook carries only the readers its data needs."""
+    inputs = inputs_of(cfg)
+    if not inputs.trains_from:
+        return True  # not resolved yet: it could be any
+    return kind in (inputs.trains_from, inputs.tests_from)
+
+
+def uses_metadata(cfg: Config) -> bool:
+    """Whether a table of metadata joins each image: columns named, or "auto" where the data
+    holds some (a records manifest's table, or beside images a CSV's other columns, which only
+    reading it tells); before the data is resolved, it could."""
+    inputs = inputs_of(cfg)
+    if not cfg.metadata_columns.strip():
+        return False
+    if cfg.metadata_columns != AUTO or inputs.trains_from in ("", "images"):
+        return True
+    return bool(((inputs.said or {}).get("metadata") or {}).get("columns"))  # tfds: none
+
+
 def came_from(cfg: Config, name: str) -> str:
     """Where a field's value came from, as a message says it: its flag, the notebook, a
     preset, or the field itself (a default, or what the data said)."""

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING
 
 from ..runtime.config import FIELDS, Config, places_of
 from ..runtime.errors import UserError, count_flag, named
-from ..runtime.learning import recipe
 
 if TYPE_CHECKING:
     import numpy as np
@@ -90,8 +89,7 @@ def pipelines(files: list[str], cfg: Config, batch: int) -> dict:
     import tensorflow as tf
 
     from ..runtime.data import pipeline, steps
-
-    host_augmentations = recipe("host_augmentations")  # model.py's, as train runs them
+    from ..runtime.learning.model import host_augmentations  # as train runs them
 
     auto = tf.data.AUTOTUNE
 
@@ -267,8 +265,7 @@ def file_pipelines(paths: list[str], cfg: Config, record_files, records_cfg, bat
     import tensorflow as tf
 
     from ..runtime.data import pipeline, steps
-
-    host_augmentations = recipe("host_augmentations")  # model.py's, as train runs them
+    from ..runtime.learning.model import host_augmentations  # as train runs them
 
     auto = tf.data.AUTOTUNE
 
@@ -343,9 +340,7 @@ def arguments(parser) -> None:
 def command(args, cfg: Config, found=None) -> int:
     from ..runtime.data import source
 
-    if args.image_folder or (
-        not args.synthetic and isinstance(source.of(cfg), source.CompetitionImages)
-    ):
+    if args.image_folder or (not args.synthetic and source.of(cfg).kind == "images"):
         bench_files(cfg, args.image_folder, args.images_per_pass, args.repeats)
     else:
         bench(cfg, args.synthetic, args.images_per_pass, args.repeats)

@@ -76,7 +76,7 @@ OWN_TOP = {
     ".run.lock",
     *(start + name for start in ("", ".tmp-") for name in (MANIFEST, PROGRESS, METADATA_TABLE)),
 }
-# How messages name the inputs of the metadata (competition_files.metadata_tables).
+# How messages name the inputs of the metadata (metadata.metadata_tables).
 FLAGS = {
     "test_csv": "records --test-csv",
     "metadata": "records --metadata-columns",
@@ -101,7 +101,8 @@ def write_records(
     recorded in the manifest as what made it. An interrupted run of the same inputs is
     resumed; `force` starts over."""
     # scikit-learn and TensorFlow, loaded here: `records --help` needs neither
-    from ..runtime.data.competition_files import metadata_tables, test_rows, training_rows
+    from ..runtime.data.competition_files import test_rows, training_rows
+    from ..runtime.data.metadata import metadata_tables
 
     output = output_folder(output, "records --output-dir", buckets=True)
     check_folders(output, images, csv, test_images)

@@ -216,7 +216,9 @@ def cv_of_run(cfg: Config) -> str:
     blend = blend_of(folder)
     if blend:
         return blend_record.cv(blend)
-    from ..runtime.stages.folds import run_cv  # pandas and scikit-learn: not for every command
+    from ..runtime.stages.out_of_fold import (
+        run_cv,  # pandas and scikit-learn: not for every command
+    )
 
     scored = run_cv(cfg, folder)
     return NO_CV if scored is None else f"cv {scored[0]} {scored[1]:.4f}"

@@ -10,22 +10,25 @@ dataset to attach; this module says what Kaggle attaches and runs it on.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from pathlib import Path
 
 import nbformat
 
 from ..runtime.backbone_choices import from_kaggle_models, handle
-from ..runtime.config import LABEL_FILES, SLUG, Config, class_names, knobs, places_of
+from ..runtime.config import COMPETITION, LABEL_FILES, SLUG, Config, class_names, knobs, places_of
 from ..runtime.data.manifest import read_manifest
 from ..runtime.errors import UserError, named
 from ..runtime.outputs import blend_record
-from ..runtime.platform import kaggle_inputs, versions
+from ..runtime.outputs.run_record import run_records, with_trained
+from ..runtime.platform import kaggle_inputs, startup_logs, versions
 from ..runtime.platform.files import (
     BLEND,
     FETCHED_FROM,
     MANIFEST,
     STACK,
+    is_url,
     output_folder,
     write_json,
     written_whole,
@@ -33,6 +36,9 @@ from ..runtime.platform.files import (
 from . import notebook, wheels
 from .notebook import PROJECT, TITLE
 
+# Whether the competition this project was made for ships TFRecords (tpu-getting-started's
+# tfrecords-jpeg-*/): what its notebook reads on Kaggle when no copy of the data is here.
+SHIPS_RECORDS = {{ cookiecutter.__ships_records }}
 # A Kaggle username, as kaggle.com/NAME spells it.
 USER = re.compile(r"[a-z0-9][a-z0-9_-]*")
 # What `kaggle kernels push` asks Kaggle for. TPU v5e-8 and T4 x2 are what the editor offers.
@@ -58,6 +64,7 @@ def write_kernel(
     training notebook's output, and blends them; with a stack.json there, it stacks them
     with the stack's trees, fitted again on the runs' out-of-fold predictions."""
     inference = inference or bool(blend)
+    given = cfg
     accelerator = accelerator or ("gpu" if inference else "tpu")
     if accelerator not in ACCELERATORS:
         raise UserError(f"--accelerator {accelerator!r}: one of {', '.join(ACCELERATORS)}")
@@ -92,7 +99,10 @@ def write_kernel(
     for line in paths_kaggle_lacks(cfg):
         print(f"warning: {line}")
     wheels_input = f"{kaggle_inputs.PREFIX}datasets/{wheels_ref}" if wheels_ref else ""
-    cells = notebook.cells(cfg, accelerator, names_known(cfg), inference, runs, wheels_input)
+    reading = as_it_reads(given, inference)
+    cells = notebook.cells(
+        cfg, accelerator, names_known(cfg), inference, runs, wheels_input, reading
+    )
     with written_whole(folder / f"{PROJECT}.ipynb") as temporary:
         nbformat.write(notebook.as_notebook(cells), temporary)
     with written_whole(folder / f"{PROJECT}.py") as temporary:
@@ -157,6 +167,31 @@ def for_inference(cfg: Config, trained: str) -> Config:
         trained_dir=f"{kaggle_inputs.PREFIX}notebooks/{trained}",
         sources={**cfg.sources, "trained_dir": "flag"},
     )
+
+
+def as_it_reads(cfg: Config, inference: bool) -> Config:
+    """The config the notebook's imports are followed for (carried.py): its data resolved as
+    the notebook will resolve it, where a copy of the data is here; else, for the competition
+    this project was made for where it ships TFRecords, those; else unresolved, and every
+    reader carried. An inference notebook's model is the trained run's, where `kaggle output`
+    fetched it into the output folder."""
+    from ..runtime.config import carrying, inputs_of, resolved_for
+
+    if inference and run_records(places_of(cfg).output):
+        with_run = dataclasses.replace(cfg, trained_dir=str(places_of(cfg).output))
+        cfg = with_trained(with_run)
+    data = places_of(cfg).data
+    if not is_url(data) and os.path.isdir(data):
+        with startup_logs.held_to_level():  # TensorFlow reads the data as a run does
+            from ..runtime.data import source
+        try:
+            return source.resolved(cfg)[0]
+        except UserError:  # the notebook's own checks will say it
+            return cfg
+    if SHIPS_RECORDS and cfg.competition == COMPETITION and not cfg.data_dir:
+        kaggle = dataclasses.replace(inputs_of(cfg), trains_from="records", tests_from="records")
+        return carrying(cfg, dataclasses.replace(kaggle, made_for=resolved_for(cfg)))
+    return cfg
 
 
 def check_kernel_ref(ref: str, flag: str = "--trained-kernel") -> None:

@@ -23,6 +23,7 @@ from ..runtime.backbone_choices import BACKBONES, from_kaggle_models
 from ..runtime.config import Config
 from ..runtime.outputs import blend_record
 from ..runtime.platform import versions
+from . import carried
 from .settings_cell import config_source, other_settings
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -32,8 +33,8 @@ VISIBLE_CELLS = Path(__file__).with_name("notebook_cells.py")
 IMAGE = PACKAGE.parent / "platforms" / "kaggle-gpu.txt"  # what Kaggle's image carries
 # A percent-format cell's first line: `# %%`, a title, `[markdown]`.
 HEADER = re.compile(r"# %%(?: (?P<title>\w+))?(?: \[(?P<kind>markdown)\])?")
-# A visible cell that holds a file of the package, named by the IPython magic that would load it.
-FILE_CELL = re.compile(r"^# (?P<magic>%load|%%writefile) (?P<path>\S+)", re.MULTILINE)
+# A visible cell that holds a module of the package, named by the IPython magic that writes it.
+FILE_CELL = re.compile(r"^# %%writefile (?P<path>\S+)", re.MULTILINE)
 # The script's stand-in for the notebook's %%writefile cells.
 WRITE_MODULE = """from pathlib import Path
 
@@ -91,12 +92,17 @@ def cells(
     inference: bool = False,
     blend: dict | None = None,
     wheels: str = "",
+    reading: Config | None = None,
 ) -> list[Cell]:
     """The notebook's cells: training from the top to submission.csv, or with `inference`
     only the prediction, with the trained run another notebook left (code competitions), or
     with `blend` (blend.json or stack.json, each run's trained_dir added) with every run of
     a blend or a stack. `wheels`: the attached dataset of wheels (kaggle:datasets/OWNER/SLUG)
-    the install cell installs what the image lacks from, offline."""
+    the install cell installs what the image lacks from, offline. `reading`: the config as
+    the notebook will read its data (kernel's as_it_reads; `cfg` where not given). A cell that
+    does nothing with it is left out, with its heading; the hidden cells carry what the others
+    reach with it (carried.py)."""
+    reading = reading or cfg
     notebook = "inference" if inference else "training"
     if blend:
         notebook = "stack" if blend_record.is_stack(blend) else "blend"
@@ -108,7 +114,7 @@ def cells(
             source = config_source(cfg, accelerator, notebook, blend, built, wheels)
             made.append(Cell("code", source))
         elif name == "runtime":
-            made += runtime_cells()
+            made.append(Cell("runtime", ""))  # the hidden cells, once the others are known
         elif name == "install":
             made.append(dataclasses.replace(cell, folded=ON_KAGGLE_HIDDEN))
         elif name == "summary":
@@ -117,7 +123,20 @@ def cells(
             raise ValueError(f"{VISIBLE_CELLS.name}: a cell titled {name!r}; see its docstring")
         elif notebook in IN_NOTEBOOKS[name]:
             made.append(with_file(cell))
-    return made
+    idle = [does_nothing(cell, reading) for cell in made] + [False]
+    made = [  # a cell that does nothing, and the heading above it, are left out
+        cell
+        for index, cell in enumerate(made)
+        if not idle[index] and not (cell.kind == "markdown" and idle[index + 1])
+    ]
+    shown = [cell.source for cell in made if cell.kind in ("code", "module")]
+    hidden = runtime_cells(carried.modules(reading, shown), {cell.path for cell in made})
+    at = next(index for index, cell in enumerate(made) if cell.kind == "runtime")
+    return made[:at] + hidden + made[at + 1 :]
+
+
+def does_nothing(cell: Cell, cfg: Config) -> bool:
+    return cell.kind == "code" and carried.does_nothing(cell.source, cfg)
 
 
 def visible_cells() -> list[tuple[str, Cell]]:
@@ -136,35 +155,18 @@ def visible_cells() -> list[tuple[str, Cell]]:
 
 
 def with_file(cell: Cell) -> Cell:
-    """A cell as the notebook holds it: a `# %load PATH` cell is the file's code, run in the
-    notebook; a `# %%writefile PATH` cell writes the file as a module, in view."""
+    """A cell as the notebook holds it: a `# %%writefile PATH` cell writes that module of the
+    package, in view."""
     named = FILE_CELL.match(cell.source)
     if not named:
         return cell
-    text = (PACKAGE.parent / named["path"]).read_text()
-    if named["magic"] == "%load":
-        return Cell("code", text)
-    return Cell("module", text, named["path"])
+    return Cell("module", (PACKAGE.parent / named["path"]).read_text(), named["path"])
 
 
-def carried() -> list[str]:
-    """What the notebook carries, as paths under the package: the runtime and the package's
-    __init__ (the tools that make the notebook stay out of it)."""
-    runtime = (PACKAGE / "runtime").rglob("*.py")
-    return ["__init__.py"] + sorted(path.relative_to(PACKAGE).as_posix() for path in runtime)
-
-
-def runtime_modules() -> list[str]:
-    """What the hidden cells write: what the notebook carries, without the modules the
-    visible cells hold."""
-    shown = {match["path"] for match in FILE_CELL.finditer(VISIBLE_CELLS.read_text())}
-    return [path for path in carried() if f"{PACKAGE.name}/{path}" not in shown]
-
-
-def runtime_cells() -> list[Cell]:
-    """The hidden cells: the package's folders (%%writefile makes none), then its modules."""
-    package = PACKAGE.name
-    folders = sorted({str(Path(package, path).parent) for path in carried()})
+def runtime_cells(modules: list[str], shown: set[str]) -> list[Cell]:
+    """The hidden cells: the package's folders (%%writefile makes none), then each module
+    carried (paths under the package's folder) that no cell in view holds."""
+    folders = sorted({str(Path(path).parent) for path in modules})
     return [
         Cell(
             "code",
@@ -172,8 +174,9 @@ def runtime_cells() -> list[Cell]:
             folded=HIDDEN,
         ),
         *[
-            Cell("module", (PACKAGE / path).read_text(), f"{package}/{path}", folded=HIDDEN)
-            for path in runtime_modules()
+            Cell("module", (PACKAGE.parent / path).read_text(), path, folded=HIDDEN)
+            for path in modules
+            if path not in shown
         ],
     ]
 

@@ -14,10 +14,10 @@ notebook.py puts the notebook's title first, and more by a cell's title (the wor
   that blends several (`kernel --inference --blend blend.json`), `stack` of the one that
   stacks them (`--blend stack.json`); `predict`: of the training notebook and the one-run
   inference notebook. The rest are in every notebook.
-And a cell whose first line is `# %%writefile PATH` or `# %load PATH` (IPython's magics, as
-jupytext writes them) holds, in the notebook, that file of the package: written as a module
-(%%writefile), or run in the notebook itself (%load, in place of the lines below it, which
-take the same from the package here).
+And a cell whose first line is `# %%writefile PATH` (IPython's magic, as jupytext writes it)
+holds, in the notebook, that module of the package in view, written where the package reads it:
+the data steps, the datasets, the model and its recipe, the training loop. The accelerator
+cell loads them again, so an edit takes effect when the notebook runs again.
 
 Nothing imports it: importing it would run every notebook's cells, one after the other.
 """
@@ -33,8 +33,8 @@ STACK = {}  # a stack's notebook only
 # %% [markdown]
 # ## The project's code
 #
-# Each hidden cell writes one module of `{{ cookiecutter.package }}` (open one to read it); the data steps and
-# the model are in view below. The cell after them installs only what this machine lacks,
+# Each hidden cell writes one module of `{{ cookiecutter.package }}` that this notebook's run uses (open one to
+# read it); the data steps, the datasets, the model and the training loop are in view below. The cell after them installs only what this machine lacks,
 # before anything imports it, and says what it installs: on Colab's TPU runtime, which has no
 # TensorFlow, `tensorflow-cpu` for the input pipeline; and where the image's keras-hub cannot
 # build a backbone this notebook uses (Kaggle's and Colab's GPU images carry keras-hub 0.26,
@@ -101,34 +101,20 @@ for backbone in BACKBONES_BUILT:
 # ## Data steps
 #
 # How one record becomes an image and a label, for training, validation and test alike. This
-# cell writes the module the input pipeline reads: edit it, then run the notebook from the top.
+# cell writes the module the datasets read: edit it, then run the notebook from the top.
 
 # %%
 # %%writefile {{ cookiecutter.package }}/runtime/data/steps.py
 
 # %% [markdown]
-# ## Accelerator
+# ## Datasets
 #
-# First, before anything imports Keras: the accelerator decides the Keras backend (JAX on
-# Kaggle's TPU image, whose TensorFlow is CPU-only).
+# Records to batches: read, decode (the data steps), the host's augmentations, batch and
+# prefetch, with shapes XLA can compile; for validation and test, every record once, in
+# order, its id beside it.
 
 # %%
-import importlib
-
-from {{ cookiecutter.package }}.runtime.config import from_settings, places_of
-from {{ cookiecutter.package }}.runtime.outputs.plots import show
-from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
-
-cfg = placed(from_settings(**CONFIG))  # with where the run reads and writes, found once
-found = accelerator.detect(cfg)
-accelerator.require(found, ACCELERATOR)
-
-from {{ cookiecutter.package }}.runtime.data import steps
-
-# A module loads once a session: run the notebook again and the pipeline reads the data
-# steps as the cell above writes them now, not as they were first imported.
-importlib.reload(steps)
+# %%writefile {{ cookiecutter.package }}/runtime/data/pipeline.py
 
 # %% training [markdown]
 # ## Model and recipe
@@ -144,12 +130,44 @@ importlib.reload(steps)
 # notebook's model cell was edited, or the trained weights will not fit.
 
 # %%
-# %load {{ cookiecutter.package }}/runtime/learning/model.py
+# %%writefile {{ cookiecutter.package }}/runtime/learning/model.py
+
+# %% training [markdown]
+# ## Training loop
+#
+# For each fold: its datasets, the model built in the accelerator's scope and compiled,
+# `fit` with its callbacks, then the fold's out-of-fold predictions (`valid.csv`). A
+# checkpoint after every epoch: run the notebook again after an interruption and it resumes
+# from the last finished epoch.
+
+# %% training
+# %%writefile {{ cookiecutter.package }}/runtime/stages/train.py
+
+# %% [markdown]
+# ## Accelerator
+#
+# First, before anything imports Keras: the accelerator decides the Keras backend (JAX on
+# Kaggle's TPU image, whose TensorFlow is CPU-only). Then the modules the cells above wrote
+# load, as they are now.
+
+# %%
+import importlib
+
+from {{ cookiecutter.package }}.runtime.config import from_settings
+from {{ cookiecutter.package }}.runtime.platform import accelerator
+from {{ cookiecutter.package }}.runtime.platform.paths import placed
+
+cfg = placed(from_settings(**CONFIG))  # with where the run reads and writes, found once
+found = accelerator.detect(cfg)
+accelerator.require(found, ACCELERATOR)
+
+from {{ cookiecutter.package }}.runtime.data import pipeline, steps
 from {{ cookiecutter.package }}.runtime.learning import model
 
-build_model, compile_model = model.build_model, model.compile_model
-host_augmentations, model_augmentations = model.host_augmentations, model.model_augmentations
-learning_rate_schedule = model.learning_rate_schedule
+# A module loads once a session: run the notebook again and every command reads the modules
+# as the cells above write them now, not as they were first imported.
+for module in (steps, pipeline, model):
+    importlib.reload(module)
 
 # %% training [markdown]
 # ## Doctor
@@ -161,7 +179,7 @@ learning_rate_schedule = model.learning_rate_schedule
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 
-if doctor(cfg, found, host_augmentations=host_augmentations):
+if doctor(cfg, found):
     raise UserError("fix the problems above, then run the notebook again")
 
 # %% training [markdown]
@@ -173,7 +191,7 @@ if doctor(cfg, found, host_augmentations=host_augmentations):
 from {{ cookiecutter.package }}.runtime.learning import backbones
 
 with found.scope():
-    built = build_model(cfg, backbones.load(cfg), found.image_dtype)
+    built = model.build_model(cfg, backbones.load(cfg), found.image_dtype)
 built.summary()
 del built  # train builds its own
 
@@ -184,25 +202,26 @@ del built  # train builds its own
 # flipped), and the learning rate over the whole run.
 
 # %% training
+from {{ cookiecutter.package }}.runtime.outputs.plots import show
 from {{ cookiecutter.package }}.runtime.stages import preview
 
-show(preview.augmented_batch(cfg, found, host_augmentations, model_augmentations))
-show(preview.learning_rate(cfg, found, learning_rate_schedule))
+show(preview.augmented_batch(cfg, found))
+show(preview.learning_rate(cfg, found))
 
 # %% training [markdown]
 # ## Training
 #
-# A checkpoint after every epoch: run the cell again after an interruption and it resumes from
-# the last finished epoch. With records in folds, `fold` validates and the others train
+# The training loop above, run: with records in folds, `fold` validates and the others train
 # (`fold="all"`: each in turn, then the out-of-fold score); each fold's run has its own folder
 # and curves.
 
 # %% training
-from {{ cookiecutter.package }}.runtime.stages.folds import runs
-from {{ cookiecutter.package }}.runtime.stages.train import train
+from {{ cookiecutter.package }}.runtime.config import places_of
+from {{ cookiecutter.package }}.runtime.stages import folds, train
 
-history = train(cfg, found, build_model, compile_model, host_augmentations)
-for run in runs(cfg):
+importlib.reload(train)  # as its cell wrote it
+history = train.train(cfg, found)
+for run in folds.runs(cfg):
     show(places_of(run).output / "curves.png")
 
 # %% training [markdown]
@@ -214,7 +233,7 @@ for run in runs(cfg):
 # %% training
 from {{ cookiecutter.package }}.runtime.stages.evaluate import evaluate
 
-show(evaluate(cfg, found, build_model))
+show(evaluate(cfg, found))
 
 # %% training [markdown]
 # ## Label audit
@@ -225,9 +244,9 @@ show(evaluate(cfg, found, build_model))
 # it counts suspects), or to a CSV of the rows you agree with.
 
 # %% training
-from {{ cookiecutter.package }}.runtime.stages.audit import audit_run
-
 if cfg.fold == "all":
+    from {{ cookiecutter.package }}.runtime.stages.audit import audit_run
+
     audit = audit_run(cfg, str(places_of(cfg).output))
     if (places_of(cfg).output / "label_audit.png").is_file():
         show(places_of(cfg).output / "label_audit.png")
@@ -250,7 +269,7 @@ import pandas as pd
 
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 
-submission = predict(cfg, found, build_model)
+submission = predict(cfg, found)
 pd.read_csv(submission).head()
 
 # %% training [markdown]
@@ -262,9 +281,9 @@ pd.read_csv(submission).head()
 # made without them.
 
 # %% training
-from {{ cookiecutter.package }}.runtime.stages.pseudo import pseudo_labels
-
 if cfg.fold == "all":
+    from {{ cookiecutter.package }}.runtime.stages.pseudo import pseudo_labels
+
     pseudo = pseudo_labels(str(places_of(cfg).output), min_confidence=0.0)
 
 # %% blend [markdown]
@@ -281,7 +300,7 @@ import pandas as pd
 
 from {{ cookiecutter.package }}.runtime.stages.blend import predict_blend
 
-submission = predict_blend(cfg, found, BLEND, build_model)
+submission = predict_blend(cfg, found, BLEND)
 pd.read_csv(submission).head()
 
 # %% stack [markdown]
@@ -300,5 +319,5 @@ import pandas as pd
 
 from {{ cookiecutter.package }}.runtime.stages.stack import predict_stack
 
-submission = predict_stack(cfg, found, STACK, build_model)
+submission = predict_stack(cfg, found, STACK)
 pd.read_csv(submission).head()

@@ -113,14 +113,14 @@ def the_run(cfg: Config, found: Accelerator) -> tuple[Config, plan.Plan, list[st
         problems = ["no TensorFlow installed, whose tf.data reads them"]
     else:
         from ..runtime.data import source
-        from ..runtime.stages import preflight
+        from ..runtime.stages import preflight, training_checks
 
         try:
             cfg, _ = source.resolved(cfg)
         except UserError as error:
             problems = [str(error)]
         else:
-            checked = preflight.check(cfg, found, "preview")
+            checked = preflight.check(cfg, found, "preview", training=training_checks.CHECKS)
             if checked.plan:  # made from the training files, once they are checked
                 return cfg, checked.plan.value, checked.train.value.files, ""
             problems = checked.problems or ["no training records"]
@@ -149,19 +149,13 @@ def bench(
     found: Accelerator | None = None,
     steps: int = 5,
     repeats: int = 3,
-    build_model=None,
-    compile_model=None,
-    host_augmentations=None,
 ) -> dict:
     """Print each variant's seconds a step and their ratios; returns the medians by variant.
-    `variants` picks some of bench_train.VARIANTS, in that order; `build_model`,
-    `compile_model` and `host_augmentations` are model.py's unless a notebook passes its own."""
+    `variants` picks some of bench_train.VARIANTS, in that order; the model and its recipe are
+    model.py's."""
     found = found or accelerator.detect(cfg)
-    from ..runtime.learning import model
+    from ..runtime.learning.model import build_model, compile_model, host_augmentations
 
-    build_model = build_model or model.build_model
-    compile_model = compile_model or model.compile_model
-    host_augmentations = host_augmentations or model.host_augmentations
     keras.utils.set_random_seed(cfg.seed)
     cfg, run, files, no_records = the_run(cfg, found)
     calls = max(1, math.ceil(steps / run.steps_per_execution))  # timed device calls a turn

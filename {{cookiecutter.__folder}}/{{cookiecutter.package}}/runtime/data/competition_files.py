@@ -19,7 +19,7 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 from ..config import Config, inputs_of
 from ..errors import UserError, named
 from ..platform.files import IMAGE_SUFFIXES
-from . import metadata, tables
+from . import tables
 
 WHOLE_NUMBER = re.compile(r"-?\d+")
 LABEL_COLUMNS = ("label", "target")  # the labels' column, when not given: the first there
@@ -307,59 +307,3 @@ def assign_folds(
         for number, (_, held_out) in enumerate(splits):
             fold[held_out] = number
     return fold
-
-
-def metadata_tables(
-    rows: pd.DataFrame, found: dict, test_csv: str, test_ids: list[str], requested: str,
-    group_column: str, flags: dict,
-) -> tuple[pd.DataFrame | None, dict]:  # fmt: skip
-    """The metadata columns chosen (metadata.chosen) for every training image (`rows` and
-    `found`, from training_rows) and every test image (`test_ids`, matched to the rows of
-    `test_csv`): one table by id, "split" train or test, the fold, then the columns; None
-    when no column is used. And what the manifest and the screen say of them."""
-    train = found["columns"]
-    test = read_test_table(test_csv, flags["test_csv"], found["id_column"]) if test_csv else None
-    reserved = {found["id_column"], found["label_column"], group_column}
-    tables_flag = flags["test_csv"]
-    columns, left_out = metadata.chosen(
-        train, test, requested, reserved, flags["metadata"], tables_flag
-    )
-    clashing = [column for column in columns if column in metadata.OWN_COLUMNS]
-    if clashing:
-        raise UserError(
-            f"{flags['metadata']}: the column {clashing[0]!r} has the name of one "
-            f"{metadata.TABLE} keeps for itself ({', '.join(metadata.OWN_COLUMNS)}); rename it in "
-            "both tables"
-        )
-    said = {"columns": columns, "left_out": left_out, "test_csv": test_csv}
-    if not columns:
-        return None, said
-    parts = [
-        pd.DataFrame({"id": rows["id"], "split": "train", "fold": rows["fold"].astype(str)}).join(
-            train[columns].reset_index(drop=True)
-        )
-    ]
-    if test is not None and test_ids:
-        matched = metadata.of_ids_rows(test, test_ids, f"{tables_flag} {test_csv}", (
-            f"give a row for every image of {flags['test_images']}, or --metadata-columns '' "
-            "to train on the images alone"
-        ))  # fmt: skip
-        parts.append(
-            pd.DataFrame({"id": test_ids, "split": "test", "fold": ""}).join(matched[columns])
-        )
-    return pd.concat(parts, ignore_index=True), said
-
-
-def read_test_table(csv: str, flag: str, id_column: str) -> pd.DataFrame:
-    """The test images' table, its ids in "id": the training table's id column when it has
-    one, else its first column."""
-    table = read_csv(csv, flag)
-    if table.empty:
-        raise UserError(f"{flag} {csv}: no rows under its header; give the test images' table")
-    column = id_column if id_column in table.columns else table.columns[0]
-    repeated = table[column][table[column].duplicated()].tolist()
-    if repeated:
-        raise UserError(
-            f"{flag} {csv}: ids occur more than once in {column!r}, e.g. {repeated[:3]}"
-        )
-    return table.assign(id=table[column]) if column != "id" else table

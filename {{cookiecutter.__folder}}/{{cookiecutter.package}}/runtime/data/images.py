@@ -22,47 +22,16 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, inputs_of, places_of, validating_fold
+from ..config import Config, places_of, validating_fold
 from ..errors import UserError, named
-from ..platform.files import MANIFEST, for_pandas, is_url, written_whole
+from ..platform.files import for_pandas, is_url, written_whole
 from . import competition_files, scan
+from .records import Split
 
 FLAGS = {"images": named("train_images"), "csv": named("train_csv"), "group": named("group_column")}
 FOLDS = "folds.csv"  # the run's folds, beside its checkpoints
 # The first bytes of each image format tf.io.decode_image reads.
 SIGNATURES = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8", b"BM")
-
-
-def chosen(cfg: Config) -> bool:
-    """Whether the config reads a competition's images and CSV: asked for by a flag, or the
-    data folder holds the training CSV and its image folder, and no records of its own."""
-    typed = inputs_of(cfg).typed
-    if {"train_csv", "train_images"} & typed:
-        return True
-    if "train_files" in typed:
-        return False
-    csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
-    if "://" in csv or not (os.path.isfile(csv) and os.path.isdir(images)):
-        return False
-    if os.path.exists(places_of(cfg).in_data(MANIFEST)):
-        return False
-    return not records_there(cfg, "train_files")
-
-
-def only_test_images(cfg: Config) -> bool:
-    """Whether the test set is the test images folder because no test records are there: the
-    records' pattern, unless given, matches nothing, and the folder exists."""
-    if "test_files" in inputs_of(cfg).typed or places_of(cfg).data.startswith("tfds:"):
-        return False
-    folder = places_of(cfg).file("test_images")
-    if "://" in folder or not os.path.isdir(folder):
-        return False
-    return not records_there(cfg, "test_files")
-
-
-def records_there(cfg: Config, field: str) -> bool:
-    """Whether the records' pattern of a split matches any file (a bucket's too)."""
-    return any(tf.io.gfile.glob(part) for part in places_of(cfg).file(field).split(","))
 
 
 @dataclasses.dataclass
@@ -302,3 +271,53 @@ def scanned(cfg: Config, paths: list[str], ids: list[str] | None = None) -> list
             shard.problem(what, scan.WHOLE_FILE)
             bad.append(shard)
     return bad
+
+
+class CompetitionImages:
+    """A competition's image files and its training CSV as source.py's readers serve them,
+    folds made at run time."""
+
+    kind = "images"
+
+    def resolved(self, cfg: Config) -> tuple[Config, dict]:
+        return resolved(cfg)
+
+    def describe(self, cfg: Config, manifest: dict) -> str:
+        return describe(cfg, manifest)
+
+    def split(self, cfg: Config, field: str, labeled: bool):
+        """A fold's images by the CSV (checked there, and images by their first bytes), or
+        every image of the test folder with its id."""
+        if labeled:
+            rows = split_rows(cfg, field)
+            paths = split_paths = rows["path"].tolist()
+            flag, ids = named("train_images"), rows["id"].tolist()
+        else:
+            split_paths, ids = test_images(cfg)
+            paths, flag = split_paths, named("test_images")
+        checked(paths, flag)
+        folder = places_of(cfg).file("train_images" if labeled else "test_images")
+        said = f"{len(paths)} images ({folder})"
+        return Split(split_paths, len(paths), ids, said, ("test_images",))
+
+    def training(
+        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
+        with_ids: bool = False,
+    ) -> tf.data.Dataset:  # fmt: skip
+        return training(cfg, files, skipped, with_ids)
+
+    def in_order(
+        self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
+    ) -> tuple[tf.data.Dataset, int]:
+        ids = None if labeled else ids_of(cfg, files)
+        return in_order(cfg, files, labeled, with_ids, ids)
+
+    def carries_ids(self, cfg: Config, files: list[str]) -> bool:
+        return True
+
+    def encoded(self, image: tf.Tensor) -> tf.Tensor:
+        """The file the image feature names, read (`examples` serves paths)."""
+        return read(image)
+
+    def scanned(self, cfg: Config, files: list[str], labeled: bool) -> list[scan.Shard] | None:
+        return scanned(cfg, files, None if labeled else ids_of(cfg, files))

@@ -23,10 +23,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
+from ..outputs.run_files import FITTED
 from ..platform.files import METADATA_TABLE
+from .tables import read_csv, stem
 
 AUTO = "auto"  # Config.metadata_columns: the columns both tables hold
-SPEC = "metadata.json"  # the run's encoding, beside its weights
+SPEC = FITTED["metadata"]  # the run's encoding, beside its weights
 TABLE = METADATA_TABLE  # records: every image's columns, by its record's id, beside the shards
 OWN_COLUMNS = ("id", "split", "fold")  # what TABLE holds before the columns
 MOST_VALUES = 32  # values one-hot per column; the rarer share the unknown slot
@@ -231,5 +233,55 @@ def of_ids_rows(table: pd.DataFrame, ids: list[str], where: str, fix: str) -> pd
     return by_id.loc[matched].reset_index(drop=True)
 
 
-def stem(key: str) -> str:
-    return key.rsplit(".", 1)[0] if "." in key.rsplit("/", 1)[-1] else key
+def metadata_tables(
+    rows: pd.DataFrame, found: dict, test_csv: str, test_ids: list[str], requested: str,
+    group_column: str, flags: dict,
+) -> tuple[pd.DataFrame | None, dict]:  # fmt: skip
+    """What `records` writes beside its shards: the metadata columns chosen for every training image (`rows` and
+    `found`, from training_rows) and every test image (`test_ids`, matched to the rows of
+    `test_csv`): one table by id, "split" train or test, the fold, then the columns; None
+    when no column is used. And what the manifest and the screen say of them."""
+    train = found["columns"]
+    test = read_test_table(test_csv, flags["test_csv"], found["id_column"]) if test_csv else None
+    reserved = {found["id_column"], found["label_column"], group_column}
+    tables_flag = flags["test_csv"]
+    columns, left_out = chosen(train, test, requested, reserved, flags["metadata"], tables_flag)
+    clashing = [column for column in columns if column in OWN_COLUMNS]
+    if clashing:
+        raise UserError(
+            f"{flags['metadata']}: the column {clashing[0]!r} has the name of one "
+            f"{TABLE} keeps for itself ({', '.join(OWN_COLUMNS)}); rename it in "
+            "both tables"
+        )
+    said = {"columns": columns, "left_out": left_out, "test_csv": test_csv}
+    if not columns:
+        return None, said
+    parts = [
+        pd.DataFrame({"id": rows["id"], "split": "train", "fold": rows["fold"].astype(str)}).join(
+            train[columns].reset_index(drop=True)
+        )
+    ]
+    if test is not None and test_ids:
+        matched = of_ids_rows(test, test_ids, f"{tables_flag} {test_csv}", (
+            f"give a row for every image of {flags['test_images']}, or --metadata-columns '' "
+            "to train on the images alone"
+        ))  # fmt: skip
+        parts.append(
+            pd.DataFrame({"id": test_ids, "split": "test", "fold": ""}).join(matched[columns])
+        )
+    return pd.concat(parts, ignore_index=True), said
+
+
+def read_test_table(csv: str, flag: str, id_column: str) -> pd.DataFrame:
+    """The test images' table, its ids in "id": the training table's id column when it has
+    one, else its first column."""
+    table = read_csv(csv, flag)
+    if table.empty:
+        raise UserError(f"{flag} {csv}: no rows under its header; give the test images' table")
+    column = id_column if id_column in table.columns else table.columns[0]
+    repeated = table[column][table[column].duplicated()].tolist()
+    if repeated:
+        raise UserError(
+            f"{flag} {csv}: ids occur more than once in {column!r}, e.g. {repeated[:3]}"
+        )
+    return table.assign(id=table[column]) if column != "id" else table

@@ -15,7 +15,7 @@ import pandas as pd
 from ..config import Config, places_of, validating_fold
 from ..errors import UserError, named
 from ..platform.files import reaching, write_json
-from . import competition_files, images, metadata, source, tables
+from . import images, metadata, source, tables
 
 
 @dataclasses.dataclass
@@ -33,7 +33,7 @@ def found(cfg: Config, manifest: dict | None) -> Found | None:
     if not cfg.metadata_columns.strip():
         return None
     reading = source.of(cfg)
-    if isinstance(reading, source.CompetitionImages):
+    if reading.kind == "images":
         return from_training_csv(cfg)
     said = (manifest or {}).get("metadata") or {}
     available = said.get("columns") or []
@@ -88,7 +88,7 @@ def from_training_csv(cfg: Config) -> Found | None:
 
 
 def test_table(cfg: Config) -> pd.DataFrame:
-    return competition_files.read_test_table(
+    return metadata.read_test_table(
         places_of(cfg).file("test_csv"), named("test_csv"), cfg.id_column
     )
 
@@ -140,9 +140,7 @@ def for_test(
         import tensorflow as tf
 
         with reaching(where):
-            there = not isinstance(source.of(cfg, "test_files"), source.TfdsSet) and (
-                tf.io.gfile.exists(where)
-            )
+            there = source.of(cfg, "test_files").kind != "tfds" and (tf.io.gfile.exists(where))
         if not there:
             raise UserError(f"no table of the test images' metadata; {fix}")
         table = read_table(where)

@@ -1,11 +1,17 @@
-"""tf.data pipelines from examples (source.py: records or a TFDS set) to batches the model can eat.
+"""The datasets: examples (TFRecords, a competition's image files or a TFDS set: source.py)
+to the batches the model takes, as tf.data builds them. The notebook shows this module as its
+datasets cell, and every command reads it: what you change here is what trains and predicts.
 
-Images leave the pipeline as uint8 (a quarter of float32's bytes; the model casts them),
-or as bfloat16 in 0..255 for TPUs under TensorFlow, which take no uint8. Every batch has a
-fully static shape, as XLA and TPUs require: inference pads its last batch with weight-0 rows.
-The same pipeline feeds Keras on TensorFlow and on JAX. The host reads, decodes and runs the
-recipe's host augmentations on training batches (model.py's: RandAugment, if on); mixing,
-random crops and flips happen in the model, on the accelerator (augment.py).
+- Training: one pass after another, shuffled; each image decoded (steps.py), batched with a
+  static shape, then the recipe's host augmentations (model.py's) on each batch; prefetched.
+- Validation and test: every example once, in one fixed order, its id beside it; the last
+  batch filled with blank rows of weight 0.
+
+Images leave as uint8 (a quarter of float32's bytes; the model casts them), or as bfloat16 in
+0..255 for TPUs under TensorFlow, which take no uint8. XLA and TPUs need static shapes: every
+batch has one. MixUp, CutMix, random crops and flips run in the model, on the accelerator
+(augment.py): the host decodes and does the least it can. The same pipeline feeds Keras on
+TensorFlow and on JAX.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import tensorflow as tf
 
 from ..config import Config
 from ..errors import UserError, named
-from . import pseudo_labels, source, steps
+from . import source, steps
 
 AUTO = tf.data.AUTOTUNE
 
@@ -49,19 +55,39 @@ def for_training(
     reading = source.of(cfg)
     with_ids = metadata is not None or bool(corrections)
     examples = reading.training(cfg, files, skipped, with_ids).with_options(options)
-    if corrections:
+    if corrections:  # --drop-ids, --relabel
         examples = corrections.applied(examples, cfg)
     examples = examples.shuffle(cfg.shuffle_buffer, seed=cfg.seed).repeat()
-    encoded = reading.encoded
+    encoded, weighed = reading.encoded, ""
     if pseudo:  # each read as it is: the training set and the test set may be of two kinds
         examples = pseudo.mixed_in(examples, cfg, reading, source.of(cfg, "test_files"))
-        encoded = lambda image: image
+        encoded, weighed = (lambda image: image), pseudo.weight_feature
     batch = global_batch // cfg.num_processes
-    batches = decoded_batches(examples, cfg, batch, image_dtype, encoded, metadata)
+    batches = decoded_batches(examples, cfg, batch, image_dtype, encoded, metadata, weighed)
     if not augmentations:
         return batches
     check_static(batches, "train_files")  # Keras' image layers need the image's size
     return augmented(batches, cfg, augmentations, image_dtype)
+
+
+def decoded_batches(
+    examples: tf.data.Dataset, cfg: Config, batch: int, image_dtype,
+    encoded=lambda image: image, metadata=None, weighed: str = "",
+):  # fmt: skip
+    """(image, label) batches of examples (feature name to value), decoded at full size.
+    `encoded` makes an example's image feature encoded bytes (an image file's path: the file
+    read). With `metadata`, the image is {"image", "metadata"} (`inputs`); with `weighed`,
+    the feature holding each example's weight in the loss, batches are (image, label, weight)."""
+    join = inputs(cfg, metadata)
+
+    def pair(ex):
+        image = join(ex, tf.cast(steps.image(encoded(ex[cfg.image_key]), cfg), image_dtype))
+        if weighed:
+            return image, ex[cfg.label_key], ex[weighed]  # rows of shares, weighed
+        return image, steps.as_label(cfg, ex[cfg.label_key])
+
+    batches = examples.map(pair, num_parallel_calls=AUTO)
+    return batches.batch(batch, drop_remainder=True).prefetch(AUTO)
 
 
 def augmented(batches: tf.data.Dataset, cfg: Config, augmentations: list, image_dtype: str):
@@ -97,26 +123,6 @@ def as_pixels(images: tf.Tensor, dtype) -> tf.Tensor:
     return tf.cast(images, dtype)
 
 
-def decoded_batches(
-    examples: tf.data.Dataset, cfg: Config, batch: int, image_dtype,
-    encoded=lambda image: image, metadata=None,
-):  # fmt: skip
-    """(image, label) batches of examples (feature name to value), decoded at full size; the
-    model crops and flips them (augment.py), so the host does the least it can. `encoded`
-    makes an example's image feature encoded bytes (an image file's path: the file read).
-    With `metadata`, the image is {"image", "metadata"} (`inputs`)."""
-    join = inputs(cfg, metadata)
-
-    def pair(ex):
-        image = join(ex, tf.cast(steps.image(encoded(ex[cfg.image_key]), cfg), image_dtype))
-        if pseudo_labels.WEIGHT not in ex:
-            return image, steps.as_label(cfg, ex[cfg.label_key])
-        return image, ex[cfg.label_key], ex[pseudo_labels.WEIGHT]  # rows of shares, weighed
-
-    batches = examples.map(pair, num_parallel_calls=AUTO)
-    return batches.batch(batch, drop_remainder=True).prefetch(AUTO)
-
-
 def inputs(cfg: Config, metadata=None):
     """What the model takes of an example and its decoded image: the image, or with
     `metadata` (metadata.Features) {"image", "metadata"}, the row its id names."""
@@ -150,20 +156,13 @@ def for_inference(
     reading = source.of(cfg, "valid_files" if labeled else "test_files")
     examples, count = reading.in_order(cfg, files, labeled, ids or metadata is not None)
     join = inputs(cfg, metadata)
-    rows = examples.map(
-        lambda ex: (
-            (
-                join(
-                    ex,
-                    tf.cast(steps.image(reading.encoded(ex[cfg.image_key]), cfg), image_dtype),
-                ),
-                steps.as_label(cfg, ex[key]) if labeled else ex[key],
-                tf.constant(1.0),
-            )
-            + ((ex[cfg.id_key],) if ids else ())
-        ),
-        num_parallel_calls=AUTO,
-    )
+
+    def row(ex):
+        image = tf.cast(steps.image(reading.encoded(ex[cfg.image_key]), cfg), image_dtype)
+        answer = steps.as_label(cfg, ex[key]) if labeled else ex[key]
+        return (join(ex, image), answer, tf.constant(1.0)) + ((ex[cfg.id_key],) if ids else ())
+
+    rows = examples.map(row, num_parallel_calls=AUTO)
     image = tf.zeros([cfg.image_size, cfg.image_size, 3], image_dtype)
     blank = (
         image if metadata is None else {"image": image, "metadata": metadata.blank()},

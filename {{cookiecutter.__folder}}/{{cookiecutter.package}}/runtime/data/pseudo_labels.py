@@ -19,8 +19,7 @@ import tensorflow as tf
 
 from ..config import Config, places_of, validating_fold
 from ..errors import UserError, first_line, named
-from . import metadata
-from .tables import read_csv
+from .tables import read_csv, stem
 
 WEIGHT = "pseudo_weight"  # the feature holding an example's weight in the loss
 
@@ -35,6 +34,7 @@ class PseudoLabels:
     weight: float
     files: list[str]
     alongside: int  # training images a pass
+    weight_feature = WEIGHT  # what mixed_in's examples hold their weight in (not a field)
 
     def __bool__(self) -> bool:
         return bool(self.ids)
@@ -127,7 +127,7 @@ def read(
     spellings = {}
     for key in test_ids:
         name = key.rsplit("/", 1)[-1]
-        for spelled in (name, metadata.stem(name), metadata.stem(key), key):
+        for spelled in (name, stem(name), stem(key), key):
             spellings[spelled] = key
     ids = table[table.columns[0]].map(lambda key: spellings.get(key, ""))
     unknown = sorted(table[table.columns[0]][ids == ""])

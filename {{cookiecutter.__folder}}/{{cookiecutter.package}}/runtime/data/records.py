@@ -1,23 +1,24 @@
-"""TFRecord files: find them, count them, check their features, read them.
+"""TFRecord files: find them, count them, check their features, read them; and the reader
+source.py serves for them (Records), with what a reader says of a split it checked (Split).
 
 Works on local folders, Kaggle's /kaggle/input and gs:// buckets alike through tf.io.gfile.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import re
 
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, places_of
+from ..config import Config, inputs_of, places_of
 from ..errors import UserError, named
-from ..platform.files import reaching
-from . import steps
+from ..platform.files import MANIFEST, reaching
+from . import scan, steps
+from .manifest import check_count, skipped_tests, with_manifest
+from .scan import COUNT_IN_NAME
 
-# Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
-COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
 AUTO = tf.data.AUTOTUNE
 # What the pipeline parses each feature as.
 KINDS = {"bytes": "bytes_list", "int64": "int64_list", "float": "float_list"}
@@ -243,3 +244,82 @@ def examples_in_order(
     serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
     serialized = serialized.apply(tf.data.experimental.assert_cardinality(total))
     return serialized.map(steps.parse(cfg, labeled, with_ids), num_parallel_calls=AUTO), total
+
+
+@dataclasses.dataclass
+class Split:
+    """One split as checked: its files (for a TFDS set, the one split string), its size, its
+    ids in record order (a labeled split's where its records carry them; a TFDS set's labeled
+    splits, none), and what doctor says of it."""
+
+    files: list[str]
+    records: int
+    ids: list[str]
+    said: str
+    fields: tuple[str, ...] = ("test_files", "id_key")  # what names its ids, for messages
+    skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # unreadable test images
+
+
+class Records:
+    """TFRecord shards, with the manifest `records` writes beside them where there is one."""
+
+    kind = "records"
+
+    def resolved(self, cfg: Config) -> tuple[Config, dict | None]:
+        """The config with what the manifest says for the fields the user did not give, and
+        the manifest (None without one)."""
+        return with_manifest(cfg)
+
+    def describe(self, cfg: Config, manifest: dict) -> str:
+        folds, classes = manifest["folds"], manifest["classes"]
+        held_out = f", fold {cfg.fold} validates" if folds > 1 else ""
+        names = (
+            f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
+        )
+        heading = (
+            f"records: {places_of(cfg).in_data(MANIFEST)}: {folds} folds{held_out}, "
+            f"{manifest['num_classes']} classes{names}"
+        )
+        balance = [  # what each fold holds: a fold short of a class scores it badly
+            f"  fold {fold}: {held['records']} records, {min(held['classes'].values())} to "
+            f"{max(held['classes'].values())} per class ({len(held['classes'])} classes)"
+            for fold, held in manifest["train"]["per_fold"].items()
+        ]
+        return "\n".join([heading, *balance])
+
+    def split(self, cfg: Config, field: str, labeled: bool) -> Split:
+        """Every record's label (or id) read, shard by shard; the first shard's features
+        checked by name and kind first, so a wrong key is named before anything is read."""
+        files = find_checked(cfg, field, labeled)
+        shards = scan.check_split(files, cfg, field, labeled)
+        count = sum(shard.records for shard in shards)
+        manifest = inputs_of(cfg).said  # as the command resolved it (source.resolved)
+        check_count(cfg, field, count, manifest)
+        ids = [key for shard in shards for key in shard.ids]
+        said = f"{len(files)} files, {count} records ({places_of(cfg).file(field)})"
+        skipped = {} if labeled else skipped_tests(manifest)
+        return Split(files, count, ids, said, skipped=skipped)
+
+    def training(
+        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
+        with_ids: bool = False,
+    ) -> tf.data.Dataset:  # fmt: skip
+        """One pass over this process's share of the records, in shuffled file order."""
+        return training_examples(files, cfg, skipped, with_ids)
+
+    def in_order(
+        self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
+    ) -> tuple[tf.data.Dataset, int]:
+        """Every record once, in one fixed order, and how many there are."""
+        return examples_in_order(files, cfg, labeled, with_ids)
+
+    def carries_ids(self, cfg: Config, files: list[str]) -> bool:
+        return cfg.id_key in features_of(files[0])
+
+    def encoded(self, image: tf.Tensor) -> tf.Tensor:
+        """An example's image feature as encoded bytes: the feature itself."""
+        return image
+
+    def scanned(self, cfg: Config, files: list[str], labeled: bool) -> list[scan.Shard] | None:
+        """Every image decoded, shard by shard."""
+        return scan.scan_split(files, cfg, labeled, decode=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
+import re
 
 import tensorflow as tf
 from google.protobuf.message import DecodeError
@@ -19,7 +20,9 @@ from tqdm.auto import tqdm
 from ..config import Config
 from ..errors import UserError, named
 from . import steps
-from .records import COUNT_IN_NAME
+
+# Kaggle names shards like "00-512x512-798.tfrec": the last number is the record count.
+COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
 
 SHOWN = 5  # shards named in one error; doctor --scan lists them all
 WHOLE_FILE = -1  # a problem of the file, not of one record

@@ -61,3 +61,8 @@ def read_text(source: str | bytes) -> pd.DataFrame:
             if separator in table.columns[0]:
                 return read(separator)
     return table
+
+
+def stem(key: str) -> str:
+    """An id without its file's extension (t0.jpg: t0), as a table may spell it."""
+    return key.rsplit(".", 1)[0] if "." in key.rsplit("/", 1)[-1] else key

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from ..config import Config, filled, places_of, validating_fold
 from ..errors import UserError, first_line, named
+from .records import Split
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
@@ -224,3 +225,45 @@ def check_split(cfg: Config, field: str, labeled: bool) -> tuple[int, list[str]]
         return (known[split].num_examples if known else size(served)), []
     ids = [key.decode() for key in served.map(lambda ex: ex[cfg.id_key]).as_numpy_iterator()]
     return len(ids), ids
+
+
+class TfdsSet:
+    """A TensorFlow Datasets set as source.py's readers serve one, prepared (downloaded once)
+    where TFDS keeps its sets."""
+
+    kind = "tfds"
+
+    def resolved(self, cfg: Config) -> tuple[Config, dict]:
+        """The config with the set's splits and classes, and what doctor shows of the set."""
+        return with_splits(cfg)
+
+    def describe(self, cfg: Config, manifest: dict) -> str:
+        return describe(cfg, manifest)
+
+    def split(self, cfg: Config, field: str, labeled: bool):
+        count, ids = check_split(cfg, field, labeled)
+        name = getattr(cfg, field)
+        return Split([name], count, ids, f"{count} examples (TFDS split {name})")
+
+    def training(
+        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
+        with_ids: bool = False,
+    ) -> tf.data.Dataset:  # fmt: skip
+        share = (cfg.process_id, cfg.num_processes)
+        return examples(cfg, files[0], shuffled=True, share=share)
+
+    def in_order(
+        self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
+    ) -> tuple[tf.data.Dataset, int]:
+        served = examples(cfg, files[0])
+        return served, size(served)
+
+    def carries_ids(self, cfg: Config, files: list[str]) -> bool:
+        return True  # every example's tfds_id
+
+    def encoded(self, image: tf.Tensor) -> tf.Tensor:
+        return image
+
+    def scanned(self, cfg: Config, files: list[str], labeled: bool):
+        """None: TFDS checked the set's images when it prepared it."""
+        return

@@ -15,9 +15,10 @@ import numpy as np
 
 from ..config import Config, places_of
 from ..errors import UserError, first_line
+from ..outputs.run_files import FITTED
 from ..platform.files import write_json
 
-CUTS = "grade_cuts.json"
+CUTS = FITTED["grades"]
 STEPS = 40  # candidates tried between a cut's neighbours, each pass
 PASSES = 3
 

@@ -11,17 +11,16 @@ on your data. Augmentation runs where it costs least (docs/recipe.md gives the c
   branchy), off unless asked for.
 Only Keras 3 APIs: the same code builds under TensorFlow and JAX.
 
-This is the module a competitor edits (the notebook shows it as its model cell): train,
-evaluate, predict and preview use whichever copy of these functions they are given.
+This is the module a competitor edits: the notebook shows it as its model cell, and train,
+evaluate, predict, preview, doctor and ablate all read it, in a notebook as the cell wrote it.
 """
 
 import keras
 from keras import layers, ops
 
-# Spelled out, not relative: the notebook runs this file as its model cell, outside the package.
-from {{ cookiecutter.package }}.runtime.config import crop_area, flips
-from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, MixUpOrCutMix
-from {{ cookiecutter.package }}.runtime.learning.averaging import WarmedUpAverage
+from ..config import crop_area, flips
+from .augment import CropAndFlip, MixUpOrCutMix
+from .averaging import WarmedUpAverage
 
 
 def host_augmentations(cfg):

@@ -136,42 +136,11 @@ def score(truth, probabilities, metric: str, **options) -> float:
     return score_labels(truth, predicted, metric, **options)
 
 
-def cuts_for(cfg, truth, probabilities) -> list[float] | None:
-    """What turns probabilities into answers, fitted on these records: each class's threshold
-    (multi-label), or the cuts between grades where they beat the most probable grade (qwk);
-    None: the most probable class."""
-    if cfg.multi_label:
-        from . import thresholds
-
-        return thresholds.chosen(truth, probabilities)
-    if cfg.metric == "qwk":
-        from . import grades
-
-        return grades.chosen(truth, probabilities)
-    return None
-
-
-def answered(cfg, probabilities, cuts) -> np.ndarray:
-    """The answers `cuts` (cuts_for's) give: every class at or above its threshold
-    (multi-label), or the grade the cuts between grades give (qwk)."""
-    if cfg.multi_label:
-        from . import thresholds
-
-        return thresholds.applied(probabilities, cuts)
-    if cfg.metric == "qwk":
-        from . import grades
-
-        return grades.graded(probabilities, cuts)
-    raise ValueError(f"cuts for {cfg.metric}, which answers with the most probable class")
-
-
-def of_run(cfg, truth, probabilities, cuts=None, predicted=None) -> float:
+def of_run(cfg, truth, probabilities, predicted=None) -> float:
     """The run's metric (Config.metric, with its options): of `predicted`, the answers as
-    written (valid.csv's), where given and the metric scores answers; else of the answers
-    `cuts` give, or of the probabilities."""
+    written (valid.csv's, or those cuts.py's cuts give), where given and the metric scores
+    answers; else of the probabilities."""
     options = {"min_tpr": cfg.pauc_min_tpr, "k": cfg.map_k, "num_classes": cfg.num_classes}
-    if METRICS[cfg.metric].reads == "labels" and predicted is None and cuts is not None:
-        predicted = answered(cfg, np.asarray(probabilities), cuts)
     if predicted is not None and METRICS[cfg.metric].reads == "labels":
         return score_labels(truth, predicted, cfg.metric, **options)
     return score(truth, probabilities, cfg.metric, **options)

@@ -11,9 +11,10 @@ import numpy as np
 
 from ..config import Config, class_names, places_of
 from ..errors import UserError, first_line
+from ..outputs.run_files import FITTED
 from ..platform.files import write_json
 
-THRESHOLDS = "thresholds.json"
+THRESHOLDS = FITTED["thresholds"]
 CANDIDATES = np.round(np.arange(0.05, 0.96, 0.05), 2)
 DEFAULT = 0.5  # a class the validation records never show keeps this
 

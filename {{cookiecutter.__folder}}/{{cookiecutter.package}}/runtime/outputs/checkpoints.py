@@ -12,8 +12,6 @@ it keeps no history of the epochs before a restart, and it deletes itself when t
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import hashlib
 import json
 import math
@@ -25,22 +23,19 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from ..backbone_choices import uses_preset
-from ..config import LABEL_FILES, Config, fields_with, filled, places_of
-from ..data import metadata
+from ..config import LABEL_FILES, Config, fields_with, places_of
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
-from ..platform.accelerator import Accelerator
 from ..platform.files import (
     NO_ROOM,
     disk_full,
     is_url,
-    on_this_machine,
     place,
     write_json,
     written_whole,
 )
-from .run_record import read_record, run_records
+from .run_files import CHECKPOINTS
+from .trained_run import ARCHITECTURE, damaged, differences, listed
 
 # What a run records of its config (checkpoint.json's made_by, model.json), and what resuming
 # and predicting do with each field, by the field's `checkpoint` (config.knob):
@@ -58,44 +53,10 @@ RECORDED = fields_with("recorded", "trained", "data", "model")
 # other data under the same name: its contents' digest is recorded beside its path.
 CONTENTS = {name: f"{name}_sha256" for name in LABEL_FILES}
 MUST_MATCH = (*fields_with("data", "model"), "global_batch", *CONTENTS.values())
-FROM_TRAINED = fields_with("trained", "model")
-MODEL_FIELDS = fields_with("model")
-
-
-# Beside the trained weights: the backbone preset's architecture and input scaling, so that
-# a notebook that only predicts needs nothing but the trained run (no Kaggle Models).
-ARCHITECTURE = "backbone"
 
 
 def folder(cfg: Config) -> Path:
-    return places_of(cfg).output / "checkpoints"
-
-
-def trained_weights(cfg: Config) -> Path:
-    """Where `predict` and `evaluate` find the final weights: in the trained run's folder
-    (Config.trained_dir, else the output folder `train` left them in)."""
-    return places_of(cfg).trained / "model.weights.h5"
-
-
-def with_trained(cfg: Config) -> Config:
-    """With Config.trained_dir (another notebook's output, say), the config with the trained
-    run's model and classes for the fields the user did not give: the run is all predict needs."""
-    if not cfg.trained_dir:
-        return cfg
-    folder = places_of(cfg).trained
-    records = run_records(folder)
-    if not records:
-        raise UserError(
-            f"{named('trained_dir')} {cfg.trained_dir} ({folder}) holds no trained run "
-            "(model.json and model.weights.h5, or fold*/ with them); give the output folder of "
-            "a finished `train`, or the training notebook's output"
-        )
-    recorded = read_record(records[0])
-    return filled(
-        cfg,
-        {name: recorded[name] for name in FROM_TRAINED if name in recorded},
-        f"the trained run {records[0]}",
-    )
+    return places_of(cfg).output / CHECKPOINTS
 
 
 def made_by(cfg: Config, run: plan.Plan | None) -> dict:
@@ -117,23 +78,6 @@ def digest(path: str) -> str:
         return hashlib.sha256(place(path).read_bytes()).hexdigest()[:16]
     except OSError:
         return ""
-
-
-def differences(recorded: dict, now: dict) -> dict[str, tuple]:
-    return {
-        name: (recorded[name], value)
-        for name, value in now.items()
-        if name in recorded and recorded[name] != value
-    }
-
-
-def listed(changes: dict[str, tuple]) -> str:
-    def change(name: str, then, now) -> str:
-        if name in CONTENTS.values():
-            return f"the contents of {name.removesuffix('_sha256')}: sha256 {then} then, {now} now"
-        return f"{name} {then!r} then, {now!r} now"
-
-    return ", ".join(change(name, *values) for name, values in changes.items())
 
 
 def check_resumable(cfg: Config, run: plan.Plan | None) -> str:
@@ -177,73 +121,6 @@ def read_state(where: Path) -> dict:
             f"{path} cannot be read ({error}); start over with --no-resume, or pick another "
             f"{named('output_dir')}"
         ) from error
-
-
-def describe_trained(cfg: Config) -> str:
-    """Trained weights as doctor sees them: train will make or replace them."""
-    path = trained_weights(cfg)
-    if not path.is_file():
-        return f"none yet; train writes {path}"
-    try:
-        return f"{check_trained(cfg)} (train replaces them)"
-    except UserError as error:
-        return f"{error} (train replaces them)"
-
-
-def check_trained(cfg: Config) -> str:
-    """The trained weights' path, after checking they exist and were made for this model."""
-    path = trained_weights(cfg)
-    if not path.is_file():
-        raise UserError(
-            f"no trained weights at {path}; run `train` first or set {named('output_dir')}"
-        )
-    record = path.with_name("model.json")
-    recorded = read_record(record) if record.is_file() else {}
-    changes = differences(recorded, {name: getattr(cfg, name) for name in MODEL_FIELDS})
-    if changes:
-        raise UserError(
-            f"{path} was trained for another model ({listed(changes)}, as {record.name} "
-            f"records); set {', '.join(named(name) for name in changes)} as it was trained, "
-            "or train again"
-        )
-    return str(path)
-
-
-def load_trained(cfg: Config, found: Accelerator, build_model=None):
-    """The trained model, made by `build_model` (model.py's by default); call inside
-    found.scope()."""
-    if build_model is None:
-        from ..learning.model import (
-            build_model,  # the package's own; a notebook passes its model cell's
-        )
-
-    check_trained(cfg)
-    path = trained_weights(cfg)
-    precision = plan.precision(found, cfg.precision)
-    saved = path.with_name(ARCHITECTURE)  # the preset's architecture, saved by the run
-    with contextlib.ExitStack() as stack:
-        if uses_preset(cfg) and (saved / "config.json").is_file():
-            cfg = dataclasses.replace(cfg, weights=stack.enter_context(on_this_machine(saved)))
-        architecture = backbones.load(cfg, precision, with_weights=False)
-    keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made
-    spec = metadata_spec(cfg)
-    if spec:  # a model cell of before the metadata takes three arguments: it is not asked more
-        net = build_model(cfg, architecture, found.image_dtype, metadata.width(spec))
-    else:
-        net = build_model(cfg, architecture, found.image_dtype)
-    try:
-        net.load_weights(str(path))  # trained weights replace the backbone's
-    except (ValueError, OSError) as error:
-        raise UserError(
-            f"{path} does not fit this model ({first_line(error)}); train again, or set "
-            f"{named('output_dir')} to the run that made it"
-        ) from error
-    return net
-
-
-def metadata_spec(cfg: Config) -> dict | None:
-    """The metadata encoding the trained run saved beside its weights (None: images alone)."""
-    return metadata.saved(trained_weights(cfg).with_name(metadata.SPEC))
 
 
 def save_trained(
@@ -338,13 +215,17 @@ def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
     if not saved["epoch"]:
         return 0, {}
     net.optimizer.build(net.trainable_variables)  # so its saved state has somewhere to go
+    start_over = (
+        f"start over with {named('resume')} off (--no-resume), or pick another "
+        f"{named('output_dir')}"
+    )
     try:
         net.load_weights(str(where / "checkpoint.weights.h5"))
     except (ValueError, OSError) as error:
         raise UserError(
-            f"the checkpoint in {where} does not fit this model ({first_line(error)}); "
-            f"start over with {named('resume')} off (--no-resume), or pick another "
-            f"{named('output_dir')}"
+            damaged(where / "checkpoint.weights.h5", start_over)
+            or f"the checkpoint in {where} does not fit this model ({first_line(error)}); "
+            + start_over
         ) from error
     return saved["epoch"], saved["history"]
 

@@ -12,18 +12,23 @@ from ..errors import named
 from ..platform.files import FETCHED_FROM, refuse_foreign
 from ..platform.kaggle_inputs import WORKING
 
+# What a run fits and keeps beside its weights for some configs only: the cuts between grades
+# (qwk), each class's threshold (multi-label), the metadata's encoding. A run that fits none
+# removes an earlier run's, which its weights would not go with.
+FITTED = {"grades": "grade_cuts.json", "thresholds": "thresholds.json", "metadata": "metadata.json"}
 # The files a run writes at the top of its folder (a fold's run, in fold<k>/ likewise).
 RUN_FILES = {
     "model.json", "model.weights.h5", "history.json", "curves.png", "valid.csv", "folds.csv",
-    "thresholds.json", "grade_cuts.json", "metadata.json", "oof.csv", "submission.csv", "test_probabilities.csv",
+    *FITTED.values(), "oof.csv", "submission.csv", "test_probabilities.csv",
     "test_probabilities.json", "confusion.png", "predictions.png", "augmented_batch.png",
     "learning_rate.png", "ablate.json", "ablate.png", "label_audit.csv", "label_audit.png",
     "likely_wrong.csv", "pseudo_labels.csv",
     ".run.lock",
 }  # fmt: skip
+CHECKPOINTS = "checkpoints"  # the folder of a run's checkpoints (checkpoints.py)
 # Folders a run fills itself: its checkpoints, the backbone's architecture beside its weights,
 # JAX's compiled programs, bench-input's records.
-RUN_FOLDERS = {"checkpoints", "backbone", "jax-cache", "bench-input"}
+RUN_FOLDERS = {CHECKPOINTS, "backbone", "jax-cache", "bench-input"}
 # What a file browser or Jupyter leaves in a folder one looks into: nobody's output.
 LEFT_BY_BROWSING = {".DS_Store", "Thumbs.db", "desktop.ini", ".ipynb_checkpoints"}
 

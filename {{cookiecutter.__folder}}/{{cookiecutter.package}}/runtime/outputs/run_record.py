@@ -7,7 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..errors import UserError, first_line
+from ..config import Config, fields_with, filled, places_of
+from ..errors import UserError, first_line, named
+
+# What predict takes from the trained run for the fields the user did not give (config.knob's
+# "trained" and "model" fields: checkpoints.py holds the rules).
+FROM_TRAINED = fields_with("trained", "model")
 
 
 def run_records(folder: Path) -> list[Path]:
@@ -26,3 +31,24 @@ def read_record(path: Path) -> dict:
     if not isinstance(recorded, dict):
         raise UserError(f"{path} holds {type(recorded).__name__}, not an object; {fix}")
     return recorded
+
+
+def with_trained(cfg: Config) -> Config:
+    """With Config.trained_dir (another notebook's output, say), the config with the trained
+    run's model and classes for the fields the user did not give: the run is all predict needs."""
+    if not cfg.trained_dir:
+        return cfg
+    folder = places_of(cfg).trained
+    records = run_records(folder)
+    if not records:
+        raise UserError(
+            f"{named('trained_dir')} {cfg.trained_dir} ({folder}) holds no trained run "
+            "(model.json and model.weights.h5, or fold*/ with them); give the output folder of "
+            "a finished `train`, or the training notebook's output"
+        )
+    recorded = read_record(records[0])
+    return filled(
+        cfg,
+        {name: recorded[name] for name in FROM_TRAINED if name in recorded},
+        f"the trained run {records[0]}",
+    )

@@ -19,7 +19,6 @@ import tensorflow as tf
 from ..config import Config, came_from, class_names, inputs_of, places_of
 from ..data import tables
 from ..errors import UserError, first_line, named
-from ..learning import grades
 from ..learning.scoring import METRICS
 from ..platform.files import IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
 from .submission_shapes import (
@@ -138,8 +137,11 @@ def written_from(cfg: Config, shape: Shape, probabilities, cuts) -> tuple:
     """What `shape` writes from: the probabilities and the thresholds as they are; or where
     qwk scores it and cuts were fitted between grades, each image's grade as a one-hot row
     (grades.py), so that a labels submission holds the grade."""
-    if cuts is not None and cfg.metric == "qwk" and not cfg.multi_label and type(shape) is Labels:
-        return grades.as_rows(probabilities, cuts), None
+    if cfg.metric == "qwk" and not cfg.multi_label:
+        from ..learning import grades
+
+        if cuts is not None and type(shape) is Labels:
+            return grades.as_rows(probabilities, cuts), None
     return probabilities, cuts
 
 

@@ -122,7 +122,9 @@ def find(cfg: Config) -> Accelerator:
     if cfg.simulate_replicas:  # a TPU-8 run rehearsed on the CPU
         from . import rehearsal
 
-        found = rehearsal.simulated(chosen or "tensorflow", cfg.simulate_replicas)
+        found = Accelerator(
+            "cpu", **rehearsal.simulated(chosen or "tensorflow", cfg.simulate_replicas)
+        )
     elif chosen == "jax":
         found = on_jax(source)
     elif chosen == "tensorflow":

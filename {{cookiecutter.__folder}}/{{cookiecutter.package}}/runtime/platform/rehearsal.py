@@ -9,7 +9,6 @@ import functools
 
 from ..errors import UserError, first_line, named
 from . import backend
-from .accelerator import Accelerator
 
 
 @functools.cache
@@ -60,12 +59,13 @@ def jax_devices(replicas: int) -> tuple:
     return tuple(devices)
 
 
-def simulated(chosen: str, replicas: int) -> Accelerator:
-    """N replicas on the CPU, to rehearse a TPU-8 run: same global batch, same code path."""
+def simulated(chosen: str, replicas: int) -> dict:
+    """N replicas on the CPU, to rehearse a TPU-8 run: same global batch, same code path; what
+    accelerator.py's Accelerator holds of them."""
     if chosen == "tensorflow":
         strategy = tensorflow_strategy(replicas)
         how = f"rehearsal: MirroredStrategy over {replicas} logical CPU devices"
-        return Accelerator("cpu", "tensorflow", replicas, how, strategy=strategy)
+        return {"backend": "tensorflow", "replicas": replicas, "how": how, "strategy": strategy}
     devices = jax_devices(replicas)
     how = f"rehearsal: DataParallel over {len(devices)} JAX host devices"
-    return Accelerator("cpu", "jax", len(devices), how, devices=devices)
+    return {"backend": "jax", "replicas": len(devices), "how": how, "devices": devices}

@@ -95,9 +95,6 @@ def ablate(
     found=None,
     runs: int = RUNS,
     parts: list[str] | None = None,
-    build_model=None,
-    compile_model=None,
-    host_augmentations=None,
 ) -> list[dict]:
     """Train every variant `runs` times (folds 0 to runs-1, or seeds) in <output>/ablate/;
     print the table and write ablate.json and ablate.png there. Returns the table's rows."""
@@ -130,7 +127,7 @@ def ablate(
             else:
                 run = dataclasses.replace(run, seed=cfg.seed + k, output_dir=f"{folder}/seed{k}")
             print(f"--- ablate: {name}, {'fold' if in_folds else 'seed'} {k}")
-            history = train(run, found, build_model, compile_model, host_augmentations)
+            history = train(run, found)
             scores.append(history[f"final_valid_{cfg.metric}"])
             speeds.append(images_per_second(run, history, in_folds))
         rows.append(row(name, changes, scores, speeds))

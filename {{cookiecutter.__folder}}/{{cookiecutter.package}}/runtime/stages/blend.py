@@ -25,7 +25,8 @@ import pandas as pd
 
 from ..config import Config, class_names, names_in, places_of
 from ..errors import UserError, first_line
-from ..learning import blending, scoring
+from ..learning import blending, cuts, scoring
+from ..learning.scoring import METRICS
 from ..outputs.run_record import read_record, run_records
 from ..platform.files import (
     BLEND,
@@ -215,10 +216,10 @@ def scorer(cfg: Config, truth: np.ndarray):
     threshold that suits it best on those rows, for every run and blend alike."""
 
     def score(rows: np.ndarray, probabilities: np.ndarray) -> float:
-        cuts = None
-        if cfg.metric != "roc_auc":
-            cuts = scoring.cuts_for(cfg, truth[rows], probabilities)
-        return scoring.of_run(cfg, truth[rows], probabilities, cuts)
+        fitted = None
+        if METRICS[cfg.metric].reads == "labels":  # answers: where cuts make them, fitted
+            fitted = cuts.cuts_for(cfg, truth[rows], probabilities)
+        return cuts.scored(cfg, truth[rows], probabilities, fitted)
 
     return score
 
@@ -258,7 +259,9 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
     probabilities = blending.blended(tables, weights)
-    cuts = None if cfg.metric == "roc_auc" else scoring.cuts_for(cfg, truth, probabilities)
+    fitted = None
+    if METRICS[cfg.metric].reads == "labels":
+        fitted = cuts.cuts_for(cfg, truth, probabilities)
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in CLASSES},
@@ -274,7 +277,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
         "fold_spread": float(np.std(per_fold)),
         "folds": len(per_fold),
         "images": len(order),
-        "thresholds": cuts,
+        "thresholds": fitted,
         "weights_asked": weights_by,
         "weights_by": chosen,
     }
@@ -406,15 +409,15 @@ def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dic
     return blend
 
 
-def predict_blend(cfg: Config, found, blend: dict, build_model=None) -> Path:
+def predict_blend(cfg: Config, found, blend: dict) -> Path:
     """The blend's submission.csv, predicted afresh: each run with its own trained models,
     image size, backbone and TTA (its own folder in the output), blended with the weights
     `blend` fitted. After each run, the minutes it took and what the whole blend will take
     at that pace: a blend that would outrun a rerun's limit says so early."""
-    return write_submission(cfg, blend, predicted_runs(cfg, found, blend["runs"], build_model))
+    return write_submission(cfg, blend, predicted_runs(cfg, found, blend["runs"]))
 
 
-def predicted_runs(cfg: Config, found, runs: list[dict], build_model=None) -> list[pd.DataFrame]:
+def predicted_runs(cfg: Config, found, runs: list[dict]) -> list[pd.DataFrame]:
     """Each run's test probabilities, predicted afresh with its own trained models, image
     size, backbone and TTA (into its own folder of the output), in the sample's order."""
     from .predict import predict  # TensorFlow: `blend` itself needs none
@@ -430,7 +433,7 @@ def predicted_runs(cfg: Config, found, runs: list[dict], build_model=None) -> li
         )
         print(f"--- run {number} of {len(runs)}: {run['name']} ({run['trained_dir']})")
         started = time.monotonic()
-        predict(one, found, build_model)
+        predict(one, found)
         spent += time.monotonic() - started
         tables.append(test_probabilities(places_of(one).output / "test_probabilities.csv"))
         expected = spent / number * len(runs) / 60

@@ -20,7 +20,6 @@ def doctor(
     found: Accelerator | None = None,
     require: str = "",
     full_scan: bool = False,
-    host_augmentations=None,
 ) -> list[str]:
     """Print what a run would use; return the problems that would stop train or predict
     (none: ready).
@@ -28,12 +27,10 @@ def doctor(
     `require` ("tpu" or "gpu") makes a missing accelerator a problem: a notebook pushed to a
     TPU machine then stops at once instead of training for hours on the host's CPU.
     `full_scan` decodes every image of every split too, and lists every problem per shard.
-    `host_augmentations` is the recipe's (model.py's, unless a notebook passes its model
-    cell's): the batch line shows the labels as train feeds them.
     """
     from ..data import source
-    from ..learning import plan, recipe  # Keras: `doctor --help` needs none
-    from . import preflight
+    from ..learning import plan  # Keras: `doctor --help` needs none
+    from . import preflight, training_checks
 
     cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
@@ -50,8 +47,7 @@ def doctor(
     except UserError:
         pass  # the preflight's check of the manifest says it, among every other problem
     print(places_of(cfg).describe())
-    augmentations = host_augmentations or recipe("host_augmentations")
-    checked = preflight.check(cfg, found, "doctor", augmentations, say=print)
+    checked = preflight.check(cfg, found, "doctor", print, training_checks.CHECKS)
     print(attention_line(cfg, found, checked))
     problems += checked.problems
     if full_scan:
@@ -62,9 +58,8 @@ def doctor(
 
 def attention_line(cfg: Config, found: Accelerator, checked: preflight.Preflight) -> str:
     """Which attention kernel the backbone's layers run on this device, and why."""
-    backbone = BACKBONES[cfg.backbone]
-    if not backbone.attention:  # a convolutional network: no kernel to pick
-        return f"attention: none ({backbone.title} has no attention layers)"
+    if not BACKBONES[cfg.backbone].attention:  # a convolutional network: no kernel to pick
+        return f"attention: none ({BACKBONES[cfg.backbone].title} has no attention layers)"
     from ..learning import attention, plan
 
     planned = checked.plan.value if checked.plan else None

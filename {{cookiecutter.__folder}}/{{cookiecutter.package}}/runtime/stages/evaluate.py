@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import classification_report
 
-from ..config import Config, class_names, places_of
-from ..data import metadata_inputs, pipeline, source
-from ..learning import grades, plan, scoring, thresholds
+from ..config import Config, class_names, places_of, uses_metadata
+from ..data import pipeline, source
+from ..learning import cuts, plan, scoring
 from ..learning.predictions import predict_probabilities
-from ..outputs import checkpoints, plots
+from ..outputs import plots, trained_run
 from ..platform import accelerator, paths
 from ..platform.accelerator import Accelerator
 from . import folds, preflight
@@ -30,30 +30,29 @@ class Validated:
     images: np.ndarray  # the first few, as read, for the picture of predictions
 
 
-def evaluate(cfg: Config, found: Accelerator | None = None, build_model=None) -> list[Path]:
+def evaluate(cfg: Config, found: Accelerator | None = None) -> list[Path]:
     """Print scikit-learn's per-class report (with the class names) and the competition
     metric; returns the paths of its pictures: the confusion matrix and a grid of validation
-    images with their predicted and true classes (neither for multi-label).
-    `build_model` makes the model the weights were trained on (model.py's by default)."""
+    images with their predicted and true classes (neither for multi-label)."""
     cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     if folds.count(cfg) > 1 and cfg.fold == "all":
-        return every_fold(cfg, found, build_model)
+        return every_fold(cfg, found)
     if folds.count(cfg) > 1:  # the model of the fold asked for, on its validation records
         cfg = folds.run_config(cfg, int(cfg.fold))
-    cfg, validated = validate(cfg, found, build_model)
+    cfg, validated = validate(cfg, found)
     return report(cfg, validated, places_of(cfg).output / "confusion.png")
 
 
 PICTURED = 16  # validation images in the picture of predictions
 
 
-def every_fold(cfg: Config, found: Accelerator, build_model) -> list[Path]:
+def every_fold(cfg: Config, found: Accelerator) -> list[Path]:
     """Each fold's model on its own validation records, its score said, then the report of
     all of them together (every training record once): the out-of-fold score."""
     answers = []
     for fold in folds.chosen(cfg):
-        run, validated = validate(folds.run_config(cfg, fold), found, build_model)
+        run, validated = validate(folds.run_config(cfg, fold), found)
         print(f"fold {fold} {cfg.metric}: {score(run, validated):.4f}")
         answers.append(validated)
     pooled = Validated(
@@ -66,12 +65,16 @@ def every_fold(cfg: Config, found: Accelerator, build_model) -> list[Path]:
     return report(run, pooled, places_of(cfg).output / "confusion.png")
 
 
-def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Validated]:
+def validate(cfg: Config, found: Accelerator) -> tuple[Config, Validated]:
     """The trained model's answers on the validation records, with the config as the data
     completes it."""
     cfg, said = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     checked = preflight.ready(cfg, found, "evaluate")
-    table = metadata_inputs.for_validation(cfg, said, checkpoints.metadata_spec(cfg))
+    table = None  # images alone; or the table beside each, as the trained run encoded it
+    if uses_metadata(cfg):
+        from ..data import metadata_inputs
+
+        table = metadata_inputs.for_validation(cfg, said, trained_run.metadata_spec(cfg))
     batches = pipeline.for_inference(
         checked.valid.value.files,
         cfg,
@@ -81,18 +84,16 @@ def validate(cfg: Config, found: Accelerator, build_model) -> tuple[Config, Vali
         metadata=table,
     )
     with found.scope():
-        net = checkpoints.load_trained(cfg, found, build_model)
+        net = trained_run.load_trained(cfg, found)
         probabilities, (labels,) = predict_probabilities(net, batches)
     first = next(iter(batches))[0]
     first = first["image"] if isinstance(first, dict) else first  # not its metadata
     images = np.asarray(first[: min(PICTURED, len(labels))])  # as predicted
-    cuts = checked.trained.value.thresholds
-    if cfg.multi_label:  # each class's yes or no, at its threshold
-        predicted = thresholds.applied(probabilities, cuts)
-    elif cuts is not None:  # qwk: the grade the cuts give
-        predicted = grades.graded(probabilities, cuts)
-    else:
+    fitted = checked.trained.value.thresholds  # each class's (multi-label), or between grades
+    if fitted is None:
         predicted = probabilities.argmax(-1)
+    else:
+        predicted = cuts.answered(cfg, probabilities, fitted)
     return cfg, Validated(labels, probabilities, predicted, images)
 
 

@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, class_names, places_of
-from ..data import metadata_inputs, pipeline, source
+from ..config import Config, class_names, places_of, uses_metadata
+from ..data import pipeline, source
 from ..errors import UserError, named
 from ..learning import plan
 from ..learning.predictions import predict_probabilities
-from ..outputs import checkpoints, submission
+from ..outputs import submission, trained_run
+from ..outputs.run_record import with_trained
 from ..platform import accelerator, paths
 from ..platform.files import write_json
 from . import preflight
@@ -29,21 +30,20 @@ UNDECODABLE = {
 }
 
 
-def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_model=None) -> Path:
+def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
     """Write submission.csv; returns its path. Pass the accelerator from
-    `accelerator.detect(cfg)`; without it, predict detects it itself. `build_model` makes the
-    model the weights were trained on (model.py's by default)."""
+    `accelerator.detect(cfg)`; without it, predict detects it itself."""
     cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     if found.processes > 1:
         raise UserError(f"predict runs in one process: leave out {named('num_processes')}")
-    cfg = checkpoints.with_trained(cfg)  # a trained run elsewhere says its model and classes
+    cfg = with_trained(cfg)  # a trained run elsewhere says its model and classes
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     checked = preflight.ready(cfg, found, "predict")  # every id and weight found before a model
     test, runs = checked.test.value, checked.trained.value.runs
     sample, shape = checked.sample.value.table, checked.sample.value.shape
     timed = test.records  # the speed is said once, with the first model's
-    as_files = isinstance(source.of(cfg, "test_files"), source.CompetitionImages)
+    as_files = source.of(cfg, "test_files").kind == "images"
     undecodable, fix = UNDECODABLE["files" if as_files else "records"]
     print(f"predicting {test.said} with {len(runs)} trained models")
     names = class_names(cfg)
@@ -52,8 +52,12 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
     # Each trained fold's model sees the same images: averaging their probabilities is worth
     # more than any one of them. A run with metadata joins the test table's rows as its
     # training folds encoded them, checked for every id before the first model loads.
-    specs = [checkpoints.metadata_spec(run) for run in runs]
-    tables = metadata_inputs.for_test(cfg, specs, test.ids)
+    tables = [None] * len(runs)
+    if uses_metadata(cfg):
+        from ..data import metadata_inputs
+
+        specs = [trained_run.metadata_spec(run) for run in runs]
+        tables = metadata_inputs.for_test(cfg, specs, test.ids)
     averaged, ids = 0, None
     for run, table in zip(runs, tables, strict=True):
         batches = pipeline.for_inference(
@@ -61,7 +65,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
             metadata=table,
         )  # fmt: skip
         with found.scope():
-            net = checkpoints.load_trained(run, found, build_model)
+            net = trained_run.load_trained(run, found)
             try:
                 probabilities, (keys,) = predict_probabilities(
                     net, batches, cfg.tta, timed, len(runs)
@@ -86,7 +90,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None, build_mod
             f"averaged {len(runs)} fold models"
             + (", with flips" if cfg.tta else "")
             + ": "
-            + ", ".join(str(checkpoints.trained_weights(run)) for run in runs)
+            + ", ".join(str(trained_run.trained_weights(run)) for run in runs)
         )
     answered, cuts = submission.written_from(cfg, shape, averaged, checked.trained.value.thresholds)
     predicted = shape.values(answered, names, cuts)

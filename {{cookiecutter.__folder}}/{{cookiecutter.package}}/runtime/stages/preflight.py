@@ -18,22 +18,25 @@ import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import pandas as pd
 
 from .. import config
 from ..config import Config, given_values, places_of
-from ..data import corrections, metadata, metadata_inputs, pipeline, pseudo_labels, scan, source
+from ..data import source
 from ..errors import UserError, first_line, named
-from ..learning import backbones, grades, plan, thresholds
-from ..outputs import checkpoints, submission
-from ..outputs.run_files import refuse_others
+from ..outputs import submission, trained_run
+from ..outputs.run_files import CHECKPOINTS, refuse_others
 from ..platform import versions
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, unwritable
 from ..platform.run_lock import held_by
 from . import folds
+
+if TYPE_CHECKING:  # what training_checks.py finds
+    from ..data import corrections, pseudo_labels
+    from ..learning import backbones, plan
 
 T = TypeVar("T")
 SPLITS = {  # split: the Config field of its files, and whether its records carry labels
@@ -93,11 +96,10 @@ class Preflight:
     resume: Result[None] | None = None  # train prints where it starts
     trained: Result[Trained] | None = None
     problems: list[str] = dataclasses.field(default_factory=list)
-    host_augmentations: Callable[[Config], list] | None = None  # the recipe's (doctor's)
 
     @property
-    def data(self) -> source.Records | source.TfdsSet | source.CompetitionImages:
-        """What trains."""
+    def data(self):
+        """What trains: its reader (source.of)."""
         return source.of(self.cfg)
 
     @property
@@ -119,13 +121,13 @@ class Check:
 
 
 def check(
-    cfg: Config, found: Accelerator, command: str, host_augmentations=None, say=lambda line: None
+    cfg: Config, found: Accelerator, command: str, say=lambda line: None, training: tuple = ()
 ) -> Preflight:
     """Run every check of `command`, in order, on the config as resolved (source.resolved);
-    `host_augmentations` is the recipe's that train runs (model.py's), for doctor's line on
-    the batch it feeds; `say` gets what each found (doctor prints it)."""
-    checked = Preflight(command, cfg, found, host_augmentations=host_augmentations)
-    for one in CHECKS:
+    `say` gets what each found (doctor prints it). `training`: the checks a training run
+    needs besides (training_checks.CHECKS), run before those of the trained weights."""
+    checked = Preflight(command, cfg, found)
+    for one in (*CHECKS[:-1], *training, CHECKS[-1]):
         if command not in one.commands:
             continue
         try:
@@ -144,9 +146,10 @@ def check(
     return checked
 
 
-def ready(cfg: Config, found: Accelerator, command: str) -> Preflight:
-    """The checks `command` needs, or one error listing every problem they found."""
-    state = check(cfg, found, command)
+def ready(cfg: Config, found: Accelerator, command: str, training: tuple = ()) -> Preflight:
+    """The checks `command` needs (`training`: as `check`), or one error listing every problem
+    they found."""
+    state = check(cfg, found, command, training=training)
     if found.processes > 1:
         stop_together(state.problems)
     if len(state.problems) == 1:
@@ -195,7 +198,9 @@ def output(p: Preflight) -> Result:
     cfg, runs, output = p.cfg, train_runs(p), places_of(p.cfg).output
     # train writes into checkpoints/ too: a file of that name would stop it at epoch 1's end.
     writes = (
-        [checkpoints.folder(run) for run in runs] if p.command in ("train", "doctor") else [output]
+        [places_of(run).output / CHECKPOINTS for run in runs]
+        if p.command in ("train", "doctor")
+        else [output]
     )
     for folder in writes:
         reason = unwritable(folder, buckets=True)
@@ -298,18 +303,6 @@ def split(name: str) -> Callable[[Preflight], Result[source.Split | None] | None
     return check_split
 
 
-def table(p: Preflight) -> Result | None:
-    """The table beside each image the run joins to it: its columns, those left out and why."""
-    if p.manifest is None:
-        return None
-    held = metadata_inputs.found(p.cfg, p.manifest.value)
-    if held is None:
-        return Result("")
-    left_out = metadata.left_out_line(held.left_out)
-    said = f"metadata: {', '.join(held.columns)} from {held.where}"
-    return Result(said + (f"; left out: {left_out}" if left_out else ""), held)
-
-
 def sample(p: Preflight) -> Result[Sample]:
     cfg, names = p.cfg, config.class_names(p.cfg)
     table = submission.load_sample(cfg)
@@ -329,110 +322,6 @@ def sample(p: Preflight) -> Result[Sample]:
     return Result(f"sample submission: {where} ({len(table)} rows; {what})", Sample(table, shape))
 
 
-def label_corrections(p: Preflight) -> Result[corrections.Corrections] | None:
-    """Config.drop_ids and Config.relabel read, and each id found among the labeled images."""
-    if not (p.cfg.drop_ids or p.cfg.relabel):
-        return Result("", corrections.Corrections())
-    train = p.train.value if p.train else None
-    if train is None:
-        return None  # no training files, or their problem is said already
-    if not train.ids:
-        raise UserError(
-            f"{named('drop_ids')} and {named('relabel')} name images by id, and the training "
-            f"data carries none ({named('id_key')}); write records with ids (`records` does)"
-        )
-    valid = p.valid.value if p.valid and p.valid.value else None
-    labeled = set(train.ids) | set(valid.ids if valid else [])
-    made = corrections.read(p.cfg)
-    return Result(corrections.checked(p.cfg, made, train.ids, labeled), made)
-
-
-def pseudo(p: Preflight) -> Result[pseudo_labels.PseudoLabels | None] | None:
-    """Config.pseudo_labels: this fold's rows, each id found among the test images."""
-    if not p.cfg.pseudo_labels:
-        return Result("", None)
-    if p.manifest is None:
-        return None  # the data's problem is said already
-    if not p.cfg.test_files and not source.reads_test_images(p.cfg):
-        raise UserError(
-            f"{named('pseudo_labels')}: the run reads no test set ({named('test_files')})"
-        )
-    alongside = training_images(p)
-    if alongside is None:
-        return None  # said already
-    test = source.of(p.cfg, "test_files").split(p.cfg, "test_files", False)
-    made, line = pseudo_labels.read(p.cfg, test.ids, test.files, alongside)
-    held = metadata_inputs.found(p.cfg, p.manifest.value)
-    if held is not None and made:  # each test image trained on joins its row of the test table
-        spec = metadata.fitted(held.table, held.columns)
-        metadata_inputs.for_test(p.cfg, [spec], made.ids, metadata_inputs.PSEUDO_WHO)
-    return Result(line, made)
-
-
-def training_images(p: Preflight) -> int | None:
-    """The training images a pass, less those --drop-ids leaves out; None where the split or
-    the corrections found a problem."""
-    train = p.train.value if p.train else None
-    if train is None or p.corrections is None:
-        return None
-    fixed = p.corrections.value
-    return fixed.training(train.ids) if fixed else train.records
-
-
-def plan_of_run(p: Preflight) -> Result[plan.Plan] | None:
-    records = training_images(p)
-    if records is None or p.pseudo is None:
-        return None  # no training files, or their problem is said already
-    added = len(p.pseudo.value.ids) if p.pseudo.value else 0  # test images trained on too
-    made = plan.make(p.cfg, p.found, records + added)
-    return Result(made.describe(), made)
-
-
-def skip(p: Preflight) -> Result[frozenset[str]]:
-    """With --bad-records skip, decode every training image now and leave the bad ones out."""
-    train = p.train.value if p.train and p.cfg.bad_records == "skip" else None
-    shards = p.data.scanned(p.cfg, train.files, True) if train else None
-    if shards is None:  # nothing to skip, or a TFDS set, whose images TFDS checked preparing it
-        return Result("", frozenset())
-    bad = [shard for shard in shards if shard.bad]
-    skipped = scan.skipped(shards)
-    line = f"bad records: {len(skipped)} in {len(bad)} shards, left out of training"
-    return Result(line + "".join(f"\n  {shard.describe()}" for shard in bad), skipped)
-
-
-def batch(p: Preflight) -> Result | None:
-    """Built, not read: its shapes are known at once. XLA compiles only static shapes."""
-    if p.plan is None:
-        return None
-    files, global_batch = p.train.value.files, p.plan.value.global_batch
-    # The host's augmentations make the labels rows (a mixing layer's shares).
-    recipe = p.host_augmentations(p.cfg) if p.host_augmentations else []
-    training = pipeline.for_training(
-        files, p.cfg, global_batch, p.found.image_dtype, augmentations=recipe
-    )
-    pipeline.check_static(training, "train_files")
-    return Result(f"train batch: {pipeline.describe_spec(training.element_spec)}")
-
-
-def weights(p: Preflight) -> Result[backbones.Backbone] | None:
-    """Load the backbone's weights as train will use them, so an offline machine without the
-    preset, or a folder of another model, is found before training; train reuses them."""
-    if versions.unbuildable(p.cfg.backbone):
-        return None  # the packages check said why
-    precision = p.plan.value.precision if p.plan else "float32"
-    with p.found.scope():  # a TensorFlow strategy's variables are made in its scope
-        backbone = backbones.load(p.cfg, precision)
-    return Result(f"weights: {p.cfg.backbone}, {backbone.source}", backbone)
-
-
-def resume(p: Preflight) -> Result | None:
-    """Where train starts; with records in folds, each fold resumes from its own folder."""
-    if p.plan is None:
-        return None
-    resumed = [checkpoints.check_resumable(run, p.plan.value) for run in train_runs(p)]
-    return Result("resume: " + "; ".join(resumed))
-
-
 def trained(p: Preflight) -> Result[Trained] | None:
     if p.manifest is None:
         return None  # which folds the data has comes from it
@@ -440,21 +329,25 @@ def trained(p: Preflight) -> Result[Trained] | None:
     runs = folds.trained_runs(cfg) if p.command != "evaluate" else [cfg]
     if p.command == "doctor":  # train makes them, or replaces them: in its fold folders
         shown = runs if runs != [cfg] else train_runs(p)
-        described = [checkpoints.describe_trained(run) for run in shown]
+        described = [trained_run.describe_trained(run) for run in shown]
         return Result("trained weights: " + "; ".join(described), Trained(runs))
     being_trained(cfg)
     made = folds.runs(cfg)  # the runs train makes: with records in folds, in fold folders
-    if runs == [cfg] != made and not checkpoints.trained_weights(cfg).is_file():
+    if runs == [cfg] != made and not trained_run.trained_weights(cfg).is_file():
         raise UserError(  # nothing trained yet: name where train would leave it
-            f"no trained weights at {checkpoints.trained_weights(made[0])}, where train writes "
+            f"no trained weights at {trained_run.trained_weights(made[0])}, where train writes "
             f"fold {made[0].fold}'s; run `train` first or set {named('output_dir')}"
         )
-    paths = [checkpoints.check_trained(run) for run in runs]
+    paths = [trained_run.check_trained(run) for run in runs]
     # predict's and evaluate's: read before the model runs
     cuts = None
     if cfg.multi_label:
+        from ..learning import thresholds
+
         cuts = thresholds.averaged(runs)
     elif cfg.metric == "qwk":
+        from ..learning import grades
+
         cuts = grades.averaged(runs)
     return Result(f"trained weights: {', '.join(paths)}", Trained(runs, cuts))
 
@@ -487,17 +380,9 @@ CHECKS = (
     Check(split("train"), "train", ("train", "preview", "doctor"), keep="train"),
     Check(split("valid"), "valid", ("train", "evaluate", "doctor"), keep="valid"),
     Check(split("test"), "test", ("predict", "doctor"), keep="test"),
-    Check(table, "metadata", ("train", "doctor")),
     Check(sample, "sample submission", ("predict", "doctor"), keep="sample"),
-    Check(
-        label_corrections, "label corrections", ("train", "preview", "doctor"), keep="corrections"
-    ),
-    Check(pseudo, "pseudo-labels", ("train", "preview", "doctor"), keep="pseudo"),
-    Check(plan_of_run, "steps per epoch", ("train", "preview", "doctor"), keep="plan"),
-    Check(skip, "bad records", ("train", "doctor"), keep="skip"),
-    Check(batch, "train batch", ("doctor",)),
-    Check(weights, "weights", ("train", "doctor"), keep="weights"),
-    Check(resume, "resume", ("train", "doctor"), keep="resume"),
+    # Here the checks a training run needs besides, which train, preview and doctor pass
+    # (training_checks.py): a notebook that only predicts carries none of them.
     Check(trained, "trained weights", ("predict", "evaluate", "doctor"), keep="trained"),
 )
 

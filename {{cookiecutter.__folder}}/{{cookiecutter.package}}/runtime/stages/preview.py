@@ -1,5 +1,5 @@
 """Look before training: a training batch as the model receives it, and the learning rate
-over the run, both from the recipe train uses (model.py's, or the notebook's model cell)."""
+over the run, both from the recipe train uses (model.py: the notebook's model cell)."""
 
 from __future__ import annotations
 
@@ -9,27 +9,23 @@ import numpy as np
 
 from ..config import Config, class_names, places_of
 from ..data import pipeline, source
-from ..learning import recipe
+from ..learning import model
 from ..outputs import plots
 from ..platform.accelerator import Accelerator
-from . import preflight
+from . import preflight, training_checks
 
 IMAGES = 16
 
 
-def augmented_batch(
-    cfg: Config, found: Accelerator, host_augmentations=None, model_augmentations=None
-) -> Path:
+def augmented_batch(cfg: Config, found: Accelerator) -> Path:
     """Training images as the training step sees them: the pipeline's, through the host's
     augmentations, then the model's (mixed, with their mixed labels, cropped and flipped),
     titled with their class names when the config knows them."""
-    host_augmentations = host_augmentations or recipe("host_augmentations")
-    model_augmentations = model_augmentations or recipe("model_augmentations")
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
-    files = preflight.ready(cfg, found, "preview").train.value.files
-    batches = pipeline.for_training(files, cfg, IMAGES, augmentations=host_augmentations(cfg))
+    files = preflight.ready(cfg, found, "preview", training_checks.CHECKS).train.value.files
+    batches = pipeline.for_training(files, cfg, IMAGES, augmentations=model.host_augmentations(cfg))
     images, labels = (np.asarray(part) for part in next(iter(batches)))
-    for augmentation in model_augmentations(cfg):
+    for augmentation in model.model_augmentations(cfg):
         images = augmentation(images, training=True)
         if hasattr(augmentation, "mixed_labels"):  # mixes the labels as it mixed the images
             rows = labels if labels.ndim == 2 else np.eye(cfg.num_classes)[labels]
@@ -39,12 +35,11 @@ def augmented_batch(
     return plots.augmented_batch(images, labels, path, names=class_names(cfg), shares=shares)
 
 
-def learning_rate(cfg: Config, found: Accelerator, learning_rate_schedule=None) -> Path:
+def learning_rate(cfg: Config, found: Accelerator) -> Path:
     """The schedule train will follow: warm-up, then cosine decay, over every step."""
-    learning_rate_schedule = learning_rate_schedule or recipe("learning_rate_schedule")
     cfg, _ = source.resolved(cfg)
-    run = preflight.ready(cfg, found, "preview").plan.value
-    schedule = learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
+    run = preflight.ready(cfg, found, "preview", training_checks.CHECKS).plan.value
+    schedule = model.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
     # At most 500 steps of the run, evenly spread: one call per step, and the curve is smooth.
     total = cfg.epochs * run.steps_per_epoch
     steps = np.unique(np.linspace(0, total - 1, min(total, 500)).astype(int))

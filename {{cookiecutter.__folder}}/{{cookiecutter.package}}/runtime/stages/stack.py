@@ -26,7 +26,8 @@ import numpy as np
 
 from ..config import Config, places_of
 from ..errors import UserError
-from ..learning import scoring
+from ..learning import cuts, scoring
+from ..learning.scoring import METRICS
 from ..platform.files import STACK, output_folder, place, refuse_foreign, write_json
 from . import blend
 
@@ -104,7 +105,9 @@ def stacked(cfg: Config, runs: list[blend.Run]) -> dict:
     cvs = [score(all_rows, part) for part in runs_oof]
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, nested[folds == fold]) for fold in np.unique(folds)]
-    cuts = scoring.cuts_for(cfg, truth, nested) if cfg.metric != "roc_auc" else None
+    fitted = None
+    if METRICS[cfg.metric].reads == "labels":  # answers: where cuts make them, fitted
+        fitted = cuts.cuts_for(cfg, truth, nested)
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in blend.CLASSES},
@@ -122,7 +125,7 @@ def stacked(cfg: Config, runs: list[blend.Run]) -> dict:
         "fold_spread": float(np.std(per_fold)),
         "folds": len(per_fold),
         "images": len(order),
-        "thresholds": cuts,
+        "thresholds": fitted,
         "test_ids": test_ids,
         "test": test,
     }
@@ -174,7 +177,7 @@ def stack_runs(cfg: Config, folders: list[str]) -> dict:
     return stack
 
 
-def predict_stack(cfg: Config, found, stack: dict, build_model=None) -> Path:
+def predict_stack(cfg: Config, found, stack: dict) -> Path:
     """The stack's submission.csv, predicted afresh, as the inference notebook of a stack
     makes it: each run predicts the test images (as in a blend's notebook), then the trees
     are fitted again as `stack` fitted them, on each run's out-of-fold probabilities (its
@@ -182,7 +185,7 @@ def predict_stack(cfg: Config, found, stack: dict, build_model=None) -> Path:
     predict from those probabilities and the test images' metadata. Fitted again rather than
     saved: a pickled model is tied to the scikit-learn that wrote it. The fit is
     deterministic, so its CV must be stack.json's; where it is not, it says so."""
-    tables = blend.predicted_runs(cfg, found, stack["runs"], build_model)
+    tables = blend.predicted_runs(cfg, found, stack["runs"])
     runs = []
     for run, table in zip(stack["runs"], tables, strict=True):
         folder = places_of(dataclasses.replace(cfg, trained_dir=run["trained_dir"])).trained

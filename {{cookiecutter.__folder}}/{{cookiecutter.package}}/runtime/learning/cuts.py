@@ -1,0 +1,46 @@
+"""Where the answers are more than each image's most probable class, the cuts that make them,
+fitted on validation records: each class's threshold (multi-label, thresholds.py) or the cuts
+between grades on the expected grade (qwk, grades.py), each imported where the run's config
+asks for it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import scoring
+
+
+def cuts_for(cfg, truth, probabilities) -> list[float] | None:
+    """What turns probabilities into answers, fitted on these records: each class's threshold
+    (multi-label), or the cuts between grades where they beat the most probable grade (qwk);
+    None: the most probable class."""
+    if cfg.multi_label:
+        from . import thresholds
+
+        return thresholds.chosen(truth, probabilities)
+    if cfg.metric == "qwk":
+        from . import grades
+
+        return grades.chosen(truth, probabilities)
+    return None
+
+
+def answered(cfg, probabilities, cuts) -> np.ndarray:
+    """The answers `cuts` (cuts_for's) give: every class at or above its threshold
+    (multi-label), or the grade the cuts between grades give (qwk)."""
+    if cfg.multi_label:
+        from . import thresholds
+
+        return thresholds.applied(probabilities, cuts)
+    if cfg.metric == "qwk":
+        from . import grades
+
+        return grades.graded(probabilities, cuts)
+    raise ValueError(f"cuts for {cfg.metric}, which answers with the most probable class")
+
+
+def scored(cfg, truth, probabilities, cuts=None) -> float:
+    """The run's metric (scoring.of_run) of the answers `cuts` give, or of the probabilities."""
+    if cuts is None:
+        return scoring.of_run(cfg, truth, probabilities)
+    return scoring.of_run(cfg, truth, probabilities, answered(cfg, np.asarray(probabilities), cuts))

@@ -1,0 +1,282 @@
+"""What train.py's loop calls around `fit`, one call each: the run's lock, the checks before
+the first step and what they found (said as train prints it), the validation batches and each
+epoch's validation, a bad image named where fit stops at it, keeping the weights or their
+average, the fold's out-of-fold predictions, and the history and curves it leaves."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from ..config import (
+    Config,
+    class_names,
+    given_values,
+    places_of,
+    reads,
+    recipe_line,
+    uses_metadata,
+    validating_fold,
+)
+from ..data import pipeline, source
+from ..errors import named
+from ..learning import averaging, cuts, model, scoring
+from ..learning.plan import Plan
+from ..learning.predictions import predict_probabilities
+from ..outputs import plots, trained_run
+from ..outputs.run_files import FITTED
+from ..platform.accelerator import Accelerator
+from ..platform.files import write_json
+from ..platform.run_lock import one_run_at_a_time
+from . import out_of_fold, preflight, training_checks
+
+
+def one_train_at_a_time(cfg: Config, found: Accelerator):
+    """The run's lock on its output folder (run_lock.py); only process 0 writes, and holds it."""
+    if not found.writes_files:
+        return contextlib.nullcontext()
+    return one_run_at_a_time(places_of(cfg).output, named("output_dir"))
+
+
+@dataclasses.dataclass
+class Ready:
+    """A fold's run, checked before its first step: what the checks found, for the loop."""
+
+    cfg: Config  # as the data completes it
+    checked: preflight.Preflight
+    table: object = None  # the metadata beside each image (metadata.Features); None: none
+    class_shares: list[float] | None = None  # each class's share, for Config.class_balance
+
+    @property
+    def plan(self) -> Plan:
+        return self.checked.plan.value
+
+    @property
+    def train_files(self) -> list[str]:
+        return self.checked.train.value.files
+
+    @property
+    def skipped(self) -> frozenset[str]:
+        """Bad training records left out (--bad-records skip)."""
+        return self.checked.skip.value
+
+    @property
+    def corrections(self):
+        """--drop-ids and --relabel (corrections.Corrections), or None."""
+        return self.checked.corrections.value
+
+    @property
+    def pseudo(self):
+        """Test images trained on with soft labels (pseudo_labels.PseudoLabels), or None."""
+        return self.checked.pseudo.value
+
+    @property
+    def backbone(self):
+        """The backbone, its weights loaded once by the checks (backbones.Backbone)."""
+        return self.checked.weights.value
+
+    @property
+    def metadata_width(self) -> tuple:
+        """What build_model takes beside the image: the table's width, where there is one."""
+        return (self.table.width,) if self.table else ()
+
+
+def ready(cfg: Config, found: Accelerator) -> Ready:
+    """Every check `train` needs (preflight.py: fails in seconds, not after an epoch), and what
+    they found said: the values given, the plan, where it resumes."""
+    cfg, said = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
+    print(given_values(cfg))
+    if recipe_line(cfg):
+        print(recipe_line(cfg))
+    checked = preflight.ready(cfg, found, "train", training_checks.CHECKS)
+    if reads(cfg, "images") and checked.data.kind == "images" and found.writes_files:
+        from ..data import images
+
+        images.save_folds(cfg)  # a resumed run, OOF and predict read the same folds
+    run, train = checked.plan.value, checked.train.value
+    print(f"global batch: {run.global_batch}, training records: {train.records}")
+    for line in (checked.corrections.line, checked.pseudo.line):  # what trains beside
+        if line:
+            print(line)
+    table = metadata_table(cfg, said, checked, found)
+    print(run.describe())
+    print(checked.resume.line)  # where it starts, and what changed since the checkpoint
+    if checked.skip.line:
+        print(checked.skip.line)
+    return Ready(cfg, checked, table, balanced(cfg, said))
+
+
+def metadata_table(cfg: Config, said: dict | None, checked, found: Accelerator):
+    """The table joined to each image (metadata_inputs.py), its encoding saved with the run;
+    None for images alone, and an earlier run's encoding removed."""
+    if uses_metadata(cfg):
+        from ..data import metadata_inputs
+
+        table = metadata_inputs.for_training(cfg, said, found.writes_files)
+        if table and checked.pseudo.value:  # the test images trained on join their own rows
+            table = metadata_inputs.with_test_rows(cfg, table, checked.pseudo.value.ids)
+        return table
+    if found.writes_files:
+        (places_of(cfg).output / FITTED["metadata"]).unlink(missing_ok=True)
+    return None
+
+
+def balanced(cfg: Config, said: dict | None) -> list[float] | None:
+    """With Config.class_balance: each class's share of the training images, and the loss's
+    weights model.py's class_weights makes of them, said; None when off."""
+    if not cfg.class_balance:
+        return None
+    shares = class_shares(cfg, said)
+    if shares is None:
+        print(f"{named('class_balance')}: the data does not count its classes; off")
+        return None
+    weights = model.class_weights(cfg, shares)
+    names = class_names(cfg) or [str(number) for number in range(cfg.num_classes)]
+    listed = ", ".join(f"{name} {weight:.2f}" for name, weight in zip(names, weights, strict=True))
+    print(f"class balance {cfg.class_balance}: each class's loss weighs {listed}")
+    return shares
+
+
+def class_shares(cfg: Config, said: dict | None) -> list[float] | None:
+    """Each class's share of the run's training images (the folds but the one that
+    validates), from what the records' manifest or the CSV counted of each fold; None where
+    the data counts nothing (a TFDS set)."""
+    per_fold = ((said or {}).get("train") or {}).get("per_fold")
+    if not per_fold:
+        return None
+    held_out = str(validating_fold(cfg))
+    counts = np.zeros(cfg.num_classes)
+    for fold, held in per_fold.items():
+        if len(per_fold) > 1 and fold == held_out:
+            continue
+        for number, count in held["classes"].items():
+            if int(number) < cfg.num_classes:
+                counts[int(number)] += count
+    return (counts / counts.sum()).tolist() if counts.sum() else None
+
+
+def validation_batches(ready: Ready, found: Accelerator):
+    """The fold that validates, every record once (pipeline.for_inference); None without."""
+    valid = ready.checked.valid.value
+    if valid and found.processes > 1:
+        print("validation: skipped with several processes; score a `predict` run instead")
+        return None
+    if not valid:
+        return None
+    return pipeline.for_inference(
+        valid.files, ready.cfg, ready.plan.global_batch, True, found.image_dtype,
+        metadata=ready.table,
+    )  # fmt: skip
+
+
+def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
+    """With validation records: each epoch scored with the competition's metric, the raw
+    weights and their average alike (averaging.py). Each pass is one `predict` over the
+    records' images, Keras' own compiled loop; their labels are read once, in the same fixed
+    order (pipeline.for_inference), and the blank rows that fill the last batch dropped."""
+    if valid is None:
+        return []
+    images = valid.map(lambda image, label, weight: image)
+    truth = {}
+
+    def score(net) -> dict[str, float]:
+        if not truth:  # one pass over the labels, at the first epoch's end
+            rows = [(label, weight) for _, label, weight in valid.as_numpy_iterator()]
+            real = np.concatenate([weight for _, weight in rows]) > 0
+            truth.update(labels=np.concatenate([label for label, _ in rows])[real], real=real)
+        probabilities = net.predict(images, verbose=0)[truth["real"]]
+        labels = truth["labels"]
+        fitted = cuts.cuts_for(cfg, labels, probabilities)
+        if cfg.multi_label:
+            right = (probabilities >= 0.5) == (labels > 0)
+        else:
+            right = probabilities.argmax(-1) == labels
+        return {
+            "metric": cuts.scored(cfg, labels, probabilities, fitted),
+            "loss": float(keras.ops.mean(net.loss(labels, probabilities))),
+            "accuracy": float(np.mean(right)),
+        }
+
+    return [averaging.ValidatedEachEpoch(score, cfg.metric)]
+
+
+def skipping(skipped: frozenset[str]) -> list[keras.callbacks.Callback]:
+    """With --bad-records skip: say at each epoch how many bad records every pass leaves out."""
+    if not skipped:
+        return []
+    line = f"bad records skipped: {len(skipped)} in every pass (--bad-records skip)"
+    return [keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: print(line))]
+
+
+@contextlib.contextmanager
+def bad_images_named(ready: Ready, stopped: str):
+    """An image that does not decode stops `fit` with TensorFlow's error: every image of the
+    run's splits is decoded then, and the shards (and test ids) at fault named."""
+    try:
+        yield
+    except tf.errors.InvalidArgumentError as error:
+        raise preflight.bad_image(
+            ready.checked,
+            error,
+            f"{stopped} stopped at a bad record; the checkpoint of the last finished epoch is kept",
+            "write those records again, leave their shards out, or skip them with "
+            "--bad-records skip",
+        ) from error
+
+
+def keep_the_better(
+    net: keras.Model, history: dict, cfg: Config, validation: list, found: Accelerator
+) -> dict | None:
+    """The weights or their average, whichever validated better at the last epoch, left in
+    the model and said (averaging.py); what was kept, for model.json."""
+    choice = averaging.chosen(history, cfg.metric)
+    averaging.keep(net, choice, validation[0].raw if validation else None)
+    print(averaging.said(choice, averaging.averages_weights(net)))
+    if found.writes_files:  # an earlier run's cuts: this run fits its own, or none
+        for name in (FITTED["grades"], FITTED["thresholds"]):
+            (places_of(cfg).output / name).unlink(missing_ok=True)
+    return choice
+
+
+def score_validation(cfg: Config, net, ready: Ready, found: Accelerator) -> float:
+    """The metric on the validation records; their predictions go to valid.csv, with the ids
+    when the records carry them (out-of-fold predictions, for k-fold), and the cuts or
+    thresholds fitted on them beside the weights."""
+    files = ready.checked.valid.value.files
+    ids = source.of(cfg, "valid_files").carries_ids(cfg, files)
+    batches = pipeline.for_inference(
+        files, cfg, ready.plan.global_batch, True, found.image_dtype, with_ids=ids,
+        metadata=ready.table,
+    )  # fmt: skip
+    probabilities, (labels, *id_column) = predict_probabilities(net, batches)
+    fitted = cuts.cuts_for(cfg, labels, probabilities)
+    result = cuts.scored(cfg, labels, probabilities, fitted)
+    print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {result:.4f}")
+    if found.writes_files:
+        keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
+        out_of_fold.write_predictions(cfg, probabilities, labels, keys, fitted)
+        if cfg.multi_label and fitted is not None:
+            from ..learning import thresholds
+
+            thresholds.save(cfg, fitted)
+            print(f"thresholds per class (best validation F1 each): {fitted}")
+        elif cfg.metric == "qwk" and fitted is not None:
+            from ..learning import grades
+
+            grades.save(cfg, fitted)
+            print(f"cuts between grades (best validation kappa): {fitted}")
+        elif cfg.metric == "qwk":
+            print("grades: the most probable; cuts of the expected grade scored no better")
+    return result
+
+
+def save_history(cfg: Config, history: dict, found: Accelerator) -> None:
+    """history.json and its curves, beside the trained weights."""
+    if found.writes_files:
+        write_json(places_of(cfg).output / "history.json", history)
+        plots.training_curves(history, cfg.metric, places_of(cfg).output / "curves.png")
+        print(f"weights: {trained_run.trained_weights(cfg)}")

@@ -1,0 +1,163 @@
+"""The checks only a training run needs, besides preflight.py's: the table beside each image,
+corrections to the labels, pseudo-labels, the run's plan, bad records skipped, the train batch,
+the backbone's weights and where training resumes. train, preview and doctor pass them to
+preflight.check; a notebook that only predicts carries none of them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..config import uses_metadata
+from ..data import pipeline, scan, source
+from ..errors import UserError, named
+from ..learning import backbones, plan
+from ..learning.model import host_augmentations
+from ..outputs import checkpoints
+from ..platform import versions
+from .preflight import Check, Preflight, Result, train_runs
+
+if TYPE_CHECKING:  # what the checks of features a run may leave off find
+    from ..data import corrections, pseudo_labels
+
+
+def table(p: Preflight) -> Result | None:
+    """The table beside each image the run joins to it: its columns, those left out and why."""
+    cfg = p.cfg
+    if not uses_metadata(cfg):
+        return Result("")
+    from ..data import metadata, metadata_inputs
+
+    if p.manifest is None:
+        return None
+    held = metadata_inputs.found(cfg, p.manifest.value)
+    if held is None:
+        return Result("")
+    left_out = metadata.left_out_line(held.left_out)
+    said = f"metadata: {', '.join(held.columns)} from {held.where}"
+    return Result(said + (f"; left out: {left_out}" if left_out else ""), held)
+
+
+def label_corrections(p: Preflight) -> Result[corrections.Corrections | None] | None:
+    """Config.drop_ids and Config.relabel read, and each id found among the labeled images."""
+    cfg = p.cfg
+    if not (cfg.drop_ids or cfg.relabel):
+        return Result("", None)
+    from ..data import corrections
+
+    train = p.train.value if p.train else None
+    if train is None:
+        return None  # no training files, or their problem is said already
+    if not train.ids:
+        raise UserError(
+            f"{named('drop_ids')} and {named('relabel')} name images by id, and the training "
+            f"data carries none ({named('id_key')}); write records with ids (`records` does)"
+        )
+    valid = p.valid.value if p.valid and p.valid.value else None
+    labeled = set(train.ids) | set(valid.ids if valid else [])
+    made = corrections.read(p.cfg)
+    return Result(corrections.checked(p.cfg, made, train.ids, labeled), made)
+
+
+def pseudo(p: Preflight) -> Result[pseudo_labels.PseudoLabels | None] | None:
+    """Config.pseudo_labels: this fold's rows, each id found among the test images."""
+    cfg = p.cfg
+    if not cfg.pseudo_labels:
+        return Result("", None)
+    from ..data import pseudo_labels
+
+    if p.manifest is None:
+        return None  # the data's problem is said already
+    if not cfg.test_files and not source.reads_test_images(cfg):
+        raise UserError(
+            f"{named('pseudo_labels')}: the run reads no test set ({named('test_files')})"
+        )
+    alongside = training_images(p)
+    if alongside is None:
+        return None  # said already
+    test = source.of(cfg, "test_files").split(cfg, "test_files", False)
+    made, line = pseudo_labels.read(cfg, test.ids, test.files, alongside)
+    if uses_metadata(cfg) and made:  # each test image trained on joins its test table's row
+        from ..data import metadata, metadata_inputs
+
+        held = metadata_inputs.found(cfg, p.manifest.value)
+        if held is not None:
+            spec = metadata.fitted(held.table, held.columns)
+            metadata_inputs.for_test(cfg, [spec], made.ids, metadata_inputs.PSEUDO_WHO)
+    return Result(line, made)
+
+
+def training_images(p: Preflight) -> int | None:
+    """The training images a pass, less those --drop-ids leaves out; None where the split or
+    the corrections found a problem."""
+    train = p.train.value if p.train else None
+    if train is None or p.corrections is None:
+        return None
+    fixed = p.corrections.value
+    return fixed.training(train.ids) if fixed else train.records
+
+
+def plan_of_run(p: Preflight) -> Result[plan.Plan] | None:
+    records = training_images(p)
+    if records is None or p.pseudo is None:
+        return None  # no training files, or their problem is said already
+    added = len(p.pseudo.value.ids) if p.pseudo.value else 0  # test images trained on too
+    made = plan.make(p.cfg, p.found, records + added)
+    return Result(made.describe(), made)
+
+
+def skip(p: Preflight) -> Result[frozenset[str]]:
+    """With --bad-records skip, decode every training image now and leave the bad ones out."""
+    train = p.train.value if p.train and p.cfg.bad_records == "skip" else None
+    shards = p.data.scanned(p.cfg, train.files, True) if train else None
+    if shards is None:  # nothing to skip, or a TFDS set, whose images TFDS checked preparing it
+        return Result("", frozenset())
+    bad = [shard for shard in shards if shard.bad]
+    skipped = scan.skipped(shards)
+    line = f"bad records: {len(skipped)} in {len(bad)} shards, left out of training"
+    return Result(line + "".join(f"\n  {shard.describe()}" for shard in bad), skipped)
+
+
+def batch(p: Preflight) -> Result | None:
+    """Built, not read: its shapes are known at once. XLA compiles only static shapes."""
+    if p.plan is None:
+        return None
+    files, global_batch = p.train.value.files, p.plan.value.global_batch
+    # The host's augmentations (model.py's, as train runs them) make the labels rows.
+    training = pipeline.for_training(
+        files, p.cfg, global_batch, p.found.image_dtype, augmentations=host_augmentations(p.cfg)
+    )
+    pipeline.check_static(training, "train_files")
+    return Result(f"train batch: {pipeline.describe_spec(training.element_spec)}")
+
+
+def weights(p: Preflight) -> Result[backbones.Backbone] | None:
+    """Load the backbone's weights as train will use them, so an offline machine without the
+    preset, or a folder of another model, is found before training; train reuses them."""
+    if versions.unbuildable(p.cfg.backbone):
+        return None  # the packages check said why
+    precision = p.plan.value.precision if p.plan else "float32"
+    with p.found.scope():  # a TensorFlow strategy's variables are made in its scope
+        backbone = backbones.load(p.cfg, precision)
+    return Result(f"weights: {p.cfg.backbone}, {backbone.source}", backbone)
+
+
+def resume(p: Preflight) -> Result | None:
+    """Where train starts; with records in folds, each fold resumes from its own folder."""
+    if p.plan is None:
+        return None
+    resumed = [checkpoints.check_resumable(run, p.plan.value) for run in train_runs(p)]
+    return Result("resume: " + "; ".join(resumed))
+
+
+CHECKS = (  # in the order doctor prints them, after the test split and the sample submission
+    Check(table, "metadata", ("train", "doctor")),
+    Check(
+        label_corrections, "label corrections", ("train", "preview", "doctor"), keep="corrections"
+    ),
+    Check(pseudo, "pseudo-labels", ("train", "preview", "doctor"), keep="pseudo"),
+    Check(plan_of_run, "steps per epoch", ("train", "preview", "doctor"), keep="plan"),
+    Check(skip, "bad records", ("train", "doctor"), keep="skip"),
+    Check(batch, "train batch", ("doctor",)),
+    Check(weights, "weights", ("train", "doctor"), keep="weights"),
+    Check(resume, "resume", ("train", "doctor"), keep="resume"),
+)

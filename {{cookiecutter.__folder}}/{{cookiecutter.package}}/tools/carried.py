@@ -1,0 +1,121 @@
+"""What a notebook carries: the modules its cells import, followed through the package's own
+imports, and no other.
+
+One rule, read from the code: every import of a module of the package is followed, at the top
+of a module or inside a function, except one that stands under an `if` whose test reads the
+run's config and nothing else (`if cfg.multi_label:`, `if reads(cfg, "tfds"):`, config.py's
+functions of a config) and is false for the notebook's config, or after such an `if` that
+returns where it holds (`if not cfg.pseudo_labels: return`): the feature that import reaches
+is off in this run. A test that reads anything else (a local value, an argument) cannot be told
+here, and its imports are followed. A cell whose every statement is such a false `if` does
+nothing in this run, and the notebook leaves it out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from ..runtime import config
+from ..runtime.config import Config
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def modules(cfg: Config, sources: list[str]) -> list[str]:
+    """The package's modules, as paths under it, that code `sources` (the cells) reaches with
+    `cfg`: the modules it imports, what they import in turn, and each one's package."""
+    found, waiting = set(), [name for source in sources for name in imported(source, "", cfg)]
+    while waiting:
+        name = waiting.pop()
+        path = path_of(name)
+        if path is None or path in found:
+            continue
+        found.add(path)
+        parent = name.rpartition(".")[0]
+        waiting += [parent] if parent else []
+        waiting += imported((PACKAGE.parent / path).read_text(), name, cfg)
+    return sorted(found)
+
+
+def path_of(name: str) -> str | None:
+    """A dotted name of the package as its file's path under the package's parent, or None
+    where it names no module (a function imported from one)."""
+    parts = name.split(".")
+    if parts[0] != PACKAGE.name:
+        return None
+    folder = PACKAGE.parent.joinpath(*parts)
+    for path in (folder / "__init__.py", folder.with_suffix(".py")):
+        if path.is_file():
+            return path.relative_to(PACKAGE.parent).as_posix()
+    return None
+
+
+def imported(source: str, module: str, cfg: Config) -> list[str]:
+    """The dotted names `source` (the module `module`, "" for a cell) imports where it runs
+    with `cfg`; `from X import Y` gives X and X.Y (Y may be a module)."""
+    names = []
+    for node, tests in imports(ast.parse(source).body):
+        if any(holds(test, cfg) is (not wanted) for test, wanted in tests):
+            continue  # under a test that fails for this config: a feature left off
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+            continue
+        base = module if path_of(module) and path_of(module).endswith("__init__.py") else ""
+        base = base or module.rpartition(".")[0]
+        if node.level:
+            base = ".".join(base.split(".")[: len(base.split(".")) - node.level + 1])
+            base = ".".join(part for part in (base, node.module) if part)
+        else:
+            base = node.module or ""
+        names += [base, *(f"{base}.{alias.name}" for alias in node.names)]
+    return names
+
+
+def imports(body: list[ast.stmt], tests: tuple = ()):
+    """Every import in these statements, with the `if` tests it stands under: (test, True) in
+    an `if`'s body; (test, False) in its `else`, and after an `if` that returns (a guard
+    clause: `if not cfg.pseudo_labels: return ...`)."""
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node, tests
+        elif isinstance(node, ast.If):
+            yield from imports(node.body, (*tests, (node.test, True)))
+            yield from imports(node.orelse, (*tests, (node.test, False)))
+            if not node.orelse and isinstance(node.body[-1], ast.Return | ast.Raise):
+                tests = (*tests, (node.test, False))  # what follows runs where it failed
+        else:
+            for block in blocks(node):
+                yield from imports(block, tests)
+
+
+def blocks(node: ast.stmt):
+    """The blocks of statements a statement holds: a function's body, a loop's, a `try`'s and
+    each of its handlers'."""
+    for _, value in ast.iter_fields(node):
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            yield value
+        elif isinstance(value, list):
+            yield from (item.body for item in value if isinstance(item, ast.excepthandler))
+
+
+def holds(test: ast.expr, cfg: Config) -> bool | None:
+    """Whether an `if`'s test holds for `cfg`, where it reads only the config (config.py's
+    names and `cfg`); None where it reads anything else."""
+    namespace = {**vars(config), "cfg": cfg, "TYPE_CHECKING": False}
+    try:
+        return bool(eval(compile(ast.Expression(test), "<test>", "eval"), namespace))
+    except Exception:  # noqa: BLE001 (a name only the running code has): the import is followed
+        return None
+
+
+def does_nothing(source: str, cfg: Config) -> bool:
+    """Whether a cell does nothing with `cfg`: all it does (its imports aside) stands under
+    `if` tests that fail for it."""
+    done = [
+        node for node in ast.parse(source).body if not isinstance(node, ast.Import | ast.ImportFrom)
+    ]
+    return bool(done) and all(
+        isinstance(node, ast.If) and not node.orelse and holds(node.test, cfg) is False
+        for node in done
+    )
