@@ -27,7 +27,6 @@ from {{ cookiecutter.package }}.runtime.learning import backbones
 from {{ cookiecutter.package }}.runtime.learning.model import build_model
 from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools import kernel
-from {{ cookiecutter.package }}.tools.notebook import runtime_modules
 
 PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"
@@ -37,12 +36,20 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 PICTURES = {"augmented_batch.png", "learning_rate.png", "curves.png", "confusion.png"}
 PICTURES |= {"predictions.png"}  # validation images, with what the model answered
 DATA_STEPS = "runtime/data/steps.py"  # the data cell's module, written by the cell in view
+TRAINING_LOOP = "runtime/stages/train.py"  # the training loop's cell, in view likewise
 # A second dense layer in the head, as a competitor would add it in the model cell.
 HEAD = "    x = layers.Dropout(cfg.dropout)(x)\n"
 WIDER_HEAD = HEAD + '    x = layers.Dense(32, activation="relu", name="hidden")(x)\n'
 # Lines of the data cell and of the model cell; an edit prints a line above each.
 IMAGE_STEP = "    return to_size(decoded(encoded), cfg.image_size)\n"
 MODEL_INPUT = "    inputs = keras.Input("
+# The training loop's callbacks; an edit adds one that prints at each epoch's end.
+CALLBACKS = "            checkpoints.EveryEpoch(cfg, run, history, found.writes_files),\n"
+EDITED_CALLBACK = (
+    "            keras.callbacks.LambdaCallback(\n"
+    "                on_epoch_end=lambda epoch, logs: print(f'edited loop: epoch {epoch + 1}')\n"
+    "            ),\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -192,27 +199,45 @@ def test_the_notebook_runs_alone_offline_writes_a_submission_and_reruns_edited_c
         said = Image.open(working / picture).text["Description"]
         assert sum(name in said.split(" | ") for name in DIGITS) >= 3, said
     runtime = notebook.parent / PACKAGE / "runtime"
-    assert (runtime / "stages" / "train.py").is_file()  # it wrote its code
-    assert not (runtime / "learning" / "model.py").exists()  # the model cell is it
+    assert (runtime / "stages" / "fitting.py").is_file()  # it wrote its code
+    assert WIDER_HEAD in (runtime / "learning" / "model.py").read_text()  # the model cell's
 
     assert "edited" not in text
     cells = nbformat.read(again, as_version=4).cells
-    for call in ("= train(cfg", "show(evaluate(cfg", "= predict(cfg"):
+    for call in ("= train.train(cfg", "show(evaluate(cfg", "= predict(cfg"):
         (cell,) = [c for c in cells if call in c.source]
         said = "".join(output.get("text", "") for output in cell.outputs)
         assert "edited data steps" in said and "edited model" in said, call
+    (training,) = [c for c in cells if "= train.train(cfg" in c.source]
+    said = "".join(output.get("text", "") for output in training.outputs)
+    assert "edited loop: epoch 1" in said and "edited loop: epoch 2" in said  # its callback
 
 
 def edited_again(notebook):
-    """The notebook with its data steps and its model edited, each to print a line."""
+    """The notebook with its data steps and its model edited, each to print a line, and its
+    training loop given a callback that prints at each epoch's end."""
     edited = copy.deepcopy(notebook)
-    writes_data_steps = f"%%writefile {PACKAGE}/{DATA_STEPS}"
-    (data,) = [c for c in edited.cells if c.source.startswith(writes_data_steps)]
+    (data,) = [
+        c for c in edited.cells if c.source.startswith(f"%%writefile {PACKAGE}/{DATA_STEPS}")
+    ]
     (model,) = [c for c in edited.cells if "def build_model(" in c.source]
-    assert IMAGE_STEP in data.source and MODEL_INPUT in model.source
+    (loop,) = [
+        c for c in edited.cells if c.source.startswith(f"%%writefile {PACKAGE}/{TRAINING_LOOP}")
+    ]
+    assert IMAGE_STEP in data.source and MODEL_INPUT in model.source and CALLBACKS in loop.source
     data.source = data.source.replace(IMAGE_STEP, '    print("edited data steps")\n' + IMAGE_STEP)
     model.source = model.source.replace(MODEL_INPUT, '    print("edited model")\n' + MODEL_INPUT)
+    loop.source = loop.source.replace(CALLBACKS, CALLBACKS + EDITED_CALLBACK)
     return edited
+
+
+def modules_written(notebook) -> list[str]:
+    """What the notebook's cells write, as paths under the package: in view and hidden."""
+    return sorted(
+        cell.source.splitlines()[0].removeprefix(f"%%writefile {PACKAGE}/")
+        for cell in notebook.cells
+        if cell.source.startswith("%%writefile ")
+    )
 
 
 @pytest.mark.slow
@@ -229,7 +254,7 @@ def test_the_script_runs_alone_offline_the_same_way(kaggle, tmp_path):
     assert PICTURES <= {path.name for path in working.iterdir()}
     package = script.parent / PACKAGE
     written = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py"))
-    assert written == sorted([*runtime_modules(), DATA_STEPS])
+    assert written == modules_written(nbformat.read(folder / f"{NAME}.ipynb", as_version=4))
     assert not [name for name in written if name.startswith("tools/") or "__main__" in name]
     for name in written:  # each module written as it is in the package, to the byte
         assert (package / name).read_text() == (PROJECT / PACKAGE / name).read_text()
@@ -309,40 +334,101 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
         assert f"    {field.name}=" in config_cell or f"| `{field.name}` |" in settings
     assert 'ACCELERATOR = "tpu"' in config_cell
     headings = [c.source.splitlines()[0] for c in shown if c.cell_type == "markdown"]
-    assert headings[1:] == [
+    assert headings[1:] == [  # the label audit and pseudo-labels need fold="all": left out
         "## Settings",
         "## The project's code",
         "## Data steps",
-        "## Accelerator",
+        "## Datasets",
         "## Model and recipe",
+        "## Training loop",
+        "## Accelerator",
         "## Doctor",
         "## The model's layers",
         "## Data preview",
         "## Training",
         "## Evaluation",
-        "## Label audit",
         "## Prediction",
-        "## Pseudo-labels",
     ]
     code = {c.source.splitlines()[0]: c.source for c in shown if c.cell_type == "code"}
-    assert f"%%writefile {PACKAGE}/{DATA_STEPS}" in code  # the data steps, in view
-    assert [s for s in code.values() if "def build_model(" in s and "%%writefile" not in s]
-    trains = "train(cfg, found, build_model, compile_model, host_augmentations)"
-    assert [s for s in code.values() if trains in s]  # the model cell's recipe, all of it
-    previews = "preview.augmented_batch(cfg, found, host_augmentations, model_augmentations)"
-    assert [s for s in code.values() if previews in s]
-    assert [s for s in code.values() if "doctor(cfg, found, host_augmentations=" in s]
+    in_view = {  # modules a competitor reads and edits, each written by its cell
+        "data/steps.py": "def image(",
+        "data/pipeline.py": ".batch(",
+        "learning/model.py": "def build_model(",
+        "stages/train.py": "model.fit(",
+    }
+    for path, holding in in_view.items():
+        assert holding in code[f"%%writefile {PACKAGE}/runtime/{path}"], path
+    assert [s for s in code.values() if "history = train.train(cfg, found)" in s]
+    assert [s for s in code.values() if "preview.augmented_batch(cfg, found)" in s]
+    assert [s for s in code.values() if "if doctor(cfg, found):" in s]
     (summary,) = [c for c in shown if "built.summary()" in c.source]
     assert summary.metadata["jupyter"]["outputs_hidden"]  # the layers, one click away
-    assert {c.source.splitlines()[0] for c in hidden} == {
-        "import os",  # the package's folders, for the cells that write its modules
-        *(f"%%writefile {PACKAGE}/{path}" for path in runtime_modules()),
-    }
-    assert not [path for path in runtime_modules() if "tools/" in path or "__main__" in path]
+    (folders, *modules) = [c.source.splitlines()[0] for c in hidden]
+    assert folders == "import os"  # the package's folders, for the cells that write its modules
+    assert all(module.startswith(f"%%writefile {PACKAGE}/") for module in modules)
+    assert not [path for path in modules if "tools/" in path or "__main__" in path]
     assert all(c.metadata["jupyter"]["source_hidden"] for c in hidden)
     assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
     # Attached weights come from a dataset: it is attached, as the user's own.
     assert metadata["dataset_sources"] == ["alice/effnet"]
+
+
+# A setting, and the modules only it reaches: a notebook carries them where it is set.
+FEATURES = {
+    "every fold": ({"fold": "all"}, ["stages/audit.py", "stages/pseudo.py"]),
+    "multi-label": ({"multi_label": True, "metric": "samples_f1"}, ["learning/thresholds.py"]),
+    "grades": ({"metric": "qwk", "num_classes": 5}, ["learning/grades.py"]),
+    "pseudo-labels": (
+        {"pseudo_labels": "kaggle:notebooks/alice/all/pseudo_labels.csv"},
+        ["data/pseudo_labels.py"],
+    ),
+    "corrections": ({"drop_ids": "kaggle:datasets/alice/x/drop.csv"}, ["data/corrections.py"]),
+    "metadata": ({"metadata_columns": "age"}, ["data/metadata.py", "data/metadata_inputs.py"]),
+    "images and a CSV": (
+        {"train_csv": "labels.csv"},
+        ["data/images.py", "data/competition_files.py"],
+    ),
+    "TFDS": ({"data_dir": "tfds:tf_flowers"}, ["data/tfds_sets.py"]),
+    "several hosts": (
+        {"num_processes": 2, "coordinator": "10.0.0.1:1234"},
+        ["platform/processes.py"],
+    ),
+    "rehearsal": ({"simulate_replicas": 8}, ["platform/rehearsal.py"]),
+    "attention": ({"backbone": "dinov3-small", "image_size": 224}, ["learning/attention.py"]),
+}
+# What the command line and the other stages use, and no notebook of the default render does.
+NEVER = ["stages/ablate.py", "stages/blend.py", "stages/stack.py", "stages/score.py"]
+# What only training uses: the notebook a code competition reruns carries none of it.
+TRAINING = [
+    "stages/train.py", "stages/fitting.py", "stages/training_checks.py", "stages/doctor.py",
+    "stages/preview.py", "stages/evaluate.py", "stages/out_of_fold.py",
+    "outputs/checkpoints.py", "outputs/plots.py",
+]  # fmt: skip
+
+
+def carried(tmp_path: Path, name: str, cfg: Config, inference: bool = False) -> list[str]:
+    folder = kernel.write_kernel(
+        placed(cfg), "", "alice", str(tmp_path / name), inference=inference
+    )
+    return modules_written(read(folder)[1])
+
+
+def test_a_notebook_carries_the_modules_its_settings_use_and_no_other(tmp_path, monkeypatch):
+    """Followed from its cells through the package's imports, for its config: the default
+    render's notebooks carry none of the features it leaves off, the inference notebook nothing
+    of training, and a notebook whose settings turn a feature on carries that feature."""
+    monkeypatch.chdir(tmp_path)  # no data/ here: the competition's TFRecords, as Kaggle has them
+    plain = carried(tmp_path, "plain", Config())
+    every_feature = {path for _, paths in FEATURES.values() for path in paths}
+    assert not [path for path in plain if path.removeprefix("runtime/") in every_feature]
+    assert not [path for path in plain if path.removeprefix("runtime/") in NEVER]
+    assert "runtime/data/records.py" in plain and "runtime/stages/train.py" in plain
+    rerun = carried(tmp_path, "rerun", Config(), inference=True)
+    assert set(rerun) < set(plain)
+    assert not [path for path in rerun if path.removeprefix("runtime/") in TRAINING]
+    for name, (changes, reaches) in FEATURES.items():
+        notebook = carried(tmp_path, name.replace(" ", "-"), Config(**changes))
+        assert {f"runtime/{path}" for path in reaches} <= set(notebook), name
 
 
 def test_the_title_names_the_classes_when_they_are_known(tmp_path):

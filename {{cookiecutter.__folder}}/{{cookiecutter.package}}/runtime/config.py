@@ -41,17 +41,56 @@ class Switch:
     """The kind of a field that is True, False or "auto" (decided from the data, and said)."""
 
 
-def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=False):
+# What a run uses of its data, as the data resolved it: the notebook carries a feature's
+# modules (tools/carried.py), and its settings cell shows a feature's fields (knob's `used`),
+# only where these hold.
+def reads(cfg, kind: str) -> bool:
+    """Whether the run reads data of this kind, its training or its test data: "records",
+    "images" (a competition's files and CSV) or "tfds" (a TensorFlow Datasets set), as
+    source.resolved chose them; before that, any kind. The modules of a kind are imported
+    where this holds, so a notebook carries only the readers its data needs."""
+    inputs = inputs_of(cfg)
+    if not inputs.trains_from:
+        return True  # not resolved yet: it could be any
+    return kind in (inputs.trains_from, inputs.tests_from)
+
+
+def uses_metadata(cfg) -> bool:
+    """Whether a table of metadata joins each image: columns named, or "auto" where the data
+    holds some (a records manifest's table, or beside images a CSV's other columns, which only
+    reading it tells); before the data is resolved, it could."""
+    inputs = inputs_of(cfg)
+    if not cfg.metadata_columns.strip():
+        return False
+    if cfg.metadata_columns != AUTO or inputs.trains_from in ("", "images"):
+        return True
+    return bool(((inputs.said or {}).get("metadata") or {}).get("columns"))  # tfds: none
+
+
+def in_folds(cfg) -> bool:
+    """Whether the data is split into folds, of which Config.fold picks the one that
+    validates: records in folds, or a CSV's images (Config.folds); before the data is
+    resolved, it could be."""
+    inputs = inputs_of(cfg)
+    if not inputs.trains_from:
+        return True
+    return ((inputs.said or {}).get("folds") or 1) > 1
+
+
+def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=False, used=None):
     """A field of Config, with its flag's help. `tuned` ones are what the notebook's config
     cell shows; `rare` ones (set by few: record features, where and how it runs) are left out
     of a command's --help for --help-all; a `section` title starts a section of Config that
     runs to the next one's;
     `checkpoint` says what a checkpoint does with the field: "where" (where the run happens:
-    not recorded), "recorded", "trained", "data" or "model" (checkpoints.py holds the rules)."""
+    not recorded), "recorded", "trained", "data" or "model" (checkpoints.py holds the rules);
+    `used`, where the field is a feature's: whether a config uses it (the config cell shows a
+    tuned field only then)."""
     if checkpoint not in ("where", "recorded", "trained", "data", "model"):
         raise ValueError(f"knob: checkpoint {checkpoint!r} is none of checkpoints.py's rules")
     metadata = {
-        "help": help, "tuned": tuned, "section": section, "checkpoint": checkpoint, "rare": rare
+        "help": help, "tuned": tuned, "section": section, "checkpoint": checkpoint, "rare": rare,
+        "used": used or (lambda cfg: True),
     }  # fmt: skip
     if isinstance(default, list):  # a mutable default: each Config gets its own copy
         return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
@@ -94,11 +133,13 @@ class Config:
     # The table beside each image (data/metadata.py): the test images' own, when the sample
     # is not it (ISIC 2024's test-metadata.csv), and the columns the model's head joins.
     test_csv: str = knob(
-        "", "the test images' table of metadata; empty: none", tuned=True, checkpoint="where"
-    )
+        "", "the test images' table of metadata; empty: none", tuned=True, checkpoint="where",
+        used=uses_metadata,
+    )  # fmt: skip
     metadata_columns: str = knob(
-        "auto", "columns beside each image; '': none", tuned=True, checkpoint="model"
-    )
+        "auto", "columns beside each image; '': none", tuned=True, checkpoint="model",
+        used=uses_metadata,
+    )  # fmt: skip
     image_key: str = knob(
         "image",
         "feature holding JPEG bytes",
@@ -165,8 +206,9 @@ class Config:
     warmup_epochs: float = knob(1.0, "epochs of linear warm-up before the cosine decay", tuned=True)
     folds: int = knob(5, "folds `records` splits the training images into (1: none)")
     fold: str = knob(
-        "0", "records with folds: the fold that validates, or all: each in turn", tuned=True
-    )
+        "0", "records with folds: the fold that validates, or all: each in turn", tuned=True,
+        used=in_folds,
+    )  # fmt: skip
     # Not Config.seed: runs of other seeds (the commonest ensemble) must hold the same folds,
     # or their out-of-fold predictions cannot be blended.
     fold_seed: int = knob(
@@ -434,29 +476,6 @@ def inputs_of(cfg: Config) -> Inputs:
     )
 
 
-def reads(cfg: Config, kind: str) -> bool:
-    """Whether the run reads data of this kind, its training or its test data: "records",
-    "images" (a competition's files and CSV) or "tfds" (a TensorFlow Datasets set), as
-    source.resolved chose them; before that, any kind. The modules of a kind are imported
-    where this holds, so a notebook carries only the readers its data needs."""
-    inputs = inputs_of(cfg)
-    if not inputs.trains_from:
-        return True  # not resolved yet: it could be any
-    return kind in (inputs.trains_from, inputs.tests_from)
-
-
-def uses_metadata(cfg: Config) -> bool:
-    """Whether a table of metadata joins each image: columns named, or "auto" where the data
-    holds some (a records manifest's table, or beside images a CSV's other columns, which only
-    reading it tells); before the data is resolved, it could."""
-    inputs = inputs_of(cfg)
-    if not cfg.metadata_columns.strip():
-        return False
-    if cfg.metadata_columns != AUTO or inputs.trains_from in ("", "images"):
-        return True
-    return bool(((inputs.said or {}).get("metadata") or {}).get("columns"))  # tfds: none
-
-
 def came_from(cfg: Config, name: str) -> str:
     """Where a field's value came from, as a message says it: its flag, the notebook, a
     preset, or the field itself (a default, or what the data said)."""
@@ -631,7 +650,11 @@ def problems(cfg: Config) -> list[str]:
         ("pauc_min_tpr", 0 <= cfg.pauc_min_tpr < 1, "at least 0 and below 1"),
         (
             "map_k",
-            cfg.map_k >= 1 and (cfg.metric != "map_at_k" or cfg.map_k <= cfg.num_classes),
+            cfg.map_k >= 1
+            and (
+                not (cfg.metric in METRICS and METRICS[cfg.metric].ranked)
+                or cfg.map_k <= cfg.num_classes
+            ),
             f"1 to {named('num_classes')} ({cfg.num_classes}): the classes ranked per image",
         ),
         ("submission", cfg.submission in ("auto", *SHAPES), "one of auto, " + ", ".join(SHAPES)),

@@ -172,8 +172,8 @@ def for_inference(cfg: Config, trained: str) -> Config:
 def as_it_reads(cfg: Config, inference: bool) -> Config:
     """The config the notebook's imports are followed for (carried.py): its data resolved as
     the notebook will resolve it, where a copy of the data is here; else, for the competition
-    this project was made for where it ships TFRecords, those; else unresolved, and every
-    reader carried. An inference notebook's model is the trained run's, where `kaggle output`
+    this project was made for where it ships TFRecords and no file is named otherwise, those;
+    else unresolved, and every reader carried. An inference notebook's model is the trained run's, where `kaggle output`
     fetched it into the output folder."""
     from ..runtime.config import carrying, inputs_of, resolved_for
 
@@ -188,7 +188,8 @@ def as_it_reads(cfg: Config, inference: bool) -> Config:
             return source.resolved(cfg)[0]
         except UserError:  # the notebook's own checks will say it
             return cfg
-    if SHIPS_RECORDS and cfg.competition == COMPETITION and not cfg.data_dir:
+    kaggles_own = cfg.competition == COMPETITION and not (cfg.data_dir or inputs_of(cfg).typed)
+    if SHIPS_RECORDS and kaggles_own:  # its own files, none of them named otherwise
         kaggle = dataclasses.replace(inputs_of(cfg), trains_from="records", tests_from="records")
         return carrying(cfg, dataclasses.replace(kaggle, made_for=resolved_for(cfg)))
     return cfg

@@ -56,6 +56,31 @@ def one_line_errors(kind, error, traceback, python_hook=sys.excepthook):
 
 
 sys.excepthook = one_line_errors"""
+# The first hidden cell: the package's folders, and a module the notebook does not carry (the
+# settings reached it after the notebook was written) said in one line with the fix.
+PACKAGE_FOLDERS = """import os
+import sys
+
+for folder in FOLDERS:
+    os.makedirs(folder, exist_ok=True)
+
+
+class NotCarried:
+    \"\"\"Finds a module of the package that this notebook does not carry, to say so.\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        if not name.startswith("PACKAGE."):
+            return None
+        from PACKAGE.runtime.errors import UserError
+
+        raise UserError(
+            f"this notebook carries the modules its settings used when it was written, and "
+            f"not {name}, which the settings reach now: write the notebook again with "
+            f"`kernel` and these settings (or set back the one changed since)"
+        )
+
+
+sys.meta_path.append(NotCarried())  # after Python's own finders: only what they miss"""
 # How a cell is folded, as its metadata says it to Jupyter and to Kaggle.
 HIDDEN = {"jupyter": {"source_hidden": True}, "_kg_hide-input": True, "_kg_hide-output": True}
 ON_KAGGLE_HIDDEN = {"_kg_hide-input": True}  # Kaggle reads it only; what installs stays in view
@@ -109,9 +134,10 @@ def cells(
     made = [Cell("markdown", title(cfg, accelerator, class_names, notebook, blend, wheels))]
     for name, cell in visible_cells():
         if name == "settings":
-            made.append(Cell("markdown", "## Settings\n\n" + other_settings(cfg, notebook)))
+            table = other_settings(cfg, notebook, reading)
+            made.append(Cell("markdown", "## Settings\n\n" + table))
             built = [run["backbone"] for run in blend["runs"]] if blend else [cfg.backbone]
-            source = config_source(cfg, accelerator, notebook, blend, built, wheels)
+            source = config_source(cfg, accelerator, notebook, blend, built, wheels, reading)
             made.append(Cell("code", source))
         elif name == "runtime":
             made.append(Cell("runtime", ""))  # the hidden cells, once the others are known
@@ -170,7 +196,7 @@ def runtime_cells(modules: list[str], shown: set[str]) -> list[Cell]:
     return [
         Cell(
             "code",
-            f"import os\n\nfor folder in {folders!r}:\n    os.makedirs(folder, exist_ok=True)",
+            PACKAGE_FOLDERS.replace("FOLDERS", repr(folders)).replace("PACKAGE", PACKAGE.name),
             folded=HIDDEN,
         ),
         *[

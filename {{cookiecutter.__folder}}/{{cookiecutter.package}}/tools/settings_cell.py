@@ -20,14 +20,18 @@ from ..runtime.config import (
 from ..runtime.outputs import blend_record
 
 
-def shown_fields(cfg: Config, notebook: str = "training") -> set[str]:
-    """The config cell's fields: those tuned most, and every value this notebook was made
-    with that is not a default; of what `settings` offers."""
-    defaults = Config()
+def shown_fields(
+    cfg: Config, notebook: str = "training", reading: Config | None = None
+) -> set[str]:
+    """The config cell's fields: those tuned most that this run uses (knob's `used`, read with
+    `reading`, the config as the notebook reads its data), and every value this notebook was
+    made with that is not a default; of what `settings` offers."""
+    defaults, reading = Config(), reading or cfg
     return {
         field.name
         for field in settings(notebook)
-        if field.metadata["tuned"] or value(cfg, field.name) != getattr(defaults, field.name)
+        if (field.metadata["tuned"] and field.metadata["used"](reading))
+        or value(cfg, field.name) != getattr(defaults, field.name)
     }
 
 
@@ -65,12 +69,14 @@ def config_source(
     blend: dict | None = None,
     built: list[str] = (),
     wheels: str = "",
+    reading: Config | None = None,
 ) -> str:
     """The config cell: the fields tuned most and the values given, by Config's sections;
     in a blend's notebook, the blend's runs and weights after them. `built`: the backbones an
     inference notebook builds (the trained runs'), for the install cell; a training notebook
-    builds CONFIG's. `wheels`: the attached dataset the install cell installs from."""
-    shown = shown_fields(cfg, notebook)
+    builds CONFIG's. `wheels`: the attached dataset the install cell installs from; `reading`:
+    as shown_fields."""
+    shown = shown_fields(cfg, notebook, reading)
     lines = [
         "# The settings of this run, by Config's sections: those tuned most, and every value",
         "# the notebook was made with. Every other field is listed above, with its default:",
@@ -121,9 +127,9 @@ def blend_source(blend: dict | None) -> list[str]:
     ]
 
 
-def other_settings(cfg: Config, notebook: str = "training") -> str:
+def other_settings(cfg: Config, notebook: str = "training", reading: Config | None = None) -> str:
     """Every field the config cell leaves out, with its default, one click away."""
-    shown = shown_fields(cfg, notebook)
+    shown = shown_fields(cfg, notebook, reading)
     offered = {field.name for field in settings(notebook)}
     rows = []
     for title_, fields in sections().items():

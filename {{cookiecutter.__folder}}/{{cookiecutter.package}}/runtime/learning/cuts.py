@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import scoring
+from .scoring import METRICS
 
 
 def cuts_for(cfg, truth, probabilities) -> list[float] | None:
@@ -18,7 +19,7 @@ def cuts_for(cfg, truth, probabilities) -> list[float] | None:
         from . import thresholds
 
         return thresholds.chosen(truth, probabilities)
-    if cfg.metric == "qwk":
+    if METRICS[cfg.metric].graded:
         from . import grades
 
         return grades.chosen(truth, probabilities)
@@ -32,7 +33,7 @@ def answered(cfg, probabilities, cuts) -> np.ndarray:
         from . import thresholds
 
         return thresholds.applied(probabilities, cuts)
-    if cfg.metric == "qwk":
+    if METRICS[cfg.metric].graded:
         from . import grades
 
         return grades.graded(probabilities, cuts)

@@ -31,6 +31,12 @@ class Metric:
     reference: str  # the definition followed, which the tests check against
     lower_is_better: bool = False
     single_label: bool = False  # one class per image: it cannot score several (multi_label)
+    # What its answers are, where it reads answers (a class per image, or multi-hot rows, else):
+    graded: bool = False  # grades, the class numbers in order, cut from the expected grade
+    several: bool = False  # each image's set of labels, written space-separated
+    # Where it reads probabilities, and a submission lists each image's k most probable
+    # classes (Config.map_k), the most probable first:
+    ranked: bool = False
     # The classes it scores (least, most; 0: any): pauc's binary target; map_at_k ranks the
     # 3 most probable (Config.map_k's default).
     classes: tuple[int, int] = (2, 0)
@@ -103,7 +109,9 @@ METRICS: dict[str, Metric] = {
     "macro_f1": Metric(macro_f1, "labels", "sklearn.metrics.f1_score(average='macro')"),
     "accuracy": Metric(accuracy, "labels", "sklearn.metrics.accuracy_score"),
     "roc_auc": Metric(roc_auc, "probabilities", "sklearn.metrics.roc_auc_score, per class"),
-    "samples_f1": Metric(samples_f1, "labels", "sklearn.metrics.f1_score(average='samples')"),
+    "samples_f1": Metric(
+        samples_f1, "labels", "sklearn.metrics.f1_score(average='samples')", several=True,
+    ),
     "pauc": Metric(
         pauc, "probabilities", "ISIC 2024's pAUC: the ROC curve's area above min_tpr",
         single_label=True, classes=(2, 2),
@@ -114,11 +122,11 @@ METRICS: dict[str, Metric] = {
     ),
     "qwk": Metric(
         qwk, "labels", "sklearn.metrics.cohen_kappa_score(weights='quadratic')",
-        single_label=True,
+        single_label=True, graded=True,
     ),
     "map_at_k": Metric(
         map_at_k, "probabilities", "Kaggle's MAP@k (ml_metrics' apk), one true class each",
-        single_label=True, classes=(3, 0),
+        single_label=True, classes=(3, 0), ranked=True,
     ),
 }  # fmt: skip
 

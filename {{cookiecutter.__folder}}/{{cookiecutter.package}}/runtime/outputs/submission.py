@@ -121,7 +121,7 @@ def automatic(cfg: Config, columns: int) -> type[Shape]:
     of labels."""
     if columns > 1:
         return Probabilities
-    if cfg.metric == "map_at_k":
+    if METRICS[cfg.metric].ranked:
         return TopLabels
     binary = cfg.num_classes == 2 and not cfg.multi_label
     if binary and METRICS[cfg.metric].reads == "probabilities":
@@ -137,7 +137,7 @@ def written_from(cfg: Config, shape: Shape, probabilities, cuts) -> tuple:
     """What `shape` writes from: the probabilities and the thresholds as they are; or where
     qwk scores it and cuts were fitted between grades, each image's grade as a one-hot row
     (grades.py), so that a labels submission holds the grade."""
-    if cfg.metric == "qwk" and not cfg.multi_label:
+    if METRICS[cfg.metric].graded and not cfg.multi_label:
         from ..learning import grades
 
         if cuts is not None and type(shape) is Labels:

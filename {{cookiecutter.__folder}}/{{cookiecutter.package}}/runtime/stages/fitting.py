@@ -27,6 +27,7 @@ from ..errors import named
 from ..learning import averaging, cuts, model, scoring
 from ..learning.plan import Plan
 from ..learning.predictions import predict_probabilities
+from ..learning.scoring import METRICS
 from ..outputs import plots, trained_run
 from ..outputs.run_files import FITTED
 from ..platform.accelerator import Accelerator
@@ -264,12 +265,12 @@ def score_validation(cfg: Config, net, ready: Ready, found: Accelerator) -> floa
 
             thresholds.save(cfg, fitted)
             print(f"thresholds per class (best validation F1 each): {fitted}")
-        elif cfg.metric == "qwk" and fitted is not None:
+        elif METRICS[cfg.metric].graded and fitted is not None:
             from ..learning import grades
 
             grades.save(cfg, fitted)
             print(f"cuts between grades (best validation kappa): {fitted}")
-        elif cfg.metric == "qwk":
+        elif METRICS[cfg.metric].graded:
             print("grades: the most probable; cuts of the expected grade scored no better")
     return result
 

@@ -26,6 +26,7 @@ from .. import config
 from ..config import Config, given_values, places_of
 from ..data import source
 from ..errors import UserError, first_line, named
+from ..learning.scoring import METRICS
 from ..outputs import submission, trained_run
 from ..outputs.run_files import CHECKPOINTS, refuse_others
 from ..platform import versions
@@ -345,7 +346,7 @@ def trained(p: Preflight) -> Result[Trained] | None:
         from ..learning import thresholds
 
         cuts = thresholds.averaged(runs)
-    elif cfg.metric == "qwk":
+    elif METRICS[cfg.metric].graded:
         from ..learning import grades
 
         cuts = grades.averaged(runs)

@@ -12,6 +12,7 @@ from ..config import Config, inputs_of, places_of
 from ..data import tables
 from ..errors import UserError, named
 from ..learning import scoring
+from ..learning.scoring import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,11 +108,12 @@ def check_rows_match(submission: str, sample: str, id_column: str) -> int:
 def score_files(
     submission: str, solution: str, id_column: str, label_column: str, cfg: Config | None = None
 ) -> dict:
-    """Scores of a submission, joined to the solution (id and label columns) by id: accuracy
-    and macro F1 of a label column, samples F1 of space-separated labels, ROC AUC of a
-    probability column per class; and where `cfg`'s metric reads it so, of a binary target's
-    one probability column (with ROC AUC), of each image's k labels (map_at_k), or of grades
-    (qwk)."""
+    """Scores of a submission, joined to the solution (id and label columns) by id, with the
+    metrics its columns allow (scoring.METRICS says what each reads): of a probability column
+    per class, those of every class's probability (ROC AUC), and `cfg`'s metric where it reads
+    them with one true class each; of a label column, those of each image's class (accuracy,
+    macro F1) or set of labels (samples F1), and where `cfg`'s metric reads it so, of a binary
+    target's one probability column, of each image's k labels, or of grades."""
     from sklearn.preprocessing import MultiLabelBinarizer
 
     theirs, ours = read_table(solution), read_table(submission, id_column)
@@ -127,42 +129,58 @@ def score_files(
     if set(predicted.index) != set(truth.index):
         raise UserError(f"{submission} and {solution} hold different ids")
     predicted = predicted.loc[truth.index]  # joined by id, not by row
-    metric = cfg.metric if cfg else ""
+    asked = METRICS.get(cfg.metric) if cfg else None
     if label_column not in predicted.columns:  # a probability column per class, by class name
         classes = list(predicted.columns)
         truth_rows = MultiLabelBinarizer(classes=classes).fit_transform(truth.str.split())
-        scores = {"roc_auc": scoring.mean_roc_auc(truth_rows, predicted.to_numpy(float))}
-        if metric in ("log_loss", "map_at_k") and (truth_rows.sum(axis=1) == 1).all():
+        scores = {name: scoring.mean_roc_auc(truth_rows, predicted.to_numpy(float))
+                  for name in of_every_class()}  # fmt: skip
+        one_each = (truth_rows.sum(axis=1) == 1).all()
+        if asked and asked.reads == "probabilities" and asked.single_label and one_each:
             columns = dataclasses.replace(cfg, num_classes=len(classes))  # one class each
-            scores[metric] = scoring.of_run(
+            scores[cfg.metric] = scoring.of_run(
                 columns, truth_rows.argmax(1), predicted.to_numpy(float)
             )
         return scores
     guessed = predicted[label_column]
     binary = cfg is not None and cfg.num_classes == 2 and not cfg.multi_label
-    if binary and metric in ("pauc", "log_loss", "roc_auc"):  # the positive's probability
+    if binary and asked.reads == "probabilities" and not asked.ranked:  # the positive's
         return binary_scores(cfg, truth, guessed, submission)
-    if metric == "map_at_k":
-        return {"map_at_k": mean_average_precision(truth, guessed, cfg.map_k)}
+    if asked and asked.ranked:
+        return {cfg.metric: mean_average_precision(truth, guessed, cfg.map_k)}
     check_same_kind(truth, guessed, submission, solution)
     if (truth.str.contains(" ") | guessed.str.contains(" ")).any():  # several labels per image
         binarizer = MultiLabelBinarizer().fit([*truth.str.split(), *guessed.str.split()])
         rows = [binarizer.transform(labels.str.split()) for labels in (truth, guessed)]
-        return {"samples_f1": scoring.score_labels(*rows, "samples_f1")}
-    scores = {name: scoring.score_labels(truth, guessed, name) for name in ("macro_f1", "accuracy")}
-    if metric == "qwk":  # grades: the class numbers
+        return {name: scoring.score_labels(*rows, name) for name in of_answers(several=True)}
+    scores = {name: scoring.score_labels(truth, guessed, name) for name in of_answers()}
+    if asked and asked.graded:  # grades: the class numbers
         if not all(label.isdigit() for label in (*truth, *guessed)):
             raise UserError(
-                f"{submission}, {solution}: qwk scores grades, numbers 0 and up; these hold "
-                f"other labels (e.g. {truth.iloc[0]!r})"
+                f"{submission}, {solution}: {cfg.metric} scores grades, numbers 0 and up; "
+                f"these hold other labels (e.g. {truth.iloc[0]!r})"
             )
         grades = [labels.astype(int) for labels in (truth, guessed)]
-        scores["qwk"] = scoring.score_labels(*grades, "qwk", num_classes=cfg.num_classes)
+        scores[cfg.metric] = scoring.score_labels(*grades, cfg.metric, num_classes=cfg.num_classes)
     return scores
 
 
+def of_every_class() -> list[str]:
+    """The metrics of each class's probability over all images (ROC AUC): of any file of them."""
+    return [name for name, metric in METRICS.items()
+            if metric.reads == "probabilities" and not metric.single_label]  # fmt: skip
+
+
+def of_answers(several: bool = False) -> list[str]:
+    """The metrics of each image's class (accuracy, macro F1), or with `several` of each
+    image's set of labels (samples F1): of any file of labels."""
+    return [name for name, metric in METRICS.items()
+            if metric.reads == "labels" and not metric.graded and metric.several == several]  # fmt: skip
+
+
 def binary_scores(cfg: Config, truth: pd.Series, guessed: pd.Series, submission: str) -> dict:
-    """The metric and ROC AUC of one probability per image against labels 0 and 1."""
+    """The metric, and those of every class's probability, of one probability per image
+    against labels 0 and 1."""
     import numpy as np
     import pandas as pd
 
@@ -175,8 +193,11 @@ def binary_scores(cfg: Config, truth: pd.Series, guessed: pd.Series, submission:
         )
     labels = truth.astype(int).to_numpy()
     probabilities = np.stack([1 - positive.to_numpy(float), positive.to_numpy(float)], axis=1)
-    auc = scoring.of_run(dataclasses.replace(cfg, metric="roc_auc"), labels, probabilities)
-    return {"roc_auc": auc, cfg.metric: scoring.of_run(cfg, labels, probabilities)}
+    scores = {
+        name: scoring.of_run(dataclasses.replace(cfg, metric=name), labels, probabilities)
+        for name in of_every_class()
+    }
+    return scores | {cfg.metric: scoring.of_run(cfg, labels, probabilities)}
 
 
 def mean_average_precision(truth: pd.Series, guessed: pd.Series, k: int) -> float:

@@ -1,7 +1,7 @@
 """Training, fold by fold: for each fold its datasets (pipeline.py), the model built in the
 accelerator's scope and compiled (model.py), `fit` with its callbacks, then the fold's
-out-of-fold predictions. The notebook shows this module as its training cell, and `train` on
-the command line runs it: what you change here is what trains.
+out-of-fold predictions. The notebook shows this module as its training loop's cell, and
+`train` on the command line runs it: what you change here is what trains.
 
 What is not the recipe stays behind one call each (fitting.py): the checks before the first
 step and what they found, the run's lock, resuming from the last finished epoch, and keeping
@@ -15,7 +15,7 @@ import keras
 
 from ..config import Config
 from ..data import pipeline, source
-from ..learning import model
+from ..learning import model as recipe  # model.py: the notebook's model cell
 from ..learning.predictions import progress_verbosity
 from ..outputs import checkpoints
 from ..platform import accelerator, paths
@@ -56,20 +56,20 @@ def train_fold(cfg: Config, found: Accelerator) -> dict:
 
     training = pipeline.for_training(
         ready.train_files, cfg, run.global_batch, found.image_dtype, ready.skipped,
-        model.host_augmentations(cfg), ready.table, ready.corrections, ready.pseudo,
+        recipe.host_augmentations(cfg), ready.table, ready.corrections, ready.pseudo,
     )  # fmt: skip
     pipeline.check_static(training, "train_files")  # XLA compiles only static shapes
     valid = fitting.validation_batches(ready, found)  # None: nothing validates
 
     with found.scope():
         keras.mixed_precision.set_global_policy(run.precision)  # read by each layer made
-        net = model.build_model(cfg, ready.backbone, found.image_dtype, *ready.metadata_width)
-        print(f"model: {net.name}, {net.count_params():,} parameters")
-        model.compile_model(
-            net, cfg, found.replicas, run.steps_per_epoch, class_shares=ready.class_shares,
+        model = recipe.build_model(cfg, ready.backbone, found.image_dtype, *ready.metadata_width)
+        print(f"model: {model.name}, {model.count_params():,} parameters")
+        recipe.compile_model(
+            model, cfg, found.replicas, run.steps_per_epoch, class_shares=ready.class_shares,
             steps_per_execution=run.steps_per_execution,
         )  # fmt: skip
-        done, history = checkpoints.resume(net, cfg)  # the epochs a killed run finished
+        done, history = checkpoints.resume(model, cfg)  # the epochs a killed run finished
         validation = fitting.validated(cfg, valid)  # each epoch, the metric: weights, average
         callbacks = [
             keras.callbacks.ProgbarLogger(),  # Keras' epoch line, then the validation's
@@ -79,7 +79,7 @@ def train_fold(cfg: Config, found: Accelerator) -> dict:
         ]
         if done < cfg.epochs:
             with fitting.bad_images_named(ready, "training"):
-                net.fit(
+                model.fit(
                     training,
                     initial_epoch=done,
                     epochs=cfg.epochs,
@@ -90,10 +90,12 @@ def train_fold(cfg: Config, found: Accelerator) -> dict:
                 )
         else:
             print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
-        kept = fitting.keep_the_better(net, history, cfg, validation, found)
+        kept = fitting.keep_the_better(model, history, cfg, validation, found)
         if valid is not None:  # valid.csv: the fold's out-of-fold predictions, and its score
-            history[f"final_valid_{cfg.metric}"] = fitting.score_validation(cfg, net, ready, found)
-    checkpoints.save_trained(net, cfg, run, found.writes_files, kept)
+            history[f"final_valid_{cfg.metric}"] = fitting.score_validation(
+                cfg, model, ready, found
+            )
+    checkpoints.save_trained(model, cfg, run, found.writes_files, kept)
     fitting.save_history(cfg, history, found)
     return history
 
