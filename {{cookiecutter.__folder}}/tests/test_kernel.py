@@ -210,13 +210,17 @@ def test_the_notebook_runs_alone_offline_writes_a_submission_and_reruns_edited_c
         assert "edited data steps" in said and "edited model" in said, call
     (training,) = [c for c in cells if "= train.train(cfg" in c.source]
     said = "".join(output.get("text", "") for output in training.outputs)
-    assert "edited loop: epoch 1" in said and "edited loop: epoch 2" in said  # its callback
+    assert "edited loop: epoch 3" in said and "Epoch 3/3" in said  # its callback, fit resumed
 
 
 def edited_again(notebook):
     """The notebook with its data steps and its model edited, each to print a line, and its
-    training loop given a callback that prints at each epoch's end."""
+    training loop given a callback that prints at each epoch's end; one epoch more, which
+    the run resumes to train."""
     edited = copy.deepcopy(notebook)
+    (settings,) = [c for c in edited.cells if c.source.startswith("# The settings")]
+    assert "    epochs=2," in settings.source
+    settings.source = settings.source.replace("    epochs=2,", "    epochs=3,")
     (data,) = [
         c for c in edited.cells if c.source.startswith(f"%%writefile {PACKAGE}/{DATA_STEPS}")
     ]

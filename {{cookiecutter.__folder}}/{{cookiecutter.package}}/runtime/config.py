@@ -49,8 +49,8 @@ def reads(cfg, kind: str) -> bool:
     "images" (a competition's files and CSV) or "tfds" (a TensorFlow Datasets set), as
     source.resolved chose them; before that, any kind. The modules of a kind are imported
     where this holds, so a notebook carries only the readers its data needs."""
-    inputs = inputs_of(cfg)
-    if not inputs.trains_from:
+    inputs = data_read(cfg)
+    if inputs is None:
         return True  # not resolved yet: it could be any
     return kind in (inputs.trains_from, inputs.tests_from)
 
@@ -59,10 +59,10 @@ def uses_metadata(cfg) -> bool:
     """Whether a table of metadata joins each image: columns named, or "auto" where the data
     holds some (a records manifest's table, or beside images a CSV's other columns, which only
     reading it tells); before the data is resolved, it could."""
-    inputs = inputs_of(cfg)
+    inputs = data_read(cfg)
     if not cfg.metadata_columns.strip():
         return False
-    if cfg.metadata_columns != AUTO or inputs.trains_from in ("", "images"):
+    if cfg.metadata_columns != AUTO or inputs is None or inputs.trains_from == "images":
         return True
     return bool(((inputs.said or {}).get("metadata") or {}).get("columns"))  # tfds: none
 
@@ -71,10 +71,25 @@ def in_folds(cfg) -> bool:
     """Whether the data is split into folds, of which Config.fold picks the one that
     validates: records in folds, or a CSV's images (Config.folds); before the data is
     resolved, it could be."""
-    inputs = inputs_of(cfg)
-    if not inputs.trains_from:
+    inputs = data_read(cfg)
+    if inputs is None:
         return True
     return ((inputs.said or {}).get("folds") or 1) > 1
+
+
+def data_read(cfg):
+    """The data as source.resolved found it (Inputs), for this config or the one it was made
+    from in a value that does not change what it reads (a fold, the output, the weights);
+    None before it was resolved, or where the data folder or a file field changed since."""
+    inputs = cfg.inputs
+    if inputs is None or not inputs.trains_from or inputs.read_from != reading(cfg):
+        return None
+    return inputs
+
+
+def reading(cfg) -> tuple:
+    """What decides the data a config reads: the data folder and the file fields."""
+    return (cfg.data_dir, *(getattr(cfg, name) for name in FILE_FIELDS))
 
 
 def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=False, used=None):
@@ -440,6 +455,7 @@ class Inputs:
     tests_from: str = ""
     said: dict | None = None
     made_for: tuple = ()  # the config it was resolved for (resolved_for)
+    read_from: tuple = ()  # what decided the data it read (reading)
     places: typing.Any = None  # platform/paths.py's Places (it imports this module)
 
 

@@ -175,7 +175,7 @@ def as_it_reads(cfg: Config, inference: bool) -> Config:
     this project was made for where it ships TFRecords and no file is named otherwise, those;
     else unresolved, and every reader carried. An inference notebook's model is the trained run's, where `kaggle output`
     fetched it into the output folder."""
-    from ..runtime.config import carrying, inputs_of, resolved_for
+    from ..runtime.config import carrying, inputs_of, reading
 
     if inference and run_records(places_of(cfg).output):
         with_run = dataclasses.replace(cfg, trained_dir=str(places_of(cfg).output))
@@ -191,7 +191,7 @@ def as_it_reads(cfg: Config, inference: bool) -> Config:
     kaggles_own = cfg.competition == COMPETITION and not (cfg.data_dir or inputs_of(cfg).typed)
     if SHIPS_RECORDS and kaggles_own:  # its own files, none of them named otherwise
         kaggle = dataclasses.replace(inputs_of(cfg), trains_from="records", tests_from="records")
-        return carrying(cfg, dataclasses.replace(kaggle, made_for=resolved_for(cfg)))
+        return carrying(cfg, dataclasses.replace(kaggle, read_from=reading(cfg)))
     return cfg
 
 

@@ -18,7 +18,7 @@ import os
 
 import tensorflow as tf
 
-from ..config import Config, carrying, inputs_of, places_of, reads, resolved_for
+from ..config import Config, carrying, inputs_of, places_of, reading, reads, resolved_for
 from ..platform import paths
 from ..platform.files import MANIFEST
 from . import records
@@ -119,6 +119,7 @@ def resolved(cfg: Config) -> tuple[Config, dict | None]:
         tests_from="images" if reads_test_images(cfg) else trains_from,
         said=said,
         made_for=resolved_for(cfg),
+        read_from=reading(cfg),
         places=places_of(cfg),
     )
     return carrying(cfg, inputs), said
