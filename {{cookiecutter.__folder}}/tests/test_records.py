@@ -131,7 +131,7 @@ def test_grouped_folds_never_split_a_group(tmp_path):
 
 def test_png_grayscale_cmyk_and_rotated_photos_come_out_rgb_and_upright(tmp_path):
     """The loader decodes JPEG as RGB and ignores EXIF: the writer must store them right."""
-    from {{ cookiecutter.package }}.tools.image_files import prepare
+    from {{ cookiecutter.package }}.tools.image_files import Decoding, prepare
 
     left_red = np.zeros((40, 60, 3), np.uint8)
     left_red[:, :30] = (220, 20, 20)
@@ -145,15 +145,15 @@ def test_png_grayscale_cmyk_and_rotated_photos_come_out_rgb_and_upright(tmp_path
     photo.convert("L").save(tmp_path / "gray.jpg", quality=95)
     for name in ("rotated.jpg", "plain.png", "cmyk.jpg"):
         stored = prepare(str(tmp_path / name))
-        pixels = tf.io.decode_jpeg(stored.jpeg, channels=3).numpy().astype(int)
+        pixels = tf.io.decode_jpeg(stored.encoded, channels=3).numpy().astype(int)
         assert pixels.shape == (40, 60, 3), name
         assert np.abs(pixels[:, :25].mean((0, 1)) - (220, 20, 20)).max() < 25, name
         assert np.abs(pixels[:, 35:].mean((0, 1)) - (20, 20, 220)).max() < 25, name
     gray = prepare(str(tmp_path / "gray.jpg"))
-    assert gray.jpeg == (tmp_path / "gray.jpg").read_bytes()  # JPEG passes through unchanged
-    assert tf.io.decode_jpeg(gray.jpeg, channels=3).shape == (40, 60, 3)
-    resized = prepare(str(tmp_path / "plain.png"), resize=32)
-    assert tf.io.decode_jpeg(resized.jpeg).shape == (32, 32, 3)
+    assert gray.encoded == (tmp_path / "gray.jpg").read_bytes()  # JPEG passes through unchanged
+    assert tf.io.decode_jpeg(gray.encoded, channels=3).shape == (40, 60, 3)
+    resized = prepare(str(tmp_path / "plain.png"), Decoding(resize=32))
+    assert tf.io.decode_jpeg(resized.encoded).shape == (32, 32, 3)
 
 
 def test_an_image_that_does_not_decode_is_listed_and_not_written(tmp_path, capsys):

@@ -21,7 +21,7 @@ from ..data import tables
 from ..errors import UserError, first_line, named
 from ..learning import grades
 from ..learning.scoring import METRICS
-from ..platform.files import IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
+from ..platform.files import DICOM_SUFFIXES, IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
 from .submission_shapes import (
     SHAPES,
     Labels,
@@ -167,7 +167,7 @@ def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str
 
 def stem(key: str) -> str:
     base, extension = os.path.splitext(key)
-    return base if extension.lower() in IMAGE_SUFFIXES else key
+    return base if extension.lower() in IMAGE_SUFFIXES | DICOM_SUFFIXES else key
 
 
 # Ways an id may be spelled on one side and not the other: without its image extension, and
