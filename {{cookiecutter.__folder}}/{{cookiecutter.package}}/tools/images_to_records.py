@@ -3,7 +3,7 @@
     python -m {{ cookiecutter.package }} records --images train_images --csv train.csv --output-dir records \
         [--group-column patient] [--folds 5] [--resize 512] [--test-images test_images] \
         [--id-column image_id] [--label-column label] [--multi-label] \
-        [--window auto] [--slices 3]
+        [--window auto] [--slices 3] [--max-image-pixels N]
 
 writes
     <output>/train/fold0-00-<records>.tfrec ...  image (JPEG; DICOM: PNG), class, id, fold: one
@@ -12,8 +12,8 @@ writes
                                                  extension included: t0.jpg, sub/t0.jpg)
     <output>/manifest.json                       shards, records per fold and class, class
                                                  names, the CSV columns used, multi_label,
-                                                 image sizes, skipped files, how DICOM was
-                                                 decoded, the command
+                                                 image sizes, skipped files, the images stored
+                                                 reduced, how DICOM was decoded, the command
 
 Ids stay as the competition spells them. Without --id-column the id column is the one whose
 values name the most images; without --label-column the labels are in "label" or "target",
@@ -24,7 +24,8 @@ label.
 
 An id may name a DICOM file (found by content, whatever its name) or a folder of one series
 of slices: dicom.py decodes them, windowed (--window), a series as --slices slices stacked as
-channels.
+channels. An image past Pillow's decompression-bomb limit is read, stored reduced to fit it,
+and named; --max-image-pixels N refuses any larger than N.
 
 Every input is checked before the first shard is written (competition_files.py). Images are
 decoded in parallel over the cores (image_files.py) into shards of about 150 MB, written as
@@ -148,6 +149,7 @@ def write_records(
         "folds": cfg.folds,
         "fold_seed": cfg.fold_seed,
         "resize": decoding.resize,
+        "max_image_pixels": decoding.max_pixels,
         "dicom": dicom,
         "metadata": {**columns, "file": METADATA_TABLE if table is not None else None},
     }
@@ -160,6 +162,7 @@ def write_records(
             "test": summary(test),
             "image_sizes": size_range([size for shard in shards for size in shard["sizes"]]),
             "skipped": found["skipped"] + [file for shard in shards for file in shard["skipped"]],
+            "reduced": [file for shard in shards for file in shard["reduced"]],
         }
         if table is not None:  # before the manifest, which names it
             with written_whole(output / METADATA_TABLE) as temporary:
@@ -366,7 +369,7 @@ def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Dec
         folder.mkdir(parents=True, exist_ok=True)
     jobs = [(row["path"], decoding, row.get("at", "")) for row in part]
     prepared = pool.map(prepare_all, jobs, chunksize=16)
-    skipped, sizes, classes = [], [], collections.Counter()
+    skipped, sizes, classes, reduced = [], [], collections.Counter(), []
 
     def kept_records():
         for row, image in zip(part, prepared, strict=True):
@@ -374,6 +377,9 @@ def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Dec
                 skipped.append({"file": row["path"], "reason": image.problem})
                 continue
             sizes.append((image.width, image.height))
+            if image.original:
+                stored = [image.width, image.height]
+                reduced.append({"file": row["path"], "size": [*image.original], "stored": stored})
             if "number" in row:
                 classes.update(str(number) for number in classes_held(row["number"]))
             yield example(row, image)
@@ -387,6 +393,7 @@ def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Dec
         "classes": dict(classes),
         "sizes": list(size_range(sizes).values()),
         "skipped": skipped,
+        "reduced": reduced,
     }
 
 
@@ -449,11 +456,20 @@ def size_range(sizes: list) -> dict:
     return {"smallest": list(min(sizes, key=math.prod)), "largest": list(max(sizes, key=math.prod))}
 
 
-def skipped_lines(skipped: list[dict]) -> list[str]:
-    """The skipped files as the screen shows them: the first few, and how many more."""
-    lines = [f"  skipped {entry['file']}: {entry['reason']}" for entry in skipped[:SKIPPED_SHOWN]]
-    if len(skipped) > SKIPPED_SHOWN:
-        lines.append(f"  ... and {len(skipped) - SKIPPED_SHOWN} more (every one in {MANIFEST})")
+def listed_lines(made: dict) -> list[str]:
+    """The files skipped, then those stored reduced, as the screen shows them: the first few
+    of each, and how many more."""
+    skipped = [f"skipped {entry['file']}: {entry['reason']}" for entry in made["skipped"]]
+    reduced = [
+        "reduced {}: {:,} x {:,} pixels, past Pillow's decompression-bomb limit; stored "
+        "{:,} x {:,}".format(entry["file"], *entry["size"], *entry["stored"])
+        for entry in made["reduced"]
+    ]
+    lines = []
+    for said in (skipped, reduced):
+        lines += [f"  {line}" for line in said[:SKIPPED_SHOWN]]
+        if len(said) > SKIPPED_SHOWN:
+            lines.append(f"  ... and {len(said) - SKIPPED_SHOWN} more (every one in {MANIFEST})")
     return lines
 
 
@@ -490,6 +506,12 @@ def arguments(parser) -> None:
         default="auto",
         help="columns kept beside each image; auto: those both tables hold; '': none",
     )
+    parser.add_argument(
+        "--max-image-pixels",
+        type=whole_number("records --max-image-pixels", 1, zero="no limit"),
+        default=0,
+        help="refuse images of more pixels (default: read any; those past Pillow's limit reduced)",
+    )
     dicom = parser.add_argument_group("DICOM")
     dicom.add_argument(
         "--window",
@@ -517,7 +539,8 @@ def arguments(parser) -> None:
 
 def command(args, cfg: Config, found=None) -> int:
     decoding = Decoding(
-        resize=args.resize, window=args.window, slices=args.slices, frames=args.frames,
+        resize=args.resize, max_pixels=args.max_image_pixels, window=args.window,
+        slices=args.slices, frames=args.frames,
     )  # fmt: skip
     made = write_records(
         cfg, args.images, args.csv, args.output, args.group_column, decoding,
@@ -529,7 +552,7 @@ def command(args, cfg: Config, found=None) -> int:
         f"records in {args.output}: train {made['train']['records']} in {made['folds']} "
         f"folds, test {made['test']['records']}, skipped {len(made['skipped'])}"
     )
-    for line in skipped_lines(made["skipped"]):
+    for line in listed_lines(made):
         print(line)
     from ..runtime.data.metadata import left_out_line
 
