@@ -89,15 +89,15 @@ def series(folder: Path, slices: int, seed: int, size: str = "CT_small.dcm") -> 
     return made
 
 
-def as_viewed(path: Path, window: tuple | None = None) -> np.ndarray:
-    """The file as the records should hold it, from pydicom: its decoded pixels (the middle
-    frame); grey ones rescaled (apply_modality_lut), then windowed by apply_voi_lut (the
+def as_viewed(path: Path, window: tuple | None = None, frame: int | None = None) -> np.ndarray:
+    """The file as the records should hold it, from pydicom: its decoded pixels (`frame`, else
+    the middle one); grey ones rescaled (apply_modality_lut), then windowed by apply_voi_lut (the
     file's window, or `window`) and cut to 8 bits over the output range it documents, or
     without a window over their own range; MONOCHROME1 inverted; colour in 8 bits."""
     ds = pydicom.dcmread(path)
     stored = ds.pixel_array
     if int(ds.get("NumberOfFrames", 1) or 1) > 1:
-        stored = stored[len(stored) // 2]
+        stored = stored[len(stored) // 2 if frame is None else frame]
     if "PALETTE" in ds.PhotometricInterpretation:
         return (apply_color_lut(stored, ds) >> 8).astype(np.uint8)
     if ds.SamplesPerPixel == 3:
@@ -237,7 +237,7 @@ def test_a_series_is_one_record_of_three_slices_in_order_of_position(tmp_path):
     parts (the 3rd, 7th and 11th from the bottom); the test images' series are named as the
     training CSV names them (their folders); --slice-column centres them on a slice."""
     slices = {name: series(tmp_path / "train" / name, 12, seed) for seed, name in enumerate("pq")}
-    series(tmp_path / "test" / "r", 12, seed=3)
+    test = series(tmp_path / "test" / "r", 12, seed=3)
     write_csv(tmp_path / "train.csv", ["series", "label", "at"], [("p", "a", "5"), ("q", "b", "")])
     flags = ["--test-images", str(tmp_path / "test"), "--window", "500,3000", "--slices", "3"]
     argv = ["records", "--images", str(tmp_path / "train"), "--csv", str(tmp_path / "train.csv")]
@@ -252,7 +252,21 @@ def test_a_series_is_one_record_of_three_slices_in_order_of_position(tmp_path):
     centred = dicom.pixels(str(tmp_path / "train" / "p"), "500,3000", 3, at="5")
     for channel, file in enumerate(slices["p"][3:6]):  # Instance Numbers 4, 5 and 6
         assert np.abs(centred[..., channel].astype(int) - as_viewed(file, (500, 3000))).max() <= 1
-    assert dicom.pixels(str(tmp_path / "test" / "r"), "500,3000", 1).shape == (128, 128, 1)
+    middle = dicom.pixels(str(tmp_path / "test" / "r"), "500,3000", 1)  # --slices 1
+    assert middle.shape == (128, 128, 1)
+    assert np.abs(middle[..., 0].astype(int) - as_viewed(test[6], (500, 3000))).max() <= 1
+
+
+def test_a_multi_frame_file_gives_its_middle_frame_or_its_frames_as_slices(tmp_path):
+    """rtdose.dcm's 15 frames: the 8th alone, or with --frames slices the 3rd, 8th and 13th."""
+    path = copied(tmp_path, "rtdose.dcm")
+    window = (600_000, 1_200_000)
+    alone = dicom.pixels(str(path), "600000,1200000")
+    assert alone.shape == (10, 10, 1)
+    assert np.abs(alone[..., 0].astype(int) - as_viewed(path, window, 7)).max() <= 1
+    three = dicom.pixels(str(path), "600000,1200000", 3, "slices")
+    for channel, frame in enumerate((2, 7, 12)):
+        assert np.abs(three[..., channel].astype(int) - as_viewed(path, window, frame)).max() <= 1
 
 
 QUICK = "--backbone small-cnn --weights none --image-size 32 --epochs 1 --batch-size 4"

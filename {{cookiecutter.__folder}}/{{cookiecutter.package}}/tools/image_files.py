@@ -64,13 +64,15 @@ def prepare(path: str, decoding: Decoding = AS_THEY_ARE, at: str = "") -> Prepar
             raw = file.read()
         with Image.open(io.BytesIO(raw)) as image:
             size = image.size
-            if too_large(size, decoding):
-                return too_large(size, decoding)
+            if refused := too_large(size, decoding):
+                return refused
             factor = math.ceil(math.sqrt(math.prod(size) / PILLOW_LIMIT))
             if factor > 1:  # a JPEG decodes at 1/2, 1/4 or 1/8 of its size (its draft), whole
                 image.draft(image.mode, (size[0] // factor, size[1] // factor))
                 rest = math.ceil(math.sqrt(math.prod(image.size) / PILLOW_LIMIT))
-                image = image.reduce(rest) if rest > 1 else image  # the others are reduced
+                if rest > 1:  # the others are reduced; palette and 1-bit ones as RGB
+                    image = image.convert("RGB") if image.mode in ("P", "1", "I;16") else image
+                    image = image.reduce(rest)
             image.load()  # decodes every pixel: a truncated file fails here, not mid-epoch
             rotated = image.getexif().get(ORIENTATION, 1) not in (1, None)
             resized = bool(decoding.resize) and image.size != (decoding.resize,) * 2

@@ -510,6 +510,7 @@ def arguments(parser) -> None:
         "--max-image-pixels",
         type=whole_number("records --max-image-pixels", 1, zero="no limit"),
         default=0,
+        metavar="N",
         help="refuse images of more pixels (default: read any; those past Pillow's limit reduced)",
     )
     dicom = parser.add_argument_group("DICOM")
@@ -526,9 +527,8 @@ def arguments(parser) -> None:
         default=3,
         help="of a series (a folder of slices), stacked as channels, evenly spaced (default: 3)",
     )
-    dicom.add_argument(
-        "--slice-column", default="", help="the CSV column of the slice to centre on"
-    )
+    centre = "the CSV column naming the slice to centre on (Instance Number or file name)"
+    dicom.add_argument("--slice-column", default="", metavar="COLUMN", help=centre)
     dicom.add_argument(
         "--frames",
         choices=("middle", "slices"),
