@@ -610,6 +610,27 @@ COMMAND_LINE: list[Row] = [
         "records --resize = '8': must be 0 (as they are) or a whole number of at least 32",
     ),
     Row(
+        "records --window: a name that is no window",
+        lambda tmp, given: records_into(given.demo / "images", f"{tmp}/out", "--window spleen"),
+        "records --window spleen: not a window; give auto (the file's own), CENTER,WIDTH such as "
+        "40,400, or one of lung, soft-tissue, bone, brain",
+    ),
+    Row(
+        "records --window: a width of none",
+        lambda tmp, given: records_into(given.demo / "images", f"{tmp}/out", "--window 40,0"),
+        "records --window 40,0: not a window",
+    ),
+    Row(
+        "records --slices: more than an image's three channels",
+        lambda tmp, given: records_into(given.demo / "images", f"{tmp}/out", "--slices 5"),
+        "argument --slices: invalid choice: 5 (choose from 1, 3)",
+    ),
+    Row(
+        "records --slice-column: a column the CSV lacks",
+        lambda tmp, given: records_into(given.demo / "images", f"{tmp}/out", "--slice-column x"),
+        "train.csv has no column 'x' (records --slice-column); its columns are",
+    ),
+    Row(
         "ablate --runs 0",
         lambda tmp, given: words(f"ablate --preset demo --runs 0 --output-dir {tmp}/out"),
         "ablate --runs = '0': must be a whole number of at least 1",

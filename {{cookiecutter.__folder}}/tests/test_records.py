@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -131,7 +132,7 @@ def test_grouped_folds_never_split_a_group(tmp_path):
 
 def test_png_grayscale_cmyk_and_rotated_photos_come_out_rgb_and_upright(tmp_path):
     """The loader decodes JPEG as RGB and ignores EXIF: the writer must store them right."""
-    from {{ cookiecutter.package }}.tools.image_files import prepare
+    from {{ cookiecutter.package }}.tools.image_files import Decoding, prepare
 
     left_red = np.zeros((40, 60, 3), np.uint8)
     left_red[:, :30] = (220, 20, 20)
@@ -145,15 +146,15 @@ def test_png_grayscale_cmyk_and_rotated_photos_come_out_rgb_and_upright(tmp_path
     photo.convert("L").save(tmp_path / "gray.jpg", quality=95)
     for name in ("rotated.jpg", "plain.png", "cmyk.jpg"):
         stored = prepare(str(tmp_path / name))
-        pixels = tf.io.decode_jpeg(stored.jpeg, channels=3).numpy().astype(int)
+        pixels = tf.io.decode_jpeg(stored.encoded, channels=3).numpy().astype(int)
         assert pixels.shape == (40, 60, 3), name
         assert np.abs(pixels[:, :25].mean((0, 1)) - (220, 20, 20)).max() < 25, name
         assert np.abs(pixels[:, 35:].mean((0, 1)) - (20, 20, 220)).max() < 25, name
     gray = prepare(str(tmp_path / "gray.jpg"))
-    assert gray.jpeg == (tmp_path / "gray.jpg").read_bytes()  # JPEG passes through unchanged
-    assert tf.io.decode_jpeg(gray.jpeg, channels=3).shape == (40, 60, 3)
-    resized = prepare(str(tmp_path / "plain.png"), resize=32)
-    assert tf.io.decode_jpeg(resized.jpeg).shape == (32, 32, 3)
+    assert gray.encoded == (tmp_path / "gray.jpg").read_bytes()  # JPEG passes through unchanged
+    assert tf.io.decode_jpeg(gray.encoded, channels=3).shape == (40, 60, 3)
+    resized = prepare(str(tmp_path / "plain.png"), Decoding(resize=32))
+    assert tf.io.decode_jpeg(resized.encoded).shape == (32, 32, 3)
 
 
 def test_an_image_that_does_not_decode_is_listed_and_not_written(tmp_path, capsys):
@@ -173,6 +174,51 @@ def test_an_image_that_does_not_decode_is_listed_and_not_written(tmp_path, capsy
     assert reasons["img008"] == f"no image for this id in {folder / 'train.csv'}"
     assert {row["id"] for row in read_back(folder / "records")}.isdisjoint(
         {"img000", "img004", "img008"}
+    )
+
+
+@pytest.fixture(scope="module")
+def gigapixel(tmp_path_factory) -> Path:
+    """A 14,000 x 14,000 PNG, dark on the left and bright on the right: a whole-slide image
+    of the size UBC-OCEAN ships, past Pillow's decompression-bomb limit. Made once."""
+    path = tmp_path_factory.mktemp("gigapixel") / "slide.png"
+    image = Image.new("L", (14_000, 14_000), 40)
+    image.paste(220, (7_000, 0, 14_000, 14_000))
+    image.save(path)
+    return path
+
+
+def test_an_image_past_pillows_limit_is_stored_reduced_and_its_size_said(
+    tmp_path, gigapixel, capsys
+):
+    """Read, not skipped: reduced to fit the limit, and said; --max-image-pixels refuses it."""
+    from {{ cookiecutter.package }}.tools.image_files import Decoding, prepare
+
+    folder = mixed_competition(tmp_path, {"cat": 4, "dog": 4})
+    (folder / "train" / "img000.jpg").unlink()
+    large = Path(shutil.copy(gigapixel, folder / "train" / "img000.png"))
+    flags = ["--images", str(folder / "train"), "--csv", str(folder / "train.csv")]
+    flags += ["--output", str(folder / "records"), "--id-column", "image_id", "--folds", "2"]
+    assert main(["records", *flags]) == 0
+    assert (
+        f"  reduced {large}: 14,000 x 14,000 pixels, past Pillow's decompression-bomb limit; "
+        "stored 7,000 x 7,000\n"
+    ) in capsys.readouterr().out
+    manifest = json.loads((folder / "records" / "manifest.json").read_text())
+    assert manifest["reduced"] == [
+        {"file": str(large), "size": [14_000, 14_000], "stored": [7_000, 7_000]}
+    ]
+    assert manifest["skipped"] == [] and manifest["train"]["records"] == 8
+    spec = {name: tf.io.FixedLenFeature([], tf.string) for name in ("id", "image")}
+    files = [str(path) for path in (folder / "records" / "train").glob("*.tfrec")]
+    for row in tf.data.TFRecordDataset(files).map(lambda r: tf.io.parse_single_example(r, spec)):
+        if row["id"].numpy() == b"img000":
+            pixels = tf.io.decode_jpeg(row["image"], channels=1).numpy()[..., 0].astype(int)
+    assert pixels.shape == (7_000, 7_000)
+    assert abs(pixels[:, :3_400].mean() - 40) < 2 and abs(pixels[:, 3_600:].mean() - 220) < 2
+    refused = prepare(str(large), Decoding(max_pixels=100_000_000)).problem
+    assert refused == (
+        "14,000 x 14,000 pixels, more than --max-image-pixels 100,000,000; raise it to read the image"
     )
 
 

@@ -138,6 +138,7 @@ INSTALL = {
     "PIL": "pillow",
     "tqdm": "tqdm",
     "tensorflow_datasets": "tensorflow-datasets",
+    "pydicom": "pydicom pylibjpeg pylibjpeg-libjpeg pylibjpeg-openjpeg",
 }
 
 

@@ -2,15 +2,18 @@
 
     python -m {{ cookiecutter.package }} records --images train_images --csv train.csv --output-dir records \
         [--group-column patient] [--folds 5] [--resize 512] [--test-images test_images] \
-        [--id-column image_id] [--label-column label] [--multi-label]
+        [--id-column image_id] [--label-column label] [--multi-label] \
+        [--window auto] [--slices 3] [--max-image-pixels N]
 
 writes
-    <output>/train/fold0-00-<records>.tfrec ...  image (JPEG), class, id, fold: one fold a file
+    <output>/train/fold0-00-<records>.tfrec ...  image (JPEG; DICOM: PNG), class, id, fold: one
+                                                 fold a file
     <output>/test/00-<records>.tfrec ...         image, id (the file's path under --test-images,
                                                  extension included: t0.jpg, sub/t0.jpg)
     <output>/manifest.json                       shards, records per fold and class, class
                                                  names, the CSV columns used, multi_label,
-                                                 image sizes, skipped files, the command
+                                                 image sizes, skipped files, the images stored
+                                                 reduced, how DICOM was decoded, the command
 
 Ids stay as the competition spells them. Without --id-column the id column is the one whose
 values name the most images; without --label-column the labels are in "label" or "target",
@@ -18,6 +21,11 @@ else in the one column left. A label of several space-separated names (`scab fro
 --multi-label, makes the competition multi-label: "class" is then a multi-hot row (1 for each
 label the image has, one value per class), and folds are stratified by each image's rarest
 label.
+
+An id may name a DICOM file (found by content, whatever its name) or a folder of one series
+of slices: dicom.py decodes them, windowed (--window), a series as --slices slices stacked as
+channels. An image past Pillow's decompression-bomb limit is read, stored reduced to fit it,
+and named; --max-image-pixels N refuses any larger than N.
 
 Every input is checked before the first shard is written (competition_files.py). Images are
 decoded in parallel over the cores (image_files.py) into shards of about 150 MB, written as
@@ -37,6 +45,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -47,8 +56,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtime.config import Config
+from ..runtime.data.dicom import WINDOWS, window
 from ..runtime.errors import UserError, whole_number
 from ..runtime.platform.files import (
+    IMAGE_SUFFIXES,
     MANIFEST,
     METADATA_TABLE,
     is_url,
@@ -58,11 +69,10 @@ from ..runtime.platform.files import (
     written_whole,
 )
 from ..runtime.platform.run_lock import one_run_at_a_time
+from .image_files import AS_THEY_ARE, Decoding, Prepared
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from .image_files import Prepared
 
 SHARD_BYTES = 150 * 2**20  # Kaggle's advice for TPUs: shards of 100 to 200 MB
 # What an unfinished run has written, shard by shard, and the plan it follows: the next run of
@@ -94,20 +104,34 @@ CONFIG_FIELDS = (
 
 def write_records(
     cfg: Config, images: str, csv: str, output: str, group_column: str = "",
-    resize: int = 0, test_images: str = "", command: str = "", force: bool = False,
-    test_csv: str = "", metadata_columns: str = "auto",
+    decoding: Decoding = AS_THEY_ARE, test_images: str = "", command: str = "",
+    force: bool = False, test_csv: str = "", metadata_columns: str = "auto",
+    slice_column: str = "",
 ) -> dict:  # fmt: skip
     """Write the records and the manifest into `output`; returns the manifest. `command` is
     recorded in the manifest as what made it. An interrupted run of the same inputs is
-    resumed; `force` starts over."""
+    resumed; `force` starts over. `slice_column`: the CSV's column naming the slice each
+    series is centred on."""
     # scikit-learn and TensorFlow, loaded here: `records --help` needs neither
-    from ..runtime.data.competition_files import test_rows, training_rows
+    from ..runtime.data import competition_files as files
     from ..runtime.data.metadata import metadata_tables
 
     output = output_folder(output, "records --output-dir", buckets=True)
     check_folders(output, images, csv, test_images)
-    rows, found = training_rows(cfg, images, csv, group_column)
-    tests = test_rows(test_images)
+    rows, found = files.training_rows(cfg, images, csv, group_column, dicom=True)
+    if slice_column:
+        files.refuse_missing(found["columns"], csv, slice_column, "records --slice-column")
+        rows["at"] = found["columns"][slice_column].to_numpy()
+    tests = files.test_rows(test_images, found["series_depth"])
+    if any(Path(path).suffix.lower() not in IMAGE_SUFFIXES for path in [*rows.path, *tests.path]):
+        import pydicom  # noqa: F401 (missing, it is named with the install before any shard)
+
+        dicom = {
+            "window": decoding.window, "slices": decoding.slices, "frames": decoding.frames,
+            "slice_column": slice_column,
+        }  # fmt: skip
+    else:
+        dicom = None
     table, columns = metadata_tables(
         rows, found, test_csv, tests["id"].tolist(), metadata_columns, group_column, FLAGS
     )
@@ -125,11 +149,13 @@ def write_records(
         "num_classes": found["num_classes"],
         "folds": cfg.folds,
         "fold_seed": cfg.fold_seed,
-        "resize": resize,
+        "resize": decoding.resize,
+        "max_image_pixels": decoding.max_pixels,
+        "dicom": dicom,
         "metadata": {**columns, "file": METADATA_TABLE if table is not None else None},
     }
     with one_run_at_a_time(output, "records --output-dir"):  # two writers would mix their shards
-        shards = write_plan(output, planned, resize, command, force)
+        shards = write_plan(output, planned, decoding, command, force)
         train = [shard for shard in shards if shard["file"] and "fold" in shard]
         test = [shard for shard in shards if shard["file"] and "fold" not in shard]
         manifest |= {
@@ -137,6 +163,7 @@ def write_records(
             "test": summary(test),
             "image_sizes": size_range([size for shard in shards for size in shard["sizes"]]),
             "skipped": found["skipped"] + [file for shard in shards for file in shard["skipped"]],
+            "reduced": [file for shard in shards for file in shard["reduced"]],
         }
         if table is not None:  # before the manifest, which names it
             with written_whole(output / METADATA_TABLE) as temporary:
@@ -250,10 +277,11 @@ def removed_for_force(output: Path) -> None:
 
 
 def write_plan(
-    output: Path, planned: dict[str, list[dict]], resize: int, command: str, force: bool
+    output: Path, planned: dict[str, list[dict]], decoding: Decoding, command: str, force: bool
 ) -> list[dict]:
     """Every planned shard, the whole ones an interrupted run left kept; what each holds."""
-    key = hashlib.sha256(json.dumps([planned, resize], default=str).encode()).hexdigest()
+    said = [planned, dataclasses.asdict(decoding)]
+    key = hashlib.sha256(json.dumps(said, default=str).encode()).hexdigest()
     done = resumable(output, key, command, force)
     from tqdm.auto import tqdm
 
@@ -262,7 +290,7 @@ def write_plan(
         for number, (name, part) in enumerate(planned.items(), 1):
             bar.set_description(f"shard {number}/{len(planned)} {name}")
             if name not in done:
-                done[name] = write_planned(pool, output, name, part, resize)
+                done[name] = write_planned(pool, output, name, part, decoding)
                 write_json(output / PROGRESS, {"plan": key, "command": command, "shards": done})
             bar.update(len(part))
     return [done[name] for name in planned]
@@ -276,12 +304,19 @@ def plan(rows: pd.DataFrame, tests: pd.DataFrame, folds: int) -> dict[str, list[
     for prefix, part in [*parts, ("test/", tests)]:
         if part.empty:
             continue
-        source_bytes = sum(os.path.getsize(path) for path in part["path"])
+        source_bytes = sum(map(size_of, part["path"]))
         per_shard = max(1, round(SHARD_BYTES / max(1, source_bytes / len(part))))
         chosen = part.to_dict("records")
         for index, start in enumerate(range(0, len(chosen), per_shard)):
             planned[f"{prefix}{index:02d}"] = chosen[start : start + per_shard]
     return planned
+
+
+def size_of(path: str) -> int:
+    """What an image weighs as a shard plans it: a series, three of its slices."""
+    if os.path.isdir(path):
+        return 3 * max(file.stat().st_size for file in Path(path).rglob("*") if file.is_file())
+    return os.path.getsize(path)
 
 
 def resumable(output: Path, key: str, command: str, force: bool) -> dict[str, dict]:
@@ -322,7 +357,7 @@ def resumable(output: Path, key: str, command: str, force: bool) -> dict[str, di
     return whole
 
 
-def write_planned(pool, output: Path, name: str, part: list[dict], resize: int) -> dict:
+def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Decoding) -> dict:
     """One planned shard, written whole: its file (None when every image was skipped), its
     record count and what the manifest needs of it."""
     from ..runtime.data.competition_files import classes_held
@@ -333,8 +368,9 @@ def write_planned(pool, output: Path, name: str, part: list[dict], resize: int) 
     folder = output / split
     if not is_url(folder):  # a bucket has no folders: an object's name holds its path
         folder.mkdir(parents=True, exist_ok=True)
-    prepared = pool.map(prepare_all, [(row["path"], resize) for row in part], chunksize=16)
-    skipped, sizes, classes = [], [], collections.Counter()
+    jobs = [(row["path"], decoding, row.get("at", "")) for row in part]
+    prepared = pool.map(prepare_all, jobs, chunksize=16)
+    skipped, sizes, classes, reduced = [], [], collections.Counter(), []
 
     def kept_records():
         for row, image in zip(part, prepared, strict=True):
@@ -342,6 +378,9 @@ def write_planned(pool, output: Path, name: str, part: list[dict], resize: int) 
                 skipped.append({"file": row["path"], "reason": image.problem})
                 continue
             sizes.append((image.width, image.height))
+            if image.original:
+                stored = [image.width, image.height]
+                reduced.append({"file": row["path"], "size": [*image.original], "stored": stored})
             if "number" in row:
                 classes.update(str(number) for number in classes_held(row["number"]))
             yield example(row, image)
@@ -355,6 +394,7 @@ def write_planned(pool, output: Path, name: str, part: list[dict], resize: int) 
         "classes": dict(classes),
         "sizes": list(size_range(sizes).values()),
         "skipped": skipped,
+        "reduced": reduced,
     }
 
 
@@ -378,7 +418,7 @@ def example(row: dict, image: Prepared) -> bytes:
     A multi-label record's class is its multi-hot row."""
     from .shards import serialized
 
-    values = {"image": image.jpeg, "id": str(row["id"])}
+    values = {"image": image.encoded, "id": str(row["id"])}
     if "number" in row:
         values["fold"] = int(row["fold"])
         number = row["number"]
@@ -417,11 +457,20 @@ def size_range(sizes: list) -> dict:
     return {"smallest": list(min(sizes, key=math.prod)), "largest": list(max(sizes, key=math.prod))}
 
 
-def skipped_lines(skipped: list[dict]) -> list[str]:
-    """The skipped files as the screen shows them: the first few, and how many more."""
-    lines = [f"  skipped {entry['file']}: {entry['reason']}" for entry in skipped[:SKIPPED_SHOWN]]
-    if len(skipped) > SKIPPED_SHOWN:
-        lines.append(f"  ... and {len(skipped) - SKIPPED_SHOWN} more (every one in {MANIFEST})")
+def listed_lines(made: dict) -> list[str]:
+    """The files skipped, then those stored reduced, as the screen shows them: the first few
+    of each, and how many more."""
+    skipped = [f"skipped {entry['file']}: {entry['reason']}" for entry in made["skipped"]]
+    reduced = [
+        "reduced {}: {:,} x {:,} pixels, past Pillow's decompression-bomb limit; stored "
+        "{:,} x {:,}".format(entry["file"], *entry["size"], *entry["stored"])
+        for entry in made["reduced"]
+    ]
+    lines = []
+    for said in (skipped, reduced):
+        lines += [f"  {line}" for line in said[:SKIPPED_SHOWN]]
+        if len(said) > SKIPPED_SHOWN:
+            lines.append(f"  ... and {len(said) - SKIPPED_SHOWN} more (every one in {MANIFEST})")
     return lines
 
 
@@ -458,19 +507,53 @@ def arguments(parser) -> None:
         default="auto",
         help="columns kept beside each image; auto: those both tables hold; '': none",
     )
+    parser.add_argument(
+        "--max-image-pixels",
+        type=whole_number("records --max-image-pixels", 1, zero="no limit"),
+        default=0,
+        metavar="N",
+        help="refuse images of more pixels (default: read any; those past Pillow's limit reduced)",
+    )
+    dicom = parser.add_argument_group("DICOM")
+    dicom.add_argument(
+        "--window",
+        type=window,
+        default="auto",
+        help=f"auto (the file's own, else its range), CENTER,WIDTH or {', '.join(WINDOWS)}",
+    )
+    dicom.add_argument(
+        "--slices",
+        type=int,
+        choices=(1, 3),
+        default=3,
+        help="of a series (a folder of slices), stacked as channels, evenly spaced (default: 3)",
+    )
+    centre = "the CSV column naming the slice to centre on (Instance Number or file name)"
+    dicom.add_argument("--slice-column", default="", metavar="COLUMN", help=centre)
+    dicom.add_argument(
+        "--frames",
+        choices=("middle", "slices"),
+        default="middle",
+        help="of a multi-frame file: its middle one, or --slices of them as a series' slices",
+    )
 
 
 def command(args, cfg: Config, found=None) -> int:
+    decoding = Decoding(
+        resize=args.resize, max_pixels=args.max_image_pixels, window=args.window,
+        slices=args.slices, frames=args.frames,
+    )  # fmt: skip
     made = write_records(
-        cfg, args.images, args.csv, args.output, args.group_column, args.resize,
+        cfg, args.images, args.csv, args.output, args.group_column, decoding,
         args.test_images, command=" ".join(["python -m {{ cookiecutter.package }}", *sys.argv[1:]]),
         force=args.force, test_csv=args.test_csv, metadata_columns=args.metadata_columns,
+        slice_column=args.slice_column,
     )  # fmt: skip
     print(
         f"records in {args.output}: train {made['train']['records']} in {made['folds']} "
         f"folds, test {made['test']['records']}, skipped {len(made['skipped'])}"
     )
-    for line in skipped_lines(made["skipped"]):
+    for line in listed_lines(made):
         print(line)
     from ..runtime.data.metadata import left_out_line
 

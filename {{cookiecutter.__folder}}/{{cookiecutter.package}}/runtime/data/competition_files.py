@@ -20,6 +20,7 @@ from ..config import Config, inputs_of
 from ..errors import UserError, named
 from ..platform.files import IMAGE_SUFFIXES
 from . import tables
+from .dicom import is_dicom
 
 WHOLE_NUMBER = re.compile(r"-?\d+")
 LABEL_COLUMNS = ("label", "target")  # the labels' column, when not given: the first there
@@ -28,16 +29,18 @@ RECORDS_FLAGS = {"images": "records --images", "csv": "records --csv", "group": 
 
 
 def training_rows(
-    cfg: Config, images: str, csv: str, group_column: str, flags: dict = RECORDS_FLAGS
-) -> tuple[pd.DataFrame, dict]:
+    cfg: Config, images: str, csv: str, group_column: str, flags: dict = RECORDS_FLAGS,
+    dicom: bool = False,
+) -> tuple[pd.DataFrame, dict]:  # fmt: skip
     """One row per training image that is there: id, path, number (the class, or a multi-hot
     row) and fold; and what the manifest says of them (columns, classes, the ids without an
-    image)."""
+    image, how deep under `images` the series its ids name lie). With `dicom`, an id may
+    name a DICOM file or a folder of one series (image_files)."""
     rows = read_csv(csv, flags["csv"])
     csv_columns = rows.columns
     if rows.empty:
         raise UserError(f"{flags['csv']} {csv}: no rows under its header; give the training CSV")
-    files = image_files(images, flags["images"])
+    files = image_files(images, flags["images"], dicom)
     id_column = find_id_column(cfg, rows, files, csv, images, group_column)
     label_column = find_label_column(cfg, rows, csv, id_column, group_column)
     check_rows(rows, csv, id_column, label_column, group_column, flags["group"])
@@ -72,6 +75,7 @@ def training_rows(
     rows["fold"] = assign_folds(
         rows, cfg.folds, cfg.fold_seed, group_column, csv, classes, flags["group"]
     )
+    series = [path for path in rows["path"] if os.path.isdir(path)]  # ids naming folders
     found = {
         "id_column": id_column,
         "label_column": label_column,
@@ -80,15 +84,25 @@ def training_rows(
         "num_classes": len(classes) if classes else int(rows["number"].max()) + 1,
         "skipped": skipped,
         "columns": rows[list(csv_columns)],  # the CSV's own, for the metadata (metadata.py)
+        "series_depth": len(Path(series[0]).relative_to(images).parts) if series else 0,
     }
     return pd.DataFrame({"id": rows[id_column]}).join(rows[["path", "number", "fold"]]), found
 
 
-def test_rows(test_images: str) -> pd.DataFrame:
-    """Every test image, its id the path under the folder as the competition spells it."""
+def test_rows(test_images: str, series_depth: int = 0) -> pd.DataFrame:
+    """Every test image, its id the path under the folder as the competition spells it; with
+    `series_depth`, every series folder that deep, as the training CSV names them."""
     if not test_images:
         return pd.DataFrame({"id": [], "path": []})
-    found = sorted(set(image_files(test_images, "records --test-images").values()))
+
+    def wanted(path: str) -> bool:  # with series_depth, a folder as deep as the training CSV's
+        depth = len(Path(path).relative_to(test_images).parts)
+        return (
+            os.path.isdir(path) and depth == series_depth if series_depth else os.path.isfile(path)
+        )
+
+    found = set(image_files(test_images, "records --test-images", dicom=True).values())
+    found = sorted(filter(wanted, found))
     ids = [Path(path).relative_to(test_images).as_posix() for path in found]
     return pd.DataFrame({"id": ids, "path": found})
 
@@ -109,8 +123,8 @@ def find_id_column(
         refuse_missing(rows, csv, cfg.id_column, named("id_column"))
         return cfg.id_column
     others = {group_column, cfg.label_column}  # a column of labels names no image
-    naming = {
-        column: int(rows[column].isin(files.keys()).sum())
+    naming = {  # a column of patients (or studies) repeats the folder each names: counted once
+        column: rows.loc[rows[column].isin(files.keys()), column].nunique()
         for column in rows.columns
         if column not in others
     }
@@ -194,20 +208,32 @@ def refuse_missing(rows: pd.DataFrame, csv: str, column: str, flag: str) -> None
         )
 
 
-def image_files(folder: str, flag: str) -> dict[str, str]:
-    """Every image under the folder, by relative path, file name and file name stem."""
+def image_files(folder: str, flag: str, dicom: bool = False) -> dict[str, str]:
+    """Every image under the folder, by relative path, file name and file name stem; with
+    `dicom`, every DICOM file too (by content, whatever its name), and every folder above one
+    (a series, or a study of one) by its relative path and name."""
     if not os.path.isdir(folder):
         raise UserError(f"{flag} {folder}: not a folder of images")
     found = {}
     for path in sorted(Path(folder).rglob("*")):
-        if path.suffix.lower() in IMAGE_SUFFIXES and path.is_file():
-            relative = str(path.relative_to(folder))
+        if not path.is_file():
+            continue
+        relative = path.relative_to(folder)
+        if path.suffix.lower() in IMAGE_SUFFIXES:
             # A camera's IMG_1.JPG is often img_1.jpg in the CSV: the extension's case is free.
-            lowered = str(Path(relative).with_suffix(path.suffix.lower()))
-            for key in (relative, path.name, path.stem, lowered):
-                found.setdefault(key, str(path))
+            lowered = str(relative.with_suffix(path.suffix.lower()))
+        elif dicom and is_dicom(path):
+            lowered = path.name
+            for parent in list(relative.parents)[:-1]:
+                found.setdefault(str(parent), str(Path(folder) / parent))
+                found.setdefault(parent.name, str(Path(folder) / parent))
+        else:
+            continue
+        for key in (str(relative), path.name, path.stem, lowered):
+            found.setdefault(key, str(path))
     if not found:
-        raise UserError(f"{flag} {folder}: no image files ({', '.join(sorted(IMAGE_SUFFIXES))})")
+        kinds = ", ".join(sorted(IMAGE_SUFFIXES)) + (", DICOM" if dicom else "")
+        raise UserError(f"{flag} {folder}: no image files ({kinds})")
     return found
 
 

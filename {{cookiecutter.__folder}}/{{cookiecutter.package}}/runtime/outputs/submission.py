@@ -20,7 +20,7 @@ from ..config import Config, came_from, class_names, inputs_of, places_of
 from ..data import tables
 from ..errors import UserError, first_line, named
 from ..learning.scoring import METRICS
-from ..platform.files import IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
+from ..platform.files import DICOM_SUFFIXES, IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
 from .submission_shapes import (
     SHAPES,
     Labels,
@@ -169,7 +169,7 @@ def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str
 
 def stem(key: str) -> str:
     base, extension = os.path.splitext(key)
-    return base if extension.lower() in IMAGE_SUFFIXES else key
+    return base if extension.lower() in IMAGE_SUFFIXES | DICOM_SUFFIXES else key
 
 
 # Ways an id may be spelled on one side and not the other: without its image extension, and

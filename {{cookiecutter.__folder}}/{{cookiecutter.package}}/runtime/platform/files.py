@@ -35,6 +35,9 @@ FETCHED_FROM = "kaggle-notebook.json"
 # Image files `records` reads, and the extensions an id may carry or drop between the records
 # and a sample submission (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
+# DICOM files `records` reads whatever their name, by content (data/dicom.py), and these even
+# without the mark a DICOM file carries; an id may carry or drop them too.
+DICOM_SUFFIXES = {".dcm", ".dicom"}
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT)  # a full disk, or the user's quota spent
 # Why a folder for files on this machine may not be a bucket (demo-data's images, kernel's
 # notebook for the kaggle CLI, files downloaded from Kaggle).

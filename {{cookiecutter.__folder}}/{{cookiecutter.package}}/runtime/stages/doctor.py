@@ -42,11 +42,15 @@ def doctor(
         print(f"accelerator: PROBLEM: {error}")
     global_batch = plan.global_batch_size(cfg, found)
     print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {found.replicas})")
-    try:
-        cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
+    manifest = None
+    try:  # with what the records' manifest or the TFDS set says
+        cfg, manifest = source.resolved(cfg)
     except UserError:
         pass  # the preflight's check of the manifest says it, among every other problem
     print(places_of(cfg).describe())
+    dicom = (manifest or {}).get("dicom")  # how `records` made the images a run sees
+    if dicom:
+        print(f"DICOM: --window {dicom['window']} --slices {dicom['slices']} (records' manifest)")
     checked = preflight.check(cfg, found, "doctor", print, training_checks.CHECKS)
     print(attention_line(cfg, found, checked))
     problems += checked.problems
