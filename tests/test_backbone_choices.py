@@ -63,3 +63,12 @@ def test_the_templates_readme_names_each_backbone():
     ]
     for name in BACKBONES:
         assert f"`{name}`" in row, name
+
+
+def test_bench_trains_offline_architectures_are_of_backbones_of_the_list():
+    """tools/architectures.py builds a backbone for bench-train with no download: by a name the
+    list holds, as a keras-hub class, which a test of the rendered project builds."""
+    architectures = PROJECT_TEMPLATE / "{{cookiecutter.package}}" / "tools" / "architectures.py"
+    built = runpy.run_path(str(architectures))["ARCHITECTURES"]
+    assert set(built) <= set(BACKBONES) and "efficientnet-b0" in built
+    assert all(name.endswith(("Backbone", "Encoder")) for name, _, _ in built.values())

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from {{ cookiecutter.package }}.runtime.config import from_preset
 from {{ cookiecutter.package }}.runtime.platform import versions
 from {{ cookiecutter.package }}.runtime.platform.paths import placed
+from {{ cookiecutter.package }}.tools.demo import from_preset
 
 PROJECT = Path(__file__).resolve().parents[1]
 NO_ACCELERATOR = "no TPU or GPU on this machine"

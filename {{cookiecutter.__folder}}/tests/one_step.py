@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from {{ cookiecutter.package }}.runtime.config import Config, from_preset
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.platform import accelerator
 from {{ cookiecutter.package }}.runtime.platform.paths import find, placed
+from {{ cookiecutter.package }}.tools.demo import from_preset
 
 GLOBAL_BATCH = 32
 

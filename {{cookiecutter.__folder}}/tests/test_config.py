@@ -8,12 +8,13 @@ import pytest
 
 from {{ cookiecutter.package }}.__main__ import from_flags, main, parser
 from {{ cookiecutter.package }}.runtime import config
-from {{ cookiecutter.package }}.runtime.config import PRESETS, Config
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import load_sample
 from {{ cookiecutter.package }}.runtime.platform import paths
 from {{ cookiecutter.package }}.runtime.stages import preflight
+from {{ cookiecutter.package }}.tools.demo import PRESETS
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
 

@@ -5,12 +5,12 @@ import dataclasses
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.runtime.config import from_preset
 from {{ cookiecutter.package }}.runtime.data import pipeline, records
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import read_sample
 from {{ cookiecutter.package }}.runtime.platform.paths import find, placed
 from {{ cookiecutter.package }}.tools import shards
+from {{ cookiecutter.package }}.tools.demo import from_preset
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
 

@@ -21,12 +21,13 @@ from conftest import OFFLINE, PROJECT
 from PIL import Image
 
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
-from {{ cookiecutter.package }}.runtime.config import Config, from_preset, knobs
+from {{ cookiecutter.package }}.runtime.config import Config, knobs
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import backbones
 from {{ cookiecutter.package }}.runtime.learning.model import build_model
 from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools import kernel
+from {{ cookiecutter.package }}.tools.demo import from_preset
 
 PACKAGE = "{{ cookiecutter.package }}"
 NAME = "{{ cookiecutter.project }}"

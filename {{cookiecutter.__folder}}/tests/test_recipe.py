@@ -14,14 +14,15 @@ import pytest
 from PIL import Image
 from scipy import stats
 
-from {{ cookiecutter.package }}.runtime.config import Config, from_preset
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.learning import augment, averaging, backbones, model
-from {{ cookiecutter.package }}.runtime.learning.augment import MixUpOrCutMix, partners
+from {{ cookiecutter.package }}.runtime.learning import averaging, backbones, mixing, model
+from {{ cookiecutter.package }}.runtime.learning.mixing import MixUpOrCutMix, partners
 from {{ cookiecutter.package }}.runtime.outputs import checkpoints, trained_run
 from {{ cookiecutter.package }}.runtime.outputs.plots import label_title
 from {{ cookiecutter.package }}.runtime.platform import accelerator
 from {{ cookiecutter.package }}.runtime.stages import ablate, fitting, preview, train
+from {{ cookiecutter.package }}.tools.demo import from_preset
 
 CLASSES = 8
 NOISE = 0.03  # the guard's allowance below: twice a rerun's largest move
@@ -101,16 +102,16 @@ def test_the_loss_and_the_metric_see_the_labels_mixed_as_the_images_were():
 
 @pytest.mark.parametrize("a", [0.05, 0.4, 1.0, 3.0])
 def test_mixing_weights_follow_the_beta_distribution(a):
-    """augment.beta, which XLA compiles under TensorFlow (keras.random.beta does not): 20,000
+    """mixing.beta, which XLA compiles under TensorFlow (keras.random.beta does not): 20,000
     draws of Beta(a, a) and of Beta(a, 2a) against scipy's distribution function, at most
     0.015 apart between 0.001 and 0.999 (beyond, float32 rounds a weight to 0 or 1)."""
     generator = keras.random.SeedGenerator(7)
     grid = np.linspace(0.001, 0.999, 999)
     for b in (a, 2 * a):
-        draws = keras.ops.convert_to_numpy(augment.beta(20_000, a, b, generator))
+        draws = keras.ops.convert_to_numpy(mixing.beta(20_000, a, b, generator))
         drawn = (draws[:, None] <= grid).mean(axis=0)
         assert np.abs(drawn - stats.beta(a, b).cdf(grid)).max() < 0.015, (a, b)
-    tiny = keras.ops.convert_to_numpy(augment.beta(1000, 1e-6, 1e-6, generator))  # CutMix's
+    tiny = keras.ops.convert_to_numpy(mixing.beta(1000, 1e-6, 1e-6, generator))  # CutMix's
     assert np.isfinite(tiny).all() and set(np.unique(tiny)) <= {0.0, 1.0}
 
 

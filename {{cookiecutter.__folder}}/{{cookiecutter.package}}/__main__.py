@@ -17,6 +17,7 @@ import sys
 
 from .runtime import config, errors
 from .runtime.platform import accelerator, paths, startup_logs
+from .tools import demo
 
 
 @dataclasses.dataclass(frozen=True)
@@ -219,7 +220,7 @@ def add_flags(parser: argparse.ArgumentParser, fields, shown, every: bool = Fals
             HELP_ALL, action="store_true", help=f"this help with {len(rare)} rarely set fields too"
         )
     parser.add_argument(
-        "--preset", choices=sorted(config.PRESETS), help="start from a named set of values"
+        "--preset", choices=sorted(demo.PRESETS), help="start from a named set of values"
     )
     for title, section in config.sections().items():
         chosen = [field for field in section if field.name in fields]
@@ -265,7 +266,7 @@ def from_flags(args: argparse.Namespace) -> config.Config:
     flags = {name: value for name, value in vars(args).items() if name in names}
     name = getattr(args, "preset", None)
     if name:
-        return paths.placed(config.from_preset(name, flags, "flag"))
+        return paths.placed(demo.from_preset(name, flags, "flag"))
     return paths.placed(config.Config(**flags, sources=dict.fromkeys(flags, "flag")))
 
 

@@ -1,8 +1,8 @@
 """The backbones one can choose, and what the code knows of each: one entry a backbone.
 
-Config's `backbone` field offers these names; backbones.py loads the one chosen, the notebook
-titles itself with its name, and bench-train builds its architecture offline. Plain data and
-the standard library only: `--help` imports it through config.py and loads no TensorFlow.
+Config's `backbone` field offers these names; backbones.py loads the one chosen, and the
+notebook titles itself with its name (bench-train's offline architectures are
+tools/architectures.py's, by these names). Plain data and the standard library only: `--help` imports it through config.py and loads no TensorFlow.
 The template's cookiecutter.json offers the same names; its tests check that they agree.
 """
 
@@ -47,10 +47,6 @@ class Choice:
     # The part of the keras-hub backbone the classifier uses (SigLIP's vision_encoder, not its
     # text tower); empty: all of it.
     part: str = ""
-    # Its keras-hub class and the arguments its preset was built with (for SigLIP, its vision
-    # tower's), so that `bench-train --weights none` needs no download.
-    architecture: tuple[str, dict] | None = None
-    application: str = ""  # keras.applications' network of the same architecture (bench-train)
     # Its keras-hub argument for stochastic depth (Config.stochastic_depth); empty: none.
     stochastic_depth: str = ""
     # keras-hub arguments held at these values, whatever the preset saved.
@@ -58,7 +54,7 @@ class Choice:
     # The oldest keras-hub that builds it (empty: none needed), and the oldest Keras that
     # release installs with (its Requires-Dist). Read from the newest patch of each release
     # 0.18 to 0.32: its keras_hub.models has the class, and the class's __init__ takes the
-    # arguments of `architecture` and of the preset's config (EfficientNet's
+    # arguments of its architecture (tools/architectures.py) and of the preset's config (EfficientNet's
     # stackwise_width_coefficients and num_features: 0.19). An earlier patch may build it too.
     keras_hub: str = "0.18.1"
     keras: str = "3.5"
@@ -77,135 +73,12 @@ KERAS_HUB_FOR_KERAS = {"3.5": "0.21.1", "3.8": "0.25.1", "3.13": "0.29.1", "3.15
 NO_DROP_PATH = (("drop_path_rate", 0.0),)
 
 
-# Each preset's architecture as keras-hub converted its weights (from timm:
-# keras_hub/src/utils/timm/convert_efficientnet.py; from PaddleClas:
-# tools/checkpoint_conversion/convert_resnet_vd_checkpoints.py; keras-hub 0.32).
-EFFICIENTNET_V1 = {
-    "stackwise_kernel_sizes": [3, 3, 5, 3, 5, 5, 3],
-    "stackwise_num_repeats": [1, 2, 2, 3, 3, 4, 1],
-    "stackwise_input_filters": [32, 16, 24, 40, 80, 112, 192],
-    "stackwise_output_filters": [16, 24, 40, 80, 112, 192, 320],
-    "stackwise_expansion_ratios": [1, 6, 6, 6, 6, 6, 6],
-    "stackwise_strides": [1, 2, 2, 2, 1, 2, 1],
-    "stackwise_squeeze_and_excite_ratios": [0.25] * 7,
-    "stackwise_block_types": ["v1"] * 7,
-}
-EFFICIENTNET = {
-    "min_depth": None,
-    "use_depth_divisor_as_min_depth": True,
-    "cap_round_filter_decrease": True,
-    "batch_norm_momentum": 0.9,
-    "batch_norm_epsilon": 1e-5,
-    "dropout": 0,
-}
-EFFICIENTNET_V2_S = {
-    **EFFICIENTNET,
-    "stackwise_kernel_sizes": [3, 3, 3, 3, 3, 3],
-    "stackwise_num_repeats": [2, 4, 4, 6, 9, 15],
-    "stackwise_input_filters": [24, 24, 48, 64, 128, 160],
-    "stackwise_output_filters": [24, 48, 64, 128, 160, 272],
-    "stackwise_expansion_ratios": [1, 4, 4, 4, 6, 6],
-    "stackwise_strides": [1, 2, 2, 2, 1, 2],
-    "stackwise_squeeze_and_excite_ratios": [0, 0, 0, 0.25, 0.25, 0.25],
-    "stackwise_block_types": ["fused"] * 3 + ["unfused"] * 3,
-    "stackwise_force_input_filters": [0] * 6,
-    "stackwise_nores_option": [False] * 6,
-    "width_coefficient": 1.0,
-    "depth_coefficient": 1.0,
-    "activation": "silu",
-    "num_features": 1792,
-}
-RESNET_VD_50 = {
-    "input_conv_filters": [32, 32, 64],
-    "input_conv_kernel_sizes": [3, 3, 3],
-    "stackwise_num_filters": [64, 128, 256, 512],
-    "stackwise_num_blocks": [3, 4, 6, 3],
-    "stackwise_num_strides": [1, 2, 2, 2],
-    "block_type": "bottleneck_block_vd",
-}
-# From Hugging Face's configs, as keras-hub's converters map them (keras_hub/src/utils/
-# transformers/convert_dinov3.py, convert_swin_transformer.py; tools/checkpoint_conversion/
-# convert_siglip_checkpoints.py, and convert_hgnetv2_checkpoints.py's table of B0 to B6).
-# Built so, they hold the presets' parameters: Swin-T 27,519,354, HGNetV2-B4 13,599,072 and
-# SigLIP's whole backbone 203,156,230 exactly; DINOv3 21,596,544 and 85,660,416 (Hugging
-# Face's counts); SigLIP's vision tower 92,884,420.
-DINOV3_SMALL = {
-    "patch_size": 16,
-    "num_layers": 12,
-    "hidden_dim": 384,
-    "num_heads": 6,
-    "intermediate_dim": 1536,
-    "layer_scale_init_value": 1.0,
-    "num_register_tokens": 4,
-    "use_mask_token": True,
-    "hidden_activation": "gelu",
-    "use_gated_mlp": False,
-    "use_query_bias": True,
-    "use_key_bias": False,
-    "use_value_bias": True,
-    "use_proj_bias": True,
-    "use_mlp_bias": True,
-    "attention_dropout": 0.0,
-    "drop_path_rate": 0.0,
-    "layer_norm_eps": 1e-5,
-    "image_shape": [224, 224, 3],
-    "rope_theta": 100.0,
-    "apply_layernorm": False,
-}
-DINOV3_BASE = {**DINOV3_SMALL, "hidden_dim": 768, "num_heads": 12, "intermediate_dim": 3072}
-SWIN_TINY = {
-    "image_shape": [224, 224, 3],
-    "patch_size": 4,
-    "embed_dim": 96,
-    "depths": [2, 2, 6, 2],
-    "num_heads": [3, 6, 12, 24],
-    "window_size": 7,
-    "mlp_ratio": 4.0,
-    "qkv_bias": True,
-    "dropout_rate": 0.0,
-    "attention_dropout": 0.0,
-    "drop_path": 0.1,
-    "patch_norm": True,
-}
-SIGLIP_BASE_VISION = {  # the vision tower alone: the part the classifier uses
-    "patch_size": 16,
-    "hidden_dim": 768,
-    "num_layers": 12,
-    "num_heads": 12,
-    "intermediate_dim": 3072,
-    "intermediate_activation": "gelu_approximate",
-    "layer_norm_epsilon": 1e-6,
-    "image_shape": [224, 224, 3],
-}
-HGNETV2_B4 = {
-    "depths": [1, 1, 3, 1],
-    "embedding_size": 48,
-    "hidden_sizes": [128, 512, 1024, 2048],
-    "stem_channels": [3, 32, 48],
-    "hidden_act": "relu",
-    "use_learnable_affine_block": False,
-    # in, middle and out channels, blocks, layers a block, kernel size: each stage
-    "stackwise_stage_filters": [
-        [48, 48, 128, 1, 6, 3],
-        [128, 96, 512, 1, 6, 3],
-        [512, 192, 1024, 3, 6, 5],
-        [1024, 384, 2048, 1, 6, 5],
-    ],
-    "apply_downsample": [False, True, True, True],
-    "use_lightweight_conv_block": [False, False, True, True],
-    "image_shape": [224, 224, 3],
-}
-
-
-def efficientnet_v1(handle: str, size: str, parameters: float, width: float, depth: float):
+def efficientnet_v1(handle: str, size: str, parameters: float) -> Choice:
     """An EfficientNet (B0 to B7): one architecture, scaled in width and depth."""
-    scaled = dict(EFFICIENTNET, **EFFICIENTNET_V1, width_coefficient=width, depth_coefficient=depth)
     return Choice(
         handle,
         f"EfficientNet-{size}",
         parameters,
-        architecture=("EfficientNetBackbone", scaled),
-        application=f"EfficientNet{size}",
         stochastic_depth="dropout",  # keras-hub's name for its blocks' drop-connect rate
         keras_hub="0.19.3",
     )
@@ -213,16 +86,15 @@ def efficientnet_v1(handle: str, size: str, parameters: float, width: float, dep
 
 BACKBONES = {
     "efficientnet-b0": efficientnet_v1(
-        "keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2", "B0", 4.0, width=1.0, depth=1.0
+        "keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2", "B0", 4.0
     ),
     "efficientnet-b3": efficientnet_v1(
-        "keras/efficientnet/keras/efficientnet_b3_ra2_imagenet/2", "B3", 10.8, width=1.2, depth=1.4
+        "keras/efficientnet/keras/efficientnet_b3_ra2_imagenet/2", "B3", 10.8
     ),
     "efficientnetv2-s": Choice(
         "keras/efficientnet/keras/efficientnet2_rw_s_ra2_imagenet/2",
         "EfficientNetV2-S",
         22.3,
-        architecture=("EfficientNetBackbone", EFFICIENTNET_V2_S),
         stochastic_depth="dropout",
         keras_hub="0.19.3",
     ),
@@ -230,7 +102,6 @@ BACKBONES = {
         "keras/resnet_vd/keras/resnet_vd_50_imagenet/2",
         "ResNet50-vd",
         23.6,
-        architecture=("ResNetBackbone", RESNET_VD_50),
     ),
     "dinov2-small": Choice(
         "keras/dinov2/keras/dinov2_small/1",
@@ -249,7 +120,6 @@ BACKBONES = {
         "DINOv3 ViT-S/16",
         21.6,
         patch_size=16,
-        architecture=("DINOV3Backbone", DINOV3_SMALL),
         held=NO_DROP_PATH,
         attention=Attention(64, extra_tokens=5),  # a class token and 4 registers
         keras_hub="0.24.0",
@@ -260,7 +130,6 @@ BACKBONES = {
         "DINOv3 ViT-B/16",
         86.0,
         patch_size=16,
-        architecture=("DINOV3Backbone", DINOV3_BASE),
         held=NO_DROP_PATH,
         attention=Attention(64, extra_tokens=5),
         keras_hub="0.24.0",
@@ -274,7 +143,6 @@ BACKBONES = {
         27.5,
         patch_size=32,
         smallest_size=224,
-        architecture=("SwinTransformerBackbone", SWIN_TINY),
         stochastic_depth="drop_path",
         attention=Attention(32, window=7 * 7),
         keras_hub="0.29.1",
@@ -292,7 +160,6 @@ BACKBONES = {
         patch_size=16,
         fixed_size=224,
         part="vision_encoder",
-        architecture=("SigLIPVisionEncoder", SIGLIP_BASE_VISION),
         attention=Attention(64, probe=True),
         keras_hub="0.20.0",
     ),
@@ -303,7 +170,6 @@ BACKBONES = {
         "HGNetV2-B4",
         13.6,
         sized_preset=True,
-        architecture=("HGNetV2Backbone", HGNETV2_B4),
         keras_hub="0.22.2",
         keras="3.8",
     ),

@@ -372,7 +372,8 @@ class Config:
     # Where each value the user gave came from, by field: "flag", "notebook" or "preset NAME",
     # and "manifest" for one the data filled in (`filled`); a field not listed holds its
     # default. Not a knob: the functions that make a Config of what a user gave fill it
-    # (from_settings, from_preset, the command line's from_flags); dataclasses.replace keeps it.
+    # (from_settings, demo.py's from_preset, the command line's from_flags); dataclasses.replace
+    # keeps it.
     sources: dict[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)
     # What the command reads, as it resolved it once where it started (data/source.py's
     # `resolved`; `inputs_of` reads it): not a knob either.
@@ -785,44 +786,11 @@ def is_address(text: str) -> bool:
     return bool(host.strip()) and port.isdigit() and 1 <= int(port) <= 65535
 
 
-# Named sets of overrides; explicit flags still win. `demo` trains on `demo-data`'s output.
-PRESETS = {
-    "demo": {
-        "data_dir": "data/demo",
-        "train_files": "train/*.tfrec",
-        "valid_files": "val/*.tfrec",
-        "test_files": "test/*.tfrec",
-        "image_size": 32,
-        "num_classes": 10,
-        # Named, so the pictures and the per-class report read as words; the sample's labels
-        # are numbers, so submission.csv still carries numbers.
-        "class_names": "zero,one,two,three,four,five,six,seven,eight,nine",
-        "backbone": "small-cnn",
-        "weights": "none",
-        "batch_size": 32,
-        # 0.983 to 0.989 on the hidden labels over four seeds on 2 cores, in 37 s of CPU to train;
-        # 10 epochs scored 0.989 to 0.994 in 49 s: a first run waits less for half a point.
-        "epochs": 6,
-        "learning_rate": 3e-3,
-        "flip": False,  # a flipped 2 is not a 2
-        "output_dir": "output/demo",
-    },
-}
-
-
 def from_settings(**values) -> Config:
     """Config(**values), each value recorded as given in the notebook, defaults too (the
     notebook's config cell): what the data says (a records manifest, a TFDS set, a trained
     run) never replaces it, and a path is used as given."""
     return Config(**values, sources=dict.fromkeys(values, "notebook"))
-
-
-def from_preset(name: str, changes: dict | None = None, source: str = "notebook") -> Config:
-    """A preset's values, then `changes` (given in the notebook, or as flags): the preset's
-    file patterns stay in its data folder, as defaults do."""
-    changes = changes or {}
-    sources = {**dict.fromkeys(PRESETS[name], f"preset {name}"), **dict.fromkeys(changes, source)}
-    return Config(**{**PRESETS[name], **changes}, sources=sources)
 
 
 def class_names(cfg: Config) -> list[str] | None:

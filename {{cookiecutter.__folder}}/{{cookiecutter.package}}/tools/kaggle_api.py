@@ -22,6 +22,7 @@ non-zero exit.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -34,11 +35,13 @@ from ..runtime.config import SLUG, Config, places_of
 from ..runtime.errors import UserError, first_line, named
 from ..runtime.outputs import blend_record
 from ..runtime.outputs.run_files import refuse_others
+from ..runtime.outputs.run_record import read_record, run_records
 from ..runtime.platform.files import (
     BLEND,
     FETCHED_FROM,
     MANIFEST,
     STACK,
+    for_pandas,
     unwritable,
     write_json,
 )
@@ -207,6 +210,10 @@ def blend_of(folder: Path) -> dict | None:
     return None
 
 
+# What a run recorded in model.json that decides how its validation predictions score.
+SCORED_AS = ("metric", "num_classes", "multi_label", "pauc_min_tpr", "map_k")
+
+
 def cv_of_run(cfg: Config) -> str:
     """The CV of the output folder's run as a description carries it ("cv macro_f1 0.8123",
     or "cv: none" without validation predictions), scored with the metric and classes the
@@ -216,12 +223,39 @@ def cv_of_run(cfg: Config) -> str:
     blend = blend_of(folder)
     if blend:
         return blend_record.cv(blend)
-    from ..runtime.stages.out_of_fold import (
-        run_cv,  # pandas and scikit-learn: not for every command
-    )
+    tables = run_tables(folder)
+    if not tables:
+        return NO_CV
+    import pandas as pd  # and scikit-learn: not for every command
 
-    scored = run_cv(cfg, folder)
-    return NO_CV if scored is None else f"cv {scored[0]} {scored[1]:.4f}"
+    from ..runtime.stages.out_of_fold import scored
+
+    path = next(iter(run_records(folder)), None)
+    recorded = read_record(path) if path else {}
+    try:
+        run = dataclasses.replace(
+            cfg, **{name: recorded[name] for name in SCORED_AS if name in recorded}
+        )
+    except UserError as error:  # a hand-edited model.json: name it, and the field
+        raise UserError(f"{path}: {error}; train again, or put back its model.json") from None
+    text = {"id": str, "label": str, "predicted": str}  # 007 stays 007
+    try:
+        read = [pd.read_csv(for_pandas(path), dtype=text, keep_default_na=False) for path in tables]
+        return f"cv {run.metric} {scored(run, pd.concat(read, ignore_index=True)):.4f}"
+    except (ValueError, KeyError, IndexError) as error:
+        raise UserError(
+            f"cannot score {', '.join(map(str, tables))} for the run's CV "
+            f"({first_line(error)}); train again, or move it out of {folder}"
+        ) from error
+
+
+def run_tables(folder: Path) -> list[Path]:
+    """The validation predictions of the run in `folder`: oof.csv (a `--fold all` run), else
+    its valid.csv, else its folds' (fold<k>/valid.csv: a run of one fold of records in folds)."""
+    for name in ("oof.csv", "valid.csv"):
+        if (folder / name).is_file():
+            return [folder / name]
+    return sorted(folder.glob("fold*/valid.csv"))
 
 
 def described(cfg: Config, message: str, kernel_dir: str = "") -> str:

@@ -18,7 +18,7 @@ OURS/CACHED is what the input costs, CACHED/UNMIXED what mixing in the model cos
 CACHED/BARE what model.py's model costs against a plain one (it takes uint8 images, and
 crops, flips, scales, drops out and keeps metrics; BARE takes float32), BARE/APPS keras-hub
 against keras.applications, STOCK/BARE what the padding fix saves. With --weights none the
-backbones are built from their known architectures (backbone_choices.py), offline; with a
+backbones are built from their known architectures (architectures.py), offline; with a
 preset (imagenet, a folder) from that preset.
 
 The cached batch is fed as arrays (under JAX put on the device once), not through tf.data:
@@ -44,6 +44,7 @@ from ..runtime.errors import UserError
 from ..runtime.learning import attention, averaging, backbones, efficientnet_padding, plan
 from ..runtime.platform import accelerator, backend
 from ..runtime.platform.accelerator import Accelerator
+from .architectures import ARCHITECTURES
 
 RATIOS = (  # numerator, denominator, what the ratio tells
     ("OURS", "CACHED", "the input pipeline"),
@@ -70,14 +71,14 @@ class StepTimes(keras.callbacks.Callback):
 def backbone_for(cfg: Config, precision: str) -> backbones.Backbone:
     """The backbone `train` would load; with --weights none, built from its known
     architecture (no download) where there is one."""
-    architecture = BACKBONES[cfg.backbone].architecture
+    architecture = ARCHITECTURES.get(cfg.backbone)
     if weights(cfg) != "none" or architecture is None:
         return backbones.load(cfg, precision)
     import keras_hub
 
     if BACKBONES[cfg.backbone].attention:  # as backbones.load does
         attention.prepare(cfg.backbone, cfg.image_size, precision)
-    name, arguments = architecture
+    name, arguments, _ = architecture
     arguments = {**arguments, **backbones.changed_arguments(cfg)}  # as train changes them
     model = getattr(keras_hub.models, name)(**arguments, dtype=precision)
     scale = [1 / (255 * s) for s in IMAGENET_STD]
@@ -229,7 +230,7 @@ def plain_variants(cfg: Config, loaded: keras.Model, variants) -> tuple[dict, di
             f"{BACKBONES[cfg.backbone].title} has no stride-1 depthwise convolution padded beforehand: "
             "efficientnet_padding.py changes nothing"
         )
-    network = BACKBONES[cfg.backbone].application
+    network = ARCHITECTURES.get(cfg.backbone, ("", {}, ""))[2]
     if "APPS" in variants and network:
         size = (cfg.image_size, cfg.image_size, 3)
         make = getattr(keras.applications, network)

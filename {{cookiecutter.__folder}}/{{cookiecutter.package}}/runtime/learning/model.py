@@ -4,9 +4,9 @@ augmentations, the loss, the optimizer and the learning-rate schedule, top to bo
 The model takes images in 0..255 (uint8, or bfloat16 on TPUs under TensorFlow). Each part of
 the recipe is a Config field (its section "The recipe"), and `ablate` measures what each buys
 on your data. Augmentation runs where it costs least (docs/recipe.md gives the costs):
-- in the model, on the accelerator, while training only: MixUp and CutMix (the loss mixes
-  the labels alike) and the random crop and flip (augment.py: element-wise operations and
-  matrix products, which accelerators run fastest);
+- in the model, on the accelerator, while training only: MixUp and CutMix (mixing.py; the
+  loss mixes the labels alike) and the random crop and flip (augment.py: element-wise
+  operations and matrix products, which accelerators run fastest);
 - on the host, in tf.data, on each training batch: RandAugment (its ops are per image and
   branchy), off unless asked for.
 Only Keras 3 APIs: the same code builds under TensorFlow and JAX.
@@ -19,7 +19,7 @@ import keras
 from keras import layers, ops
 
 from ..config import crop_area, flips
-from .augment import CropAndFlip, MixUpOrCutMix
+from .augment import CropAndFlip
 from .averaging import WarmedUpAverage
 
 
@@ -41,6 +41,8 @@ def model_augmentations(cfg):
     (auto) what the image size calls for, and the flip."""
     steps = []
     if (cfg.mixup or cfg.cutmix) and cfg.mix_probability:
+        from .mixing import MixUpOrCutMix  # only where a run mixes
+
         steps.append(
             MixUpOrCutMix(cfg.mixup, cfg.cutmix, cfg.mix_probability, cfg.seed, name="mix")
         )

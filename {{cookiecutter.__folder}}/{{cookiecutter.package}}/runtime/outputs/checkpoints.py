@@ -211,7 +211,9 @@ def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
     where = folder(cfg)
     saved = (read_state(where) if cfg.resume else {}) or {"epoch": 0, "history": {}}
     if cfg.num_processes > 1:
-        check_same_start(saved["epoch"], where)
+        from ..platform import processes
+
+        processes.check_same_start(saved["epoch"], where)
     if not saved["epoch"]:
         return 0, {}
     net.optimizer.build(net.trainable_variables)  # so its saved state has somewhere to go
@@ -228,16 +230,3 @@ def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
             + start_over
         ) from error
     return saved["epoch"], saved["history"]
-
-
-def check_same_start(epoch: int, where: Path) -> None:
-    """Processes that resume from different epochs would wait on each other for ever."""
-    from jax.experimental import multihost_utils
-
-    epochs = multihost_utils.process_allgather(np.int32(epoch)).tolist()
-    if len(set(epochs)) > 1:
-        raise UserError(
-            f"the processes found checkpoints of different epochs in {where} ({epochs}, by "
-            f"process); give every process the same shared {named('output_dir')}, or start "
-            "over with --no-resume"
-        )

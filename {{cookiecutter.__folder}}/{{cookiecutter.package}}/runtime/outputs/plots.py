@@ -159,31 +159,6 @@ def predictions(
     return save(figure, path)
 
 
-def suspects(
-    images: np.ndarray,
-    given: np.ndarray,
-    suggested: np.ndarray,
-    p_given: np.ndarray,
-    p_suggested: np.ndarray,
-    path: Path,
-    names: Sequence[str] | None = None,
-) -> Path:
-    """Training images whose labels look wrong (`audit`), each titled with its given label
-    and the one the out-of-fold models give, with their probabilities: what to relabel, or
-    leave out, at a glance. Labels are class names or numbers, as label_audit.csv spells them."""
-    figure, cells = image_grid(images, 2.6)
-    shown = zip(cells, given, suggested, p_given, p_suggested, strict=True)
-    for axes, label, guess, p_label, p_guess in shown:
-        label, guess = (
-            class_name(int(value), names) if isinstance(value, (int, np.integer)) else str(value)
-            for value in (label, guess)
-        )
-        title = f"given {label} {p_label:.2f}\nmodels {guess} {p_guess:.2f}"
-        axes.set_title(title, fontsize=9, color="red")
-    figure.suptitle("Training labels most likely wrong (out of fold), most suspicious first")
-    return save(figure, path)
-
-
 def image_grid(images, row_height: float) -> tuple[Figure, list[Axes]]:
     """A figure of the images (as_pixels'), up to 8 a row, each in unframed axes of its own,
     row_height inches to a row."""
@@ -232,24 +207,6 @@ def training_curves(history: dict, metric: str, path: Path) -> Path:
     figure.suptitle(
         f"Training curves (final validation {metric}: {final:.4f})" if final else "Training curves"
     )
-    return save(figure, path)
-
-
-def ablation(rows: list[dict], metric: str, path: Path) -> Path:
-    """`ablate`'s variants: each one's score against the default's, with its spread over runs."""
-    figure = Figure(figsize=(8, 0.5 * len(rows) + 1.5), layout="constrained")
-    axes = figure.add_subplot()
-    names = [each["variant"] for each in rows][::-1]
-    means = [each["mean"] for each in rows][::-1]
-    spreads = [each["spread"] for each in rows][::-1]
-    axes.barh(names, means, xerr=spreads, color="tab:blue", alpha=0.7, capsize=3)
-    axes.axvline(rows[0]["mean"], color="black", linestyle="--", label="default")
-    low = min(m - s for m, s in zip(means, spreads, strict=True))
-    high = max(m + s for m, s in zip(means, spreads, strict=True))
-    margin = max(high - low, 0.01) * 0.2
-    axes.set_xlim(low - margin, high + margin)  # differences of a point or two must show
-    axes.set(xlabel=f"validation {metric}", title="What each part of the recipe buys")
-    axes.legend()
     return save(figure, path)
 
 

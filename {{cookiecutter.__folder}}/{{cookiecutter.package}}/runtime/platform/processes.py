@@ -14,7 +14,7 @@ import sys
 import threading
 
 from ..config import Config
-from ..errors import named
+from ..errors import UserError, named
 
 
 def join(cfg: Config) -> None:
@@ -77,3 +77,32 @@ def answers(address: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def stop_together(problems: list[str]) -> None:
+    """With several processes, one that stops alone leaves the others waiting for it in their
+    first collective step: if any process found a problem, every process stops."""
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    counts = multihost_utils.process_allgather(np.int32(len(problems))).tolist()
+    failed = [process for process, count in enumerate(counts) if count]
+    if failed and not problems:
+        raise UserError(
+            f"process {', '.join(map(str, failed))} found problems (its output names them); "
+            "fix them, then start every process again"
+        )
+
+
+def check_same_start(epoch: int, where) -> None:
+    """Processes that resume from different epochs would wait on each other for ever."""
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    epochs = multihost_utils.process_allgather(np.int32(epoch)).tolist()
+    if len(set(epochs)) > 1:
+        raise UserError(
+            f"the processes found checkpoints of different epochs in {where} ({epochs}, by "
+            f"process); give every process the same shared {named('output_dir')}, or start "
+            "over with --no-resume"
+        )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import statistics
+from pathlib import Path
 
 from ..backbone_choices import weights
 from ..config import CROP_AREA, Config, crop_area, flips, places_of
@@ -99,7 +100,6 @@ def ablate(
     """Train every variant `runs` times (folds 0 to runs-1, or seeds) in <output>/ablate/;
     print the table and write ablate.json and ablate.png there. Returns the table's rows."""
     from ..data import source
-    from ..outputs import plots
     from ..platform import accelerator
     from . import folds
     from .train import train
@@ -136,7 +136,7 @@ def ablate(
     if found.writes_files:
         with written_whole(root / "ablate.json") as temporary:
             temporary.write_text(json.dumps(rows, indent=1))
-        plots.ablation(rows, cfg.metric, root / "ablate.png")
+        picture(rows, cfg.metric, root / "ablate.png")
     print(table(rows, cfg, runs, in_folds))
     if found.writes_files:
         print(f"table: {root / 'ablate.json'}\npicture: {root / 'ablate.png'}")
@@ -182,6 +182,28 @@ def difference(scores: list[float], default: list[float]) -> dict:
         "difference": statistics.fmean(differences),
         "standard_error": spread / len(differences) ** 0.5,
     }
+
+
+def picture(rows: list[dict], metric: str, path: Path) -> Path:
+    """ablate.png: each variant's score against the default's, with its spread over runs."""
+    from matplotlib.figure import Figure
+
+    from ..outputs.plots import save
+
+    figure = Figure(figsize=(8, 0.5 * len(rows) + 1.5), layout="constrained")
+    axes = figure.add_subplot()
+    names = [each["variant"] for each in rows][::-1]
+    means = [each["mean"] for each in rows][::-1]
+    spreads = [each["spread"] for each in rows][::-1]
+    axes.barh(names, means, xerr=spreads, color="tab:blue", alpha=0.7, capsize=3)
+    axes.axvline(rows[0]["mean"], color="black", linestyle="--", label="default")
+    low = min(m - s for m, s in zip(means, spreads, strict=True))
+    high = max(m + s for m, s in zip(means, spreads, strict=True))
+    margin = max(high - low, 0.01) * 0.2
+    axes.set_xlim(low - margin, high + margin)  # differences of a point or two must show
+    axes.set(xlabel=f"validation {metric}", title="What each part of the recipe buys")
+    axes.legend()
+    return save(figure, path)
 
 
 def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:

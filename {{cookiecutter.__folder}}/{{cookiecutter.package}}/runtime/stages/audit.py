@@ -174,15 +174,22 @@ def picture(cfg: Config, audit: pd.DataFrame, path: Path, names: list[str] | Non
     shown = shown[shown["id"].isin(found)]
     if shown.empty:
         return f"{path.name} not drawn: the data read holds none of the suspects' ids"
-    plots.suspects(
-        np.stack([found[key] for key in shown["id"]]),
-        shown["given_label"].to_numpy(),
-        shown["suggested_label"].to_numpy(),
-        shown["p_given"].to_numpy(),
-        shown["p_suggested"].to_numpy(),
-        path,
-        names,
-    )
+    # Each titled with its given label and the one the out-of-fold models give, with their
+    # probabilities: what to relabel, or leave out, at a glance.
+    figure, cells = plots.image_grid(np.stack([found[key] for key in shown["id"]]), 2.6)
+    given, guessed = shown["given_label"].to_numpy(), shown["suggested_label"].to_numpy()
+    shares = zip(shown["p_given"].to_numpy(), shown["p_suggested"].to_numpy(), strict=True)
+    for axes, label, guess, (p_label, p_guess) in zip(cells, given, guessed, shares, strict=True):
+        label, guess = (
+            plots.class_name(int(value), names)
+            if isinstance(value, int | np.integer)
+            else str(value)
+            for value in (label, guess)
+        )
+        title = f"given {label} {p_label:.2f}\nmodels {guess} {p_guess:.2f}"
+        axes.set_title(title, fontsize=9, color="red")
+    figure.suptitle("Training labels most likely wrong (out of fold), most suspicious first")
+    plots.save(figure, path)
     return f"picture: {path}"
 
 

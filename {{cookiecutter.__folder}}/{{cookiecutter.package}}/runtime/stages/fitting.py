@@ -49,41 +49,15 @@ class Ready:
 
     cfg: Config  # as the data completes it
     checked: preflight.Preflight
-    table: object = None  # the metadata beside each image (metadata.Features); None: none
-    class_shares: list[float] | None = None  # each class's share, for Config.class_balance
-
-    @property
-    def plan(self) -> Plan:
-        return self.checked.plan.value
-
-    @property
-    def train_files(self) -> list[str]:
-        return self.checked.train.value.files
-
-    @property
-    def skipped(self) -> frozenset[str]:
-        """Bad training records left out (--bad-records skip)."""
-        return self.checked.skip.value
-
-    @property
-    def corrections(self):
-        """--drop-ids and --relabel (corrections.Corrections), or None."""
-        return self.checked.corrections.value
-
-    @property
-    def pseudo(self):
-        """Test images trained on with soft labels (pseudo_labels.PseudoLabels), or None."""
-        return self.checked.pseudo.value
-
-    @property
-    def backbone(self):
-        """The backbone, its weights loaded once by the checks (backbones.Backbone)."""
-        return self.checked.weights.value
-
-    @property
-    def metadata_width(self) -> tuple:
-        """What build_model takes beside the image: the table's width, where there is one."""
-        return (self.table.width,) if self.table else ()
+    plan: Plan
+    train_files: list[str]
+    skipped: frozenset[str]  # bad training records left out (--bad-records skip)
+    corrections: object  # --drop-ids and --relabel (corrections.Corrections), or None
+    pseudo: object  # test images trained on with soft labels (pseudo_labels.PseudoLabels)
+    backbone: object  # its weights loaded once by the checks (backbones.Backbone)
+    table: object  # the metadata beside each image (metadata.Features), or None
+    metadata_width: tuple  # what build_model takes beside the image: the table's width
+    class_shares: list[float] | None  # each class's share, for Config.class_balance
 
 
 def ready(cfg: Config, found: Accelerator) -> Ready:
@@ -108,7 +82,12 @@ def ready(cfg: Config, found: Accelerator) -> Ready:
     print(checked.resume.line)  # where it starts, and what changed since the checkpoint
     if checked.skip.line:
         print(checked.skip.line)
-    return Ready(cfg, checked, table, balanced(cfg, said))
+    found_by = (checked.corrections, checked.pseudo, checked.weights)
+    width = (table.width,) if table else ()
+    return Ready(
+        cfg, checked, run, train.files, checked.skip.value, *(result.value for result in found_by),
+        table, width, balanced(cfg, said),
+    )  # fmt: skip
 
 
 def metadata_table(cfg: Config, said: dict | None, checked, found: Accelerator):

@@ -1,19 +1,14 @@
 """Out of fold: each fold's validation predictions (valid.csv, written by train), gathered into
 oof.csv and scored together, every training image predicted by the fold model that never
-trained on it; and a run's CV read back from its files, as the run scored it."""
+trained on it."""
 
 from __future__ import annotations
-
-import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..config import Config, class_names, places_of
-from ..errors import UserError, first_line
 from ..learning import cuts, scoring
-from ..outputs.run_record import read_record, run_records
 from ..outputs.submission_shapes import probability_columns
 from ..platform.files import for_pandas, written_whole
 from .folds import run_config
@@ -84,42 +79,3 @@ def scored_folds(cfg: Config, folds: list[int]) -> float:
     result = scored(cfg, everything)
     print(f"out-of-fold {cfg.metric}: {result:.4f} ({len(everything)} records, {path})")
     return result
-
-
-# What a run recorded in model.json that decides how its validation predictions score.
-SCORED_AS = ("metric", "num_classes", "multi_label", "pauc_min_tpr", "map_k")
-
-
-def run_tables(folder: Path) -> list[Path]:
-    """The validation predictions of the run in `folder`: oof.csv (a `--fold all` run), else
-    its valid.csv, else its folds' (fold<k>/valid.csv: a run of one fold of records in folds)."""
-    for name in ("oof.csv", "valid.csv"):
-        if (folder / name).is_file():
-            return [folder / name]
-    return sorted(folder.glob("fold*/valid.csv"))
-
-
-def run_cv(cfg: Config, folder: Path) -> tuple[str, float] | None:
-    """The metric and CV of the run in `folder` (None without validation predictions),
-    scored with the metric and classes the run recorded in its model.json: a run trained with
-    other flags, or fetched from a notebook with `kaggle output`, scores as it trained."""
-    tables = run_tables(folder)
-    if not tables:
-        return None
-    path = next(iter(run_records(folder)), None)
-    recorded = read_record(path) if path else {}
-    try:
-        run = dataclasses.replace(
-            cfg, **{name: recorded[name] for name in SCORED_AS if name in recorded}
-        )
-    except UserError as error:  # a hand-edited model.json: name it, and the field
-        raise UserError(f"{path}: {error}; train again, or put back its model.json") from None
-    text = {"id": str, "label": str, "predicted": str}  # 007 stays 007
-    try:
-        read = [pd.read_csv(for_pandas(path), dtype=text, keep_default_na=False) for path in tables]
-        return run.metric, scored(run, pd.concat(read, ignore_index=True))
-    except (ValueError, KeyError, IndexError) as error:
-        raise UserError(
-            f"cannot score {', '.join(map(str, tables))} for the run's CV "
-            f"({first_line(error)}); train again, or move it out of {folder}"
-        ) from error

@@ -151,8 +151,10 @@ def ready(cfg: Config, found: Accelerator, command: str, training: tuple = ()) -
     """The checks `command` needs (`training`: as `check`), or one error listing every problem
     they found."""
     state = check(cfg, found, command, training=training)
-    if found.processes > 1:
-        stop_together(state.problems)
+    if cfg.num_processes > 1:  # one process that stops alone leaves the others waiting
+        from ..platform import processes
+
+        processes.stop_together(state.problems)
     if len(state.problems) == 1:
         raise UserError(state.problems[0])
     if state.problems:
@@ -161,21 +163,6 @@ def ready(cfg: Config, found: Accelerator, command: str, training: tuple = ()) -
             "check):\n" + "\n".join(f"- {problem}" for problem in state.problems)
         )
     return state
-
-
-def stop_together(problems: list[str]) -> None:
-    """With several processes, one that stops alone leaves the others waiting for it in their
-    first collective step: if any process found a problem, every process stops."""
-    import numpy as np
-    from jax.experimental import multihost_utils
-
-    counts = multihost_utils.process_allgather(np.int32(len(problems))).tolist()
-    failed = [process for process, count in enumerate(counts) if count]
-    if failed and not problems:
-        raise UserError(
-            f"process {', '.join(map(str, failed))} found problems (its output names them); "
-            "fix them, then start every process again"
-        )
 
 
 def config_values(p: Preflight) -> Result:
