@@ -34,6 +34,15 @@ demo: venv ## render the defaults into build/demo, then build, train, predict an
 	$(BIN)/cookiecutter --no-input --default-config --output-dir $(BUILD)/demo .
 	$(MAKE) -C $(BUILD)/demo/* demo PYTHON=$(abspath $(BIN)/python)
 
+# The default render's training notebook, as `kernel` writes it: what the README offers those
+# who stay on Kaggle (tests/test_notebook.py keeps it equal to a fresh render's).
+notebook: venv ## write notebook/flower-classification.ipynb: the default render's training notebook
+	rm -rf $(BUILD)/notebook
+	$(BIN)/cookiecutter --no-input --default-config --output-dir $(BUILD)/notebook .
+	cd $(BUILD)/notebook/flower-classification && $(abspath $(BIN)/python) -m flower_classification \
+		kernel --kaggle-user you --kernel-dir $(abspath $(BUILD)/notebook/kernel)
+	mkdir -p notebook && cp $(BUILD)/notebook/kernel/flower-classification.ipynb notebook/
+
 test: venv ## run the template's tests: rendering, answers, lint, and the rendered project's tests
 	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not edit_loop" --durations=10
 
@@ -49,4 +58,4 @@ lint: venv ## ruff on the template's own code
 clean: ## remove build/ and .venv/
 	rm -rf $(BUILD) $(VENV)
 
-.PHONY: help venv demo test test-platforms test-quick lint clean
+.PHONY: help venv demo notebook test test-platforms test-quick lint clean

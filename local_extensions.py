@@ -2,18 +2,18 @@
 cookiecutter.json; cookiecutter finds this module beside it)."""
 
 import ast
+import sys
 from pathlib import Path
 
 from jinja2.ext import Extension
 
 # The project's metrics, named once: its runtime/learning/scoring.py's METRICS.
 SCORING = (
-    Path(__file__).parent
-    / "{{cookiecutter.__folder}}"
-    / "{{cookiecutter.package}}"
-    / "runtime"
-    / "learning"
-    / "scoring.py"
+    "{{cookiecutter.__folder}}",
+    "{{cookiecutter.package}}",
+    "runtime",
+    "learning",
+    "scoring.py",
 )
 
 
@@ -34,11 +34,17 @@ class Metrics(Extension):
 
     def __init__(self, environment):
         super().__init__(environment)
-        environment.globals["metrics"] = metrics
+        # The template being rendered: cookiecutter appends its folder to sys.path while it
+        # renders, and a second template rendered in one process finds this module imported
+        # already, from the first.
+        template = Path(sys.path[-1])
+        if not template.joinpath(*SCORING).is_file():
+            template = Path(__file__).parent
+        environment.globals["metrics"] = lambda: metrics(template.joinpath(*SCORING))
 
 
-def metrics() -> dict[str, list[int]]:
-    tree = ast.parse(SCORING.read_text())
+def metrics(scoring: Path) -> dict[str, list[int]]:
+    tree = ast.parse(scoring.read_text())
     (registry,) = [
         node.value
         for node in tree.body

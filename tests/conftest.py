@@ -18,7 +18,11 @@ TEMPLATE = Path(__file__).resolve().parents[1]
 PROJECT_TEMPLATE = TEMPLATE / "{{cookiecutter.__folder}}"  # the rendered project, unrendered
 COOKIECUTTER_JSON = json.loads((TEMPLATE / "cookiecutter.json").read_text())
 ANSWERS = [key for key in COOKIECUTTER_JSON if not key.startswith("_")]
-CHOICES = {key: value for key, value in COOKIECUTTER_JSON.items() if isinstance(value, list)}
+CHOICES = {  # the answers offered as a list of choices (not _extensions, a setting)
+    key: value
+    for key, value in COOKIECUTTER_JSON.items()
+    if isinstance(value, list) and not key.startswith("_")
+}
 # What decides whether the suite passes, printed first: a fresh install gets the newest.
 TESTED_WITH = ("tensorflow-cpu", "keras", "keras-hub", "jax", "kaggle", "kagglesdk", "kagglehub")
 
@@ -73,13 +77,14 @@ class Baked:
         )
 
 
-def bake(output_dir: Path, **answers) -> Baked:
-    """Render with these answers over the defaults; a misspelt answer fails instead of being ignored."""
+def bake(output_dir: Path, template: Path = TEMPLATE, **answers) -> Baked:
+    """Render with these answers over the defaults (of this template, or a changed copy of
+    it); a misspelt answer fails instead of being ignored."""
     unknown = sorted(set(answers) - set(ANSWERS))
     if unknown:
         raise KeyError(f"{unknown} are not template answers; they are {ANSWERS}")
     path = cookiecutter(
-        str(TEMPLATE),
+        str(template),
         no_input=True,
         extra_context=answers,
         output_dir=str(output_dir),

@@ -399,6 +399,7 @@ FEATURES = {
         ["platform/processes.py"],
     ),
     "rehearsal": ({"simulate_replicas": 8}, ["platform/rehearsal.py"]),
+    "mixing": ({"mixup": 0.2}, ["learning/mixing.py"]),
     "attention": ({"backbone": "dinov3-small", "image_size": 224}, ["learning/attention.py"]),
 }
 # What the command line and the other stages use, and no notebook of the default render does.

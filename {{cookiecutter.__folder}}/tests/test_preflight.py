@@ -337,6 +337,25 @@ def test_resuming_with_another_learning_rate_continues_and_says_what_changed(tra
     assert len(history["loss"]) == 2
 
 
+def test_weights_cut_short_by_a_copy_are_named_as_damaged_not_as_another_models(trained):
+    """A checkpoint or trained weights whose file was cut short (a copy interrupted) say so,
+    naming the file and how to start over, not that the model changed: nothing did."""
+    checkpoint = Path(trained.output_dir) / "checkpoints" / "checkpoint.weights.h5"
+    checkpoint.write_bytes(checkpoint.read_bytes()[: checkpoint.stat().st_size // 2])
+    with pytest.raises(UserError) as caught:
+        train(dataclasses.replace(trained, epochs=2))
+    said = str(caught.value)
+    assert said.startswith(f"{checkpoint} is damaged (") and "does not fit" not in said
+    assert "cut short or is not a weights file; start over with Config.resume" in said
+    assert "(--no-resume)" in said
+    weights = Path(trained.output_dir) / "model.weights.h5"
+    weights.write_bytes(weights.read_bytes()[:4096])
+    with pytest.raises(
+        UserError, match=rf"^{re.escape(str(weights))} is damaged \(.*; train again"
+    ):
+        predict(trained)
+
+
 def test_predict_refuses_weights_trained_for_another_model_before_building_it(trained, no_model):
     other = dataclasses.replace(trained, num_classes=12, class_names="")
     with pytest.raises(UserError) as caught:

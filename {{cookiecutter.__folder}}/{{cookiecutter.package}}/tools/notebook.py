@@ -319,14 +319,16 @@ def installs(backbone: str, wheels: str = "") -> str:
 
 def as_notebook(cells: list[Cell]) -> nbformat.NotebookNode:
     """Outputs cleared, and no `metadata.kaggle`: a pinned docker image can send a TPU
-    notebook to a CPU image (Kaggle/kaggle-cli#1197)."""
+    notebook to a CPU image (Kaggle/kaggle-cli#1197). Each cell's id is its place, so the
+    same settings write the same notebook, byte for byte."""
     made = []
-    for cell in cells:
+    for index, cell in enumerate(cells):
         if cell.kind == "markdown":
-            made.append(nbformat.v4.new_markdown_cell(cell.source))
+            made.append(nbformat.v4.new_markdown_cell(cell.source, id=f"cell-{index}"))
             continue
         source = f"%%writefile {cell.path}\n{cell.source}" if cell.kind == "module" else cell.source
-        made.append(nbformat.v4.new_code_cell(source, metadata=dict(cell.folded or {})))
+        folded = dict(cell.folded or {})
+        made.append(nbformat.v4.new_code_cell(source, metadata=folded, id=f"cell-{index}"))
     notebook = nbformat.v4.new_notebook(cells=made)
     notebook.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
