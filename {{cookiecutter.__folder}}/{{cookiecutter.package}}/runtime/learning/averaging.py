@@ -1,5 +1,6 @@
-"""The weights' moving average (Config.ema): warmed up with the step count, validated beside
-the raw weights at the end of every epoch, and kept only where it scores better.
+"""The weights' moving average (Config.ema): warmed up with the step count (model.py's AdamW),
+validated beside the raw weights at the end of every epoch, and kept only where it scores
+better.
 
 Keras' `use_ema` starts the average at the first step's weights and moves it by 1 - ema a
 step: at 0.99, after 80 steps it still holds 0.45 of the untrained network, and a short
@@ -19,24 +20,6 @@ from keras import ops
 from . import scoring
 
 KEPT = ("average", "raw")  # the weights a run can keep, as model.json names them
-
-
-class WarmedUpAverage:
-    """Mixed into a Keras optimizer (model.py's AdamW): its average's momentum warms up.
-
-    Written against Keras 3.15.1, whose optimizers update the average in
-    `_update_model_variables_moving_average`, reading `self.ema_momentum` there (as every
-    Keras 3 has, 3.13 on Kaggle and Colab among them); tests/test_recipe.py checks the warm-up
-    step by step, so a Keras that moves it fails there loudly, not silently unwarmed."""
-
-    def _update_model_variables_moving_average(self, trainable_variables):
-        target = self.ema_momentum
-        step = ops.cast(self.iterations, "float32")
-        self.ema_momentum = ops.minimum(target, (1.0 + step) / (10.0 + step))
-        try:  # the momentum is a tensor only while the step is traced
-            super()._update_model_variables_moving_average(trainable_variables)
-        finally:
-            self.ema_momentum = target
 
 
 def averages_weights(net: keras.Model) -> bool:
