@@ -82,11 +82,11 @@ def ready(cfg: Config, found: Accelerator) -> Ready:
     print(checked.resume.line)  # where it starts, and what changed since the checkpoint
     if checked.skip.line:
         print(checked.skip.line)
-    found_by = (checked.corrections, checked.pseudo, checked.weights)
-    width = (table.width,) if table else ()
     return Ready(
-        cfg, checked, run, train.files, checked.skip.value, *(result.value for result in found_by),
-        table, width, balanced(cfg, said),
+        cfg, checked, run, train.files, skipped=checked.skip.value,
+        corrections=checked.corrections.value, pseudo=checked.pseudo.value,
+        backbone=checked.weights.value, table=table,
+        metadata_width=(table.width,) if table else (), class_shares=balanced(cfg, said),
     )  # fmt: skip
 
 
