@@ -77,6 +77,13 @@ def in_folds(cfg) -> bool:
     return ((inputs.said or {}).get("folds") or 1) > 1
 
 
+def targets(cfg) -> str:
+    """What each image's truth is, as the run's metric scores it (its METRICS entry): "classes"
+    (one class, or several: Config.multi_label), "values" to regress (Config.num_classes
+    counts the targets) or "shares" of the classes (votes, or probabilities)."""
+    return METRICS[cfg.metric].targets if cfg.metric in METRICS else "classes"
+
+
 def data_read(cfg):
     """The data as source.resolved found it (Inputs), for this config or the one it was made
     from in a value that does not change what it reads (a fold, the output, the weights);
@@ -167,7 +174,7 @@ class Config:
     id_column: str = knob(
         "id", "column of ids in the CSV; submission.csv's is the sample's first (else this)"
     )
-    label_column: str = knob("label", "column of labels (CSV and submission)")
+    label_column: str = knob("label", "column of labels (values: a,b,c)")
     submission: str = knob("auto", "auto: as the sample's columns say; or " + ", ".join(SHAPES))
     class_names: str = knob(
         "",
@@ -194,7 +201,7 @@ class Config:
     )
     num_classes: int = knob(
         {{ cookiecutter.num_classes }},
-        "number of classes",
+        "number of classes (values: of targets)",
         checkpoint="model",
     )
     backbone: str = knob(
@@ -264,6 +271,10 @@ class Config:
     )
     map_k: int = knob(
         3, "map_at_k: classes ranked per image, as the submission lists", checkpoint="trained",
+        rare=True,
+    )  # fmt: skip
+    target_weights: str = knob(
+        "", "weighted_r2: each target's weight, a,b,c; empty: equal", checkpoint="trained",
         rare=True,
     )  # fmt: skip
     output_dir: str = knob(
@@ -599,7 +610,11 @@ def problems(cfg: Config) -> list[str]:
         return not_finite
     checks = [
         ("image_size", 32 <= cfg.image_size <= 1024, "a whole number from 32 to 1024"),
-        ("num_classes", cfg.num_classes >= 2, "at least 2"),
+        (
+            "num_classes",
+            cfg.num_classes >= (1 if targets(cfg) == "values" else 2),
+            "at least 2 (for a metric of values, 1: the targets)",
+        ),
         ("batch_size", cfg.batch_size >= 1, "at least 1"),
         ("epochs", cfg.epochs >= 1, "at least 1"),
         ("steps_per_epoch", cfg.steps_per_epoch >= 0, "0 or more"),
@@ -665,6 +680,18 @@ def problems(cfg: Config) -> list[str]:
         ),
         ("pauc_min_tpr", 0 <= cfg.pauc_min_tpr < 1, "at least 0 and below 1"),
         (
+            "target_weights",
+            weighs_each_target(cfg),
+            f"{cfg.num_classes} weights of 0 or more ({named('num_classes')}), not all 0, a,b,c",
+        ),
+        (
+            "metric",
+            not (cfg.relabel and targets(cfg) != "classes")
+            and not ((cfg.class_balance or cfg.pseudo_labels) and targets(cfg) == "values"),
+            f"a metric of classes with {named('relabel')}, {named('class_balance')} or "
+            + f"{named('pseudo_labels')}, which give or weigh classes",
+        ),
+        (
             "map_k",
             cfg.map_k >= 1
             and (
@@ -710,6 +737,17 @@ def problems(cfg: Config) -> list[str]:
                     f"must name its own {what}"
                 )
     return wrong
+
+
+def weighs_each_target(cfg: Config) -> bool:
+    """Whether Config.target_weights is empty or a weight of 0 or more per target, not all 0."""
+    try:
+        weights = [float(weight) for weight in names_in(cfg.target_weights or "1")]
+    except ValueError:
+        return False
+    return not cfg.target_weights or (
+        len(weights) == cfg.num_classes and min(weights) >= 0 and sum(weights) > 0
+    )
 
 
 def crop_area(cfg: Config) -> float:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, places_of, validating_fold
+from ..config import Config, places_of, targets, validating_fold
 from ..errors import UserError, named
 from ..platform.files import for_pandas, is_url, written_whole
 from . import competition_files, scan
@@ -49,7 +49,7 @@ def table(cfg: Config) -> Table:
     csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
     saved = places_of(cfg).output / FOLDS
     key = (csv, images, cfg.folds, cfg.fold_seed, cfg.group_column, cfg.id_column, cfg.label_column)
-    key += (cfg.multi_label, mtime(csv), mtime(saved))
+    key += (cfg.multi_label, targets(cfg), mtime(csv), mtime(saved))
     if key not in tables:
         rows, found = competition_files.training_rows(cfg, images, csv, cfg.group_column, FLAGS)
         if found["skipped"]:  # said once a session, by whichever command reads the CSV first
@@ -212,7 +212,8 @@ def checked(paths: list[str], flag: str) -> None:
 def labels_of(cfg: Config, paths: list[str]) -> np.ndarray:
     rows = table(cfg).rows
     by_path = dict(zip(rows["path"], rows["number"], strict=True))
-    return np.array([by_path[path] for path in paths], np.int64)
+    kind = np.int64 if targets(cfg) == "classes" else np.float32  # values, shares: rows
+    return np.array([by_path[path] for path in paths], kind)
 
 
 def examples(cfg: Config, paths: list[str], labels=None, ids=None) -> tf.data.Dataset:
@@ -298,7 +299,8 @@ class CompetitionImages:
         checked(paths, flag)
         folder = places_of(cfg).file("train_images" if labeled else "test_images")
         said = f"{len(paths)} images ({folder})"
-        return Split(split_paths, len(paths), ids, said, ("test_images",))
+        values = rows["number"].tolist() if labeled and targets(cfg) != "classes" else []
+        return Split(split_paths, len(paths), ids, said, ("test_images",), labels=values)
 
     def training(
         self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),

@@ -12,7 +12,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, inputs_of, places_of
+from ..config import Config, inputs_of, places_of, targets
 from ..errors import UserError, named
 from ..platform.files import MANIFEST, reaching
 from . import scan, steps
@@ -170,7 +170,9 @@ def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     except UserError as error:
         raise UserError(f"{error}{images_hint(cfg) if labeled else ''}") from None
     image = {cfg.image_key: ("bytes", "image_key")}
-    if labeled:
+    if labeled and targets(cfg) != "classes":  # values or shares: scan.py checks each row
+        check(files[0], {**image, cfg.label_key: ("float", "label_key")})
+    elif labeled:
         check(files[0], {**image, cfg.label_key: ("int64", "label_key")})
         check_labels(files[0], cfg.label_key, cfg.num_classes, cfg.multi_label)
     else:
@@ -258,6 +260,7 @@ class Split:
     said: str
     fields: tuple[str, ...] = ("test_files", "id_key")  # what names its ids, for messages
     skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # unreadable test images
+    labels: list = dataclasses.field(default_factory=list)  # a labeled split's values or shares
 
 
 class Records:
@@ -298,7 +301,8 @@ class Records:
         ids = [key for shard in shards for key in shard.ids]
         said = f"{len(files)} files, {count} records ({places_of(cfg).file(field)})"
         skipped = {} if labeled else skipped_tests(manifest)
-        return Split(files, count, ids, said, skipped=skipped)
+        labels = [row for shard in shards for row in shard.labels]
+        return Split(files, count, ids, said, skipped=skipped, labels=labels)
 
     def training(
         self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
