@@ -49,10 +49,8 @@ def reads(cfg, kind: str) -> bool:
     "images" (a competition's files and CSV) or "tfds" (a TensorFlow Datasets set), as
     source.resolved chose them; before that, any kind. The modules of a kind are imported
     where this holds, so a notebook carries only the readers its data needs."""
-    inputs = data_read(cfg)
-    if inputs is None:
-        return True  # not resolved yet: it could be any
-    return kind in (inputs.trains_from, inputs.tests_from)
+    inputs = data_read(cfg)  # None: not resolved yet, it could be any
+    return inputs is None or kind in (inputs.trains_from, inputs.tests_from)
 
 
 def uses_metadata(cfg) -> bool:
@@ -72,9 +70,7 @@ def in_folds(cfg) -> bool:
     validates: records in folds, or a CSV's images (Config.folds); before the data is
     resolved, it could be."""
     inputs = data_read(cfg)
-    if inputs is None:
-        return True
-    return ((inputs.said or {}).get("folds") or 1) > 1
+    return inputs is None or ((inputs.said or {}).get("folds") or 1) > 1
 
 
 def targets(cfg) -> str:
@@ -444,9 +440,7 @@ def given(cfg: Config, name: str, typed: bool = False) -> str:
     if where is None:  # set after the config was made (`cfg.epochs = 3` in a later cell)
         changed = getattr(cfg, name) != default(FIELDS[name])
         where = "notebook" if changed else ""
-    if where == "manifest" or (typed and where.startswith("preset")):
-        return ""
-    return where
+    return "" if where == "manifest" or (typed and where.startswith("preset")) else where
 
 
 @dataclasses.dataclass(frozen=True)
@@ -760,9 +754,7 @@ def crop_area(cfg: Config) -> float:
 
 def flips(cfg: Config) -> bool:
     """Whether training flips images: Config.flip, or for "auto" from FLIP_FROM_SIZE up."""
-    if cfg.flip != AUTO:
-        return cfg.flip
-    return cfg.image_size >= FLIP_FROM_SIZE
+    return cfg.flip if cfg.flip != AUTO else cfg.image_size >= FLIP_FROM_SIZE
 
 
 def recipe_line(cfg: Config) -> str:

@@ -88,10 +88,8 @@ def pauc(truth, probabilities, min_tpr: float = 0.8, **_) -> float:
 
 def log_loss(truth, probabilities, **_) -> float:
     """Mean negative log probability of the true class, rows scaled to sum to 1 and then held
-    in [1e-15, 1 - 1e-15]."""
-    scaled = probabilities / probabilities.sum(axis=1, keepdims=True)
-    held = np.clip(scaled, CLIP, 1 - CLIP)
-    return float(-np.mean(np.log(held[np.arange(len(truth)), np.asarray(truth)])))
+    in [1e-15, 1 - 1e-15]: the KL divergence from one-hot rows."""
+    return kl_divergence(as_rows(truth, probabilities.shape[1]), probabilities)
 
 
 def qwk(truth, predicted, num_classes: int = 0, **_) -> float:
@@ -254,9 +252,7 @@ def metric_named(metric: str, multi_label: bool) -> str:
     epoch, and the line says which it is."""
     if multi_label and metric == "accuracy":
         return "accuracy (exact match: all of an image's labels right; each epoch's is per label)"
-    if METRICS[metric].lower_is_better:
-        return f"{metric} (lower is better)"
-    return metric
+    return f"{metric} (lower is better)" if METRICS[metric].lower_is_better else metric
 
 
 def score_labels(truth, predicted, metric: str, **options) -> float:

@@ -98,9 +98,7 @@ def show(path: Path | list[Path] | None) -> None:
 
 def class_name(number: int, names: Sequence[str] | None) -> str:
     """A class as a reader knows it: its name, else "class N" (also for a number past names)."""
-    if names is not None and 0 <= number < len(names):
-        return names[number]
-    return f"class {number}"
+    return names[number] if names is not None and 0 <= number < len(names) else f"class {number}"
 
 
 def label_title(label: np.ndarray, names: Sequence[str] | None, shares: bool = False) -> str:

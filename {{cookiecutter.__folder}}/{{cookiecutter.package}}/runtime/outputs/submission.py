@@ -127,9 +127,7 @@ def automatic(cfg: Config, columns: int) -> type[Shape]:
     if METRICS[cfg.metric].ranked:
         return TopLabels
     binary = cfg.num_classes == 2 and not cfg.multi_label
-    if binary and METRICS[cfg.metric].reads == "probabilities":
-        return Positive
-    return Labels
+    return Positive if binary and METRICS[cfg.metric].reads == "probabilities" else Labels
 
 
 def with_k(shape: Shape, cfg: Config) -> Shape:
