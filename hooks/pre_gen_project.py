@@ -95,7 +95,7 @@ def problems(answers):
     any_classes = next(name for name, (least, most) in METRICS.items() if least == 2 and not most)
     if metric not in METRICS:
         yield "metric", metric, "must be one of " + ", ".join(METRICS), any_classes
-    elif classes is not None and not fits(METRICS[metric], classes):
+    elif classes is not None and classes >= least and not fits(METRICS[metric], classes):
         least, most = METRICS[metric]
         needs = (
             f"{least}" if least == most else f"{least} to {most}" if most else f"{least} or more"

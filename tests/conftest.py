@@ -18,7 +18,12 @@ TEMPLATE = Path(__file__).resolve().parents[1]
 PROJECT_TEMPLATE = TEMPLATE / "{{cookiecutter.__folder}}"  # the rendered project, unrendered
 COOKIECUTTER_JSON = json.loads((TEMPLATE / "cookiecutter.json").read_text())
 ANSWERS = [key for key in COOKIECUTTER_JSON if not key.startswith("_")]
-CHOICES = {key: value for key, value in COOKIECUTTER_JSON.items() if isinstance(value, list)}
+# The answers offered as a list (`_extensions`, a list too, is cookiecutter's own setting).
+CHOICES = {
+    key: value
+    for key, value in COOKIECUTTER_JSON.items()
+    if isinstance(value, list) and not key.startswith("_")
+}
 # What decides whether the suite passes, printed first: a fresh install gets the newest.
 TESTED_WITH = ("tensorflow-cpu", "keras", "keras-hub", "jax", "kaggle", "kagglesdk", "kagglehub")
 
