@@ -110,6 +110,8 @@ def test_a_number_per_image_is_regressed_well_beyond_the_mean_and_submitted_as_t
     stacked += ["--sample-submission", str(one_value / "sample_submission.csv")]
     assert main(["stack", str(one_value / "out"), *stacked]) == 0
     assert "  stack  " in capsys.readouterr().out  # trees on the run's values, CV nested
+    assert main(["audit", str(one_value / "out")]) != 0  # it ranks given classes: none here
+    assert "was trained with values; the audit weighs one given class" in capsys.readouterr().err
     assert list(pd.read_csv(one_value / "stack" / "submission.csv").columns) == ["red", "image_id"]
 
 
