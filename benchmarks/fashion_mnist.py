@@ -14,6 +14,9 @@ src/digits/<class>.json, one flat list of 0-1 pixels):
     python benchmarks/fashion_mnist.py package/src/digits data/digits --train 300 --test 200
 
 `--train` and `--test` are images per class, drawn at random (seeded), none in both.
+`--ink` makes it a regression competition instead: each image's label is its ink share, the
+percentage of its pixels brighter than half (0 to 100, a number to regress with --metric
+rmse; the classes only choose which images are drawn).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def main() -> None:
     parser.add_argument("--train", type=int, default=400, help="training images a class")
     parser.add_argument("--test", type=int, default=200, help="held-out test images a class")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ink", action="store_true", help="label: the ink share, not the class")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     args.output.mkdir(parents=True)
@@ -69,12 +73,14 @@ def main() -> None:
             key = f"{rng.integers(2**32):08x}"  # random hex ids, as Kaggle's
             split = "train" if n < args.train else "test"
             Image.fromarray(image).convert("RGB").save(args.output / f"{split}_images/{key}.png")
-            (train if split == "train" else test).append((key, label))
+            value = round(float(np.mean(image > 127)) * 100, 2) if args.ink else label
+            (train if split == "train" else test).append((key, value))
     rng.shuffle(train)
     rng.shuffle(test)
-    write(args.output, "train.csv", [("id", "label"), *train])
-    write(args.output, "sample_submission.csv", [("id", "label"), *((k, 0) for k, _ in test)])
-    write(args.output, "solution.csv", [("id", "label"), *test])
+    header = ("id", "ink" if args.ink else "label")
+    write(args.output, "train.csv", [header, *train])
+    write(args.output, "sample_submission.csv", [header, *((k, 0) for k, _ in test)])
+    write(args.output, "solution.csv", [header, *test])
     print(f"{args.output}: {len(train)} training images, {len(test)} test images")
 
 

@@ -20,7 +20,8 @@ CHOICES = json.loads(
 )
 BACKBONES = CHOICES["backbone"]
 # The project's metrics, named once in its runtime/learning/scoring.py (local_extensions.py
-# reads them there), each with the classes it scores: [least, most], most 0 for any.
+# reads them there), each with the classes it scores: [least, most], most 0 for any (a
+# metric of values scores targets, num_classes of them: least 1).
 METRICS = json.loads(
     r"""
 {{ metrics() | tojson }}
@@ -75,8 +76,10 @@ def problems(answers):
     if size is None or not 32 <= size <= 1024:
         yield "image_size", answers["image_size"], "must be a whole number from 32 to 1024", "512"
     classes = as_int(answers["num_classes"])
-    if classes is None or classes < 2:
-        yield "num_classes", answers["num_classes"], "must be a whole number of at least 2", "104"
+    least = METRICS.get(answers["metric"], [2])[0]  # 1 for a metric of values: its targets
+    if classes is None or classes < least:
+        why = f"must be a whole number of at least {least}"
+        yield "num_classes", answers["num_classes"], why, "104"
     if answers["backbone"] not in BACKBONES:
         yield "backbone", answers["backbone"], "must be one of " + ", ".join(BACKBONES), "small-cnn"
     patch = PATCH_SIZE.get(answers["backbone"])
@@ -92,7 +95,7 @@ def problems(answers):
     any_classes = next(name for name, (least, most) in METRICS.items() if least == 2 and not most)
     if metric not in METRICS:
         yield "metric", metric, "must be one of " + ", ".join(METRICS), any_classes
-    elif classes is not None and classes >= 2 and not fits(METRICS[metric], classes):
+    elif classes is not None and classes >= least and not fits(METRICS[metric], classes):
         least, most = METRICS[metric]
         needs = (
             f"{least}" if least == most else f"{least} to {most}" if most else f"{least} or more"

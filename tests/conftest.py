@@ -18,7 +18,8 @@ TEMPLATE = Path(__file__).resolve().parents[1]
 PROJECT_TEMPLATE = TEMPLATE / "{{cookiecutter.__folder}}"  # the rendered project, unrendered
 COOKIECUTTER_JSON = json.loads((TEMPLATE / "cookiecutter.json").read_text())
 ANSWERS = [key for key in COOKIECUTTER_JSON if not key.startswith("_")]
-CHOICES = {  # the answers offered as a list of choices (not _extensions, a setting)
+# The answers offered as a list (`_extensions`, a list too, is cookiecutter's own setting).
+CHOICES = {
     key: value
     for key, value in COOKIECUTTER_JSON.items()
     if isinstance(value, list) and not key.startswith("_")

@@ -35,6 +35,7 @@ BAD_ANSWERS = [
     pytest.param("num_classes", "1", id="one-class"),
     pytest.param("num_classes", "-5", id="negative-classes"),
     pytest.param("metric", "pauc", id="pauc-of-104-classes"),  # a binary target's metric
+    pytest.param("metric", "rsme", id="metric-misspelt"),
 ]
 
 
@@ -59,6 +60,15 @@ def test_all_bad_answers_are_reported_at_once(tmp_path, capfd):
         assert f"answer {answer}=" in err
     assert "3 answer(s) need fixing" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_metric_of_values_counts_its_targets_from_one(tmp_path, capfd):
+    """Ensure metric=rmse renders with num_classes=1 (one target to regress), and that 0 is
+    refused naming the least it takes, where a metric of classes takes 2."""
+    assert bake(tmp_path / "one", metric="rmse", num_classes="1").path.is_dir()
+    with pytest.raises(FailedHookException):
+        bake(tmp_path / "none", metric="rmse", num_classes="0")
+    assert "answer num_classes='0' must be a whole number of at least 1" in capfd.readouterr().err
 
 
 def test_an_unknown_choice_is_refused_before_anything_is_written(tmp_path):

@@ -34,6 +34,11 @@ COMBINATIONS = [
     pytest.param({"metric": "log_loss"}, id="log-loss"),
     pytest.param({"num_classes": "5", "metric": "qwk"}, id="grades-qwk"),
     pytest.param({"metric": "map_at_k"}, id="map-at-k"),
+    pytest.param(
+        {"competition": "petfinder-pawpularity-score", "num_classes": "1", "metric": "rmse"},
+        id="regression-rmse",
+    ),
+    pytest.param({"num_classes": "6", "metric": "kl_divergence"}, id="shares-kl-divergence"),
     pytest.param({"project_name": 'Bob\'s "100" \\ Flowers\\n'}, id="quotes-in-name"),
 ]
 # Jinja left behind: a variable, a tag or a comment.

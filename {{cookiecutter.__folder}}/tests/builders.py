@@ -65,6 +65,44 @@ def competition(folder: Path, labels: list[str], header: list[str], sample: list
     return folder
 
 
+def numbers_competition(folder: Path, columns: list[str], votes: bool = False) -> Path:
+    """Images painted one random colour each, and train.csv (`image_id`, then `columns`) with
+    each image's red, green and blue on scales of their own (0 to 100, 0 to 1, -500 to 500),
+    or with `votes`, ten votes split between them by share; test_images/, solution.csv of the
+    test images' true values, and a sample whose columns come before its id, as some do."""
+    rng = np.random.default_rng(0)
+    scales = [(100, 0), (1, 0), (1000, -500)]
+
+    def painted(path: Path) -> list:
+        colour = rng.uniform(0, 1, 3)
+        noise = rng.integers(-8, 8, (40, 48, 3))
+        Image.fromarray(np.clip(colour * 255 + noise, 0, 255).astype(np.uint8)).save(path)
+        if votes:
+            return (np.round(colour / colour.sum() * 10)).astype(int).tolist()
+        return [
+            round(value * scale + offset, 3)
+            for value, (scale, offset) in zip(colour, scales, strict=True)
+        ]
+
+    for kind, count, table, suffix in (
+        ("train", 90, "train", ""),
+        ("test", 12, "solution", ".png"),
+    ):
+        (folder / f"{kind}_images").mkdir(parents=True)
+        names = [f"{kind}{number:03d}" for number in range(count)]
+        rows = [
+            (name + suffix, *painted(folder / f"{kind}_images" / f"{name}.png")[: len(columns)])
+            for name in names
+        ]
+        write_csv(folder / f"{table}.csv", ["image_id", *columns], rows)
+    order = [f"test{number:03d}.png" for number in (5, 0, 11, 3, 8, 1, 10, 2, 7, 4, 9, 6)]
+    zeros = [0] * len(columns)
+    write_csv(
+        folder / "sample_submission.csv", [*columns, "image_id"], [(*zeros, n) for n in order]
+    )
+    return folder
+
+
 def mixed_competition(folder: Path, counts: dict[str, int], group_size: int = 0) -> Path:
     """Images of one colour per class (JPEG, PNG, grayscale and CMYK among them), train.csv
     with image_id, label (class names) and patient, and a test folder with a sample."""

@@ -383,6 +383,11 @@ FEATURES = {
     "every fold": ({"fold": "all"}, ["stages/audit.py", "stages/pseudo.py"]),
     "multi-label": ({"multi_label": True, "metric": "samples_f1"}, ["learning/thresholds.py"]),
     "grades": ({"metric": "qwk", "num_classes": 5}, ["learning/grades.py"]),
+    "values": ({"metric": "rmse", "num_classes": 1}, ["learning/regression.py"]),
+    "values in a CSV": (
+        {"metric": "rmse", "num_classes": 1, "train_csv": "labels.csv"},
+        ["data/value_labels.py"],
+    ),
     "pseudo-labels": (
         {"pseudo_labels": "kaggle:notebooks/alice/all/pseudo_labels.csv"},
         ["data/pseudo_labels.py"],

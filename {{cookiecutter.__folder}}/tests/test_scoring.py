@@ -269,3 +269,56 @@ def test_a_probability_column_per_class_is_scored_with_log_loss_and_map_at_k_too
     assert scores["log_loss"] == pytest.approx(log_loss(truth, rows, labels=range(3)))
     scores = score_files(*files, Config(metric="map_at_k", map_k=2, num_classes=3))
     assert scores["map_at_k"] == pytest.approx((1 + 1 + 1 / 2) / 3)
+
+
+def hms_kl_divergence(truth: np.ndarray, probabilities: np.ndarray) -> float:
+    """HMS' metric as its code (kaggle-kl-div) computes it, on rows of shares: the
+    predictions clipped to [1e-15, 1 - 1e-15], a class of no share adding 0, summed over the
+    classes and averaged over the images."""
+    clipped = np.clip(probabilities, 1e-15, 1 - 1e-15)
+    terms = np.zeros_like(truth)
+    given = truth != 0
+    terms[given] = truth[given] * np.log(truth[given] / clipped[given])
+    return float(np.average(terms.sum(axis=1)))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_each_metric_of_values_or_shares_equals_its_reference(seed):
+    """rmse and mae over every value, r2 each target's averaged, as scikit-learn's; weighted_r2 as Image2Biomass states it (one R²
+    over every (image, target) pair, each weighed by its target's weight, the mean weighted
+    too); kl_divergence as HMS' code, votes scaled to shares and a zero share adding 0."""
+    from sklearn.metrics import mean_absolute_error, r2_score, root_mean_squared_error
+
+    rng = np.random.default_rng(seed)
+    truth = rng.normal([10, 0, 500], [3, 1, 100], (50, 3))
+    values = truth + rng.normal(0, [1, 0.5, 60], truth.shape)
+    every = truth.ravel(), values.ravel()  # one error over every value, as a long-format file
+    assert score(truth, values, "rmse") == pytest.approx(root_mean_squared_error(*every))
+    assert score(truth, values, "mae") == pytest.approx(mean_absolute_error(*every))
+    assert score(truth, values, "r2") == pytest.approx(r2_score(truth, values))
+    weights = np.array([0.1, 0.4, 0.5])
+    w = np.broadcast_to(weights, truth.shape)
+    mean = (w * truth).sum() / w.sum()
+    expected = 1 - (w * (truth - values) ** 2).sum() / (w * (truth - mean) ** 2).sum()
+    assert score(truth, values, "weighted_r2", weights="0.1,0.4,0.5") == pytest.approx(expected)
+    assert score(truth[:, :1], values[:, :1], "weighted_r2") == pytest.approx(
+        r2_score(truth[:, 0], values[:, 0])
+    )
+    votes = rng.integers(0, 4, (50, 6)) * (rng.random((50, 6)) < 0.6)
+    votes[:, 0] += 1  # every row has a vote
+    shares = votes / votes.sum(axis=1, keepdims=True)
+    _, probabilities = random_case(rng, 6, 50)
+    assert score(votes, probabilities, "kl_divergence") == pytest.approx(
+        hms_kl_divergence(shares, probabilities)
+    )
+
+
+def test_a_file_of_values_is_scored_column_by_column_by_every_metric_of_values(tmp_path):
+    """By the columns' names and the ids, whatever their order; the weights the run gave."""
+    (tmp_path / "sol.csv").write_text("id,a,b\nx,1,10\ny,2,30\nz,3,20\n")
+    (tmp_path / "sub.csv").write_text("b,id,a\n20,z,3\n10,x,2\n30,y,2\n")
+    files = str(tmp_path / "sub.csv"), str(tmp_path / "sol.csv"), "id", "a,b"
+    scores = score_files(*files, Config(metric="weighted_r2", num_classes=2, target_weights="1,0"))
+    assert set(scores) == {"rmse", "mae", "r2", "weighted_r2"}
+    assert scores["rmse"] == pytest.approx(np.sqrt(1 / 6))
+    assert scores["weighted_r2"] == pytest.approx(1 - 1 / 2)  # of a alone: 1 / sum (a - 2)^2

@@ -49,10 +49,8 @@ def reads(cfg, kind: str) -> bool:
     "images" (a competition's files and CSV) or "tfds" (a TensorFlow Datasets set), as
     source.resolved chose them; before that, any kind. The modules of a kind are imported
     where this holds, so a notebook carries only the readers its data needs."""
-    inputs = data_read(cfg)
-    if inputs is None:
-        return True  # not resolved yet: it could be any
-    return kind in (inputs.trains_from, inputs.tests_from)
+    inputs = data_read(cfg)  # None: not resolved yet, it could be any
+    return inputs is None or kind in (inputs.trains_from, inputs.tests_from)
 
 
 def uses_metadata(cfg) -> bool:
@@ -72,9 +70,14 @@ def in_folds(cfg) -> bool:
     validates: records in folds, or a CSV's images (Config.folds); before the data is
     resolved, it could be."""
     inputs = data_read(cfg)
-    if inputs is None:
-        return True
-    return ((inputs.said or {}).get("folds") or 1) > 1
+    return inputs is None or ((inputs.said or {}).get("folds") or 1) > 1
+
+
+def targets(cfg) -> str:
+    """What each image's truth is, as the run's metric scores it (its METRICS entry): "classes"
+    (one class, or several: Config.multi_label), "values" to regress (Config.num_classes
+    counts the targets) or "shares" of the classes (votes, or probabilities)."""
+    return METRICS[cfg.metric].targets if cfg.metric in METRICS else "classes"
 
 
 def data_read(cfg):
@@ -167,7 +170,7 @@ class Config:
     id_column: str = knob(
         "id", "column of ids in the CSV; submission.csv's is the sample's first (else this)"
     )
-    label_column: str = knob("label", "column of labels (CSV and submission)")
+    label_column: str = knob("label", "column of labels (values: a,b,c)")
     submission: str = knob("auto", "auto: as the sample's columns say; or " + ", ".join(SHAPES))
     class_names: str = knob(
         "",
@@ -194,7 +197,7 @@ class Config:
     )
     num_classes: int = knob(
         {{ cookiecutter.num_classes }},
-        "number of classes",
+        "number of classes (values: of targets)",
         checkpoint="model",
     )
     backbone: str = knob(
@@ -264,6 +267,10 @@ class Config:
     )
     map_k: int = knob(
         3, "map_at_k: classes ranked per image, as the submission lists", checkpoint="trained",
+        rare=True,
+    )  # fmt: skip
+    target_weights: str = knob(
+        "", "weighted_r2: each target's weight, a,b,c; empty: equal", checkpoint="trained",
         rare=True,
     )  # fmt: skip
     output_dir: str = knob(
@@ -434,9 +441,7 @@ def given(cfg: Config, name: str, typed: bool = False) -> str:
     if where is None:  # set after the config was made (`cfg.epochs = 3` in a later cell)
         changed = getattr(cfg, name) != default(FIELDS[name])
         where = "notebook" if changed else ""
-    if where == "manifest" or (typed and where.startswith("preset")):
-        return ""
-    return where
+    return "" if where == "manifest" or (typed and where.startswith("preset")) else where
 
 
 @dataclasses.dataclass(frozen=True)
@@ -600,7 +605,11 @@ def problems(cfg: Config) -> list[str]:
         return not_finite
     checks = [
         ("image_size", 32 <= cfg.image_size <= 1024, "a whole number from 32 to 1024"),
-        ("num_classes", cfg.num_classes >= 2, "at least 2"),
+        (
+            "num_classes",
+            cfg.num_classes >= (1 if targets(cfg) == "values" else 2),
+            "at least 2 (for a metric of values, 1: the targets)",
+        ),
         ("batch_size", cfg.batch_size >= 1, "at least 1"),
         ("epochs", cfg.epochs >= 1, "at least 1"),
         ("steps_per_epoch", cfg.steps_per_epoch >= 0, "0 or more"),
@@ -666,6 +675,18 @@ def problems(cfg: Config) -> list[str]:
         ),
         ("pauc_min_tpr", 0 <= cfg.pauc_min_tpr < 1, "at least 0 and below 1"),
         (
+            "target_weights",
+            weighs_each_target(cfg),
+            f"{cfg.num_classes} weights of 0 or more ({named('num_classes')}), not all 0, a,b,c",
+        ),
+        (
+            "metric",
+            not (cfg.relabel and targets(cfg) != "classes")
+            and not ((cfg.class_balance or cfg.pseudo_labels) and targets(cfg) == "values"),
+            f"a metric of classes with {named('relabel')}, {named('class_balance')} or "
+            + f"{named('pseudo_labels')}, which give or weigh classes",
+        ),
+        (
             "map_k",
             cfg.map_k >= 1
             and (
@@ -713,6 +734,17 @@ def problems(cfg: Config) -> list[str]:
     return wrong
 
 
+def weighs_each_target(cfg: Config) -> bool:
+    """Whether Config.target_weights is empty or a weight of 0 or more per target, not all 0."""
+    try:
+        weights = [float(weight) for weight in names_in(cfg.target_weights or "1")]
+    except ValueError:
+        return False
+    return not cfg.target_weights or (
+        len(weights) == cfg.num_classes and min(weights) >= 0 and sum(weights) > 0
+    )
+
+
 def crop_area(cfg: Config) -> float:
     """The smallest area random crops keep: Config.crop_area, or for 0 (auto) none (1.0)
     below CROP_FROM_SIZE pixels and CROP_AREA from there."""
@@ -723,9 +755,7 @@ def crop_area(cfg: Config) -> float:
 
 def flips(cfg: Config) -> bool:
     """Whether training flips images: Config.flip, or for "auto" from FLIP_FROM_SIZE up."""
-    if cfg.flip != AUTO:
-        return cfg.flip
-    return cfg.image_size >= FLIP_FROM_SIZE
+    return cfg.flip if cfg.flip != AUTO else cfg.image_size >= FLIP_FROM_SIZE
 
 
 def recipe_line(cfg: Config) -> str:

@@ -20,7 +20,9 @@ values name the most images; without --label-column the labels are in "label" or
 else in the one column left. A label of several space-separated names (`scab frog_eye_leaf_spot`), or
 --multi-label, makes the competition multi-label: "class" is then a multi-hot row (1 for each
 label the image has, one value per class), and folds are stratified by each image's rarest
-label.
+label. A metric of values (--metric rmse) reads --label-column's columns (a,b,c) as numbers,
+a metric of shares (kl_divergence) as votes, made shares: "class" is then a row of floats,
+and folds are stratified by the values' bins or the most voted class (value_labels.py).
 
 An id may name a DICOM file (found by content, whatever its name) or a folder of one series
 of slices: dicom.py decodes them, windowed (--window), a series as --slices slices stacked as
@@ -55,7 +57,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.config import Config
+from ..runtime.config import Config, targets
 from ..runtime.data.dicom import WINDOWS, window
 from ..runtime.errors import UserError, whole_number
 from ..runtime.platform.files import (
@@ -98,7 +100,8 @@ OWN_SUFFIXES = (".tfrec", ".partial")
 
 # The Config fields `records` reads: the CSV's columns and the folds.
 CONFIG_FIELDS = (
-    "id_column", "label_column", "multi_label", "keep_label_spellings", "folds", "fold_seed"
+    "id_column", "label_column", "multi_label", "keep_label_spellings", "folds", "fold_seed",
+    "metric", "sample_submission",
 )  # fmt: skip
 
 
@@ -147,6 +150,8 @@ def write_records(
         "classes": found["classes"],
         "multi_label": found["multi_label"],
         "num_classes": found["num_classes"],
+        "targets": targets(cfg),  # classes; or values or shares, which this metric scores
+        "metric": cfg.metric,
         "folds": cfg.folds,
         "fold_seed": cfg.fold_seed,
         "resize": decoding.resize,

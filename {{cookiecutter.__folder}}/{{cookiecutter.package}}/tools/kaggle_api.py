@@ -211,7 +211,7 @@ def blend_of(folder: Path) -> dict | None:
 
 
 # What a run recorded in model.json that decides how its validation predictions score.
-SCORED_AS = ("metric", "num_classes", "multi_label", "pauc_min_tpr", "map_k")
+SCORED_AS = ("metric", "num_classes", "multi_label", "pauc_min_tpr", "map_k", "target_weights")
 
 
 def cv_of_run(cfg: Config) -> str:

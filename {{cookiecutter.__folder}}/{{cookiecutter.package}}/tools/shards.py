@@ -20,12 +20,14 @@ from ..runtime.platform.files import is_url, place, upload
 
 def feature(value) -> tf.train.Feature:
     """bytes and str as bytes_list, an int as int64_list, a list of ints (a multi-hot row)
-    as one int64_list."""
+    as one int64_list, a list of floats (values, shares) as one float_list."""
     if isinstance(value, str):
         value = value.encode()
     if isinstance(value, bytes):
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
     numbers = value if isinstance(value, list) else [value]
+    if any(isinstance(number, float) for number in numbers):
+        return tf.train.Feature(float_list=tf.train.FloatList(value=numbers))
     return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v) for v in numbers]))
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
-from ..config import Config, inputs_of
+from ..config import Config, inputs_of, names_in, targets
 from ..errors import UserError, named
 from ..platform.files import IMAGE_SUFFIXES
 from . import tables
@@ -43,7 +43,13 @@ def training_rows(
     files = image_files(images, flags["images"], dicom)
     id_column = find_id_column(cfg, rows, files, csv, images, group_column)
     label_column = find_label_column(cfg, rows, csv, id_column, group_column)
-    check_rows(rows, csv, id_column, label_column, group_column, flags["group"])
+    kind = targets(cfg)  # values or shares: a column each, read as numbers (value_labels.py)
+    columns = [label_column] if kind == "classes" else names_in(label_column)
+    check_rows(rows, csv, id_column, columns, group_column, flags["group"])
+    if targets(cfg) != "classes":
+        from . import value_labels
+
+        rows["number"] = value_labels.read(rows, columns, cfg, csv)
     rows["path"] = [files.get(key, "") for key in rows[id_column]]
     missing = rows.loc[rows["path"] == "", id_column].tolist()
     if len(missing) == len(rows):
@@ -57,21 +63,11 @@ def training_rows(
         for key in missing
     ]
     rows = rows[rows["path"] != ""].reset_index(drop=True)
-    held = sorted(set(rows[label_column].str.split().explode().dropna()))
-    if len(held) < 2:  # else the model is refused later, for a --num-classes never given
-        raise UserError(
-            f"{flags['csv']} {csv}: every image has the one label {held[0] if held else ''!r} "
-            f"(column {label_column!r}); a classifier needs two classes or more: set "
-            f"{named('label_column')} to the column of the classes, or give the whole CSV"
-        )
-    if not cfg.keep_label_spellings:
-        refuse_spellings(rows[label_column], csv, label_column)
-    multi_label = cfg.multi_label or holds_several(rows[label_column], csv, label_column)
-    if multi_label:
-        classes, rows["number"], rows["stratum"] = multi_hot(rows[label_column])
-    else:
-        classes, labels = label_numbers(rows[label_column], csv, label_column)
-        rows["number"] = rows["stratum"] = labels
+    if kind == "classes":
+        classes, multi_label = class_labels(cfg, rows, label_column, csv, flags["csv"])
+    else:  # the targets, or the classes voted for, by column
+        classes, multi_label = columns, False
+        rows["stratum"] = value_labels.strata(rows["number"], cfg)
     rows["fold"] = assign_folds(
         rows, cfg.folds, cfg.fold_seed, group_column, csv, classes, flags["group"]
     )
@@ -87,6 +83,28 @@ def training_rows(
         "series_depth": len(Path(series[0]).relative_to(images).parts) if series else 0,
     }
     return pd.DataFrame({"id": rows[id_column]}).join(rows[["path", "number", "fold"]]), found
+
+
+def class_labels(
+    cfg: Config, rows: pd.DataFrame, column: str, csv: str, flag: str
+) -> tuple[list[str] | None, bool]:
+    """The classes' names (None for numbers) and whether an image may have several; each
+    row's class number (or multi-hot row) and the class its fold follows, set in `rows`."""
+    held = sorted(set(rows[column].str.split().explode().dropna()))
+    if len(held) < 2:  # else the model is refused later, for a --num-classes never given
+        raise UserError(
+            f"{flag} {csv}: every image has the one label {held[0] if held else ''!r} "
+            f"(column {column!r}); a classifier needs two classes or more: set "
+            f"{named('label_column')} to the column of the classes, or give the whole CSV"
+        )
+    if not cfg.keep_label_spellings:
+        refuse_spellings(rows[column], csv, column)
+    if cfg.multi_label or holds_several(rows[column], csv, column):
+        classes, rows["number"], rows["stratum"] = multi_hot(rows[column])
+        return classes, True
+    classes, rows["stratum"] = label_numbers(rows[column], csv, column)
+    rows["number"] = rows["stratum"]
+    return classes, False
 
 
 def test_rows(test_images: str, series_depth: int = 0) -> pd.DataFrame:
@@ -146,6 +164,10 @@ def find_label_column(
     competitions'), else the one column left."""
     if "label_column" in inputs_of(cfg).given:
         return cfg.label_column
+    if targets(cfg) == "shares":  # the columns of votes, as the sample names them
+        from . import value_labels
+
+        return value_labels.share_columns(rows, csv, id_column, cfg)
     for name in LABEL_COLUMNS:
         if name in rows.columns and id_column != name:
             return name
@@ -160,11 +182,11 @@ def find_label_column(
 
 
 def check_rows(
-    rows: pd.DataFrame, csv: str, id_column: str, label_column: str, group_column: str,
+    rows: pd.DataFrame, csv: str, id_column: str, label_columns: list[str], group_column: str,
     group_flag: str = RECORDS_FLAGS["group"],
 ) -> None:  # fmt: skip
     """The columns are there, every id is there once, and every row has a label."""
-    wanted = {id_column: "id_column", label_column: "label_column"}
+    wanted = {id_column: "id_column", **dict.fromkeys(label_columns, "label_column")}
     if group_column:
         wanted[group_column] = group_flag
     for column, field in wanted.items():
@@ -172,12 +194,13 @@ def check_rows(
     repeated = rows[id_column][rows[id_column].duplicated()].tolist()
     if repeated:
         raise UserError(f"{csv}: ids occur more than once, e.g. {repeated[:3]}")
-    blank = rows.index[rows[label_column].str.strip() == ""].tolist()
-    if blank:
-        raise UserError(
-            f"{csv}: rows without a label in {label_column!r}, e.g. rows "
-            f"{[index + 2 for index in blank[:3]]} (counting the header as row 1)"
-        )
+    for column in label_columns:
+        blank = rows.index[rows[column].str.strip() == ""].tolist()
+        if blank:
+            raise UserError(
+                f"{csv}: rows without a label in {column!r}, e.g. rows "
+                f"{[index + 2 for index in blank[:3]]} (counting the header as row 1)"
+            )
 
 
 def refuse_spellings(labels: pd.Series, csv: str, column: str) -> None:
@@ -203,8 +226,10 @@ def refuse_spellings(labels: pd.Series, csv: str, column: str) -> None:
 
 def refuse_missing(rows: pd.DataFrame, csv: str, column: str, flag: str) -> None:
     if column not in rows.columns:
+        several = f"; columns of values or shares, a,b,c, need {named('metric')} of them"
         raise UserError(
             f"{csv} has no column {column!r} ({flag}); its columns are {', '.join(rows.columns)}"
+            + (several if "," in column else "")
         )
 
 

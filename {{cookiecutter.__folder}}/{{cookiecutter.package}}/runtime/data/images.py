@@ -14,6 +14,7 @@ is read whole here, and a record's image is read with its neighbours.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 from pathlib import Path
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, places_of, validating_fold
+from ..config import Config, filled, places_of, targets, validating_fold
 from ..errors import UserError, named
 from ..platform.files import for_pandas, is_url, written_whole
 from . import competition_files, scan
@@ -49,7 +50,7 @@ def table(cfg: Config) -> Table:
     csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
     saved = places_of(cfg).output / FOLDS
     key = (csv, images, cfg.folds, cfg.fold_seed, cfg.group_column, cfg.id_column, cfg.label_column)
-    key += (cfg.multi_label, mtime(csv), mtime(saved))
+    key += (cfg.multi_label, targets(cfg), mtime(csv), mtime(saved))
     if key not in tables:
         rows, found = competition_files.training_rows(cfg, images, csv, cfg.group_column, FLAGS)
         if found["skipped"]:  # said once a session, by whichever command reads the CSV first
@@ -91,68 +92,10 @@ def save_folds(cfg: Config) -> None:
             rows[["id", "fold"]].to_csv(temporary, index=False)
 
 
-def resolved(cfg: Config) -> tuple[Config, dict]:
-    """The config with the CSV's classes and columns for the fields the user did not give,
-    and what doctor shows of them, in the shape of a records manifest."""
-    from ..config import filled
-
-    made = table(cfg)
-    held_out = validating_fold(cfg)
-    if held_out >= cfg.folds:
-        raise UserError(
-            f"{named('fold')} {cfg.fold}: {named('folds')} is {cfg.folds}; pick 0 to "
-            f"{cfg.folds - 1}"
-        )
-    found = made.found
-    values = {
-        key: found[key] for key in ("num_classes", "multi_label", "id_column", "label_column")
-    }
-    values["class_names"] = ",".join(found["classes"] or [])
-    if cfg.folds == 1:
-        values["valid_files"] = ""
-    per_fold = {
-        str(fold): {
-            "records": int((made.rows["fold"] == fold).sum()),
-            "classes": {
-                str(number): count
-                for number, count in per_class(made.rows[made.rows["fold"] == fold]).items()
-            },
-        }
-        for fold in range(cfg.folds)
-    }
-    manifest = {
-        "folds": cfg.folds,
-        "classes": found["classes"],
-        "num_classes": found["num_classes"],
-        "train": {"records": len(made.rows), "per_fold": per_fold},
-        "folds_from": made.folds_from,
-        "skipped": found["skipped"],
-    }
-    return filled(cfg, values, f"the training CSV {cfg.train_csv}"), manifest
-
-
-def per_class(rows: pd.DataFrame) -> dict[int, int]:
-    counts: dict[int, int] = {}
-    for number in rows["number"]:
-        for held in competition_files.classes_held(number):
-            counts[held] = counts.get(held, 0) + 1
-    return counts
-
-
-def describe(cfg: Config, manifest: dict) -> str:
-    classes = manifest["classes"]
-    names = f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
-    folds = manifest["folds"]
-    held_out = f", fold {cfg.fold} validates" if folds > 1 else ""
-    heading = (
-        f"images: {places_of(cfg).file('train_csv')} and {places_of(cfg).file('train_images')}: "
-        f"{manifest['train']['records']} images, {folds} folds {manifest['folds_from']}"
-        f"{held_out}, {manifest['num_classes']} classes{names}"
-    )
-    lines = [heading]
-    if manifest["skipped"]:
-        lines.append("  " + left_out(manifest["skipped"]))
-    return "\n".join(lines)
+def per_class(rows: pd.DataFrame) -> dict[str, int]:
+    """Each class's images among `rows`, by class number (an image of several, in each)."""
+    held = (competition_files.classes_held(number) for number in rows["number"])
+    return dict(collections.Counter(str(number) for numbers in held for number in numbers))
 
 
 def left_out(skipped: list[dict]) -> str:
@@ -212,12 +155,13 @@ def checked(paths: list[str], flag: str) -> None:
 def labels_of(cfg: Config, paths: list[str]) -> np.ndarray:
     rows = table(cfg).rows
     by_path = dict(zip(rows["path"], rows["number"], strict=True))
-    return np.array([by_path[path] for path in paths], np.int64)
+    kind = np.int64 if targets(cfg) == "classes" else np.float32  # values, shares: rows
+    return np.array([by_path[path] for path in paths], kind)
 
 
 def examples(cfg: Config, paths: list[str], labels=None, ids=None) -> tf.data.Dataset:
     """The files as the records' features: {image_key: the file's path, label_key, id_key}.
-    The pipeline reads each file in the step that decodes it (`read`): a stage of its own
+    The pipeline reads each file in the step that decodes it (`encoded`): a stage of its own
     for reading cost a tenth more host time per image than decoding alone."""
     columns = {cfg.image_key: paths}
     if labels is not None:
@@ -227,50 +171,11 @@ def examples(cfg: Config, paths: list[str], labels=None, ids=None) -> tf.data.Da
     return tf.data.Dataset.from_tensor_slices(columns)
 
 
-def read(path: tf.Tensor) -> tf.Tensor:
-    """An example's image feature as encoded bytes: the file it names."""
-    return tf.io.read_file(path)
-
-
-def training(
-    cfg: Config, paths: list[str], skipped: frozenset[str], with_ids: bool = False
-) -> tf.data.Dataset:
-    """One pass over this process's share of the images (every N-th), in an order drawn
-    anew each pass: shuffling paths, not images, costs next to nothing."""
-    kept = [path for path in paths if f"{path}#0" not in skipped]
-    own = kept[cfg.process_id :: cfg.num_processes]
-    ids = ids_by_path(cfg, own) if with_ids else None
-    return examples(cfg, own, labels_of(cfg, own), ids).shuffle(len(own), seed=cfg.seed)
-
-
 def ids_by_path(cfg: Config, paths: list[str]) -> list[str]:
     """The training CSV's id of each image."""
     rows = table(cfg).rows
     by_path = dict(zip(rows["path"], rows["id"], strict=True))
     return [by_path[path] for path in paths]
-
-
-def in_order(cfg: Config, paths: list[str], labeled: bool, with_ids: bool, ids=None):
-    """Every image once, in the order given, and how many there are."""
-    if labeled:
-        keys = ids_by_path(cfg, paths) if with_ids else None
-        return examples(cfg, paths, labels_of(cfg, paths), keys), len(paths)
-    return examples(cfg, paths, ids=ids), len(paths)
-
-
-def scanned(cfg: Config, paths: list[str], ids: list[str] | None = None) -> list[scan.Shard]:
-    """Every image decoded; each one that does not is named by its path (and its id)."""
-    bad = []
-    for number, path in enumerate(paths):
-        tried = scan.Shard(path, records=1)
-        with open(path, "rb") as file:
-            scan.check_image(tried, 0, file.read(), cfg.image_size)
-        if tried.problems:
-            shard = scan.Shard(path, records=1, bad={0})  # bad: what --bad-records skip leaves
-            what = "does not decode as an image" + (f" (id {ids[number]})" if ids else "")
-            shard.problem(what, scan.WHOLE_FILE)
-            bad.append(shard)
-    return bad
 
 
 class CompetitionImages:
@@ -280,10 +185,53 @@ class CompetitionImages:
     kind = "images"
 
     def resolved(self, cfg: Config) -> tuple[Config, dict]:
-        return resolved(cfg)
+        """The config with the CSV's classes and columns for the fields the user did not give,
+        and what doctor shows of them, in the shape of a records manifest."""
+        made = table(cfg)
+        held_out = validating_fold(cfg)
+        if held_out >= cfg.folds:
+            raise UserError(
+                f"{named('fold')} {cfg.fold}: {named('folds')} is {cfg.folds}; pick 0 to "
+                f"{cfg.folds - 1}"
+            )
+        found = made.found
+        values = {
+            key: found[key] for key in ("num_classes", "multi_label", "id_column", "label_column")
+        }
+        values["class_names"] = ",".join(found["classes"] or [])
+        if cfg.folds == 1:
+            values["valid_files"] = ""
+        held = [made.rows[made.rows["fold"] == fold] for fold in range(cfg.folds)]
+        per_fold = {
+            str(fold): {"records": len(rows), "classes": per_class(rows)}
+            for fold, rows in enumerate(held)
+        }
+        manifest = {
+            "folds": cfg.folds,
+            "classes": found["classes"],
+            "num_classes": found["num_classes"],
+            "train": {"records": len(made.rows), "per_fold": per_fold},
+            "folds_from": made.folds_from,
+            "skipped": found["skipped"],
+        }
+        return filled(cfg, values, f"the training CSV {cfg.train_csv}"), manifest
 
     def describe(self, cfg: Config, manifest: dict) -> str:
-        return describe(cfg, manifest)
+        classes = manifest["classes"]
+        names = (
+            f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
+        )
+        folds = manifest["folds"]
+        held_out = f", fold {cfg.fold} validates" if folds > 1 else ""
+        heading = (
+            f"images: {places_of(cfg).file('train_csv')} and {places_of(cfg).file('train_images')}: "
+            f"{manifest['train']['records']} images, {folds} folds {manifest['folds_from']}"
+            f"{held_out}, {manifest['num_classes']} classes{names}"
+        )
+        lines = [heading]
+        if manifest["skipped"]:
+            lines.append("  " + left_out(manifest["skipped"]))
+        return "\n".join(lines)
 
     def split(self, cfg: Config, field: str, labeled: bool):
         """A fold's images by the CSV (checked there, and images by their first bytes), or
@@ -298,26 +246,46 @@ class CompetitionImages:
         checked(paths, flag)
         folder = places_of(cfg).file("train_images" if labeled else "test_images")
         said = f"{len(paths)} images ({folder})"
-        return Split(split_paths, len(paths), ids, said, ("test_images",))
+        values = rows["number"].tolist() if labeled and targets(cfg) != "classes" else []
+        return Split(split_paths, len(paths), ids, said, ("test_images",), labels=values)
 
     def training(
-        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
+        self, cfg: Config, paths: list[str], skipped: frozenset[str] = frozenset(),
         with_ids: bool = False,
     ) -> tf.data.Dataset:  # fmt: skip
-        return training(cfg, files, skipped, with_ids)
+        """One pass over this process's share of the images (every N-th), in an order drawn
+        anew each pass: shuffling paths, not images, costs next to nothing."""
+        kept = [path for path in paths if f"{path}#0" not in skipped]
+        own = kept[cfg.process_id :: cfg.num_processes]
+        ids = ids_by_path(cfg, own) if with_ids else None
+        return examples(cfg, own, labels_of(cfg, own), ids).shuffle(len(own), seed=cfg.seed)
 
     def in_order(
-        self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
+        self, cfg: Config, paths: list[str], labeled: bool, with_ids: bool = False
     ) -> tuple[tf.data.Dataset, int]:
-        ids = None if labeled else ids_of(cfg, files)
-        return in_order(cfg, files, labeled, with_ids, ids)
+        """Every image once, in the order given, and how many there are."""
+        if labeled:
+            keys = ids_by_path(cfg, paths) if with_ids else None
+            return examples(cfg, paths, labels_of(cfg, paths), keys), len(paths)
+        return examples(cfg, paths, ids=ids_of(cfg, paths)), len(paths)
 
     def carries_ids(self, cfg: Config, files: list[str]) -> bool:
         return True
 
     def encoded(self, image: tf.Tensor) -> tf.Tensor:
         """The file the image feature names, read (`examples` serves paths)."""
-        return read(image)
+        return tf.io.read_file(image)
 
-    def scanned(self, cfg: Config, files: list[str], labeled: bool) -> list[scan.Shard] | None:
-        return scanned(cfg, files, None if labeled else ids_of(cfg, files))
+    def scanned(self, cfg: Config, paths: list[str], labeled: bool) -> list[scan.Shard] | None:
+        """Every image decoded; each one that does not is named by its path (and its id)."""
+        ids, bad = None if labeled else ids_of(cfg, paths), []
+        for number, path in enumerate(paths):
+            tried = scan.Shard(path, records=1)
+            with open(path, "rb") as file:
+                scan.check_image(tried, 0, file.read(), cfg.image_size)
+            if tried.problems:
+                shard = scan.Shard(path, records=1, bad={0})  # bad: what --bad-records skip leaves
+                what = "does not decode as an image" + (f" (id {ids[number]})" if ids else "")
+                shard.problem(what, scan.WHOLE_FILE)
+                bad.append(shard)
+        return bad

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..config import Config, filled, places_of, validating_fold
+from ..config import Config, filled, given, places_of, validating_fold
 from ..errors import UserError, first_line, named
+from ..learning.scoring import METRICS
 from ..platform.files import MANIFEST, reaching
 
 
@@ -40,6 +41,17 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
         "id_column": manifest["id_column"],
         "label_column": manifest["label_column"],
     }
+    held = manifest.get("targets") or "classes"
+    if held != "classes" and not given(cfg, "metric"):  # values or shares: records' metric
+        found["metric"] = manifest["metric"]
+    metric = found.get("metric", cfg.metric)
+    if metric in METRICS and METRICS[metric].targets != held:
+        fitting = ", ".join(name for name, entry in METRICS.items() if entry.targets == held)
+        raise UserError(
+            f"{path}: the records hold {held} (records --metric {manifest.get('metric')}), which "
+            f"{named('metric')} {metric} does not score; give one of {fitting}, or write the "
+            f"records again with --metric {metric}"
+        )
     return filled(cfg, found, f"the records' manifest {path}"), manifest
 
 
@@ -119,6 +131,11 @@ MANIFEST_FIELDS = (
     ("train.per_fold", "a dict by fold", lambda value: isinstance(value, dict)),
     ("classes", "null or a list of class names", lambda value: value is None or are_names(value)),
     ("multi_label", "true or false", lambda value: value is None or isinstance(value, bool)),
+    (
+        "targets",
+        "classes, values or shares",
+        lambda value: value is None or value in {metric.targets for metric in METRICS.values()},
+    ),
     ("id_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
     ("label_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
     ("test_images", "a folder, or empty", lambda value: value is None or isinstance(value, str)),

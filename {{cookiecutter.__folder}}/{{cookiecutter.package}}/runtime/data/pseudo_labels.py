@@ -17,7 +17,7 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, places_of, validating_fold
+from ..config import Config, places_of, targets, validating_fold
 from ..errors import UserError, first_line, named
 from .tables import read_csv, stem
 
@@ -75,7 +75,8 @@ class PseudoLabels:
 
         def as_row(ex):
             label = tf.cast(ex[cfg.label_key], tf.float32)
-            row = label if cfg.multi_label else tf.one_hot(ex[cfg.label_key], cfg.num_classes)
+            rows = cfg.multi_label or targets(cfg) == "shares"  # a row already
+            row = label if rows else tf.one_hot(ex[cfg.label_key], cfg.num_classes)
             return {
                 cfg.image_key: reading.encoded(ex[cfg.image_key]),
                 cfg.label_key: row,

@@ -12,7 +12,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, inputs_of, places_of
+from ..config import Config, inputs_of, places_of, targets
 from ..errors import UserError, named
 from ..platform.files import MANIFEST, reaching
 from . import scan, steps
@@ -170,42 +170,14 @@ def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     except UserError as error:
         raise UserError(f"{error}{images_hint(cfg) if labeled else ''}") from None
     image = {cfg.image_key: ("bytes", "image_key")}
-    if labeled:
+    if labeled and targets(cfg) != "classes":  # values or shares: scan.py checks each row
+        check(files[0], {**image, cfg.label_key: ("float", "label_key")})
+    elif labeled:
         check(files[0], {**image, cfg.label_key: ("int64", "label_key")})
         check_labels(files[0], cfg.label_key, cfg.num_classes, cfg.multi_label)
     else:
         check(files[0], {**image, cfg.id_key: ("bytes", "id_key")})
     return files
-
-
-def training_examples(
-    files: list[str], cfg: Config, skipped: frozenset[str] = frozenset(), with_ids: bool = False
-) -> tf.data.Dataset:
-    """One pass over this process's share of the records as parsed examples, files in
-    shuffled order; `skipped` names records to leave out as "<file>#<record number>"; with
-    `with_ids`, each with its id (to join its metadata by).
-
-    With several processes (Config.num_processes), each reads its own files when they
-    divide evenly among the processes, else every N-th record (counted over all the files),
-    so the processes never read the same record and together see each one once a pass.
-    """
-    processes, process = cfg.num_processes, cfg.process_id
-    by_file = len(files) % processes == 0
-    own = files[process::processes] if by_file else files
-    names = tf.data.Dataset.from_tensor_slices(own).shuffle(len(own), seed=cfg.seed)
-    if skipped or not by_file:  # records have no other name than their file and number
-        keep = wanted_records(files, cfg, skipped, every_nth=not by_file)
-
-        def numbered(path):
-            read = tf.data.TFRecordDataset(path).enumerate()
-            return read.filter(lambda n, record: keep(path, n)).map(lambda n, record: record)
-
-        serialized = names.interleave(numbered, num_parallel_calls=AUTO, deterministic=False)
-    else:
-        serialized = names.interleave(
-            tf.data.TFRecordDataset, num_parallel_calls=AUTO, deterministic=False
-        )
-    return serialized.map(steps.parse(cfg, True, with_ids), num_parallel_calls=AUTO)
 
 
 def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every_nth: bool):
@@ -235,17 +207,6 @@ def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every
     return keep
 
 
-def examples_in_order(
-    files: list[str], cfg: Config, labeled: bool, with_ids: bool = False
-) -> tuple[tf.data.Dataset, int]:
-    """Every record once, parsed, in the files' order, and how many there are; that count
-    fails loudly if a shard is short."""
-    total = count(files)
-    serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
-    serialized = serialized.apply(tf.data.experimental.assert_cardinality(total))
-    return serialized.map(steps.parse(cfg, labeled, with_ids), num_parallel_calls=AUTO), total
-
-
 @dataclasses.dataclass
 class Split:
     """One split as checked: its files (for a TFDS set, the one split string), its size, its
@@ -258,6 +219,7 @@ class Split:
     said: str
     fields: tuple[str, ...] = ("test_files", "id_key")  # what names its ids, for messages
     skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # unreadable test images
+    labels: list = dataclasses.field(default_factory=list)  # a labeled split's values or shares
 
 
 class Records:
@@ -298,20 +260,45 @@ class Records:
         ids = [key for shard in shards for key in shard.ids]
         said = f"{len(files)} files, {count} records ({places_of(cfg).file(field)})"
         skipped = {} if labeled else skipped_tests(manifest)
-        return Split(files, count, ids, said, skipped=skipped)
+        labels = [row for shard in shards for row in shard.labels]
+        return Split(files, count, ids, said, skipped=skipped, labels=labels)
 
     def training(
         self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
         with_ids: bool = False,
     ) -> tf.data.Dataset:  # fmt: skip
-        """One pass over this process's share of the records, in shuffled file order."""
-        return training_examples(files, cfg, skipped, with_ids)
+        """One pass over this process's share of the records as parsed examples, files in
+        shuffled order; `skipped` names records to leave out as "<file>#<record number>"; with
+        `with_ids`, each with its id (to join its metadata by).
+
+        With several processes (Config.num_processes), each reads its own files when they
+        divide evenly among the processes, else every N-th record (counted over all the files),
+        so the processes never read the same record and together see each one once a pass.
+        """
+        processes, process = cfg.num_processes, cfg.process_id
+        by_file = len(files) % processes == 0
+        own = files[process::processes] if by_file else files
+        names = tf.data.Dataset.from_tensor_slices(own).shuffle(len(own), seed=cfg.seed)
+        read = tf.data.TFRecordDataset
+        if skipped or not by_file:  # records have no other name than their file and number
+            keep = wanted_records(files, cfg, skipped, every_nth=not by_file)
+
+            def read(path):
+                numbered = tf.data.TFRecordDataset(path).enumerate()
+                return numbered.filter(lambda n, record: keep(path, n)).map(lambda n, rec: rec)
+
+        serialized = names.interleave(read, num_parallel_calls=AUTO, deterministic=False)
+        return serialized.map(steps.parse(cfg, True, with_ids), num_parallel_calls=AUTO)
 
     def in_order(
         self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
     ) -> tuple[tf.data.Dataset, int]:
-        """Every record once, in one fixed order, and how many there are."""
-        return examples_in_order(files, cfg, labeled, with_ids)
+        """Every record once, parsed, in the files' order, and how many there are; that count
+        fails loudly if a shard is short."""
+        total = count(files)
+        serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
+        serialized = serialized.apply(tf.data.experimental.assert_cardinality(total))
+        return serialized.map(steps.parse(cfg, labeled, with_ids), num_parallel_calls=AUTO), total
 
     def carries_ids(self, cfg: Config, files: list[str]) -> bool:
         return cfg.id_key in features_of(files[0])

@@ -17,7 +17,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tqdm.auto import tqdm
 
-from ..config import Config
+from ..config import Config, targets
 from ..errors import UserError, named
 from . import steps
 
@@ -28,14 +28,15 @@ SHOWN = 5  # shards named in one error; doctor --scan lists them all
 WHOLE_FILE = -1  # a problem of the file, not of one record
 # The fields a check reads: a split checked once is not read again while they and its files
 # stay the same (a notebook's doctor, preview, train and predict each check their splits).
-READS = ("image_key", "label_key", "id_key", "num_classes", "multi_label", "image_size")
+READS = ("image_key", "label_key", "id_key", "num_classes", "multi_label", "image_size", "metric")
 checked: dict[tuple, list] = {}
 
 
 @dataclasses.dataclass
 class Shard:
     """What one shard holds: its record count, its problems (how many records each, and the
-    first), notes that need no fix, and its records' ids (a test record's must be there)."""
+    first), notes that need no fix, its records' ids (a test record's must be there) and their
+    labels where they are values or shares."""
 
     path: str
     records: int = 0
@@ -45,6 +46,7 @@ class Shard:
     ids: list[str] = dataclasses.field(default_factory=list)
     bad: set[int] = dataclasses.field(default_factory=set)  # the numbers of bad records
     first_ids: dict[str, str] = dataclasses.field(default_factory=dict)  # of test records
+    labels: list[list[float]] = dataclasses.field(default_factory=list)
 
     def problem(self, what: str, index: int) -> None:
         self.problems[what] += 1
@@ -96,8 +98,14 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
         check_image(shard, index, image.bytes_list.value[0], cfg.image_size)
     if labeled:
         label = features.get(cfg.label_key)
-        if label is None or not label.int64_list.value:
+        floats = targets(cfg) != "classes"
+        row = [] if label is None else (label.float_list if floats else label.int64_list).value
+        if not row:
             shard.problem(f"have no {cfg.label_key!r} feature ({named('label_key')})", index)
+        elif floats and len(row) != cfg.num_classes:
+            shard.problem(f"have another number of values than {named('num_classes')}", index)
+        elif floats:
+            shard.labels.append(list(row))
         elif cfg.multi_label:
             check_multi_hot(shard, index, label.int64_list.value, cfg)
         elif len(label.int64_list.value) > 1:

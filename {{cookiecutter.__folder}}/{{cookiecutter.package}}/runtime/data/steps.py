@@ -7,11 +7,14 @@ grayscale decode, another crop, a feature of their own records).
 
 import tensorflow as tf
 
+from ..config import targets
+
 
 def parse(cfg, labeled: bool, with_ids: bool = False):
     spec = {cfg.image_key: tf.io.FixedLenFeature([], tf.string)}
-    if labeled:  # a class number, or a multi-hot row (Config.multi_label)
-        spec[cfg.label_key] = tf.io.FixedLenFeature(label_shape(cfg), tf.int64)
+    if labeled:  # a class number, a multi-hot row (Config.multi_label), or values or shares
+        kind = tf.int64 if targets(cfg) == "classes" else tf.float32
+        spec[cfg.label_key] = tf.io.FixedLenFeature(label_shape(cfg), kind)
     else:
         spec[cfg.id_key] = tf.io.FixedLenFeature([], tf.string)
     if with_ids:
@@ -20,13 +23,13 @@ def parse(cfg, labeled: bool, with_ids: bool = False):
 
 
 def label_shape(cfg) -> list[int]:
-    return [cfg.num_classes] if cfg.multi_label else []
+    """A row per image (of classes, values or shares), or one class number."""
+    return [cfg.num_classes] if cfg.multi_label or targets(cfg) != "classes" else []
 
 
 def as_label(cfg, label: tf.Tensor) -> tf.Tensor:
-    """What the loss takes: a class number, or a multi-hot row as floats (binary
-    cross-entropy)."""
-    return tf.cast(label, tf.float32 if cfg.multi_label else tf.int32)
+    """What the loss takes: a class number, or a row of floats (multi-hot, values, shares)."""
+    return tf.cast(label, tf.float32 if label_shape(cfg) else tf.int32)
 
 
 def to_size(image: tf.Tensor, size: int) -> tf.Tensor:

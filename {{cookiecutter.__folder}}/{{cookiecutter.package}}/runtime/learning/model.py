@@ -18,7 +18,7 @@ evaluate, predict, preview, doctor and ablate all read it, in a notebook as the 
 import keras
 from keras import layers, ops
 
-from ..config import crop_area, flips
+from ..config import crop_area, flips, targets
 from .augment import CropAndFlip
 
 
@@ -55,11 +55,12 @@ def mixing(model):
     return next((layer for layer in model.layers if hasattr(layer, "mixed_labels")), None)
 
 
-def build_model(cfg, backbone, image_dtype="uint8", metadata=0):
-    """The classifier on `backbone` (backbones.Backbone: its Keras model and its scaling).
-    Called inside the accelerator's scope, under the run's precision policy. With `metadata`
-    inputs (the table beside each image, encoded: data/metadata.py), the model takes
-    {"image", "metadata"} and joins them to the image's features in its head."""
+def build_model(cfg, backbone, image_dtype="uint8", metadata=0, standardized=None):
+    """The classifier (or regressor) on `backbone` (backbones.Backbone: its Keras model and
+    its scaling). Called inside the accelerator's scope, under the run's precision policy.
+    With `metadata` inputs (the table beside each image, encoded: data/metadata.py), the model
+    takes {"image", "metadata"} and joins them to the image's features in its head. A metric
+    of values: `standardized`, each target's mean and spread on the training images."""
     inputs = keras.Input((cfg.image_size, cfg.image_size, 3), dtype=image_dtype, name="image")
     x = inputs
     for augmentation in model_augmentations(cfg):
@@ -85,6 +86,11 @@ def build_model(cfg, backbone, image_dtype="uint8", metadata=0):
         x = layers.Concatenate(name="image_and_metadata")([x, t])
         inputs = {"image": inputs, "metadata": table}
     x = layers.Dropout(cfg.dropout)(x)
+    if targets(cfg) == "values":  # a linear output per target, standardized, then scaled back
+        x = layers.Dense(cfg.num_classes, dtype="float32", name="standardized")(x)
+        mean, spread = standardized["mean"], standardized["spread"]
+        outputs = layers.Rescaling(spread, mean, dtype="float32", name="values")(x)
+        return keras.Model(inputs, outputs, name=f"{cfg.backbone.replace('-', '_')}_regressor")
     # float32 probabilities even under mixed precision: softmax in bfloat16 loses the tail.
     # Several labels per image: each class its own sigmoid, not one softmax over them all.
     activation = "sigmoid" if cfg.multi_label else "softmax"
@@ -106,12 +112,22 @@ def learning_rate_schedule(cfg, replicas, steps_per_epoch):
     )
 
 
-def loss(cfg, class_shares=None, mixing=None):
+def loss(cfg, class_shares=None, mixing=None, standardized=None):
     """Cross-entropy with label smoothing. Labels come as class numbers or rows (several
-    labels, RandAugment on the host), made rows here; with `mixing` (the model's mixing
-    layer), the training step's rows mixed as its images were. With Config.class_balance,
-    each image's loss weighed by its label's class weight (`class_weights`)."""
+    labels, shares, RandAugment on the host), made rows here; with `mixing` (the model's
+    mixing layer), the training step's rows mixed as its images were. With
+    Config.class_balance, each image's loss weighed by its label's class weight
+    (`class_weights`). A metric of values: the squared error of the values standardized by
+    each target's spread (`standardized`), so that each target weighs alike."""
     mixed = mixing.mixed_labels if mixing else (lambda rows: rows)
+    if targets(cfg) == "values":
+        spread = ops.convert_to_tensor(standardized["spread"], "float32")
+
+        def standardized_squared_error(values, predicted):
+            error = (mixed(ops.cast(values, "float32")) - predicted) / spread
+            return ops.mean(ops.square(error), axis=-1)
+
+        return standardized_squared_error
     if cfg.multi_label:  # each class its own yes or no
 
         def smoothed_binary_cross_entropy(labels, probabilities):
@@ -197,11 +213,13 @@ class AdamW(keras.optimizers.AdamW):
             self.ema_momentum = target
 
 
-def compile_model(model, cfg, replicas, steps_per_epoch, class_shares=None, **run):
+def compile_model(
+    model, cfg, replicas, steps_per_epoch, class_shares=None, standardized=None, **run
+):
     """The loss, the optimizer and the metric, for a run of `steps_per_epoch` steps an epoch
     on `replicas` replicas; `run` is what the accelerator decides (steps_per_execution,
     jit_compile); `class_shares`, each class's share of the training images (for
-    Config.class_balance). With Config.ema the optimizer keeps a moving average of the
+    Config.class_balance); `standardized`, as build_model's. With Config.ema the optimizer keeps a moving average of the
     weights: train validates it beside the raw weights each epoch and keeps the better."""
     backbone = [layer for layer in model.layers if isinstance(layer, keras.Model)]
     optimizer = AdamW(
@@ -219,9 +237,9 @@ def compile_model(model, cfg, replicas, steps_per_epoch, class_shares=None, **ru
     mixer = mixing(model)  # the loss and the metric mix the labels as it mixed the images
     model.compile(
         optimizer=optimizer,
-        loss=loss(cfg, class_shares, mixer),
+        loss=loss(cfg, class_shares, mixer, standardized),
         # Weighted, so the blank rows that fill the last validation batch count for nothing.
-        weighted_metrics=[accuracy(cfg, mixer)],
+        weighted_metrics=[accuracy(cfg, mixer)] if targets(cfg) != "values" else [],
         **run,
     )
     # Built now, not in the step's first trace, where Keras on TensorFlow builds it when no

@@ -1,9 +1,11 @@
 """The competition metric, on predictions (`score`'s command, stages/score.py, scores files).
 
-Truth is a class number per image, or a multi-hot row per image (multi-label); predictions
-are class probabilities, one column per class. METRICS names each metric once, and nothing else
-keeps its name: what it scores (the answers, or the probabilities), which way is better, the
-labels and classes it scores, and the definition it follows; tests/test_scoring.py checks each
+Truth is a class number per image, a multi-hot row per image (multi-label), a row of numbers
+(regression: a value per target) or of shares (votes over the classes); predictions are a
+column per class (its probability) or per target (its value). METRICS names each metric
+once, and nothing else keeps its name: what it scores (the answers, the probabilities or the
+values), which way is better, the targets, labels and classes it scores, and the definition
+it follows; tests/test_scoring.py checks each
 against scikit-learn or the competition's code. Config's --metric, the template's answer and
 the notebook read it here; so it imports nothing of the package but errors.py.
 """
@@ -24,10 +26,10 @@ CLIP = 1e-15  # log loss: probabilities held in [1e-15, 1 - 1e-15], as Kaggle's 
 class Metric:
     """One competition metric. `of` scores (truth, what it reads, options): the answers (a
     class number per image, or multi-hot rows) where `reads` is "labels", else the
-    probabilities."""
+    probabilities or the values."""
 
     of: Callable[..., float]
-    reads: str  # "labels" or "probabilities"
+    reads: str  # "labels", "probabilities" or "values"
     reference: str  # the definition followed, which the tests check against
     lower_is_better: bool = False
     single_label: bool = False  # one class per image: it cannot score several (multi_label)
@@ -40,6 +42,9 @@ class Metric:
     # The classes it scores (least, most; 0: any): pauc's binary target; map_at_k ranks the
     # 3 most probable (Config.map_k's default).
     classes: tuple[int, int] = (2, 0)
+    # What each image's truth is: a class (or several), "values" to regress (Config.num_classes
+    # counts the targets; classes (1, 0): one or more), or "shares" over the classes (votes).
+    targets: str = "classes"
 
 
 def macro_f1(truth, predicted, **_) -> float:
@@ -83,10 +88,8 @@ def pauc(truth, probabilities, min_tpr: float = 0.8, **_) -> float:
 
 def log_loss(truth, probabilities, **_) -> float:
     """Mean negative log probability of the true class, rows scaled to sum to 1 and then held
-    in [1e-15, 1 - 1e-15]."""
-    scaled = probabilities / probabilities.sum(axis=1, keepdims=True)
-    held = np.clip(scaled, CLIP, 1 - CLIP)
-    return float(-np.mean(np.log(held[np.arange(len(truth)), np.asarray(truth)])))
+    in [1e-15, 1 - 1e-15]: the KL divergence from one-hot rows."""
+    return kl_divergence(as_rows(truth, probabilities.shape[1]), probabilities)
 
 
 def qwk(truth, predicted, num_classes: int = 0, **_) -> float:
@@ -103,6 +106,45 @@ def map_at_k(truth, probabilities, k: int = 3, **_) -> float:
     ranked = np.argsort(-probabilities, axis=1, kind="stable")[:, :k]
     hits = ranked == np.asarray(truth)[:, None]
     return float(np.mean((hits / np.arange(1, ranked.shape[1] + 1)).sum(axis=1)))
+
+
+def rmse(truth, values, **_) -> float:
+    """Root mean squared error over every value of every image."""
+    return float(np.sqrt(np.mean(np.square(np.asarray(values) - truth))))
+
+
+def mae(truth, values, **_) -> float:
+    return float(np.mean(np.abs(np.asarray(values) - truth)))
+
+
+def r2(truth, values, **_) -> float:
+    """Each target's coefficient of determination, averaged over the targets."""
+    from sklearn.metrics import r2_score
+
+    return float(r2_score(truth, values))
+
+
+def weighted_r2(truth, values, weights: str = "", **_) -> float:
+    """CSIRO Image2Biomass' R² of every (image, target) pair at once, each weighed by its
+    target's weight (Config.target_weights; equal where none): 1 - sum w (y - p)² / sum w
+    (y - the weighted mean of every y)²."""
+    truth = np.asarray(truth, float).reshape(len(truth), -1)
+    weight = np.broadcast_to(
+        np.array(weights.split(","), float) if weights else np.ones(truth.shape[1]), truth.shape
+    )
+    mean = np.sum(weight * truth) / np.sum(weight)
+    residual = np.sum(weight * np.square(truth - np.reshape(values, truth.shape)))
+    return float(1 - residual / np.sum(weight * np.square(truth - mean)))
+
+
+def kl_divergence(truth, probabilities, **_) -> float:
+    """HMS' KL divergence of the predicted probabilities from the true shares, summed over
+    the classes and averaged over the images: each row scaled to sum to 1, the predictions
+    held in [1e-15, 1 - 1e-15], a class of no share adding 0."""
+    truth = np.asarray(truth, float) / np.sum(truth, axis=1, keepdims=True)
+    scaled = np.clip(probabilities / np.sum(probabilities, axis=1, keepdims=True), CLIP, 1 - CLIP)
+    held = np.where(truth > 0, truth, 1.0)  # log(1) = 0 where the share is 0
+    return float(np.mean(np.sum(truth * np.log(held / scaled), axis=1)))
 
 
 METRICS: dict[str, Metric] = {
@@ -128,15 +170,35 @@ METRICS: dict[str, Metric] = {
         map_at_k, "probabilities", "Kaggle's MAP@k (ml_metrics' apk), one true class each",
         single_label=True, classes=(3, 0), ranked=True,
     ),
+    "rmse": Metric(
+        rmse, "values", "sklearn.metrics.root_mean_squared_error over every value",
+        lower_is_better=True, single_label=True, classes=(1, 0), targets="values",
+    ),
+    "mae": Metric(
+        mae, "values", "sklearn.metrics.mean_absolute_error over every value",
+        lower_is_better=True, single_label=True, classes=(1, 0), targets="values",
+    ),
+    "r2": Metric(
+        r2, "values", "sklearn.metrics.r2_score, each target's averaged", single_label=True,
+        classes=(1, 0), targets="values",
+    ),
+    "weighted_r2": Metric(
+        weighted_r2, "values", "CSIRO Image2Biomass' globally weighted R²", single_label=True,
+        classes=(1, 0), targets="values",
+    ),
+    "kl_divergence": Metric(
+        kl_divergence, "probabilities", "HMS' KL divergence (kaggle-kl-div), rows scaled",
+        lower_is_better=True, single_label=True, targets="shares",
+    ),
 }  # fmt: skip
 
 
 def score(truth, probabilities, metric: str, **options) -> float:
-    """The metric of class probabilities: as they are for a metric of probabilities, else of
-    the most probable class (or classes: multi-label rows). `options`: min_tpr (pauc), k
-    (map_at_k), num_classes (qwk)."""
+    """The metric of class probabilities (or values): as they are for a metric of
+    probabilities or values, else of the most probable class (or classes: multi-label rows).
+    `options`: min_tpr (pauc), k (map_at_k), num_classes (qwk), weights (weighted_r2)."""
     truth, probabilities = np.asarray(truth), np.asarray(probabilities)
-    if METRICS[metric].reads == "probabilities":
+    if METRICS[metric].reads != "labels":
         return METRICS[metric].of(truth, probabilities, **options)
     predicted = probabilities.argmax(-1)
     if truth.ndim == 2:
@@ -149,6 +211,7 @@ def of_run(cfg, truth, probabilities, predicted=None) -> float:
     written (valid.csv's, or those cuts.py's cuts give), where given and the metric scores
     answers; else of the probabilities."""
     options = {"min_tpr": cfg.pauc_min_tpr, "k": cfg.map_k, "num_classes": cfg.num_classes}
+    options["weights"] = cfg.target_weights
     if predicted is not None and METRICS[cfg.metric].reads == "labels":
         return score_labels(truth, predicted, cfg.metric, **options)
     return score(truth, probabilities, cfg.metric, **options)
@@ -189,9 +252,7 @@ def metric_named(metric: str, multi_label: bool) -> str:
     epoch, and the line says which it is."""
     if multi_label and metric == "accuracy":
         return "accuracy (exact match: all of an image's labels right; each epoch's is per label)"
-    if METRICS[metric].lower_is_better:
-        return f"{metric} (lower is better)"
-    return metric
+    return f"{metric} (lower is better)" if METRICS[metric].lower_is_better else metric
 
 
 def score_labels(truth, predicted, metric: str, **options) -> float:

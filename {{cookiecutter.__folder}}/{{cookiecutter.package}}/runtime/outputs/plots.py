@@ -98,9 +98,7 @@ def show(path: Path | list[Path] | None) -> None:
 
 def class_name(number: int, names: Sequence[str] | None) -> str:
     """A class as a reader knows it: its name, else "class N" (also for a number past names)."""
-    if names is not None and 0 <= number < len(names):
-        return names[number]
-    return f"class {number}"
+    return names[number] if names is not None and 0 <= number < len(names) else f"class {number}"
 
 
 def label_title(label: np.ndarray, names: Sequence[str] | None, shares: bool = False) -> str:
@@ -191,10 +189,12 @@ def learning_rate(epochs: np.ndarray, rates: np.ndarray, path: Path) -> Path:
 
 
 def training_curves(history: dict, metric: str, path: Path) -> Path:
-    """Loss and accuracy per epoch, training and validation side by side."""
+    """Loss and accuracy (where it has one: not of values) per epoch, training and validation
+    side by side."""
     figure = Figure(figsize=(11, 3.8), layout="constrained")
-    for index, name in enumerate(("loss", "accuracy")):
-        axes = figure.add_subplot(1, 2, index + 1)
+    shown = ["loss", "accuracy"] if "accuracy" in history else ["loss"]
+    for index, name in enumerate(shown):
+        axes = figure.add_subplot(1, len(shown), index + 1)
         for key, label in ((name, "training"), (f"val_{name}", "validation")):
             if history.get(key):
                 epochs = np.arange(1, len(history[key]) + 1)

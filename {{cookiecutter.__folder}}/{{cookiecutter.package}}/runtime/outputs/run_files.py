@@ -13,14 +13,18 @@ from ..platform.files import FETCHED_FROM, refuse_foreign
 from ..platform.kaggle_inputs import WORKING
 
 # What a run fits and keeps beside its weights for some configs only: the cuts between grades
-# (qwk), each class's threshold (multi-label), the metadata's encoding. A run that fits none
-# removes an earlier run's, which its weights would not go with.
-FITTED = {"grades": "grade_cuts.json", "thresholds": "thresholds.json", "metadata": "metadata.json"}
+# (qwk), each class's threshold (multi-label), the metadata's encoding, each target's mean and
+# spread (a metric of values). A run that fits none removes an earlier run's, which its
+# weights would not go with.
+FITTED = {
+    "grades": "grade_cuts.json", "thresholds": "thresholds.json", "metadata": "metadata.json",
+    "standardized": "standardized.json",
+}  # fmt: skip
 # The files a run writes at the top of its folder (a fold's run, in fold<k>/ likewise).
 RUN_FILES = {
     "model.json", "model.weights.h5", "history.json", "curves.png", "valid.csv", "folds.csv",
     *FITTED.values(), "oof.csv", "submission.csv", "test_probabilities.csv",
-    "test_probabilities.json", "confusion.png", "predictions.png", "augmented_batch.png",
+    "test_probabilities.json", "confusion.png", "predictions.png", "values.png", "augmented_batch.png",
     "learning_rate.png", "ablate.json", "ablate.png", "label_audit.csv", "label_audit.png",
     "likely_wrong.csv", "pseudo_labels.csv",
     ".run.lock",

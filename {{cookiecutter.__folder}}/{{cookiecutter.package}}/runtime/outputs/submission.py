@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, came_from, class_names, inputs_of, places_of
+from ..config import Config, came_from, class_names, inputs_of, names_in, places_of, targets
 from ..data import tables
 from ..errors import UserError, first_line, named
 from ..learning.scoring import METRICS
@@ -28,6 +28,7 @@ from .submission_shapes import (
     Probabilities,
     Shape,
     TopLabels,
+    Values,
     probability_columns,
 )
 
@@ -92,8 +93,8 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
         return with_k(shape, cfg)
     where, present = sample.attrs.get("path", "the sample submission"), list(sample.columns)
     named_columns = inputs_of(cfg).given & {"id_column", "label_column"}
-    for field in sorted(named_columns):
-        if getattr(cfg, field) not in present:
+    for field in sorted(named_columns):  # the label column: each target's, or class's
+        if not set(names_in(getattr(cfg, field))) <= set(present):
             raise UserError(
                 f"{where} has columns {present}, not {getattr(cfg, field)!r} "
                 f"({came_from(cfg, field)}); give one of its columns, or leave it out to "
@@ -115,18 +116,18 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
 
 
 def automatic(cfg: Config, columns: int) -> type[Shape]:
-    """The shape `auto` picks for a sample with `columns` columns besides the id: a column per
-    class; or one, of the k most probable classes for MAP@k, of the positive class's
-    probability for a binary target scored on probabilities (pauc, roc_auc, log_loss), else
-    of labels."""
+    """The shape `auto` picks for a sample with `columns` columns besides the id: a value per
+    target for a metric of values; a column per class; or one, of the k most probable classes
+    for MAP@k, of the positive class's probability for a binary target scored on
+    probabilities (pauc, roc_auc, log_loss), else of labels."""
+    if targets(cfg) == "values":
+        return Values
     if columns > 1:
         return Probabilities
     if METRICS[cfg.metric].ranked:
         return TopLabels
     binary = cfg.num_classes == 2 and not cfg.multi_label
-    if binary and METRICS[cfg.metric].reads == "probabilities":
-        return Positive
-    return Labels
+    return Positive if binary and METRICS[cfg.metric].reads == "probabilities" else Labels
 
 
 def with_k(shape: Shape, cfg: Config) -> Shape:

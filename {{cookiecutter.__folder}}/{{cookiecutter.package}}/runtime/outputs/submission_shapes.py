@@ -108,6 +108,21 @@ class Probabilities(Shape):
 
 
 @dataclasses.dataclass
+class Values(Probabilities):
+    """A column per target holding each image's value, matched to the targets by name (one
+    target: the sample's one column, whatever its name)."""
+
+    @classmethod
+    def of_sample(cls, sample: pd.DataFrame, id_column: str, rest: list[str], names, num_classes):
+        if len(rest) == num_classes == 1:
+            return cls(id_column, rest, list(sample.columns))
+        return super().of_sample(sample, id_column, rest, names, num_classes)
+
+    def describe(self, multi_label: bool) -> str:
+        return f"{self.id_column} and a value per target ({shown(self.columns)})"
+
+
+@dataclasses.dataclass
 class TopLabels(Labels):
     """One column of each image's `k` most probable classes, the most probable first,
     separated by spaces: what MAP@k scores."""
@@ -164,10 +179,12 @@ class Positive(Shape):
         return pd.DataFrame({self.columns[0]: probabilities[:, self.positive]})
 
 
-# Config.submission's choices besides auto; `auto` picks Probabilities for a sample with
-# more than one column besides the id, else as the metric scores one column (submission.py).
+# Config.submission's choices besides auto; `auto` picks Values for a metric of values,
+# Probabilities for a sample with more than one column besides the id, else as the metric
+# scores one column (submission.py).
 SHAPES: dict[str, type[Shape]] = {
     "labels": Labels, "probabilities": Probabilities, "top": TopLabels, "positive": Positive,
+    "values": Values,
 }  # fmt: skip
 
 

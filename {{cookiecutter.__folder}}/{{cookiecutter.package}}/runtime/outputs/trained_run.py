@@ -12,7 +12,7 @@ from pathlib import Path
 import keras
 
 from ..backbone_choices import uses_preset
-from ..config import Config, fields_with, places_of, uses_metadata
+from ..config import Config, fields_with, places_of, targets, uses_metadata
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
 from ..platform.accelerator import Accelerator
@@ -93,7 +93,12 @@ def load_trained(cfg: Config, found: Accelerator):
             cfg = dataclasses.replace(cfg, weights=stack.enter_context(on_this_machine(saved)))
         architecture = backbones.load(cfg, precision, with_weights=False)
     keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made
-    net = model.build_model(cfg, architecture, found.image_dtype, *metadata_width(cfg))
+    values = {}
+    if targets(cfg) == "values":  # each target's mean and spread, saved beside the weights
+        from ..learning import regression
+
+        values = regression.saved(path)
+    net = model.build_model(cfg, architecture, found.image_dtype, *metadata_width(cfg), **values)
     try:
         net.load_weights(str(path))  # trained weights replace the backbone's
     except (ValueError, OSError) as error:

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, class_names
+from ..config import Config, class_names, targets
 from ..errors import UserError, first_line
 from ..learning import blending
 from ..outputs import blend_record
@@ -39,7 +39,7 @@ CONFIG_FIELDS = (
     "data_dir", "train_files", "valid_files", "train_csv", "train_images", "group_column",
     "image_key", "label_key", "id_key", "id_column", "label_column",
 )  # fmt: skip
-FROM_RUN = ("image_size", "num_classes", "class_names", "multi_label")  # as it trained
+FROM_RUN = ("image_size", "num_classes", "class_names", "multi_label", "metric")  # as trained
 AUDIT = "label_audit.csv"
 # Its first rows, as many as it counts suspects (none: the header alone): the file --drop-ids
 # and --relabel take, in a notebook as in a shell.
@@ -203,10 +203,11 @@ def audit_run(cfg: Config, folder: str) -> pd.DataFrame:
     run = place(folder)
     table, record = out_of_fold(run)
     cfg = run_config(cfg, record)
-    if cfg.multi_label:
+    if cfg.multi_label or targets(cfg) != "classes":
+        what = "several labels per image" if cfg.multi_label else targets(cfg)
         raise UserError(
-            f"audit: {run} was trained with several labels per image; the audit weighs one "
-            "given class against the others, for runs of one label per image"
+            f"audit: {run} was trained with {what}; the audit weighs one given class against "
+            "the others, for runs of one label per image"
         )
     names = class_names(cfg)
     audit = audited(table, record)

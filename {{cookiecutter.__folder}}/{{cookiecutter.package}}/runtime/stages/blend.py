@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, class_names, names_in, places_of
+from ..config import Config, class_names, filled, names_in, places_of
 from ..errors import UserError, first_line
 from ..learning import blending, cuts, scoring
 from ..learning.scoring import METRICS
@@ -37,6 +37,7 @@ from ..platform.files import (
     refuse_foreign,
     write_json,
 )
+from . import out_of_fold
 from .audit import AUDIT, LIKELY_WRONG, PICTURE
 from .pseudo import PSEUDO
 
@@ -46,7 +47,7 @@ CONFIG_FIELDS = (
 )  # fmt: skip
 # What a run was trained for, as its model.json says: blended runs must agree on these.
 CLASSES = ("num_classes", "class_names", "multi_label")
-OPTIONS = ("pauc_min_tpr", "map_k")  # the metric's, as the runs were trained with them
+OPTIONS = ("pauc_min_tpr", "map_k", "target_weights")  # the metric's, as the runs trained
 # A code competition's rerun may take this long on a CPU or GPU (most image competitions).
 RERUN_HOURS = 9
 
@@ -198,17 +199,13 @@ def shown(columns: list[str]) -> str:
 
 
 def trained_for(run: Run, cfg: Config) -> Config:
-    """The config of the runs' competition: their metric and classes, with this command's
-    data fields (the sample)."""
+    """The config of the runs' competition: their metric and classes, and their id column
+    where none is given (the sample's, wherever it stands), with this command's data fields
+    (the sample)."""
     named = (*CLASSES, "metric", *OPTIONS)
     chosen = {name: run.record[name] for name in named if name in run.record}
-    return dataclasses.replace(cfg, **chosen)
-
-
-def truth_of(cfg: Config, oof: pd.DataFrame) -> np.ndarray:
-    """oof.csv's labels: class numbers, or multi-hot rows (multi-label)."""
-    rows = scoring.label_rows(oof["label"], cfg.num_classes)
-    return rows if cfg.multi_label else rows.argmax(-1)
+    ids = {"id_column": run.record["id_column"]} if "id_column" in run.record else {}
+    return dataclasses.replace(filled(cfg, ids, f"the run {run.folder}"), **chosen)
 
 
 def scorer(cfg: Config, truth: np.ndarray):
@@ -240,7 +237,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     tables = [
         run.oof.set_index("id").loc[order, run.columns].to_numpy(float) for run in runs
     ]  # each run's rows in the first run's order
-    truth, folds = truth_of(cfg, runs[0].oof), runs[0].oof["fold"].astype(str).to_numpy()
+    truth, folds = out_of_fold.truth(cfg, runs[0].oof), runs[0].oof["fold"].astype(str).to_numpy()
     score, every = scorer(cfg, truth), np.ones(len(order), bool)
 
     def climbed(rows: np.ndarray, table: np.ndarray) -> float:

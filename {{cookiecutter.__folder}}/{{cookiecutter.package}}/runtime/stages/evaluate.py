@@ -1,5 +1,6 @@
-"""Score the trained model on the validation records: per-class scores and a confusion matrix;
-with every fold (`--fold all`), each fold's model on its own validation records, then all of
+"""Score the trained model on the validation records: per-class scores and a confusion matrix
+(a metric of values: each target's scores, and its values against the true ones); with every
+fold (`--fold all`), each fold's model on its own validation records, then all of
 them together, as train --fold all scores its out-of-fold predictions."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import classification_report
 
-from ..config import Config, class_names, places_of, uses_metadata
+from ..config import Config, class_names, places_of, targets, uses_metadata
 from ..data import pipeline, source
 from ..learning import cuts, plan, scoring
 from ..learning.predictions import predict_probabilities
@@ -106,12 +107,21 @@ def score(cfg: Config, validated: Validated) -> float:
 
 def report(cfg: Config, validated: Validated, picture: Path) -> list[Path]:
     """Print the per-class report and the metric; draw the confusion matrix into `picture`,
-    and the first validation images with what the model answered beside it."""
+    and the first validation images with what the model answered beside it. A metric of
+    values: each target's scores, and its values drawn (regression.py)."""
     names = class_names(cfg) or [str(n) for n in range(cfg.num_classes)]
+    if targets(cfg) == "values":
+        from ..learning import regression
+
+        print(f"valid {cfg.metric}: {score(cfg, validated):.4f}")
+        values = picture.with_name("values.png")
+        return [regression.report(cfg, validated.labels, validated.probabilities, values)]
+    labels = validated.labels  # shares: each image's most voted class
+    labels = labels.argmax(-1) if labels.ndim > 1 and not cfg.multi_label else labels
     print(
         classification_report(
-            validated.labels, validated.predicted, labels=range(cfg.num_classes),
-            target_names=names, digits=4, zero_division=0,
+            labels, validated.predicted, labels=range(cfg.num_classes), target_names=names,
+            digits=4, zero_division=0,
         )
     )  # fmt: skip
     print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {score(cfg, validated):.4f}")
@@ -119,11 +129,9 @@ def report(cfg: Config, validated: Validated, picture: Path) -> list[Path]:
         return []
     shown = len(validated.images)
     return [
-        plots.confusion(
-            validated.labels, validated.predicted, cfg.num_classes, picture, class_names(cfg)
-        ),
+        plots.confusion(labels, validated.predicted, cfg.num_classes, picture, class_names(cfg)),
         plots.predictions(
-            validated.images, validated.labels[:shown], validated.predicted[:shown],
+            validated.images, labels[:shown], validated.predicted[:shown],
             picture.with_name("predictions.png"), class_names(cfg),
         ),
     ]  # fmt: skip

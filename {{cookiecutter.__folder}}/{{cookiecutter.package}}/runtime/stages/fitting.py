@@ -19,6 +19,7 @@ from ..config import (
     places_of,
     reads,
     recipe_line,
+    targets,
     uses_metadata,
     validating_fold,
 )
@@ -58,6 +59,9 @@ class Ready:
     table: object  # the metadata beside each image (metadata.Features), or None
     metadata_width: tuple  # what build_model takes beside the image: the table's width
     class_shares: list[float] | None  # each class's share, for Config.class_balance
+    # What build_model and compile_model take for a metric of values: {"standardized": each
+    # target's mean and spread on the training images}; empty for classes and shares.
+    values: dict
 
 
 def ready(cfg: Config, found: Accelerator) -> Ready:
@@ -87,6 +91,7 @@ def ready(cfg: Config, found: Accelerator) -> Ready:
         corrections=checked.corrections.value, pseudo=checked.pseudo.value,
         backbone=checked.weights.value, table=table,
         metadata_width=(table.width,) if table else (), class_shares=balanced(cfg, said),
+        values=standardization(cfg, train, found),
     )  # fmt: skip
 
 
@@ -103,6 +108,18 @@ def metadata_table(cfg: Config, said: dict | None, checked, found: Accelerator):
     if found.writes_files:
         (places_of(cfg).output / FITTED["metadata"]).unlink(missing_ok=True)
     return None
+
+
+def standardization(cfg: Config, train, found: Accelerator) -> dict:
+    """A metric of values: each target's mean and spread on the training images, saved with
+    the run (regression.py); for classes and shares none, and an earlier run's removed."""
+    if targets(cfg) == "values":
+        from ..learning import regression
+
+        return {"standardized": regression.fitted(cfg, train.labels, found.writes_files)}
+    if found.writes_files:
+        (places_of(cfg).output / FITTED["standardized"]).unlink(missing_ok=True)
+    return {}
 
 
 def balanced(cfg: Config, said: dict | None) -> list[float] | None:
@@ -171,15 +188,16 @@ def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
         probabilities = net.predict(images, verbose=0)[truth["real"]]
         labels = truth["labels"]
         fitted = cuts.cuts_for(cfg, labels, probabilities)
-        if cfg.multi_label:
-            right = (probabilities >= 0.5) == (labels > 0)
-        else:
-            right = probabilities.argmax(-1) == labels
-        return {
+        scores = {
             "metric": cuts.scored(cfg, labels, probabilities, fitted),
             "loss": float(keras.ops.mean(net.loss(labels, probabilities))),
-            "accuracy": float(np.mean(right)),
         }
+        if cfg.multi_label:
+            scores["accuracy"] = float(np.mean((probabilities >= 0.5) == (labels > 0)))
+        elif targets(cfg) != "values":  # of the most probable class (shares: the most voted)
+            classes = labels.argmax(-1) if labels.ndim > 1 else labels
+            scores["accuracy"] = float(np.mean(probabilities.argmax(-1) == classes))
+        return scores
 
     return [averaging.ValidatedEachEpoch(score, cfg.metric)]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..config import Config, class_names, places_of
+from ..config import Config, class_names, places_of, targets
 from ..learning import cuts, scoring
 from ..outputs.submission_shapes import probability_columns
 from ..platform.files import for_pandas, written_whole
@@ -19,18 +19,21 @@ def write_predictions(
 ) -> pd.DataFrame:
     """One fold's validation predictions as valid.csv: id, fold, true and predicted classes
     (numbers, space-separated for multi-label; and names when the classes have them), then
-    each class's probability."""
+    each class's probability; of values or shares, the true row's numbers, space-separated,
+    and each target's value (or class's probability)."""
     names = class_names(cfg)
     if thresholds is None:  # the most probable class
         predicted = probabilities.argmax(-1)
     else:  # the grade the cuts give, or each class at or above its threshold
         predicted = cuts.answered(cfg, probabilities, thresholds)
-    if predicted.ndim == 1:
+    if targets(cfg) != "classes":  # the predictions are the columns after
+        truth, guess = [" ".join(f"{value:.7g}" for value in row) for row in labels], ""
+    elif predicted.ndim == 1:
         truth, guess = [str(n) for n in labels], [str(n) for n in predicted]
     else:  # multi-hot rows: the classes set, as numbers
         truth, guess = as_numbers(labels), as_numbers(predicted)
     table = pd.DataFrame({"id": ids, "fold": cfg.fold, "label": truth, "predicted": guess})
-    if names:
+    if names and targets(cfg) == "classes":
         for column in ("label", "predicted"):
             table[f"{column}_name"] = [
                 " ".join(names[int(n)] for n in value.split()) for value in table[column]
@@ -47,16 +50,21 @@ def as_numbers(rows: np.ndarray) -> list[str]:
     return [" ".join(str(n) for n in np.flatnonzero(row)) for row in rows]
 
 
+def truth(cfg: Config, table: pd.DataFrame, column: str = "label") -> np.ndarray:
+    """valid.csv's or oof.csv's labels (or its answers, `column` "predicted"): class numbers,
+    multi-hot rows (multi-label), or rows of values or shares."""
+    if targets(cfg) != "classes":
+        return np.array([value.split() for value in table[column]], float)
+    rows = scoring.label_rows(table[column].astype(str), cfg.num_classes)
+    return rows if cfg.multi_label else rows.argmax(-1)
+
+
 def scored(cfg: Config, table: pd.DataFrame) -> float:
-    """The metric of valid.csv's rows: of its probabilities, or of its answers as written."""
-    rows = [
-        scoring.label_rows(column.astype(str), cfg.num_classes)
-        for column in (table.label, table.predicted)
-    ]
-    if not cfg.multi_label:
-        rows = [row.argmax(-1) for row in rows]
+    """The metric of valid.csv's rows: of its probabilities (or values), or of its answers as
+    written."""
     probabilities = table[table.columns[-cfg.num_classes :]].to_numpy(float)
-    return scoring.of_run(cfg, rows[0], probabilities, predicted=rows[1])
+    predicted = truth(cfg, table, "predicted") if targets(cfg) == "classes" else None
+    return scoring.of_run(cfg, truth(cfg, table), probabilities, predicted=predicted)
 
 
 def scored_folds(cfg: Config, folds: list[int]) -> float:

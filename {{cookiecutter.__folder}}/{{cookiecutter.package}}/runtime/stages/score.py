@@ -8,11 +8,12 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import Config, inputs_of, places_of
+from ..config import Config, inputs_of, names_in, places_of
 from ..data import tables
 from ..errors import UserError, named
 from ..learning import scoring
 from ..learning.scoring import METRICS
+from ..outputs.run_record import read_record, run_records
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,6 +30,7 @@ CONFIG_FIELDS = (
     "num_classes",
     "pauc_min_tpr",
     "map_k",
+    "target_weights",
 )
 
 
@@ -54,17 +56,18 @@ def read_table(path: str, *columns: str) -> pd.DataFrame:
     return table
 
 
-def sample_columns(cfg: Config, sample: str) -> tuple[str, str]:
+def sample_columns(cfg: Config, sample: str, trained: str = "") -> tuple[str, str]:
     """The id and label columns to score by: those given, else the sample's (or, without one,
-    the submission's), as predict wrote submission.csv by them (its id column, and its one
-    label column), else the defaults."""
+    the submission's), as predict wrote submission.csv by them (its id column: the run's,
+    `trained`, wherever the sample has it, else its first; and its one label column), else
+    the defaults."""
     id_column, label_column = cfg.id_column, cfg.label_column
     if not sample or not Path(sample).is_file():
         return id_column, label_column
     present = list(read_table(sample).columns)
     named = inputs_of(cfg).given
     if "id_column" not in named and id_column not in present:
-        id_column = present[0]
+        id_column = trained if trained in present else present[0]
     rest = [column for column in present if column != id_column]
     if "label_column" not in named and label_column not in present and len(rest) == 1:
         label_column = rest[0]
@@ -117,19 +120,25 @@ def score_files(
     from sklearn.preprocessing import MultiLabelBinarizer
 
     theirs, ours = read_table(solution), read_table(submission, id_column)
-    if not {id_column, label_column} <= set(theirs.columns):
+    asked = METRICS.get(cfg.metric) if cfg else None
+    kind = asked.targets if asked else "classes"  # values, shares: a column each
+    given = [column for column in names_in(label_column) if column in ours.columns]  # in order
+    columns = [label_column] if kind == "classes" else given or list(ours.columns.drop(id_column))
+    if not {id_column, *columns} <= set(theirs.columns):
         raise UserError(
             f"{solution} has the columns {list(theirs.columns)}, {submission} "
             f"{list(ours.columns)}: the solution needs the id column {id_column!r} and the "
-            f"label column {label_column!r}; give one that has them, or set "
+            f"label column {', '.join(columns)!r}; give one that has them, or set "
             f"{named('id_column')} and {named('label_column')}"
         )
-    truth = theirs.set_index(id_column)[label_column]
+    truth = theirs.set_index(id_column)[columns]
     predicted = ours.set_index(id_column)
     if set(predicted.index) != set(truth.index):
         raise UserError(f"{submission} and {solution} hold different ids")
     predicted = predicted.loc[truth.index]  # joined by id, not by row
-    asked = METRICS.get(cfg.metric) if cfg else None
+    if kind != "classes":
+        return numbers_scores(cfg, truth, predicted[columns], submission, solution)
+    truth = truth[label_column]
     if label_column not in predicted.columns:  # a probability column per class, by class name
         classes = list(predicted.columns)
         truth_rows = MultiLabelBinarizer(classes=classes).fit_transform(truth.str.split())
@@ -163,6 +172,21 @@ def score_files(
         grades = [labels.astype(int) for labels in (truth, guessed)]
         scores[cfg.metric] = scoring.score_labels(*grades, cfg.metric, num_classes=cfg.num_classes)
     return scores
+
+
+def numbers_scores(cfg: Config, truth, predicted, submission: str, solution: str) -> dict:
+    """Every metric of the run's kind, of values (a column per target) or of shares (a column
+    per class), each column by its name."""
+    try:
+        rows = [table.to_numpy(float) for table in (truth, predicted)]
+    except ValueError as error:
+        raise UserError(f"{submission}, {solution}: {error}; each column holds numbers") from None
+    run = dataclasses.replace(cfg, num_classes=rows[0].shape[1])  # target_weights' count
+    return {
+        name: scoring.of_run(dataclasses.replace(run, metric=name), *rows)
+        for name, metric in METRICS.items()
+        if metric.targets == METRICS[cfg.metric].targets
+    }
 
 
 def of_every_class() -> list[str]:
@@ -228,7 +252,9 @@ def command(args, cfg: Config, found=None) -> int:
         )
     sample = at.file("sample_submission")  # "" where none is given
     with_sample = sample and Path(sample).is_file()
-    id_column, label_column = sample_columns(cfg, sample if with_sample else submission)
+    records = run_records(at.output)  # the run's id column, as its model.json names it
+    trained = read_record(records[0]).get("id_column", "") if records else ""
+    id_column, label_column = sample_columns(cfg, sample if with_sample else submission, trained)
     scores = score_files(submission, solution, id_column, label_column, cfg)
     if with_sample:
         count = check_rows_match(submission, sample, id_column)

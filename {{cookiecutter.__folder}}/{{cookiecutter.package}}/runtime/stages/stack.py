@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import Config, places_of
+from ..config import Config, places_of, targets
 from ..errors import UserError
 from ..learning import cuts, scoring
 from ..learning.scoring import METRICS
 from ..platform.files import STACK, output_folder, place, refuse_foreign, write_json
-from . import blend
+from . import blend, out_of_fold
 
 CONFIG_FIELDS = (*blend.CONFIG_FIELDS, "train_csv", "test_csv", "metadata_columns", "group_column")
 STACK_FILES = (STACK, "submission.csv", "test_probabilities.csv")
@@ -43,11 +43,20 @@ TREES = {
 LEAF_SHARE = 30
 
 
-def trees(images: int):
-    from sklearn.ensemble import HistGradientBoostingClassifier
+def predicted(cfg: Config, features: np.ndarray, truth: np.ndarray, rows, test: np.ndarray):
+    """Trees fitted on the training images `rows` (a mask), predicting the `test` features:
+    each class's probability, or (a metric of values) each target's value by its own trees."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
-    leaf = max(5, images // LEAF_SHARE)
-    return HistGradientBoostingClassifier(**TREES, min_samples_leaf=leaf)
+    leaf = max(5, len(features) // LEAF_SHARE)
+    if targets(cfg) == "values":
+        trees = HistGradientBoostingRegressor(**TREES, min_samples_leaf=leaf)
+        return np.stack([trees.fit(features[rows], row[rows]).predict(test) for row in truth.T], 1)
+    fitted = HistGradientBoostingClassifier(**TREES, min_samples_leaf=leaf)
+    fitted.fit(features[rows], truth[rows])
+    probabilities = np.zeros((len(test), cfg.num_classes))
+    probabilities[:, fitted.classes_] = fitted.predict_proba(test)
+    return probabilities
 
 
 def metadata_of(cfg: Config, train_ids: list[str], test_ids: list[str]):
@@ -86,22 +95,18 @@ def stacked(cfg: Config, runs: list[blend.Run]) -> dict:
         names += metadata.feature_names(spec)
         columns = metadata.columns_of(spec)
     features, test_features = np.hstack(train_parts), np.hstack(test_parts)
-    truth = blend.truth_of(cfg, runs[0].oof)
+    truth = out_of_fold.truth(cfg, runs[0].oof)
     folds = runs[0].oof["fold"].astype(str).to_numpy()
     if len(np.unique(truth)) < 2:
         raise UserError("stack: the training images hold one class; nothing to stack")
     nested = np.zeros((len(order), cfg.num_classes))
     for fold in np.unique(folds):
         held = folds == fold
-        fitted = trees(len(order)).fit(features[~held], truth[~held])
-        nested[np.ix_(held, fitted.classes_)] = fitted.predict_proba(features[held])
-    every = trees(len(order)).fit(features, truth)
-    in_sample = np.zeros_like(nested)
-    in_sample[:, every.classes_] = every.predict_proba(features)
-    test = np.zeros((len(test_ids), cfg.num_classes))
-    test[:, every.classes_] = every.predict_proba(test_features)
-    score = blend.scorer(cfg, truth)
+        nested[held] = predicted(cfg, features, truth, ~held, features[held])
     all_rows = np.ones(len(order), bool)
+    in_sample = predicted(cfg, features, truth, all_rows, features)
+    test = predicted(cfg, features, truth, all_rows, test_features)
+    score = blend.scorer(cfg, truth)
     cvs = [score(all_rows, part) for part in runs_oof]
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, nested[folds == fold]) for fold in np.unique(folds)]
@@ -163,11 +168,12 @@ def stack_runs(cfg: Config, folders: list[str]) -> dict:
     blend.check_alike(runs, output, "stack", fewest=1)
     foreign = blend.not_written_by(output, STACK_FILES)
     refuse_foreign("stack --output-dir", output, "stack", foreign)
-    if runs[0].record.get("multi_label"):
-        raise UserError(
-            "stack: runs of several labels per image are blended, not stacked; use blend"
-        )
     cfg = blend.trained_for(runs[0], cfg)
+    if cfg.multi_label or targets(cfg) == "shares":
+        raise UserError(
+            "stack: runs of several labels per image, or of shares, are blended, not stacked; "
+            "use blend"
+        )
     stack = stacked(cfg, runs)
     report(stack)
     ids, test = stack.pop("test_ids"), stack.pop("test")

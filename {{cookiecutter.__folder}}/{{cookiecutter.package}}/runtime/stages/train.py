@@ -63,11 +63,13 @@ def train_fold(cfg: Config, found: Accelerator) -> dict:
 
     with found.scope():
         keras.mixed_precision.set_global_policy(run.precision)  # read by each layer made
-        model = recipe.build_model(cfg, ready.backbone, found.image_dtype, *ready.metadata_width)
+        model = recipe.build_model(
+            cfg, ready.backbone, found.image_dtype, *ready.metadata_width, **ready.values
+        )
         print(f"model: {model.name}, {model.count_params():,} parameters")
         recipe.compile_model(
             model, cfg, found.replicas, run.steps_per_epoch, class_shares=ready.class_shares,
-            steps_per_execution=run.steps_per_execution,
+            steps_per_execution=run.steps_per_execution, **ready.values,
         )  # fmt: skip
         done, history = checkpoints.resume(model, cfg)  # the epochs a killed run finished
         validation = fitting.validated(cfg, valid)  # each epoch, the metric: weights, average
