@@ -24,10 +24,9 @@ from .outputs.submission_shapes import SHAPES
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}
 BACKENDS = ("tensorflow", "jax")
-# Config.crop_area 0 (auto): random crops only from this image size up, and keeping this area.
-# Below it they cost accuracy wherever measured (docs/recipe.md: Fashion-MNIST, MNIST and the
-# digits demo at 32 px, short runs and long): a crop of a small image, resized back, blurs
-# what little it shows.
+# Config.crop_area 0 (auto): random crops keeping this area, only from this image size up.
+# Below it they cost accuracy wherever measured (docs/recipe.md): a crop of a small image,
+# resized back, blurs what little it shows.
 CROP_FROM_SIZE = 128
 CROP_AREA = 0.75
 # Config.flip "auto": flips from this image size up, where images are photos and every anchor
@@ -42,21 +41,17 @@ class Switch:
 
 
 # What a run uses of its data, as the data resolved it: the notebook carries a feature's
-# modules (tools/carried.py), and its settings cell shows a feature's fields (knob's `used`),
-# only where these hold.
+# modules (tools/carried.py), and shows its fields (knob's `used`), only where these hold.
 def reads(cfg, kind: str) -> bool:
-    """Whether the run reads data of this kind, its training or its test data: "records",
-    "images" (a competition's files and CSV) or "tfds" (a TensorFlow Datasets set), as
-    source.resolved chose them; before that, any kind. The modules of a kind are imported
-    where this holds, so a notebook carries only the readers its data needs."""
+    """Whether the run reads data of this kind for training or test: "records", "images" (a
+    competition's files and CSV) or "tfds", as source.resolved chose; before that, any kind."""
     inputs = data_read(cfg)  # None: not resolved yet, it could be any
     return inputs is None or kind in (inputs.trains_from, inputs.tests_from)
 
 
 def uses_metadata(cfg) -> bool:
     """Whether a table of metadata joins each image: columns named, or "auto" where the data
-    holds some (a records manifest's table, or beside images a CSV's other columns, which only
-    reading it tells); before the data is resolved, it could."""
+    holds some (a manifest's table; beside images, any CSV's); before it is resolved, it could."""
     inputs = data_read(cfg)
     if not cfg.metadata_columns.strip():
         return False
@@ -66,9 +61,8 @@ def uses_metadata(cfg) -> bool:
 
 
 def in_folds(cfg) -> bool:
-    """Whether the data is split into folds, of which Config.fold picks the one that
-    validates: records in folds, or a CSV's images (Config.folds); before the data is
-    resolved, it could be."""
+    """Whether the data is split into folds (records in folds, or a CSV's images), of which
+    Config.fold picks the one that validates; before the data is resolved, it could be."""
     inputs = data_read(cfg)
     return inputs is None or ((inputs.said or {}).get("folds") or 1) > 1
 
@@ -81,9 +75,8 @@ def targets(cfg) -> str:
 
 
 def data_read(cfg):
-    """The data as source.resolved found it (Inputs), for this config or the one it was made
-    from in a value that does not change what it reads (a fold, the output, the weights);
-    None before it was resolved, or where the data folder or a file field changed since."""
+    """The data as source.resolved found it (Inputs), for this config or one that reads the
+    same data; None before it was resolved, or where the data folder or a file field changed."""
     inputs = cfg.inputs
     if inputs is None or not inputs.trains_from or inputs.read_from != reading(cfg):
         return None
@@ -96,14 +89,11 @@ def reading(cfg) -> tuple:
 
 
 def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=False, used=None):
-    """A field of Config, with its flag's help. `tuned` ones are what the notebook's config
-    cell shows; `rare` ones (set by few: record features, where and how it runs) are left out
-    of a command's --help for --help-all; a `section` title starts a section of Config that
-    runs to the next one's;
-    `checkpoint` says what a checkpoint does with the field: "where" (where the run happens:
-    not recorded), "recorded", "trained", "data" or "model" (checkpoints.py holds the rules);
-    `used`, where the field is a feature's: whether a config uses it (the config cell shows a
-    tuned field only then)."""
+    """A field of Config, with its flag's help. The notebook's config cell shows `tuned` ones
+    (a feature's only where `used` holds for the config); --help leaves `rare` ones to
+    --help-all; a `section` title starts a section that runs to the next one's; `checkpoint`
+    says what a checkpoint does with the field: "where" (not recorded), "recorded", "trained",
+    "data" or "model" (checkpoints.py holds the rules)."""
     if checkpoint not in ("where", "recorded", "trained", "data", "model"):
         raise ValueError(f"knob: checkpoint {checkpoint!r} is none of checkpoints.py's rules")
     metadata = {
@@ -378,12 +368,9 @@ class Config:
     )
     # Where each value the user gave came from, by field: "flag", "notebook" or "preset NAME",
     # and "manifest" for one the data filled in (`filled`); a field not listed holds its
-    # default. Not a knob: the functions that make a Config of what a user gave fill it
-    # (from_settings, demo.py's from_preset, the command line's from_flags); dataclasses.replace
-    # keeps it.
+    # default. Not a knob: what makes a Config of what a user gave fills it.
     sources: dict[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)
-    # What the command reads, as it resolved it once where it started (data/source.py's
-    # `resolved`; `inputs_of` reads it): not a knob either.
+    # What the command reads, resolved once where it started (source.resolved): not a knob.
     inputs: Inputs | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -417,8 +404,7 @@ def default(field: dataclasses.Field):
 
 @functools.cache
 def types() -> dict[str, type]:
-    """Each field's type as a class (`list` for list[str]): a dataclass keeps the annotation's
-    text, which `from __future__ import annotations` leaves unevaluated."""
+    """Each field's type as a class (`list` for list[str]), from the annotations' text."""
     hints = typing.get_type_hints(Config)
     return {name: typing.get_origin(hint) or hint for name, hint in hints.items()}
 
@@ -433,10 +419,9 @@ def sections() -> dict[str, list[dataclasses.Field]]:
 
 
 def given(cfg: Config, name: str, typed: bool = False) -> str:
-    """Where the user gave this field ("flag", "notebook" or "preset NAME"), or "" when they
-    did not: a default, or what the data said. What the user gave the data never replaces.
-    With `typed`, only a flag or the notebook counts: a value typed from where the user runs,
-    while a preset's paths, as the defaults, lie in the data folder."""
+    """Where the user gave this field ("flag", "notebook" or "preset NAME"), or "" for a
+    default or what the data said. With `typed`, only a flag or the notebook counts: a path
+    typed where the user runs, while a preset's, as the defaults, lie in the data folder."""
     where = cfg.sources.get(name)
     if where is None:  # set after the config was made (`cfg.epochs = 3` in a later cell)
         changed = getattr(cfg, name) != default(FIELDS[name])
@@ -448,12 +433,9 @@ def given(cfg: Config, name: str, typed: bool = False) -> str:
 class Inputs:
     """What a command reads, resolved once where it starts (data/source.py's `resolved`) and
     carried on its config, so that no module after it decides again: the fields the user gave
-    (what the data never replaces, and a value they named must be found as named), the file
-    fields they typed where they run (read from there: a default's or a preset's path lies in
-    the data folder), the source that trains and the one that holds the test set ("records",
-    "images" or "tfds"), and what the data said: the records' manifest, or what the training
-    CSV or the TFDS set says in its shape (None for records without a manifest); and where the
-    run reads and writes (platform/paths.py's Places), found after the data said its files."""
+    and the file fields they typed where they run, the source that trains and the one that
+    holds the test set, what the data said (a manifest, or the CSV's or TFDS set's shape;
+    None for records without a manifest), and where the run reads and writes."""
 
     given: frozenset[str]
     typed: frozenset[str]
@@ -472,7 +454,7 @@ def resolved_for(cfg: Config) -> tuple:
 
 def places_of(cfg: Config):
     """Where the run reads and writes (platform/paths.py's Places), as found where the command
-    started; for a config changed since in a value they come from (a fold's run), found again."""
+    started; found again for a config changed since in what they come from (a fold's run)."""
     if cfg.inputs is None or cfg.inputs.places is None:
         raise RuntimeError("places read before they were found: call platform/paths.py's placed")
     return cfg.inputs.places.of(cfg)
@@ -480,16 +462,15 @@ def places_of(cfg: Config):
 
 def carrying(cfg: Config, inputs: Inputs) -> Config:
     """The config with these inputs. A copy, not dataclasses.replace: that would check every
-    value again, and a value set after the config was made (`cfg.epochs = 0` in a later cell)
-    is preflight's to name."""
+    value again, and a value set later in a notebook (`cfg.epochs = 0`) is preflight's to name."""
     cfg = copy.copy(cfg)
     cfg.inputs = inputs
     return cfg
 
 
 def inputs_of(cfg: Config) -> Inputs:
-    """The inputs the command resolved for this config; for a config it did not resolve (made,
-    or changed, since), what the user gave, read now, with the data not looked at yet."""
+    """The inputs the command resolved for this config; for one it did not, what the user
+    gave, read now, with the data not looked at yet."""
     if cfg.inputs is not None and cfg.inputs.made_for == resolved_for(cfg):
         return cfg.inputs
     return Inputs(
@@ -499,8 +480,7 @@ def inputs_of(cfg: Config) -> Inputs:
 
 
 def came_from(cfg: Config, name: str) -> str:
-    """Where a field's value came from, as a message says it: its flag, the notebook, a
-    preset, or the field itself (a default, or what the data said)."""
+    """Where a field's value came from, as a message says it: its flag, or Config.name."""
     where = given(cfg, name)
     if where == "flag":
         return flag(name)
@@ -508,9 +488,8 @@ def came_from(cfg: Config, name: str) -> str:
 
 
 def filled(cfg: Config, found: dict, where: str = "the data") -> Config:
-    """The config with what the data says (a records manifest, a TFDS set) for the fields the
-    user did not give. Class names the user gave must be the data's, in its order: the labels
-    number the classes that way, and another name would rename a class without a word."""
+    """The config with what the data says for the fields the user did not give. Class names
+    the user gave must be the data's, in its order: another would rename a class silently."""
     theirs = names_in(found["class_names"]) if found.get("class_names") else []
     if theirs and given(cfg, "class_names") and names_in(cfg.class_names) != theirs:
         raise UserError(
@@ -530,8 +509,7 @@ def filled(cfg: Config, found: dict, where: str = "the data") -> Config:
 
 
 def given_values(cfg: Config) -> str:
-    """Each value that is not a default, and where it came from: what the user gave wins over
-    what the records' manifest or the TFDS set says."""
+    """Each value that is not a default, and where it came from."""
     shown = [
         f"  {field.name} = {getattr(cfg, field.name)!r} ({cfg.sources[field.name]})"
         for field in knobs()
@@ -581,10 +559,8 @@ KIND_NAMES = {
 
 
 def problems(cfg: Config) -> list[str]:
-    """Every value that cannot work, each with its field, its flag and what it must be.
-
-    Run at construction and again before every run: a notebook may change a field after.
-    """
+    """Every value that cannot work, each with its field, its flag and what it must be: at
+    construction, and again before every run (a notebook may change a field after)."""
     fields, kinds = knobs(), types()
     wrong_type = [
         f"{named(field.name)} = {getattr(cfg, field.name)!r}: must be "
@@ -746,8 +722,7 @@ def weighs_each_target(cfg: Config) -> bool:
 
 
 def crop_area(cfg: Config) -> float:
-    """The smallest area random crops keep: Config.crop_area, or for 0 (auto) none (1.0)
-    below CROP_FROM_SIZE pixels and CROP_AREA from there."""
+    """The smallest area random crops keep: Config.crop_area, or for 0 (auto) CROP_AREA."""
     if cfg.crop_area:
         return cfg.crop_area
     return CROP_AREA if cfg.image_size >= CROP_FROM_SIZE else 1.0
@@ -759,8 +734,7 @@ def flips(cfg: Config) -> bool:
 
 
 def recipe_line(cfg: Config) -> str:
-    """What the recipe's auto values chose for this run, and why, as train prints it (a line
-    each; empty where the user set them all)."""
+    """What the recipe's auto values chose for this run, and why, as train prints it."""
     lines = []
     if not cfg.crop_area and crop_area(cfg) < 1.0:
         lines.append(f"crop_area auto: {crop_area(cfg)} (random crops at {cfg.image_size} px)")
@@ -783,8 +757,7 @@ def recipe_line(cfg: Config) -> str:
 
 
 def validating_fold(cfg: Config) -> int:
-    """The fold that validates: the one asked for; with every fold in turn (`all`), fold 0
-    is the one checked before the run and evaluated after."""
+    """The fold that validates; with every fold in turn (`all`), fold 0 is checked first."""
     return 0 if cfg.fold == "all" else int(cfg.fold)
 
 
@@ -817,13 +790,11 @@ def is_address(text: str) -> bool:
 
 
 def from_settings(**values) -> Config:
-    """Config(**values), each value recorded as given in the notebook, defaults too (the
-    notebook's config cell): what the data says (a records manifest, a TFDS set, a trained
-    run) never replaces it, and a path is used as given."""
+    """Config(**values), each recorded as given in the notebook, defaults too: what the data
+    says never replaces it, and a path is used as given."""
     return Config(**values, sources=dict.fromkeys(values, "notebook"))
 
 
 def class_names(cfg: Config) -> list[str] | None:
-    """The classes' names in class order (Config.class_names, filled from the records'
-    manifest or the TFDS set), or None when the classes are only numbers."""
+    """The classes' names in class order, or None when the classes are only numbers."""
     return names_in(cfg.class_names) if cfg.class_names else None
