@@ -5,11 +5,9 @@ model is built.
 checks first and stop on any problem, so a run that cannot work fails in seconds, not after
 an epoch of TPU quota.
 
-CHECKS lists every check once, in the order doctor prints them, with the commands that run
-it. A check is a function of what the checks before it found (a Preflight); it returns a
-Result, the value it found and the line doctor prints, or raises UserError for a problem.
-A check that needs what an earlier one found reads it there, and returns None when that one
-found a problem (said already).
+CHECKS lists every check once, in doctor's order, with the commands that run it. A check
+takes what the checks before it found (a Preflight) and returns a Result, or raises UserError
+for a problem; it returns None where a check it reads found one (said already).
 """
 
 from __future__ import annotations
@@ -77,8 +75,7 @@ class Trained:
 @dataclasses.dataclass(slots=True)  # slots: a check that keeps its Result in a field not here fails
 class Preflight:
     """What the checks found, for the checks after them and for the command: each kept Result
-    (`.value` what it found, `.line` what doctor printed; None where its check did not run or
-    found a problem), and every problem they met."""
+    (None where its check did not run or found a problem), and every problem they met."""
 
     command: str
     cfg: Config  # as the command resolved it (source.resolved): checked, never changed here
@@ -185,11 +182,9 @@ def output(p: Preflight) -> Result:
     """The folders the command writes can be written, and no train writes there now."""
     cfg, runs, output = p.cfg, train_runs(p), places_of(p.cfg).output
     # train writes into checkpoints/ too: a file of that name would stop it at epoch 1's end.
-    writes = (
-        [places_of(run).output / CHECKPOINTS for run in runs]
-        if p.command in ("train", "doctor")
-        else [output]
-    )
+    writes = [output]
+    if p.command in ("train", "doctor"):
+        writes = [places_of(run).output / CHECKPOINTS for run in runs]
     for folder in writes:
         reason = unwritable(folder, buckets=True)
         if reason:
@@ -229,9 +224,8 @@ def holding_the_data(cfg: Config) -> tuple[Path | None, Path]:
 
 
 def train_runs(p: Preflight) -> list[Config]:
-    """The runs train makes, each writing into its own folder: train checks one fold's run at
-    a time, doctor every run of folds.runs (the one run when the records cannot say how many
-    folds they have: the records' check says why)."""
+    """The runs train makes, each in its own folder: train checks one fold's run at a time,
+    doctor every run of folds.runs (one where the records cannot say: their check says why)."""
     if p.command != "doctor":
         return [p.cfg]
     try:
@@ -270,8 +264,7 @@ def manifest(p: Preflight) -> Result[dict | None] | None:
 
 
 def values(p: Preflight) -> Result:
-    cfg = p.cfg
-    return Result(given_values(cfg))
+    return Result(given_values(p.cfg))
 
 
 def split(name: str) -> Callable[[Preflight], Result[source.Split | None] | None]:
@@ -354,10 +347,8 @@ def being_trained(cfg: Config) -> None:
 
 
 EVERY = ("train", "predict", "evaluate", "preview", "doctor")
-# Every check, in the order doctor prints them: a check runs after the ones whose results it
-# reads. Each with the topic its problem is printed under, the commands that run it, and the
-# Preflight field that keeps what it found. doctor runs what train needs and what predict
-# needs after it (trained weights train has not made yet are no problem).
+# In the order doctor prints them: a check runs after the ones whose results it reads. doctor
+# runs what train needs, then what predict needs (weights not trained yet are no problem).
 CHECKS = (
     Check(config_values, "config", EVERY),
     Check(packages, "packages", EVERY),
@@ -376,9 +367,8 @@ CHECKS = (
 
 
 def bad_image(checked: Preflight, error: Exception, stopped: str, fix: str) -> Exception:
-    """The error for a record the pipeline could not read mid-run: the preflight reads labels
-    and ids, not images, so decode every image of the run's splits now and name the shards
-    (and, for test records, the ids); `stopped` says what was kept, `fix` what to do."""
+    """The error for a record the pipeline could not read mid-run: the preflight decodes no
+    image, so every image of the run's splits is decoded now to name the shards (and test ids)."""
     print(f"an image did not decode ({first_line(error)}); scanning every image")
     named_shards = []
     for name, split in checked.splits.items():
