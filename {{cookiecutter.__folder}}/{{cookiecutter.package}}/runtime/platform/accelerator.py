@@ -107,7 +107,7 @@ def require(found: Accelerator, kind: str) -> None:
 
 def find(cfg: Config) -> Accelerator:
     chosen, source = backend.asked_for(cfg.backend)
-    if cfg.num_processes > 1:
+    if cfg.num_processes > 1:  # a pod's hosts, or machines joined by hand
         if chosen == "tensorflow":
             raise UserError(
                 f"{named('num_processes')} {cfg.num_processes} with the tensorflow backend "
@@ -115,7 +115,6 @@ def find(cfg: Config) -> Accelerator:
                 f"(keras-team/keras#20585); set {named('backend')} jax"
             )
         chosen = "jax"
-    if cfg.num_processes > 1:  # a pod's hosts, or machines joined by hand
         from . import processes
 
         processes.join(cfg)
@@ -238,9 +237,8 @@ def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None,
 
 
 def every_chip_seen(devices, process: int) -> None:
-    """Stop where JAX sees fewer TPU devices on this VM than the VM has chips (each chip is at
-    least one device, and a device file): something else holds the others, and the run would
-    train on a part of the TPU at a part of its speed."""
+    """Stop where JAX sees fewer TPU devices on this VM than it has chip device files: something
+    else holds the others, and the run would train on a part of the TPU at a part of its speed."""
     chips = backend.device_files(backend.TPU_DEVICE_FILES)
     seen = [device for device in devices if device.process_index == process]
     if chips and len(seen) < len(chips):
@@ -327,8 +325,7 @@ def describe(found: Accelerator) -> str:
 
 
 def devices_of(found: Accelerator) -> str:
-    """The devices the run trains on, by kind as the backend names them: "8 TPU v5 lite",
-    "2 GPU", "1 CPU"."""
+    """The devices the run trains on, by kind: "8 TPU v5 lite", "2 GPU", "1 CPU"."""
     if not found.devices:  # TensorFlow: its strategy's replicas
         return f"{found.replicas} {found.kind.upper()}"
     kinds = collections.Counter(named_device(device) for device in found.devices)
