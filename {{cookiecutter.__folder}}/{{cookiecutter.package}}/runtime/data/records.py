@@ -26,8 +26,7 @@ KINDS = {"bytes": "bytes_list", "int64": "int64_list", "float": "float_list"}
 
 def find(pattern: str, field: str, also: str = "") -> list[str]:
     """Every file matching the pattern (or comma-separated patterns), sorted; an error naming
-    the field when there is none, and `also`, the same pattern in the data folder, where that
-    was looked in too."""
+    the field when there is none, and `also`, the pattern in the data folder looked in too."""
     with reaching(pattern):
         files = sorted({path for part in pattern.split(",") for path in tf.io.gfile.glob(part)})
     if "://" not in pattern:  # a bucket has no folders, and asking costs a request per file
@@ -38,15 +37,11 @@ def find(pattern: str, field: str, also: str = "") -> list[str]:
                 f"{pattern!r} ({named(field)}) matches only folders ({', '.join(folders[:3])}); "
                 f"give a pattern of the files in them, such as {os.path.join(folders[0], '*.tfrec')!r}"
             )
-    if not files and also:
-        raise UserError(
-            f"no files match {pattern!r} ({named(field)}) from where you run ({os.getcwd()}), "
-            f"nor in the data folder ({also!r}); set {named('data_dir')} to the folder that "
-            f"holds them, or {field} to their pattern"
-        )
     if not files:
+        if also:  # where the pattern was looked for too
+            also = f" from where you run ({os.getcwd()}), nor in the data folder ({also!r})"
         raise UserError(
-            f"no files match {pattern!r} ({named(field)}); set {named('data_dir')} to the "
+            f"no files match {pattern!r} ({named(field)}){also}; set {named('data_dir')} to the "
             f"folder that holds them, or {field} to their pattern"
         )
     return files
@@ -72,10 +67,8 @@ def features_of(path: str) -> dict[str, str]:
 
 
 def check(path: str, wanted: dict[str, tuple[str, str]]) -> None:
-    """Fail before training when the first record lacks a wanted feature or has another kind.
-
-    `wanted` maps a feature name to its kind and the Config field that names it.
-    """
+    """Fail before training when the first record lacks a wanted feature or has another kind;
+    `wanted` maps a feature name to its kind and the Config field that names it."""
     found = features_of(path)
     for name, (kind, field) in wanted.items():
         if name not in found:
@@ -92,11 +85,8 @@ def check(path: str, wanted: dict[str, tuple[str, str]]) -> None:
 
 
 def check_labels(path: str, label_key: str, num_classes: int, multi_label: bool = False) -> None:
-    """Fail before training when a record's label is not one class number in
-    0..num_classes-1, or with `multi_label` not a multi-hot row: num_classes 0s and 1s.
-
-    Only the label is parsed, so a shard is read in well under a second.
-    """
+    """Fail before training when a record's label is not one class number in 0..num_classes-1,
+    or with `multi_label` not a row of num_classes 0s and 1s. Only the label is parsed: fast."""
     spec = {label_key: tf.io.RaggedFeature(tf.int64)}
     batches = tf.data.TFRecordDataset(path).batch(4096)
     wanted = num_classes if multi_label else 1
@@ -187,13 +177,10 @@ def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every
     if every_nth:  # each file's first record's number over all the files
         starts = np.cumsum([0] + [count([path]) for path in files[:-1]])
         first = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(files, starts), -1)
-    leave_out = (
-        tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(sorted(skipped), [True] * len(skipped)), False
-        )
-        if skipped
-        else None
-    )
+    leave_out = None
+    if skipped:
+        keys = tf.lookup.KeyValueTensorInitializer(sorted(skipped), [True] * len(skipped))
+        leave_out = tf.lookup.StaticHashTable(keys, False)
 
     def keep(path, n):
         wanted = tf.constant(True)
@@ -269,12 +256,8 @@ class Records:
     ) -> tf.data.Dataset:  # fmt: skip
         """One pass over this process's share of the records as parsed examples, files in
         shuffled order; `skipped` names records to leave out as "<file>#<record number>"; with
-        `with_ids`, each with its id (to join its metadata by).
-
-        With several processes (Config.num_processes), each reads its own files when they
-        divide evenly among the processes, else every N-th record (counted over all the files),
-        so the processes never read the same record and together see each one once a pass.
-        """
+        `with_ids`, each with its id. Several processes each read their own files where they
+        divide evenly, else every N-th record over all the files: each record once a pass."""
         processes, process = cfg.num_processes, cfg.process_id
         by_file = len(files) % processes == 0
         own = files[process::processes] if by_file else files
