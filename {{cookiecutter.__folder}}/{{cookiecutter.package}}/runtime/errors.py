@@ -1,6 +1,5 @@
-"""What a user reads when something is wrong: UserError, a problem they can fix, shown as one
-line without a traceback, and how its message names a Config field, an exception and a
-network error."""
+"""What a user reads when something is wrong: UserError, a problem they can fix, and how its
+message names a Config field, an exception and a network error."""
 
 from __future__ import annotations
 
@@ -31,9 +30,8 @@ def named(name: str) -> str:
 
 
 def whole_number(flag: str, least: int, zero: str = ""):
-    """An argparse type for a command's own number (Config checks its fields): a whole number
-    of at least `least`, or 0 where `zero` says what 0 means; else one line in Config's form,
-    before any work (argparse lets a UserError through, to `main`)."""
+    """An argparse type for a command's own number: a whole number of at least `least`, or 0
+    where `zero` says what 0 means; else a UserError in Config's form, before any work."""
 
     def read(text: str) -> int:
         value = int(text) if re.fullmatch(r"-?\d+", text.strip()) else None

@@ -1,8 +1,6 @@
 """The CSV files a user hands the project (a training CSV, a sample submission, a solution),
-read one way: every value as text (ids such as 007 stay as they are), past the byte-order
-mark spreadsheet programs write, with columns separated by commas, or by the semicolons or
-tabs a spreadsheet saves in some locales, and without the spaces a hand-edited or exported
-file leaves around a value (" daisy" would be a class of its own), saying so."""
+read one way: every value as text (ids such as 007 stay so), past a byte-order mark, separated
+by commas, semicolons or tabs, and without the spaces around a value, saying so."""
 
 from __future__ import annotations
 

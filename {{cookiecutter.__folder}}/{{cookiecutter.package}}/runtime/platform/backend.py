@@ -1,10 +1,9 @@
 """The Keras backend, chosen before anything loads Keras.
 
-Keras reads $KERAS_BACKEND once, when something first imports keras or tensorflow (which
-imports Keras). Importing the package calls `choose()`: it sets $KERAS_BACKEND from the
-hardware signs alone, jax where a TPU shows that this TensorFlow cannot drive (Kaggle's TPU
-image: its TensorFlow is CPU-only), else tensorflow. So code that imports `train` before
-calling `accelerator.detect` still loads Keras with a backend that can drive the machine.
+Keras reads $KERAS_BACKEND once, when something first imports keras or tensorflow. Importing
+the package calls `choose()`, which sets it from the hardware signs alone (jax where a TPU shows
+that this TensorFlow cannot drive, else tensorflow): code that imports `train` before calling
+`accelerator.detect` still loads Keras with a backend that can drive the machine.
 """
 
 from __future__ import annotations
@@ -94,9 +93,8 @@ def tensorflow_installed() -> bool:
 
 
 def tensorflow_drives_tpus() -> bool:
-    """Remote TPUs work with any TensorFlow; a TPU VM's own chips need the tensorflow-tpu
-    build (Kaggle's TPU image has tensorflow-cpu instead). Read from the installed packages:
-    importing TensorFlow would fix Keras' backend."""
+    """Remote TPUs work with any TensorFlow, a TPU VM's own chips need tensorflow-tpu; read
+    from the installed packages, as importing TensorFlow would fix Keras' backend."""
     if any(os.environ.get(name) for name in REMOTE_TPU_ENV):
         return any(installed(name) for name in ("tensorflow", "tensorflow-cpu", "tensorflow-tpu"))
     return installed("tensorflow-tpu")
@@ -123,10 +121,8 @@ COMPILE_CACHE = "jax-cache"
 
 
 def keep_compiled_programs(folder) -> str:
-    """Under JAX, keep every compiled program in `folder`, from the first compile on: each
-    fold builds a new model, whose training step JAX traces again but no longer compiles
-    (minutes for an EfficientNet on a TPU), and evaluate, predict and a resumed run load theirs
-    too. Under TensorFlow, Keras compiles each model's steps again: there is no such cache."""
+    """Under JAX, keep every compiled program in `folder`: each fold's new model, evaluate,
+    predict and a resumed run trace their steps again but no longer compile them (minutes)."""
     import jax
 
     jax.config.update("jax_compilation_cache_dir", str(folder))

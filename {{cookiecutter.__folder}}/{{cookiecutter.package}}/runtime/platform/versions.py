@@ -34,8 +34,7 @@ def of_run(backend: str) -> str:
 
 
 def release(text: str) -> tuple[int, ...]:
-    """A version's release numbers, to compare: "0.29.1" -> (0, 29, 1); "3.13.2rc1" ->
-    (3, 13, 2)."""
+    """A version's release numbers, to compare: "3.13.2rc1" -> (3, 13, 2)."""
     return tuple(int(re.match(r"\d*", part).group() or 0) for part in text.split(".")[:3])
 
 
@@ -46,9 +45,8 @@ def installed(package: str) -> str:
 
 
 def unbuildable(backbone: str, image: dict[str, str] | None = None) -> str:
-    """Why the installed keras-hub or Keras cannot build `backbone`, in one clause ("swin-tiny
-    needs keras-hub 0.29.1 or later; keras-hub 0.26.0 is installed"); empty where they can, or
-    where the backbone needs no keras-hub (small-cnn) or is not offered (reported on its own).
+    """Why the installed keras-hub or Keras cannot build `backbone`, in one clause; empty where
+    they can, or the backbone needs no keras-hub or is not offered (reported on its own).
     `image`: the versions an image carries ({"keras": "3.13.2", ...}), in place of these."""
     from ..backbone_choices import BACKBONES
 
@@ -84,8 +82,7 @@ def keras_hub_for(backbone: str, keras: str) -> str:
 
 
 def refusal(backbone: str) -> str:
-    """unbuildable's clause with what to do where this runs, as one line; empty where the
-    installed packages build `backbone`."""
+    """unbuildable's clause with what to do where this runs, as one line; empty where none."""
     from ..backbone_choices import BACKBONES
     from .kaggle_inputs import in_notebook, in_scoring_rerun
 
