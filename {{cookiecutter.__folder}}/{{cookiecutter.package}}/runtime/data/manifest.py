@@ -1,8 +1,5 @@
-"""manifest.json, which `records` writes beside its shards: what it must hold (each field
-checked, a hand-edited one refused with the field at fault), the config it fills in (each
-split's and fold's files, the classes, the CSV's columns), the records it counts and the test
-images it skipped.
-"""
+"""manifest.json, which `records` writes beside its shards: what it must hold, the config it
+fills in, the records it counts and the test images it skipped."""
 
 from __future__ import annotations
 
@@ -16,9 +13,8 @@ from ..platform.files import MANIFEST, reaching
 
 
 def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
-    """The config with what the data folder's manifest says, and the manifest (None without
-    one): the file patterns of each split and fold, the classes and the CSV's columns, for
-    every field the user did not give. `--fold all` is checked as fold 0."""
+    """The config with what the data folder's manifest says for every field the user did not
+    give, and the manifest (None without one). `--fold all` is checked as fold 0."""
     import tensorflow as tf  # for gs://; `read_manifest` alone needs none (kernel's title)
 
     path = places_of(cfg).in_data(MANIFEST)
@@ -56,8 +52,7 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
 
 
 def split_patterns(manifest: dict, held_out: int) -> dict[str, str]:
-    """The file patterns, in the data folder, of the records `records` wrote for each split,
-    with fold `held_out` validating."""
+    """The patterns of the files `records` wrote for each split, fold `held_out` validating."""
     folds = manifest["folds"]
     training = [f"train/fold{fold}-*.tfrec" for fold in range(folds) if fold != held_out]
     return {

@@ -1,9 +1,8 @@
 """Read every record of a split and say what is wrong, shard by shard.
 
-The preflight reads every record's label or id (no image is decoded: a shard takes well
-under a second), so a truncated or empty shard, a missing feature, a label out of range (or,
-multi-label, a row that is not num_classes 0s and 1s) or an id that is missing or not UTF-8
-stops a run before it starts, naming the shard. `doctor --scan` decodes every image too.
+The preflight reads every record's label or id (no image is decoded: it is fast), so a bad
+shard, feature, label or id stops a run before it starts, naming the shard. `doctor --scan`
+decodes every image too.
 """
 
 from __future__ import annotations
@@ -35,8 +34,7 @@ checked: dict[tuple, list] = {}
 @dataclasses.dataclass
 class Shard:
     """What one shard holds: its record count, its problems (how many records each, and the
-    first), notes that need no fix, its records' ids (a test record's must be there) and their
-    labels where they are values or shares."""
+    first), notes that need no fix, its records' ids, and their values or shares."""
 
     path: str
     records: int = 0
@@ -173,8 +171,7 @@ def scan_split(files: list[str], cfg: Config, labeled: bool, decode: bool = Fals
 
 
 def skipped(shards: list[Shard]) -> frozenset[str]:
-    """The bad records of these shards as the training pipeline leaves them out:
-    "<file>#<record number>"."""
+    """The bad records of these shards as the pipeline leaves them out: "<file>#<number>"."""
     return frozenset(f"{shard.path}#{index}" for shard in shards for index in shard.bad)
 
 

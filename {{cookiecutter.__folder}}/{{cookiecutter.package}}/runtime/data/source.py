@@ -2,13 +2,10 @@
 bucket), a competition's own images and CSV (train_images/ and train.csv, images.py), or a
 TensorFlow Datasets set (`--data-dir tfds:NAME`, tfds_sets.py).
 
-`resolved(cfg)`, every command's first step, picks one for training and one for the test
-set (test images given by --test-images are read as files whatever trains), once, and fills
-in what the data says; `of(cfg, field)` hands a split's source to train, predict, evaluate,
-doctor and the pipeline, which ask it for each split's files and counts and the examples: the
-choice between them is made here and nowhere else. Each serves examples as the records' features:
-{image_key: encoded bytes, label_key: class, id_key: id}; image files serve their paths as
-image_key, which `encoded` reads where the pipeline decodes them.
+`resolved(cfg)`, every command's first step, picks one for training and one for the test set,
+once, and fills in what the data says; `of(cfg, field)` hands a split's source to whatever reads
+it: the choice is made here and nowhere else. Each serves examples as the records' features
+({image_key: encoded bytes, label_key: class, id_key: id}; image files serve their paths).
 """
 
 from __future__ import annotations
@@ -40,18 +37,15 @@ def reader(cfg: Config, kind: str):
 
 def of(cfg: Config, field: str = "train_files"):
     """The reader of a split (`field`: train_files, valid_files or test_files), as `resolved`
-    chose it (for a config no command resolved, chosen now): records.py's Records, images.py's
-    CompetitionImages or tfds_sets.py's TfdsSet, each with the methods Records has."""
+    chose it (else chosen now): Records, CompetitionImages or TfdsSet, alike in their methods."""
     found = inputs_of(cfg)
     kind = found.tests_from if field == "test_files" else found.trains_from
     return reader(cfg, kind or chosen(paths.placed(cfg), field))
 
 
 def chosen(cfg: Config, field: str = "train_files") -> str:
-    """Which source a split reads, looked at on disk: test images given by a flag are read as
-    files whatever trains, and so are those of a test folder with no test records beside it
-    (a code competition's rerun mounts the hidden test_images/ and the sample, perhaps nothing
-    to train on)."""
+    """Which source a split reads, looked at on disk: test images given by a flag, or in a test
+    folder with no test records beside it (a code competition's rerun), are read as files."""
     if field == "test_files" and reads_test_images(cfg):
         return "images"
     if places_of(cfg).data.startswith("tfds:"):
@@ -97,12 +91,9 @@ def reads_test_images(cfg: Config) -> bool:
 
 
 def resolved(cfg: Config) -> tuple[Config, dict | None]:
-    """The config with what the data says (a manifest, a TFDS set, the training CSV) for the
-    fields the user did not give, and what it said (None for records without a manifest).
-    Every command's first step: the sources that train and test are chosen here, once, and
-    carried on the config (Config.inputs) with what the user gave, what the data said and the
-    run's places (platform/paths.py), for every module after it to read. A config resolved
-    already, and not changed since, is returned as it is."""
+    """The config with what the data says for the fields the user did not give, and what it
+    said (None for records without a manifest). The sources that train and test are chosen
+    here, once, and carried on the config (Config.inputs) for every module after it to read."""
     found = inputs_of(cfg)
     if found.trains_from:
         return cfg, found.said
