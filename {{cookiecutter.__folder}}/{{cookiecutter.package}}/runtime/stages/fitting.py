@@ -96,8 +96,7 @@ def ready(cfg: Config, found: Accelerator) -> Ready:
 
 
 def metadata_table(cfg: Config, said: dict | None, checked, found: Accelerator):
-    """The table joined to each image (metadata_inputs.py), its encoding saved with the run;
-    None for images alone, and an earlier run's encoding removed."""
+    """The table joined to each image (metadata_inputs.py); None for images alone."""
     if uses_metadata(cfg):
         from ..data import metadata_inputs
 
@@ -139,9 +138,8 @@ def balanced(cfg: Config, said: dict | None) -> list[float] | None:
 
 
 def class_shares(cfg: Config, said: dict | None) -> list[float] | None:
-    """Each class's share of the run's training images (the folds but the one that
-    validates), from what the records' manifest or the CSV counted of each fold; None where
-    the data counts nothing (a TFDS set)."""
+    """Each class's share of the training folds, as the manifest or the CSV counted them;
+    None where the data counts nothing (a TFDS set)."""
     per_fold = ((said or {}).get("train") or {}).get("per_fold")
     if not per_fold:
         return None
@@ -172,9 +170,8 @@ def validation_batches(ready: Ready, found: Accelerator):
 
 def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
     """With validation records: each epoch scored with the competition's metric, the raw
-    weights and their average alike (averaging.py). Each pass is one `predict` over the
-    records' images, Keras' own compiled loop; their labels are read once, in the same fixed
-    order (pipeline.for_inference), and the blank rows that fill the last batch dropped."""
+    weights and their average alike (averaging.py), by one `predict` each; the labels are read
+    once, in the same order, and the blank rows that fill the last batch dropped."""
     if valid is None:
         return []
     images = valid.map(lambda image, label, weight: image)
@@ -212,8 +209,7 @@ def skipping(skipped: frozenset[str]) -> list[keras.callbacks.Callback]:
 
 @contextlib.contextmanager
 def bad_images_named(ready: Ready, stopped: str):
-    """An image that does not decode stops `fit` with TensorFlow's error: every image of the
-    run's splits is decoded then, and the shards (and test ids) at fault named."""
+    """An image that does not decode stops `fit`: the shards (and test ids) at fault named."""
     try:
         yield
     except tf.errors.InvalidArgumentError as error:
@@ -241,9 +237,8 @@ def keep_the_better(
 
 
 def score_validation(cfg: Config, net, ready: Ready, found: Accelerator) -> float:
-    """The metric on the validation records; their predictions go to valid.csv, with the ids
-    when the records carry them (out-of-fold predictions, for k-fold), and the cuts or
-    thresholds fitted on them beside the weights."""
+    """The metric on the validation records; their predictions (with ids where the records
+    carry them) go to valid.csv, and the cuts or thresholds fitted on them beside the weights."""
     files = ready.checked.valid.value.files
     ids = source.of(cfg, "valid_files").carries_ids(cfg, files)
     batches = pipeline.for_inference(

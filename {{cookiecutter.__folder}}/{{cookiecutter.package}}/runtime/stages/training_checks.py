@@ -1,7 +1,5 @@
-"""The checks only a training run needs, besides preflight.py's: the table beside each image,
-corrections to the labels, pseudo-labels, the run's plan, bad records skipped, the train batch,
-the backbone's weights and where training resumes. train, preview and doctor pass them to
-preflight.check; a notebook that only predicts carries none of them."""
+"""The checks only a training run needs, besides preflight.py's. train, preview and doctor pass
+them to preflight.check; a notebook that only predicts carries none of them."""
 
 from __future__ import annotations
 
@@ -87,8 +85,7 @@ def pseudo(p: Preflight) -> Result[pseudo_labels.PseudoLabels | None] | None:
 
 
 def training_images(p: Preflight) -> int | None:
-    """The training images a pass, less those --drop-ids leaves out; None where the split or
-    the corrections found a problem."""
+    """The training images a pass, less those --drop-ids leaves out; None after a problem."""
     train = p.train.value if p.train else None
     if train is None or p.corrections is None:
         return None
