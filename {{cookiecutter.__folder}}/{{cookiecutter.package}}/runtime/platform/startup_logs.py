@@ -1,13 +1,9 @@
 """TensorFlow's start-up lines, kept out of sight unless asked for.
 
-TensorFlow and XLA log through absl, and what they log while loading (oneDNN is on, the CPU's
-instructions, "All log messages before absl::InitializeLog() is called are written to STDERR";
-on a GPU machine, plugins registered twice) comes before absl reads any level:
-$TF_CPP_MIN_LOG_LEVEL cannot hide it. So while TensorFlow loads and the accelerator is found,
-what the native libraries write to stderr is caught, then passed on without the lines under the
-level: the user's $TF_CPP_MIN_LOG_LEVEL where set, else warnings and above, less the start-up
-notices every TensorFlow prints (the accelerator line says what was found, in our words).
-Python's own writes go straight to where they went meanwhile.
+TensorFlow and XLA log through absl, and what they log while loading comes before absl reads
+any level: $TF_CPP_MIN_LOG_LEVEL cannot hide it. So while TensorFlow loads and the accelerator
+is found, what the native libraries write to stderr is caught, then passed on without the lines
+under the level (the user's, else warnings and above, less the harmless start-up notices).
 """
 
 from __future__ import annotations
@@ -25,8 +21,7 @@ SEVERITY = {"I": 0, "W": 1, "E": 2, "F": 3}
 UNINITIALIZED = "WARNING: All log messages before absl::InitializeLog() is called"
 # The level where the user set none: warnings and above (the start-up lines are notices).
 QUIET = "1"
-# Said at start-up by every TensorFlow on a GPU machine, as errors, and harmless (CUDA's
-# libraries registered by both TensorFlow and XLA; TensorRT, which nothing here uses).
+# Said at start-up by every TensorFlow on a GPU machine, as errors, and harmless.
 HARMLESS = re.compile(
     r"Unable to register cu(DNN|FFT|BLAS) factory|computation placer already registered|"
     r"TF-TRT Warning: Could not find TensorRT"
@@ -35,10 +30,8 @@ HARMLESS = re.compile(
 
 @contextlib.contextmanager
 def held_to_level():
-    """Run the block with the native libraries' stderr caught; then write what they wrote,
-    less the absl lines (and the lines that continue them) under the level. Where the user
-    set no $TF_CPP_MIN_LOG_LEVEL, it is set to warnings and above for the whole process, and
-    the harmless start-up errors go too. Nothing is caught when the level shows everything."""
+    """Run the block with the native libraries' stderr caught; then write what they wrote, less
+    the absl lines under the level (unset: warnings and above, for good) and HARMLESS ones."""
     asked = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
     if asked is None:
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = QUIET
@@ -48,11 +41,9 @@ def held_to_level():
         return
     python_side = sys.stderr
     python_side.flush()
-    swapped = writes_to_fd_2(python_side)
-    if swapped:
+    if writes_to_fd_2(python_side):  # a notebook's or a test's stderr is no file: left as is
         # Python writes to a copy of the real stderr while fd 2 is caught; kept open, since a
-        # logging handler made meanwhile may hold it. (A notebook's or a test's stderr is no
-        # file: it stays as it is.)
+        # logging handler made meanwhile may hold it.
         sys.stderr = os.fdopen(os.dup(2), "w", buffering=1, errors="backslashreplace")
     real = os.dup(2)
     with tempfile.TemporaryFile() as caught:
