@@ -61,8 +61,7 @@ def uses_metadata(cfg) -> bool:
 
 
 def in_folds(cfg) -> bool:
-    """Whether the data is split into folds (records in folds, or a CSV's images), of which
-    Config.fold picks the one that validates; before the data is resolved, it could be."""
+    """Whether the data is in folds (Config.fold picks one); before it is resolved, it could be."""
     inputs = data_read(cfg)
     return inputs is None or ((inputs.said or {}).get("folds") or 1) > 1
 
@@ -126,8 +125,7 @@ class Config:
     valid_files: str = knob({{ (cookiecutter.__records_prefix ~ "val/*.tfrec") | tojson }}, "validation TFRecords, or none")
     test_files: str = knob({{ (cookiecutter.__records_prefix ~ "test/*.tfrec") | tojson }}, "test TFRecords")
     sample_submission: str = knob("sample_submission.csv", "the competition's sample; empty: none")
-    # A competition's own images and CSV, read instead of records when the data folder holds
-    # them and no records (data/images.py).
+    # A competition's own images and CSV, read where the data folder holds no records (images.py).
     train_csv: str = knob("train.csv", "the training CSV: ids and labels", checkpoint="data")
     train_images: str = knob("train_images", "the training images' folder")
     test_images: str = knob(
@@ -185,11 +183,7 @@ class Config:
         section="The model",
         checkpoint="model",
     )
-    num_classes: int = knob(
-        {{ cookiecutter.num_classes }},
-        "number of classes (values: of targets)",
-        checkpoint="model",
-    )
+    num_classes: int = knob({{ cookiecutter.num_classes }}, "number of classes (values: of targets)", checkpoint="model")
     backbone: str = knob(
         {{ cookiecutter.backbone | tojson }},
         "one of " + ", ".join(BACKBONES),
@@ -272,9 +266,7 @@ class Config:
         checkpoint="where",
     )
     resume: bool = knob(
-        True,
-        "continue from the last finished epoch's checkpoint in output_dir",
-        checkpoint="where",
+        True, "continue from the last finished epoch's checkpoint in output_dir", checkpoint="where"
     )
     seed: int = knob(42, "random seed")
     # The recipe: what each part buys on your data, `ablate` measures (model.py uses them all).
@@ -324,12 +316,7 @@ class Config:
         "the backbone's learning rate as a share of learning_rate, the head's; 1: the same",
         tuned=True,
     )
-    stochastic_depth: float = knob(
-        0.1,
-        "EfficientNet blocks skipped in training",
-        tuned=True,
-    )
-    # See accelerator.py for how the hardware is found.
+    stochastic_depth: float = knob(0.1, "EfficientNet blocks skipped in training", tuned=True)
     backend: str = knob(
         "",
         "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware",
@@ -346,7 +333,6 @@ class Config:
         checkpoint="where",
         rare=True,
     )
-    # Several hosts, or machines joined by hand: see processes.py.
     coordinator: str = knob(
         "",
         "host:port of process 0 (multi-process JAX); empty: none",
@@ -424,18 +410,15 @@ def given(cfg: Config, name: str, typed: bool = False) -> str:
     typed where the user runs, while a preset's, as the defaults, lie in the data folder."""
     where = cfg.sources.get(name)
     if where is None:  # set after the config was made (`cfg.epochs = 3` in a later cell)
-        changed = getattr(cfg, name) != default(FIELDS[name])
-        where = "notebook" if changed else ""
+        where = "notebook" if getattr(cfg, name) != default(FIELDS[name]) else ""
     return "" if where == "manifest" or (typed and where.startswith("preset")) else where
 
 
 @dataclasses.dataclass(frozen=True)
 class Inputs:
-    """What a command reads, resolved once where it starts (data/source.py's `resolved`) and
-    carried on its config, so that no module after it decides again: the fields the user gave
-    and the file fields they typed where they run, the source that trains and the one that
-    holds the test set, what the data said (a manifest, or the CSV's or TFDS set's shape;
-    None for records without a manifest), and where the run reads and writes."""
+    """What a command reads, resolved once where it starts (source.resolved) and carried on
+    its config, so that no module after it decides again: what the user gave and typed, the
+    sources of the training and test data, what the data said, where the run reads and writes."""
 
     given: frozenset[str]
     typed: frozenset[str]
@@ -453,8 +436,7 @@ def resolved_for(cfg: Config) -> tuple:
 
 
 def places_of(cfg: Config):
-    """Where the run reads and writes (platform/paths.py's Places), as found where the command
-    started; found again for a config changed since in what they come from (a fold's run)."""
+    """Where the run reads and writes (paths.py's Places), as found where the command started."""
     if cfg.inputs is None or cfg.inputs.places is None:
         raise RuntimeError("places read before they were found: call platform/paths.py's placed")
     return cfg.inputs.places.of(cfg)
@@ -469,8 +451,7 @@ def carrying(cfg: Config, inputs: Inputs) -> Config:
 
 
 def inputs_of(cfg: Config) -> Inputs:
-    """The inputs the command resolved for this config; for one it did not, what the user
-    gave, read now, with the data not looked at yet."""
+    """The inputs the command resolved for this config; else what the user gave, read now."""
     if cfg.inputs is not None and cfg.inputs.made_for == resolved_for(cfg):
         return cfg.inputs
     return Inputs(
@@ -518,8 +499,7 @@ def given_values(cfg: Config) -> str:
     return "values (flag, notebook, preset, manifest; the rest are defaults):\n" + "\n".join(shown)
 
 
-# Fields that name files: a value the user typed is used as given, the others (defaults, a
-# preset's, the manifest's) are looked up in the data folder.
+# Fields that name files: a value the user typed is used as given, others in the data folder.
 FILE_FIELDS = (
     "train_files", "valid_files", "test_files", "sample_submission", "train_csv", "train_images",
     "test_images",
@@ -531,9 +511,8 @@ def fields_with(*kinds: str) -> tuple[str, ...]:
     return tuple(field.name for field in knobs() if field.metadata["checkpoint"] in kinds)
 
 
-# What only training reads: the recipe, its schedule, how it reads the training data. What only
-# prediction reads. The command line offers each where it is read, and the inference notebook
-# shows neither training's nor what it takes from the trained run.
+# What only training reads (the recipe, its schedule, its data), and what only prediction reads:
+# the command line offers each where it is read; the inference notebook shows neither training's.
 TRAINING_ONLY = (
     *[field.name for field in sections()["The recipe"]],
     "dropout", "epochs", "steps_per_epoch", "learning_rate", "warmup_epochs", "bad_records",
@@ -765,11 +744,6 @@ def names_in(text: str) -> list[str]:
     return [name.strip() for name in text.split(",")]
 
 
-def nearest_multiple(size: int, multiple: int) -> str:
-    below = size // multiple * multiple
-    return " or ".join(str(n) for n in (below, below + multiple) if 32 <= n <= 1024)
-
-
 def nearest_size(size: int, backbone: str) -> str:
     """The image sizes nearest `size` that `backbone` takes, in words."""
     choice = BACKBONES.get(backbone)
@@ -777,7 +751,9 @@ def nearest_size(size: int, backbone: str) -> str:
         return str(size)
     if choice.fixed_size:
         return str(choice.fixed_size)
-    return nearest_multiple(max(size, choice.smallest_size), choice.patch_size)
+    size, multiple = max(size, choice.smallest_size), choice.patch_size
+    below = size // multiple * multiple
+    return " or ".join(str(n) for n in (below, below + multiple) if 32 <= n <= 1024)
 
 
 # As Kaggle spells competition slugs (and the template's answer is checked the same way).
@@ -790,8 +766,7 @@ def is_address(text: str) -> bool:
 
 
 def from_settings(**values) -> Config:
-    """Config(**values), each recorded as given in the notebook, defaults too: what the data
-    says never replaces it, and a path is used as given."""
+    """Config(**values), each value recorded as given in the notebook, defaults too."""
     return Config(**values, sources=dict.fromkeys(values, "notebook"))
 
 
