@@ -7,16 +7,11 @@
    DataParallel if JAX sees TPU devices (Kaggle's TPU image: its TensorFlow is CPU-only);
    else a warning that names the fix, and the CPU.
 3. Several GPUs: MirroredStrategy; one GPU: the default strategy.
-4. Otherwise the default strategy on the CPU.
-Where no TensorFlow is installed (Colab's TPU runtime, a GPU machine with JAX alone), Keras on
-JAX over the devices JAX finds.
+4. Otherwise the default strategy on the CPU; with no TensorFlow installed, Keras on JAX.
 
-`--simulate-replicas N` rehearses an N-replica run on the CPU (rehearsal.py); several JAX
-processes join first (processes.py).
-
-No path raises on a machine without the hardware. Falling back to the CPU where a TPU or
-GPU seems present always warns; `require(found, "tpu")` (`doctor --require tpu`, a notebook's
-accelerator cell) turns that into a failure.
+`--simulate-replicas N` rehearses an N-replica run on the CPU (rehearsal.py). Falling back to
+the CPU where a TPU or GPU seems present always warns; `require(found, "tpu")` (`doctor
+--require tpu`, a notebook's accelerator cell) turns that into a failure.
 """
 
 from __future__ import annotations
@@ -226,11 +221,9 @@ def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None,
     kind = devices[0].platform if devices[0].platform in ("tpu", "gpu") else "cpu"
     if kind == "tpu":
         every_chip_seen(devices, jax.process_index())
-    spread = (
-        f"DataParallel over {len(devices)} {kind.upper()} devices"
-        if len(devices) > 1
-        else f"one {kind.upper()} device"
-    )
+    spread = f"one {kind.upper()} device"
+    if len(devices) > 1:
+        spread = f"DataParallel over {len(devices)} {kind.upper()} devices"
     return Accelerator(
         kind, "jax", len(devices), f"Keras on JAX, {spread}; {how}", devices=tuple(devices)
     ), ""
