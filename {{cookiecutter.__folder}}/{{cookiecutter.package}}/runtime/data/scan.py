@@ -1,8 +1,7 @@
 """Read every record of a split and say what is wrong, shard by shard.
 
-The preflight reads every record's label or id (no image is decoded: it is fast), so a bad
-shard, feature, label or id stops a run before it starts, naming the shard. `doctor --scan`
-decodes every image too.
+The preflight reads every record's label or id, not its image, so a bad shard, feature, label
+or id stops a run before it starts, naming the shard; `doctor --scan` decodes images too.
 """
 
 from __future__ import annotations
@@ -25,8 +24,7 @@ COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
 
 SHOWN = 5  # shards named in one error; doctor --scan lists them all
 WHOLE_FILE = -1  # a problem of the file, not of one record
-# The fields a check reads: a split checked once is not read again while they and its files
-# stay the same (a notebook's doctor, preview, train and predict each check their splits).
+# The fields a check reads: a split is not read again while they and its files stay the same.
 READS = ("image_key", "label_key", "id_key", "num_classes", "multi_label", "image_size", "metric")
 checked: dict[tuple, list] = {}
 
@@ -94,6 +92,7 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
         shard.problem(f"have no {cfg.image_key!r} feature ({named('image_key')})", index)
     elif decode:
         check_image(shard, index, image.bytes_list.value[0], cfg.image_size)
+    key = features.get(cfg.id_key)  # optional in a labeled record: kept where given
     if labeled:
         label = features.get(cfg.label_key)
         floats = targets(cfg) != "classes"
@@ -116,11 +115,9 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
             shard.problem(
                 f"have labels outside 0..{cfg.num_classes - 1} ({named('num_classes')})", index
             )
-        key = features.get(cfg.id_key)  # a labeled record's id is optional: kept where given
         if key is not None and key.bytes_list.value:
             shard.ids.append(key.bytes_list.value[0].decode(errors="replace"))
         return
-    key = features.get(cfg.id_key)
     if key is None or not key.bytes_list.value:
         shard.problem(f"have no {cfg.id_key!r} feature ({named('id_key')})", index)
         return
@@ -176,8 +173,7 @@ def skipped(shards: list[Shard]) -> frozenset[str]:
 
 
 def check_split(files: list[str], cfg: Config, field: str, labeled: bool) -> list[Shard]:
-    """Every shard of the split, read once a session while the files and the data steps'
-    decode stay as they are; one error naming each shard with a problem."""
+    """Every shard of the split (read once while unchanged); one error naming each bad shard."""
     stamps = [
         (path, stat.length, stat.mtime_nsec) for path in files for stat in [tf.io.gfile.stat(path)]
     ]
