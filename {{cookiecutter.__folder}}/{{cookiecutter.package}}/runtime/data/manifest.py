@@ -23,8 +23,7 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
             return cfg, None
         with tf.io.gfile.GFile(path, "rb") as file:
             manifest = read_manifest(file.read(), path)
-    folds = manifest["folds"]
-    held_out = validating_fold(cfg)
+    folds, held_out = manifest["folds"], validating_fold(cfg)
     if held_out >= folds:
         raise UserError(
             f"{named('fold')} {cfg.fold}: {path} has folds 0 to {folds - 1}; pick one of them"
@@ -144,8 +143,7 @@ MANIFEST_FIELDS = (
 
 
 def skipped_tests(manifest: dict | None) -> dict[str, str]:
-    """The test images `records` skipped as unreadable, by the id their records would carry,
-    with why: a sample id with no test record is most likely one of them."""
+    """The test images `records` skipped as unreadable: why, by the id their records would carry."""
     if not manifest or not manifest.get("test_images"):
         return {}
     folder, skipped = Path(manifest["test_images"]), {}
