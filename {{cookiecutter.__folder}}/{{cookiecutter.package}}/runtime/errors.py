@@ -54,8 +54,7 @@ def count_flag(parser, command: str, flag: str, default: int, what: str) -> None
 
 
 def briefly(error: Exception) -> str:
-    """A network error in a few words: Kaggle's own message for a refusal, else the reason
-    urllib3 buries under its connection pool, retries and the request's address."""
+    """A network error in a few words: Kaggle's message for a refusal, else urllib3's reason."""
     response = getattr(error, "response", None)
     if response is not None:  # a refusal: a Response is falsy when its status is an error
         with contextlib.suppress(ValueError, AttributeError):

@@ -137,8 +137,7 @@ def check_labels(path: str, label_key: str, num_classes: int, multi_label: bool 
 
 
 def images_hint(cfg: Config) -> str:
-    """Where the data folder holds a competition's training CSV but not its images: what the
-    records' absence most likely means."""
+    """Why no records are found, where the data folder holds the training CSV but not its images."""
     csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
     if "://" in csv or not os.path.isfile(csv) or os.path.isdir(images):
         return ""
@@ -149,8 +148,7 @@ def images_hint(cfg: Config) -> str:
 
 
 def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
-    """A split's files (`field`: train_files, valid_files or test_files), after checking its
-    first shard: image and label (or id) features."""
+    """A split's files, after checking its first shard's image and label (or id) features."""
     pattern = places_of(cfg).file(field)
     # Read as given (the places kept a path the user typed where they run): the data folder is
     # the other place it could mean. Defaults come back joined to the data folder, or absolute.
@@ -197,8 +195,7 @@ def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every
 @dataclasses.dataclass
 class Split:
     """One split as checked: its files (for a TFDS set, the one split string), its size, its
-    ids in record order (a labeled split's where its records carry them; a TFDS set's labeled
-    splits, none), and what doctor says of it."""
+    ids in record order (where its records carry them), and what doctor says of it."""
 
     files: list[str]
     records: int
@@ -215,8 +212,7 @@ class Records:
     kind = "records"
 
     def resolved(self, cfg: Config) -> tuple[Config, dict | None]:
-        """The config with what the manifest says for the fields the user did not give, and
-        the manifest (None without one)."""
+        """The config filled in from the manifest, and the manifest (None without one)."""
         return with_manifest(cfg)
 
     def describe(self, cfg: Config, manifest: dict) -> str:
@@ -256,8 +252,7 @@ class Records:
     ) -> tf.data.Dataset:  # fmt: skip
         """One pass over this process's share of the records as parsed examples, files in
         shuffled order; `skipped` names records to leave out as "<file>#<record number>"; with
-        `with_ids`, each with its id. Several processes each read their own files where they
-        divide evenly, else every N-th record over all the files: each record once a pass."""
+        `with_ids`, each with its id. Each process reads its own files, or every N-th record."""
         processes, process = cfg.num_processes, cfg.process_id
         by_file = len(files) % processes == 0
         own = files[process::processes] if by_file else files
@@ -276,8 +271,7 @@ class Records:
     def in_order(
         self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
     ) -> tuple[tf.data.Dataset, int]:
-        """Every record once, parsed, in the files' order, and how many there are; that count
-        fails loudly if a shard is short."""
+        """Every record once, parsed, in order, and their count, which a short shard fails."""
         total = count(files)
         serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
         serialized = serialized.apply(tf.data.experimental.assert_cardinality(total))

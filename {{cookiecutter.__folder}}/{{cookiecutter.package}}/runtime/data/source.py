@@ -4,8 +4,7 @@ TensorFlow Datasets set (`--data-dir tfds:NAME`, tfds_sets.py).
 
 `resolved(cfg)`, every command's first step, picks one for training and one for the test set,
 once, and fills in what the data says; `of(cfg, field)` hands a split's source to whatever reads
-it: the choice is made here and nowhere else. Each serves examples as the records' features
-({image_key: encoded bytes, label_key: class, id_key: id}; image files serve their paths).
+it: the choice is made here and nowhere else. Each serves examples as the records' features.
 """
 
 from __future__ import annotations
@@ -22,8 +21,7 @@ from . import records
 
 
 def reader(cfg: Config, kind: str):
-    """The reader of one kind of data ("records", "images", "tfds"). Each kind's module is
-    imported only where the run reads that kind (config.reads): a notebook carries no other."""
+    """The reader of one kind of data, imported only where the run reads it (config.reads)."""
     if reads(cfg, "tfds") and kind == "tfds":
         from .tfds_sets import TfdsSet
 
@@ -36,8 +34,7 @@ def reader(cfg: Config, kind: str):
 
 
 def of(cfg: Config, field: str = "train_files"):
-    """The reader of a split (`field`: train_files, valid_files or test_files), as `resolved`
-    chose it (else chosen now): Records, CompetitionImages or TfdsSet, alike in their methods."""
+    """The reader of a split (`field`), as `resolved` chose it (else chosen now)."""
     found = inputs_of(cfg)
     kind = found.tests_from if field == "test_files" else found.trains_from
     return reader(cfg, kind or chosen(paths.placed(cfg), field))
@@ -70,8 +67,7 @@ def csv_chosen(cfg: Config) -> bool:
 
 
 def only_test_images(cfg: Config) -> bool:
-    """Whether the test set is the test images folder because no test records are there: the
-    records' pattern, unless given, matches nothing, and the folder exists."""
+    """Whether the test set is the test images folder, as no test records are there."""
     if "test_files" in inputs_of(cfg).typed or places_of(cfg).data.startswith("tfds:"):
         return False
     folder = places_of(cfg).file("test_images")
@@ -92,8 +88,7 @@ def reads_test_images(cfg: Config) -> bool:
 
 def resolved(cfg: Config) -> tuple[Config, dict | None]:
     """The config with what the data says for the fields the user did not give, and what it
-    said (None for records without a manifest). The sources that train and test are chosen
-    here, once, and carried on the config (Config.inputs) for every module after it to read."""
+    said (None: records without a manifest); the sources chosen once, carried on the config."""
     found = inputs_of(cfg)
     if found.trains_from:
         return cfg, found.said

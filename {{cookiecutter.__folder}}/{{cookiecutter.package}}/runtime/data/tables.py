@@ -12,9 +12,8 @@ OTHER_SEPARATORS = (";", "\t")
 
 
 def read_csv(source: str | bytes, where: str = "") -> pd.DataFrame:
-    """A CSV file (its path, or its bytes, read from `where`) as text. Raises what pandas
-    raises (OSError, ValueError), and a ValueError saying which line is not UTF-8, or that the
-    file is empty: each caller names the file and what it is for."""
+    """A CSV file (its path, or its bytes, read from `where`) as text. Raises what pandas raises,
+    and a ValueError for a line not UTF-8 or an empty file: each caller names the file."""
     table = read_text(source)
     spaced = table.map(lambda value: value != value.strip())
     renamed = [column for column in table.columns if column != column.strip()]

@@ -2,8 +2,7 @@
 
 Keras reads $KERAS_BACKEND once, when something first imports keras or tensorflow. Importing
 the package calls `choose()`, which sets it from the hardware signs alone (jax where a TPU shows
-that this TensorFlow cannot drive, else tensorflow): code that imports `train` before calling
-`accelerator.detect` still loads Keras with a backend that can drive the machine.
+that this TensorFlow cannot drive, else tensorflow), before code that imports `train` loads it.
 """
 
 from __future__ import annotations

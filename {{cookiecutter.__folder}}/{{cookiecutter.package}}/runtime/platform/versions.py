@@ -12,8 +12,7 @@ TENSORFLOWS = ("tensorflow", "tensorflow-cpu", "tensorflow-tpu")
 
 
 def of(package: str) -> str:
-    """`package VERSION` as pip names it (tensorflow: the build installed), or `package
-    absent`. Reads the installed packages' metadata: it imports nothing."""
+    """`package VERSION` as pip names it (tensorflow: the build installed), or `package absent`."""
     for name in TENSORFLOWS if package == "tensorflow" else (package,):
         try:
             return f"{name} {version(name)}"
@@ -45,9 +44,8 @@ def installed(package: str) -> str:
 
 
 def unbuildable(backbone: str, image: dict[str, str] | None = None) -> str:
-    """Why the installed keras-hub or Keras cannot build `backbone`, in one clause; empty where
-    they can, or the backbone needs no keras-hub or is not offered (reported on its own).
-    `image`: the versions an image carries ({"keras": "3.13.2", ...}), in place of these."""
+    """Why the installed keras-hub or Keras (or those an `image` carries) cannot build
+    `backbone`, in one clause; empty where they can, or it needs no keras-hub or is not offered."""
     from ..backbone_choices import BACKBONES
 
     choice = BACKBONES.get(backbone)

@@ -59,8 +59,7 @@ class Ready:
     table: object  # the metadata beside each image (metadata.Features), or None
     metadata_width: tuple  # what build_model takes beside the image: the table's width
     class_shares: list[float] | None  # each class's share, for Config.class_balance
-    # What build_model and compile_model take for a metric of values: {"standardized": each
-    # target's mean and spread on the training images}; empty for classes and shares.
+    # For a metric of values, {"standardized": each target's mean and spread}; else empty.
     values: dict
 
 
@@ -122,8 +121,7 @@ def standardization(cfg: Config, train, found: Accelerator) -> dict:
 
 
 def balanced(cfg: Config, said: dict | None) -> list[float] | None:
-    """With Config.class_balance: each class's share of the training images, and the loss's
-    weights model.py's class_weights makes of them, said; None when off."""
+    """With Config.class_balance: each class's share of the training images, its weight said."""
     if not cfg.class_balance:
         return None
     shares = class_shares(cfg, said)
@@ -138,8 +136,7 @@ def balanced(cfg: Config, said: dict | None) -> list[float] | None:
 
 
 def class_shares(cfg: Config, said: dict | None) -> list[float] | None:
-    """Each class's share of the training folds, as the manifest or the CSV counted them;
-    None where the data counts nothing (a TFDS set)."""
+    """Each class's share of the training folds as the data counted them; None where it did not."""
     per_fold = ((said or {}).get("train") or {}).get("per_fold")
     if not per_fold:
         return None
@@ -169,9 +166,8 @@ def validation_batches(ready: Ready, found: Accelerator):
 
 
 def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
-    """With validation records: each epoch scored with the competition's metric, the raw
-    weights and their average alike (averaging.py), by one `predict` each; the labels are read
-    once, in the same order, and the blank rows that fill the last batch dropped."""
+    """With validation records: each epoch's raw weights and their average scored with the
+    competition's metric (averaging.py); labels read once, the last batch's blank rows dropped."""
     if valid is None:
         return []
     images = valid.map(lambda image, label, weight: image)
@@ -225,8 +221,7 @@ def bad_images_named(ready: Ready, stopped: str):
 def keep_the_better(
     net: keras.Model, history: dict, cfg: Config, validation: list, found: Accelerator
 ) -> dict | None:
-    """The weights or their average, whichever validated better at the last epoch, left in
-    the model and said (averaging.py); what was kept, for model.json."""
+    """Keep the weights or their average, whichever validated better (averaging.py); say which."""
     choice = averaging.chosen(history, cfg.metric)
     averaging.keep(net, choice, validation[0].raw if validation else None)
     print(averaging.said(choice, averaging.averages_weights(net)))

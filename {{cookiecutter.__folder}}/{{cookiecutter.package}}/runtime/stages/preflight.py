@@ -1,9 +1,6 @@
 """Everything a run depends on that can be checked without training, checked before the
-model is built.
-
-`doctor` prints every check. `train`, `predict`, `evaluate` and `preview` run the same
-checks first and stop on any problem, so a run that cannot work fails in seconds, not after
-an epoch of TPU quota.
+model is built: `doctor` prints every check, the other commands run theirs first and stop on
+any problem, so a run that cannot work fails in seconds, not after an epoch of TPU quota.
 
 CHECKS lists every check once, in doctor's order, with the commands that run it. A check
 takes what the checks before it found (a Preflight) and returns a Result, or raises UserError
@@ -48,8 +45,7 @@ NEEDED_BY = {"train": "train", "valid": "evaluate", "test": "predict"}  # an emp
 
 @dataclasses.dataclass(frozen=True)
 class Result(Generic[T]):
-    """What one check found: the line doctor prints ("": none), and the value a later check
-    or the command uses."""
+    """What one check found: the line doctor prints ("": none), and the value later ones use."""
 
     line: str
     value: T = None
@@ -65,8 +61,7 @@ class Sample:
 
 @dataclasses.dataclass(frozen=True)
 class Trained:
-    """The trained runs predict averages (evaluate's one run), and for multi-label each
-    class's threshold, averaged over them and checked."""
+    """The trained runs predict averages (evaluate's one), and their cuts or thresholds averaged."""
 
     runs: list[Config]
     thresholds: list[float] | None = None
@@ -121,9 +116,8 @@ class Check:
 def check(
     cfg: Config, found: Accelerator, command: str, say=lambda line: None, training: tuple = ()
 ) -> Preflight:
-    """Run every check of `command`, in order, on the config as resolved (source.resolved);
-    `say` gets what each found (doctor prints it). `training`: the checks a training run
-    needs besides (training_checks.CHECKS), run before those of the trained weights."""
+    """Run every check of `command`, in order, on the config as resolved; `say` gets what each
+    found. `training`: training_checks.CHECKS, run before those of the trained weights."""
     checked = Preflight(command, cfg, found)
     for one in (*CHECKS[:-1], *training, CHECKS[-1]):
         if command not in one.commands:
@@ -145,8 +139,7 @@ def check(
 
 
 def ready(cfg: Config, found: Accelerator, command: str, training: tuple = ()) -> Preflight:
-    """The checks `command` needs (`training`: as `check`), or one error listing every problem
-    they found."""
+    """The checks `command` needs (`training`: as `check`), or one error listing every problem."""
     state = check(cfg, found, command, training=training)
     if cfg.num_processes > 1:  # one process that stops alone leaves the others waiting
         from ..platform import processes
@@ -235,8 +228,7 @@ def train_runs(p: Preflight) -> list[Config]:
 
 
 def data_dir(p: Preflight) -> Result[str]:
-    """The data folder, which must exist where a split is read from it: one problem that says
-    so, in place of one per file the splits name in it."""
+    """The data folder, which must exist where a split reads from it: one problem, not per file."""
     at = places_of(p.cfg)
     folder, source = at.data, at.data_from
     local = "://" not in folder and not folder.startswith("tfds:")
@@ -360,8 +352,7 @@ CHECKS = (
     Check(split("valid"), "valid", ("train", "evaluate", "doctor"), keep="valid"),
     Check(split("test"), "test", ("predict", "doctor"), keep="test"),
     Check(sample, "sample submission", ("predict", "doctor"), keep="sample"),
-    # Here the checks a training run needs besides, which train, preview and doctor pass
-    # (training_checks.py): a notebook that only predicts carries none of them.
+    # Here training_checks.CHECKS run: a notebook that only predicts carries none of them.
     Check(trained, "trained weights", ("predict", "evaluate", "doctor"), keep="trained"),
 )
 

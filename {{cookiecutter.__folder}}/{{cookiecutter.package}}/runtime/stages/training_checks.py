@@ -128,8 +128,7 @@ def batch(p: Preflight) -> Result | None:
 
 
 def weights(p: Preflight) -> Result[backbones.Backbone] | None:
-    """Load the backbone's weights as train will use them, so an offline machine without the
-    preset, or a folder of another model, is found before training; train reuses them."""
+    """Load the backbone's weights as train will (and reuses): a missing preset fails now."""
     if versions.unbuildable(p.cfg.backbone):
         return None  # the packages check said why
     precision = p.plan.value.precision if p.plan else "float32"
