@@ -28,7 +28,10 @@ def cuts_for(cfg, truth, probabilities) -> list[float] | None:
 
 def answered(cfg, probabilities, cuts) -> np.ndarray:
     """The answers `cuts` (cuts_for's) give: every class at or above its threshold
-    (multi-label), or the grade the cuts between grades give (qwk)."""
+    (multi-label), or the grade the cuts between grades give (qwk); no cuts: the most
+    probable class."""
+    if cuts is None:
+        return probabilities.argmax(-1)
     if cfg.multi_label:
         from . import thresholds
 

@@ -91,18 +91,13 @@ def validate(cfg: Config, found: Accelerator) -> tuple[Config, Validated]:
     first = first["image"] if isinstance(first, dict) else first  # not its metadata
     images = np.asarray(first[: min(PICTURED, len(labels))])  # as predicted
     fitted = checked.trained.value.thresholds  # each class's (multi-label), or between grades
-    if fitted is None:
-        predicted = probabilities.argmax(-1)
-    else:
-        predicted = cuts.answered(cfg, probabilities, fitted)
+    predicted = cuts.answered(cfg, probabilities, fitted)
     return cfg, Validated(labels, probabilities, predicted, images)
 
 
 def score(cfg: Config, validated: Validated) -> float:
     """The competition metric, of the probabilities or of the answers, as it scores."""
-    return scoring.of_run(
-        cfg, validated.labels, validated.probabilities, predicted=validated.predicted
-    )
+    return scoring.of_run(cfg, validated.labels, validated.probabilities, validated.predicted)
 
 
 def report(cfg: Config, validated: Validated, picture: Path) -> list[Path]:
