@@ -29,6 +29,10 @@ class Shape:
     order: list[str]
     numbers: bool = False
 
+    @classmethod
+    def without_sample(cls, id_column: str, label_column: str, names, num_classes):
+        return cls(id_column, [label_column], [id_column, label_column])
+
     def numbering(self, names) -> str:
         """Where the classes have names and the submission numbers them, which number is
         which class, as one line to print: the records number the classes in their names'
@@ -49,10 +53,6 @@ class Labels(Shape):
     numbers classes that have names."""
 
     @classmethod
-    def without_sample(cls, id_column: str, label_column: str, names, num_classes) -> Labels:
-        return cls(id_column, [label_column], [id_column, label_column])
-
-    @classmethod
     def of_sample(cls, sample: pd.DataFrame, id_column: str, rest: list[str], names, num_classes):
         if len(rest) != 1:
             raise UserError(
@@ -71,9 +71,7 @@ class Labels(Shape):
         import numpy as np
         import pandas as pd
 
-        labels = numbers_of(probabilities.shape[1])
-        if names and not self.numbers:
-            labels = list(names)
+        labels = list(names) if names and not self.numbers else numbers_of(probabilities.shape[1])
         if thresholds is None:
             chosen = [labels[number] for number in probabilities.argmax(-1)]
         else:
@@ -149,10 +147,6 @@ class Positive(Shape):
     order (ISIC 2024's isic_id,target: classes 0 and 1)."""
 
     positive: int = 1
-
-    @classmethod
-    def without_sample(cls, id_column: str, label_column: str, names, num_classes):
-        return cls(id_column, [label_column], [id_column, label_column])
 
     @classmethod
     def of_sample(cls, sample: pd.DataFrame, id_column: str, rest: list[str], names, num_classes):
