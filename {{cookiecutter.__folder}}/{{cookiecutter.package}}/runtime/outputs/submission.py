@@ -40,26 +40,23 @@ def load_sample(cfg: Config) -> pd.DataFrame | None:
         return None
     path = places_of(cfg).file("sample_submission")
     with reaching(path):
-        return read_sample_at(cfg, path)
-
-
-def read_sample_at(cfg: Config, path: str) -> pd.DataFrame | None:
-    if not tf.io.gfile.exists(path):
-        if "sample_submission" in inputs_of(cfg).given:
+        if not tf.io.gfile.exists(path):
+            if "sample_submission" in inputs_of(cfg).given:
+                raise UserError(
+                    f"{path} ({came_from(cfg, 'sample_submission')}) does not exist; give the "
+                    "sample's path from where you run, or leave it out to use the data folder's "
+                    "sample_submission.csv"
+                )
+            print(f"no sample submission at {path}: rows are sorted by id, unchecked")
+            return None
+        if tf.io.gfile.isdir(path):
             raise UserError(
-                f"{path} ({came_from(cfg, 'sample_submission')}) "
-                "does not exist; give the sample's path from where you run, or leave it out to "
-                "use the data folder's sample_submission.csv"
+                f"{path} ({named('sample_submission')}) is a folder; give the sample "
+                "submission's CSV file, as the competition's data page lists it (often "
+                "sample_submission.csv)"
             )
-        print(f"no sample submission at {path}: rows are sorted by id, unchecked")
-        return None
-    if tf.io.gfile.isdir(path):
-        raise UserError(
-            f"{path} ({named('sample_submission')}) is a folder; give the sample submission's "
-            "CSV file, as the competition's data page lists it (often sample_submission.csv)"
-        )
-    with tf.io.gfile.GFile(path, "rb") as file:  # gs:// too
-        return read_sample(file.read(), path)
+        with tf.io.gfile.GFile(path, "rb") as file:  # gs:// too
+            return read_sample(file.read(), path)
 
 
 def read_sample(data: bytes, where: str) -> pd.DataFrame:
