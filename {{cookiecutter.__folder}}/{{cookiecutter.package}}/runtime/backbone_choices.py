@@ -74,13 +74,10 @@ NO_DROP_PATH = (("drop_path_rate", 0.0),)
 
 
 def efficientnet_v1(handle: str, size: str, parameters: float) -> Choice:
-    """An EfficientNet (B0 to B7): one architecture, scaled in width and depth."""
+    """An EfficientNet (B0 to B7): one architecture, scaled in width and depth. "dropout" is
+    keras-hub's name for its blocks' drop-connect rate."""
     return Choice(
-        handle,
-        f"EfficientNet-{size}",
-        parameters,
-        stochastic_depth="dropout",  # keras-hub's name for its blocks' drop-connect rate
-        keras_hub="0.19.3",
+        handle, f"EfficientNet-{size}", parameters, stochastic_depth="dropout", keras_hub="0.19.3"
     )
 
 
@@ -98,11 +95,7 @@ BACKBONES = {
         stochastic_depth="dropout",
         keras_hub="0.19.3",
     ),
-    "resnet-vd-50": Choice(
-        "keras/resnet_vd/keras/resnet_vd_50_imagenet/2",
-        "ResNet50-vd",
-        23.6,
-    ),
+    "resnet-vd-50": Choice("keras/resnet_vd/keras/resnet_vd_50_imagenet/2", "ResNet50-vd", 23.6),
     "dinov2-small": Choice(
         "keras/dinov2/keras/dinov2_small/1",
         "DINOv2 ViT-S/14",

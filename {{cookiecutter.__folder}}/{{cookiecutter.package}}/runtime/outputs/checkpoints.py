@@ -26,14 +26,7 @@ import numpy as np
 from ..config import LABEL_FILES, Config, fields_with, places_of
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
-from ..platform.files import (
-    NO_ROOM,
-    disk_full,
-    is_url,
-    place,
-    write_json,
-    written_whole,
-)
+from ..platform.files import NO_ROOM, disk_full, is_url, place, write_json, written_whole
 from .run_files import CHECKPOINTS
 from .trained_run import ARCHITECTURE, damaged, differences, listed
 

@@ -16,10 +16,7 @@ if TYPE_CHECKING:
 
 
 def doctor(
-    cfg: Config,
-    found: Accelerator | None = None,
-    require: str = "",
-    full_scan: bool = False,
+    cfg: Config, found: Accelerator | None = None, require: str = "", full_scan: bool = False
 ) -> list[str]:
     """Print what a run would use; return the problems that would stop train or predict
     (none: ready).
