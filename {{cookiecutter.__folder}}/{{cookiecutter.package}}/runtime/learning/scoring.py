@@ -5,9 +5,9 @@ Truth is a class number per image, a multi-hot row per image (multi-label), a ro
 column per class (its probability) or per target (its value). METRICS names each metric
 once, and nothing else keeps its name: what it scores (the answers, the probabilities or the
 values), which way is better, the targets, labels and classes it scores, and the definition
-it follows; tests/test_scoring.py checks each
-against scikit-learn or the competition's code. Config's --metric, the template's answer and
-the notebook read it here; so it imports nothing of the package but errors.py.
+it follows; tests/test_scoring.py checks each against scikit-learn or the competition's code.
+Config's --metric, the template's answer and the notebook read it here; so it imports nothing
+of the package but errors.py.
 """
 
 from __future__ import annotations

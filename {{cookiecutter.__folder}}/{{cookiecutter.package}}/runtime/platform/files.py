@@ -139,15 +139,14 @@ def on_this_machine(folder: Path):
 def disk_full(path: Path, needed: int = 0, bucket: str = "") -> UserError:
     """The error for a file the disk has no room for; the previous version is kept. For a
     file bound for a bucket, `path` is its temporary here."""
+    free = shutil.disk_usage(path.parent).free
     if bucket:
-        free = shutil.disk_usage(path.parent).free
         return UserError(
             f"cannot write {bucket}: this machine's temporary folder {path.parent.parent} is "
             f"full ({free:,} bytes free) and each file is written there before its upload; the "
             "object in the bucket is as it was. Free some space there, or set TMPDIR to a "
             "folder with room"
         )
-    free = shutil.disk_usage(path.parent).free
     room = f"{free:,} bytes free" + (f", about {needed:,} needed" if needed else "")
     kept = f"; the {path.name} written before is kept" if path.exists() else ""
     return UserError(

@@ -76,9 +76,7 @@ def find(reference: str, root: Path | None = None) -> Found:
     how it was found."""
     kind, ref, inside = parse(reference)
     mounted = found(kind, ref, root or ROOT)
-    if not inside:
-        return mounted
-    return Found(os.path.join(mounted.folder, inside), mounted.how)
+    return Found(os.path.join(mounted.folder, inside), mounted.how) if inside else mounted
 
 
 @functools.cache  # asked once a session: doctor, train and predict each resolve their data
