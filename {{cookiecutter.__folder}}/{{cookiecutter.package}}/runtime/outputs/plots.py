@@ -26,6 +26,8 @@ from sklearn.metrics import confusion_matrix
 
 from ..platform.files import written_whole
 
+Names = Sequence[str] | None  # the class names, in class order (None: numbers)
+
 
 def save(figure: Figure, path: Path) -> Path:
     """Write `figure` as a PNG whose "Description" holds the text it shows. Its text is read
@@ -96,12 +98,12 @@ def show(path: Path | list[Path] | None) -> None:
         print(f"picture: {path}")
 
 
-def class_name(number: int, names: Sequence[str] | None) -> str:
+def class_name(number: int, names: Names) -> str:
     """A class as a reader knows it: its name, else "class N" (also for a number past names)."""
     return names[number] if names is not None and 0 <= number < len(names) else f"class {number}"
 
 
-def label_title(label: np.ndarray, names: Sequence[str] | None, shares: bool = False) -> str:
+def label_title(label: np.ndarray, names: Names, shares: bool = False) -> str:
     """One image's title: its class, or every class set in a multi-hot row, joined by ", ";
     with `shares`, a row of one image's classes (mixed by MixUp or CutMix) gives each class
     its share, largest first ("cat 0.70, dog 0.30")."""
@@ -119,11 +121,7 @@ def label_title(label: np.ndarray, names: Sequence[str] | None, shares: bool = F
 
 
 def augmented_batch(
-    images: np.ndarray,
-    labels: np.ndarray,
-    path: Path,
-    names: Sequence[str] | None = None,
-    shares: bool = False,
+    images: np.ndarray, labels: np.ndarray, path: Path, names: Names = None, shares: bool = False
 ) -> Path:
     """A grid of training images as the model sees them (mixed, cropped, flipped), titled
     with their class names (`names[n]` for class n) or numbers. `labels` holds one class per
@@ -138,11 +136,7 @@ def augmented_batch(
 
 
 def predictions(
-    images: np.ndarray,
-    labels: np.ndarray,
-    predicted: np.ndarray,
-    path: Path,
-    names: Sequence[str] | None = None,
+    images: np.ndarray, labels: np.ndarray, predicted: np.ndarray, path: Path, names: Names = None
 ) -> Path:
     """Validation images titled with the class predicted and, where it is wrong, the true
     one in red: where the model errs, at a glance."""
@@ -211,11 +205,7 @@ def training_curves(history: dict, metric: str, path: Path) -> Path:
 
 
 def confusion(
-    truth: np.ndarray,
-    predicted: np.ndarray,
-    num_classes: int,
-    path: Path,
-    names: Sequence[str] | None = None,
+    truth: np.ndarray, predicted: np.ndarray, num_classes: int, path: Path, names: Names = None
 ) -> Path:
     """Validation counts of true class against predicted class; the diagonal is right. Up to
     30 classes, the ticks name each class (`names[n]` for class n) or number it."""
@@ -235,11 +225,8 @@ def confusion(
                 color = "white" if count > matrix.max() / 2 else "black"
                 axes.text(column, row, count, ha="center", va="center", color=color, fontsize=8)
     accuracy = np.trace(matrix) / max(matrix.sum(), 1)
-    axes.set(
-        xlabel="predicted class",
-        ylabel="true class",
-        title=f"Confusion matrix, validation ({matrix.sum()} images, accuracy {accuracy:.4f})",
-    )
+    title = f"Confusion matrix, validation ({matrix.sum()} images, accuracy {accuracy:.4f})"
+    axes.set(xlabel="predicted class", ylabel="true class", title=title)
     return save(figure, path)
 
 
