@@ -1,10 +1,6 @@
 """submission.csv as the competition's sample asks for it: its columns, its ids as it spells
-them, one row per id in its order, written whole.
-
-The sample's columns and the metric say what to write besides the id (Config.submission can
-say it instead): the shapes, one column of labels, of the k most probable labels (MAP@k) or
-of a binary target's probability, or a column of probabilities per class, are in
-submission_shapes.py.
+them, one row per id in its order, written whole. What it holds besides the id, as the sample's
+columns and the metric say (or Config.submission), is one of submission_shapes.py's shapes.
 """
 
 from __future__ import annotations
@@ -82,8 +78,7 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
 def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) -> Shape:
     """The submission's shape and columns: the sample's, else the config's. The id column is
     the one the user gave, else the records' (their manifest's) when the sample has it, else
-    the sample's first; the rest are what Config.submission names (auto: one label column,
-    or a column per class where the sample has more than one)."""
+    the sample's first; the rest are what Config.submission names (`automatic` for auto)."""
     if sample is None:
         chosen = SHAPES[cfg.submission] if cfg.submission != "auto" else automatic(cfg, 1)
         shape = chosen.without_sample(cfg.id_column, cfg.label_column, names, num_classes)
@@ -113,10 +108,7 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
 
 
 def automatic(cfg: Config, columns: int) -> type[Shape]:
-    """The shape `auto` picks for a sample with `columns` columns besides the id: a value per
-    target for a metric of values; a column per class; or one, of the k most probable classes
-    for MAP@k, of the positive class's probability for a binary target scored on
-    probabilities (pauc, roc_auc, log_loss), else of labels."""
+    """The shape `auto` picks for a sample with `columns` columns besides the id."""
     if targets(cfg) == "values":
         return Values
     if columns > 1:

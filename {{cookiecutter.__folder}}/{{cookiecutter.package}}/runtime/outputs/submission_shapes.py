@@ -1,11 +1,8 @@
 """What submission.csv holds besides the id, one class per shape, and SHAPES, their registry:
-`--submission` chooses by name (auto: one column of labels, or a column per class, as the
-sample's columns and the metric say). A new shape is a class here and its entry in SHAPES.
-
-Each shape knows its columns with and without a sample, how doctor and predict say it, and
-what it writes of each image's class probabilities. Nothing here loads NumPy or pandas until
-it writes, so the command line's `--help` stays quick.
-"""
+`--submission` chooses by name (auto: as the sample's columns and the metric say). A new shape
+is a class here and its entry in SHAPES. Each knows its columns with and without a sample, how
+doctor and predict say it, and what it writes of each image's class probabilities. Nothing here
+loads NumPy or pandas until it writes, so the command line's `--help` stays quick."""
 
 from __future__ import annotations
 
@@ -162,10 +159,8 @@ class Positive(Shape):
         return cls(id_column, rest, list(sample.columns), positive=positive)
 
     def describe(self, multi_label: bool) -> str:
-        return (
-            f"{self.id_column} and the probability of class {self.positive} (the positive "
-            f"one) in {self.columns[0]}"
-        )
+        positive = f"the probability of class {self.positive} (the positive one)"
+        return f"{self.id_column} and {positive} in {self.columns[0]}"
 
     def values(self, probabilities: np.ndarray, names, thresholds=None) -> pd.DataFrame:
         import pandas as pd
@@ -173,9 +168,7 @@ class Positive(Shape):
         return pd.DataFrame({self.columns[0]: probabilities[:, self.positive]})
 
 
-# Config.submission's choices besides auto; `auto` picks Values for a metric of values,
-# Probabilities for a sample with more than one column besides the id, else as the metric
-# scores one column (submission.py).
+# Config.submission's choices besides auto (submission.py's `automatic` picks for auto).
 SHAPES: dict[str, type[Shape]] = {
     "labels": Labels, "probabilities": Probabilities, "top": TopLabels, "positive": Positive,
     "values": Values,
