@@ -7,10 +7,9 @@ step: at 0.99, after 80 steps it still holds 0.45 of the untrained network, and 
 run's submission scored a fraction of what the raw weights had learned. So the momentum
 grows with the step count, as TensorFlow's ExponentialMovingAverage(num_updates) and timm's
 model EMA warm up: min(ema, (1 + step) / (10 + step)), which averages about the last tenth
-of the steps until it reaches `ema`. And the average is not assumed to be better: each epoch
-scores both on the validation records with the competition's metric, and the run keeps
-(saves, predicts with) whichever scored better at its last epoch, saying which.
-"""
+of the steps until it reaches `ema`. Each epoch scores both on the validation records with the
+competition's metric, and the run keeps (saves, predicts with) whichever scored better at its
+last epoch, saying which."""
 
 from __future__ import annotations
 

@@ -23,12 +23,10 @@ def predict_probabilities(
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Class probabilities of the real rows of (image, key, weight[, id]) batches, and their
     keys (labels or ids, then ids), in one pass with a progress bar. Only images go to the
-    device; keys stay on the host. With `tta`, the average with the flipped images.
-
-    With `test_images` (how many the run predicts, each with every one of its `models`), the
-    speed and the time the whole run will take are printed after a few batches: a run that
-    would outlast a notebook's limit says so early (flips are in the speed).
-    """
+    device; keys stay on the host. With `tta`, the average with the flipped images. With
+    `test_images` (how many the run predicts, each with every one of its `models`), the speed
+    and the time the whole run will take are printed after a few batches: a run that would
+    outlast a notebook's limit says so early (flips are in the speed)."""
     probabilities, keys = [], []
     count = int(batches.cardinality())
     progress = keras.utils.Progbar(count, verbose=progress_verbosity())

@@ -161,12 +161,10 @@ def write_json(path: Path | str, value) -> None:
 
 
 def unwritable(folder: Path | str, buckets: bool = False) -> str:
-    """Why files cannot be written in `folder` (made when missing), or "" when they can.
-
-    Makes nothing: the folder, or the nearest one above it that exists, must take new files.
-    A bucket (where `buckets`: the command writes through written_whole) must take an object:
-    one is written and deleted, as nothing short of a write tells what the credentials allow.
-    """
+    """Why files cannot be written in `folder` (made when missing), or "" when they can. Makes
+    nothing: the folder, or the nearest one above it that exists, must take new files. A
+    bucket (where `buckets`: the command writes through written_whole) must take an object:
+    one is written and deleted, as nothing short of a write tells what the credentials allow."""
     if is_url(folder):
         return bucket_unwritable(str(folder)) if buckets else BUCKET_OUTPUT
     existing = Path(folder)
