@@ -76,14 +76,8 @@ def validate(cfg: Config, found: Accelerator) -> tuple[Config, Validated]:
         from ..data import metadata_inputs
 
         table = metadata_inputs.for_validation(cfg, said, trained_run.metadata_spec(cfg))
-    batches = pipeline.for_inference(
-        checked.valid.value.files,
-        cfg,
-        plan.global_batch_size(cfg, found),
-        True,
-        found.image_dtype,
-        metadata=table,
-    )
+    files, batch = checked.valid.value.files, plan.global_batch_size(cfg, found)
+    batches = pipeline.for_inference(files, cfg, batch, True, found.image_dtype, metadata=table)
     with found.scope():
         net = trained_run.load_trained(cfg, found)
         probabilities, (labels,) = predict_probabilities(net, batches)
