@@ -4,8 +4,7 @@ Each function draws one picture from numbers it is given, saves it and returns i
 `show` puts a saved picture into the notebook, or prints its path in a terminal. Figures are
 made without pyplot, so nothing here needs a display or changes the notebook's backend.
 Every PNG carries its visible text in a "Description" chunk, so tests and searches can read
-what a picture says without OCR.
-"""
+what a picture says without OCR."""
 
 from __future__ import annotations
 
@@ -218,8 +217,10 @@ def confusion(
     if num_classes <= 30:  # beyond that, numbers in cells are unreadable
         axes.set_xticks(range(num_classes))
         axes.set_yticks(range(num_classes))
-        if names is not None:
-            label_ticks(axes, [class_name(number, names) for number in range(num_classes)])
+        if names is not None:  # slanted along the bottom, so long names do not overlap
+            labels = [class_name(number, names) for number in range(num_classes)]
+            axes.set_xticklabels(labels, rotation=60, ha="right", rotation_mode="anchor")
+            axes.set_yticklabels(labels)
         for (row, column), count in np.ndenumerate(matrix):
             if count:
                 color = "white" if count > matrix.max() / 2 else "black"
@@ -228,9 +229,3 @@ def confusion(
     title = f"Confusion matrix, validation ({matrix.sum()} images, accuracy {accuracy:.4f})"
     axes.set(xlabel="predicted class", ylabel="true class", title=title)
     return save(figure, path)
-
-
-def label_ticks(axes: Axes, labels: list[str]) -> None:
-    """Class names on both axes; those along the bottom slant, so long ones do not overlap."""
-    axes.set_xticklabels(labels, rotation=60, ha="right", rotation_mode="anchor")
-    axes.set_yticklabels(labels)
