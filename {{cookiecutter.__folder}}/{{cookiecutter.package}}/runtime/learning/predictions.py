@@ -72,9 +72,8 @@ def predicted_batch(net: keras.Model, images: np.ndarray) -> np.ndarray:
 def say_speed(images_per_second: float, tta: bool, images: int, models: int) -> None:
     """The speed of prediction here, and what it makes of the whole run's images."""
     by = f" by each of {models} models" if models > 1 else ""
+    flip, minutes = " (each with its flip)" if tta else "", images * models / images_per_second / 60
     print(
-        f"\nprediction: {images_per_second:.1f} images/s here"
-        + (" (each with its flip)" if tta else "")
-        + f"; the {images:,} test images{by} take about "
-        + f"{images * models / images_per_second / 60:.1f} minutes"
+        f"\nprediction: {images_per_second:.1f} images/s here{flip}; the {images:,} test "
+        f"images{by} take about {minutes:.1f} minutes"
     )
