@@ -1,7 +1,6 @@
-"""submission.csv as the competition's sample asks for it: its columns, its ids as it spells
-them, one row per id in its order, written whole. What it holds besides the id, as the sample's
-columns and the metric say (or Config.submission), is one of submission_shapes.py's shapes.
-"""
+"""submission.csv as the competition's sample asks for it: its columns, its ids as it spells them,
+one row per id in its order, written whole. What it holds besides the id, as the sample's columns
+and the metric say (or Config.submission), is one of submission_shapes.py's shapes."""
 
 from __future__ import annotations
 
@@ -63,8 +62,7 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
     except ValueError as error:  # pandas' parser errors and undecodable bytes are ValueErrors
         raise UserError(
             f"{where} is not a CSV file pandas can read ({first_line(error)}); give the "
-            "competition's sample submission "
-            f"({named('sample_submission')})"
+            f"competition's sample submission ({named('sample_submission')})"
         ) from error
     if len(sample.columns) < 2:
         raise UserError(
@@ -136,10 +134,9 @@ def written_from(cfg: Config, shape: Shape, probabilities, cuts) -> tuple:
 
 
 def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str) -> list[str]:
-    """The ids as the sample spells them: records made from file names say t0.jpg where a
-    sample may say t0, or the other way round, and an image in a nested folder (sub/t0.jpg) may
-    be t0.jpg there. Unchanged when they match already, or when no spelling pairs them up one
-    to one."""
+    """The ids as the sample spells them: records made from file names say t0.jpg where a sample may
+    say t0, or the other way round, and an image in a nested folder (sub/t0.jpg) may be t0.jpg
+    there. Unchanged when they match already, or when no spelling pairs them up one to one."""
     if sample is None:
         return ids
     wanted = set(sample[id_column])
@@ -227,9 +224,8 @@ def in_sample_order(
 ) -> pd.DataFrame:
     """`values`, a row per id, with the ids spelt as the sample spells them, in its order
     (sorted by id without a sample)."""
-    rows = pd.concat(
-        [pd.DataFrame({id_column: as_sample_spells(ids, sample, id_column)}), values], axis=1
-    )
+    spelled = pd.DataFrame({id_column: as_sample_spells(ids, sample, id_column)})
+    rows = pd.concat([spelled, values], axis=1)
     if sample is None:
         return rows.sort_values(id_column, ignore_index=True)
     return sample[[id_column]].merge(rows, on=id_column, how="left", validate="one_to_one")
@@ -238,9 +234,8 @@ def in_sample_order(
 def probabilities_table(
     cfg: Config, ids: list[str], probabilities, sample: pd.DataFrame | None, shape: Shape
 ) -> pd.DataFrame:
-    """Each class's probability for each id, in submission.csv's rows and id spelling: what
-    the model said before the submission's shape made labels of it (a blend of runs reads
-    these)."""
+    """Each class's probability for each id, in submission.csv's rows and id spelling: what the
+    model said before the submission's shape made labels of it (a blend of runs reads these)."""
     columns = probability_columns(class_names(cfg), cfg.num_classes)
     values = pd.DataFrame(probabilities, columns=columns)
     return in_sample_order(ids, values, sample, shape.id_column)
