@@ -5,8 +5,7 @@ dropped connection mid-write keeps the previous version.
 A URL is never made a pathlib.Path: Path("gs://B/x") is gs:/B/x, a local folder named `gs:`.
 place() makes it an etils.epath.Path (pathlib's methods, through TensorFlow's gs:// client), and
 a file for a bucket is written here first, then copied up: an object appears whole when its
-upload completes.
-"""
+upload completes."""
 
 from __future__ import annotations
 
@@ -24,14 +23,10 @@ from ..errors import UserError, first_line, named
 from .kaggle_inputs import ROOT
 
 MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, folds, classes
-# What `records` writes beside them with --test-csv: each image's metadata (data/metadata.py).
-METADATA_TABLE = "metadata.csv"
-# What `blend` writes beside the blended submission: the runs, their weights and CVs.
-BLEND = "blend.json"
-# What `stack` writes beside the stacked submission: the runs, the metadata columns, the CVs.
-STACK = "stack.json"
-# Beside a notebook's output fetched with `kaggle output`: the notebook it came from.
-FETCHED_FROM = "kaggle-notebook.json"
+METADATA_TABLE = "metadata.csv"  # `records --test-csv`'s: each image's metadata (data/metadata.py)
+BLEND = "blend.json"  # beside `blend`'s submission: the runs, their weights and CVs
+STACK = "stack.json"  # beside `stack`'s submission: the runs, the metadata columns, the CVs
+FETCHED_FROM = "kaggle-notebook.json"  # beside `kaggle output`'s files: the notebook they are of
 # Image files `records` reads, and the extensions an id may carry or drop between the records
 # and a sample submission (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
