@@ -53,8 +53,8 @@ class Choice:
     held: tuple[tuple[str, object], ...] = ()
     # The oldest keras-hub that builds it (empty: none needed), and the oldest Keras that
     # release installs with (its Requires-Dist). Read from the newest patch of each release
-    # 0.18 to 0.32: its keras_hub.models has the class, and the class's __init__ takes the
-    # arguments of its architecture (tools/architectures.py) and of the preset's config (EfficientNet's
+    # 0.18 to 0.32: its keras_hub.models has the class, whose __init__ takes the arguments of
+    # its architecture (tools/architectures.py) and of the preset's config (EfficientNet's
     # stackwise_width_coefficients and num_features: 0.19). An earlier patch may build it too.
     keras_hub: str = "0.18.1"
     keras: str = "3.5"
@@ -133,7 +133,6 @@ BACKBONES = {
 
 
 def handle(cfg: Config) -> str:
-    """The backbone's Kaggle Models handle; empty for small-cnn."""
     return BACKBONES[cfg.backbone].handle
 
 

@@ -33,7 +33,6 @@ class Plan:
 
 
 def global_batch_size(cfg: Config, found: Accelerator) -> int:
-    """Images per step over every replica: each takes Config.batch_size of them."""
     return cfg.batch_size * found.replicas
 
 

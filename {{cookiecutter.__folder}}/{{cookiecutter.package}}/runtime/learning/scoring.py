@@ -5,8 +5,7 @@ shares (votes over the classes); predictions are a column per class (its probabi
 target (its value). METRICS names each metric once, with all the code knows of it (Metric);
 tests/test_scoring.py checks each against scikit-learn or the competition's code. Config's
 --metric, the template's answer and the notebook read it here, so it imports nothing of the
-package but errors.py.
-"""
+package but errors.py."""
 
 from __future__ import annotations
 
@@ -240,7 +239,6 @@ def gain(new: float, old: float, metric: str) -> float:
 
 
 def best(values, metric: str) -> int:
-    """The position of the best of `values`."""
     return int(np.argmin(values) if METRICS[metric].lower_is_better else np.argmax(values))
 
 

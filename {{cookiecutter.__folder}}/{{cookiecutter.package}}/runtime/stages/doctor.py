@@ -18,11 +18,10 @@ if TYPE_CHECKING:
 def doctor(
     cfg: Config, found: Accelerator | None = None, require: str = "", full_scan: bool = False
 ) -> list[str]:
-    """Print what a run would use; return the problems that would stop train or predict
-    (none: ready). `require` ("tpu" or "gpu") makes a missing accelerator a problem: a
-    notebook pushed to a TPU machine then stops at once instead of training for hours on the
-    host's CPU. `full_scan` decodes every image of every split too, and lists every problem
-    per shard."""
+    """Print what a run would use; return the problems that would stop train or predict (none:
+    ready). `require` ("tpu" or "gpu") makes a missing accelerator a problem: a notebook pushed to a
+    TPU machine then stops at once instead of training for hours on the host's CPU. `full_scan`
+    decodes every image of every split too, and lists every problem per shard."""
     from ..data import source
     from ..learning import plan  # Keras: `doctor --help` needs none
     from . import preflight, training_checks

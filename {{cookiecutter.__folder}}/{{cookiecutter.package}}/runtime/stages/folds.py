@@ -28,7 +28,6 @@ def data_folds(cfg: Config) -> int | None:
 
 
 def chosen(cfg: Config) -> list[int]:
-    """The folds this run trains: every one for `--fold all`, else the one asked for."""
     return list(range(count(cfg))) if cfg.fold == "all" else [int(cfg.fold)]
 
 
