@@ -80,10 +80,8 @@ def scan_images(checked: preflight.Preflight) -> list[str]:
             return []
         bad = [shard for shard in shards if shard.problems]
         problems += [shard.describe() for shard in bad]
-        print(
-            f"scan {split}: {found.records} records in {len(found.files)} files, {len(bad)} "
-            "with problems"
-        )
+        said = f"{found.records} records in {len(found.files)} files, {len(bad)} with problems"
+        print(f"scan {split}: {said}")
         for shard in bad:
             print(f"  PROBLEM: {shard.describe()}")
         for shard in shards:

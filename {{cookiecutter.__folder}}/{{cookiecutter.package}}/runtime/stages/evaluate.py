@@ -32,9 +32,8 @@ class Validated:
 
 
 def evaluate(cfg: Config, found: Accelerator | None = None) -> list[Path]:
-    """Print scikit-learn's per-class report (with the class names) and the competition
-    metric; returns the paths of its pictures: the confusion matrix and a grid of validation
-    images with their predicted and true classes (neither for multi-label)."""
+    """Score the trained model of the fold asked for, or of every fold (`report` says what is
+    printed and drawn); returns the paths of its pictures."""
     cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     if folds.count(cfg) > 1 and cfg.fold == "all":
