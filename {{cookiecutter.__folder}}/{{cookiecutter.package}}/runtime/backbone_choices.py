@@ -53,8 +53,8 @@ class Choice:
     held: tuple[tuple[str, object], ...] = ()
     # The oldest keras-hub that builds it (empty: none needed), and the oldest Keras that
     # release installs with (its Requires-Dist). Read from the newest patch of each release
-    # 0.18 to 0.32: its keras_hub.models has the class, and the class's __init__ takes the
-    # arguments of its architecture (tools/architectures.py) and of the preset's config (EfficientNet's
+    # 0.18 to 0.32: its keras_hub.models has the class, whose __init__ takes the arguments of
+    # its architecture (tools/architectures.py) and of the preset's config (EfficientNet's
     # stackwise_width_coefficients and num_features: 0.19). An earlier patch may build it too.
     keras_hub: str = "0.18.1"
     keras: str = "3.5"
@@ -73,79 +73,43 @@ KERAS_HUB_FOR_KERAS = {"3.5": "0.21.1", "3.8": "0.25.1", "3.13": "0.29.1", "3.15
 NO_DROP_PATH = (("drop_path_rate", 0.0),)
 
 
-def efficientnet_v1(handle: str, size: str, parameters: float) -> Choice:
-    """An EfficientNet (B0 to B7): one architecture, scaled in width and depth."""
-    return Choice(
-        handle,
-        f"EfficientNet-{size}",
-        parameters,
-        stochastic_depth="dropout",  # keras-hub's name for its blocks' drop-connect rate
-        keras_hub="0.19.3",
-    )
-
-
+# An EfficientNet's stochastic depth is keras-hub's "dropout": its blocks' drop-connect rate.
 BACKBONES = {
-    "efficientnet-b0": efficientnet_v1(
-        "keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2", "B0", 4.0
+    "efficientnet-b0": Choice(
+        "keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2", "EfficientNet-B0", 4.0,
+        stochastic_depth="dropout", keras_hub="0.19.3",
     ),
-    "efficientnet-b3": efficientnet_v1(
-        "keras/efficientnet/keras/efficientnet_b3_ra2_imagenet/2", "B3", 10.8
+    "efficientnet-b3": Choice(
+        "keras/efficientnet/keras/efficientnet_b3_ra2_imagenet/2", "EfficientNet-B3", 10.8,
+        stochastic_depth="dropout", keras_hub="0.19.3",
     ),
     "efficientnetv2-s": Choice(
-        "keras/efficientnet/keras/efficientnet2_rw_s_ra2_imagenet/2",
-        "EfficientNetV2-S",
-        22.3,
-        stochastic_depth="dropout",
-        keras_hub="0.19.3",
+        "keras/efficientnet/keras/efficientnet2_rw_s_ra2_imagenet/2", "EfficientNetV2-S", 22.3,
+        stochastic_depth="dropout", keras_hub="0.19.3",
     ),
-    "resnet-vd-50": Choice(
-        "keras/resnet_vd/keras/resnet_vd_50_imagenet/2",
-        "ResNet50-vd",
-        23.6,
-    ),
+    "resnet-vd-50": Choice("keras/resnet_vd/keras/resnet_vd_50_imagenet/2", "ResNet50-vd", 23.6),
     "dinov2-small": Choice(
-        "keras/dinov2/keras/dinov2_small/1",
-        "DINOv2 ViT-S/14",
-        22.2,
-        patch_size=14,
-        held=NO_DROP_PATH,
-        attention=Attention(64, extra_tokens=1),  # a class token, no registers
-        keras_hub="0.22.2",
-        keras="3.8",
+        "keras/dinov2/keras/dinov2_small/1", "DINOv2 ViT-S/14", 22.2, patch_size=14,
+        held=NO_DROP_PATH, attention=Attention(64, extra_tokens=1),  # a class token, no registers
+        keras_hub="0.22.2", keras="3.8",
     ),
     # DINOv3 (2025): self-supervised on 1.7 billion images, rotary positions, so any multiple
     # of its 16-pixel patch; the backbone behind several 2025-2026 winners and baselines.
     "dinov3-small": Choice(
-        "keras/dinov3/keras/dinov3_vit_small_lvd1689m/1",
-        "DINOv3 ViT-S/16",
-        21.6,
-        patch_size=16,
-        held=NO_DROP_PATH,
-        attention=Attention(64, extra_tokens=5),  # a class token and 4 registers
-        keras_hub="0.24.0",
-        keras="3.8",
+        "keras/dinov3/keras/dinov3_vit_small_lvd1689m/1", "DINOv3 ViT-S/16", 21.6, patch_size=16,
+        held=NO_DROP_PATH, attention=Attention(64, extra_tokens=5),  # a class token, 4 registers
+        keras_hub="0.24.0", keras="3.8",
     ),
     "dinov3-base": Choice(
-        "keras/dinov3/keras/dinov3_vit_base_lvd1689m/1",
-        "DINOv3 ViT-B/16",
-        86.0,
-        patch_size=16,
-        held=NO_DROP_PATH,
-        attention=Attention(64, extra_tokens=5),
-        keras_hub="0.24.0",
-        keras="3.8",
+        "keras/dinov3/keras/dinov3_vit_base_lvd1689m/1", "DINOv3 ViT-B/16", 86.0, patch_size=16,
+        held=NO_DROP_PATH, attention=Attention(64, extra_tokens=5), keras_hub="0.24.0", keras="3.8",
     ),
     # Swin (2021): windowed attention in four stages; its windows of 7 tokens need at least
     # 7 at the last stage, so 224 px and up, in steps of 32.
     "swin-tiny": Choice(
-        "keras/swin-transformer/keras/swin_tiny_patch4_window7_224/1",
-        "Swin-T",
-        27.5,
-        patch_size=32,
-        smallest_size=224,
-        stochastic_depth="drop_path",
-        attention=Attention(32, window=7 * 7),
-        keras_hub="0.29.1",
+        "keras/swin-transformer/keras/swin_tiny_patch4_window7_224/1", "Swin-T", 27.5,
+        patch_size=32, smallest_size=224, stochastic_depth="drop_path",
+        attention=Attention(32, window=7 * 7), keras_hub="0.29.1",
         # keras-hub 0.29.1 installs beside Keras 3.13, but its Swin's drop path calls
         # keras.ops.random, which Keras 3.13.2 lacks: a training step there ends in an
         # AttributeError (seen on Colab's TPU set, make test-platforms).
@@ -154,31 +118,21 @@ BACKBONES = {
     # SigLIP (2023): a ViT-B/16 trained on image and text pairs (WebLi); its vision tower
     # alone, pooled by its own attention head. Its learned positions are for 224 px only.
     "siglip-base": Choice(
-        "keras/siglip/keras/siglip_base_patch16_224/1",
-        "SigLIP ViT-B/16",
-        92.9,
-        patch_size=16,
-        fixed_size=224,
-        part="vision_encoder",
-        attention=Attention(64, probe=True),
+        "keras/siglip/keras/siglip_base_patch16_224/1", "SigLIP ViT-B/16", 92.9, patch_size=16,
+        fixed_size=224, part="vision_encoder", attention=Attention(64, probe=True),
         keras_hub="0.20.0",
     ),
     # HGNetV2 (PaddleClas, distilled with SSLD): a fast convolutional network whose feature
     # pyramid's deepest map the head pools.
     "hgnetv2-b4": Choice(
-        "keras/hgnetv2/keras/hgnetv2_b4_ssld_stage2_ft_in1k/1",
-        "HGNetV2-B4",
-        13.6,
-        sized_preset=True,
-        keras_hub="0.22.2",
-        keras="3.8",
+        "keras/hgnetv2/keras/hgnetv2_b4_ssld_stage2_ft_in1k/1", "HGNetV2-B4", 13.6,
+        sized_preset=True, keras_hub="0.22.2", keras="3.8",
     ),
     "small-cnn": Choice("", "small CNN", None, keras_hub=""),
-}
+}  # fmt: skip
 
 
 def handle(cfg: Config) -> str:
-    """The backbone's Kaggle Models handle; empty for small-cnn."""
     return BACKBONES[cfg.backbone].handle
 
 

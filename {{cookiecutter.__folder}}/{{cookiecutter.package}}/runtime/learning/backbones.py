@@ -1,13 +1,11 @@
 """The backbone: a keras-hub preset from Kaggle Models, or a small CNN for CPU demos.
 
-A preset folder holds the architecture (config.json), the ImageNet weights
-(model.weights.h5) and the input scaling those weights were trained with
-(image_converter.json). On a laptop kagglehub downloads it once into its cache; in a Kaggle
-notebook `kernel` has attached the model (kernel-metadata.json's model_sources), and kagglehub
-finds it under /kaggle/input with the internet off. The scaling becomes a layer of our model,
-so the input pipeline hands every backbone the same uint8 images. Which backbones there are,
-and their presets: backbone_choices.py.
-"""
+A preset folder holds the architecture (config.json), the ImageNet weights (model.weights.h5) and
+the input scaling those weights were trained with (image_converter.json). On a laptop kagglehub
+downloads it once into its cache; in a Kaggle notebook `kernel` has attached the model
+(kernel-metadata.json's model_sources), and kagglehub finds it under /kaggle/input with the internet
+off. The scaling becomes a layer of our model, so the input pipeline hands every backbone the same
+uint8 images. Which backbones there are, and their presets: backbone_choices.py."""
 
 from __future__ import annotations
 
@@ -89,8 +87,7 @@ def changed_arguments(cfg: Config) -> dict:
     choice = BACKBONES[cfg.backbone]
     resized = (choice.patch_size > 1 or choice.sized_preset) and not choice.fixed_size
     shape = {"image_shape": (cfg.image_size, cfg.image_size, 3)} if resized else {}
-    skipping = choice.stochastic_depth  # its argument for skipped blocks
-    depth = {skipping: cfg.stochastic_depth} if skipping else {}
+    depth = {choice.stochastic_depth: cfg.stochastic_depth} if choice.stochastic_depth else {}
     return {**shape, **depth, **dict(choice.held)}
 
 

@@ -1,7 +1,6 @@
-"""Where the answers are more than each image's most probable class, the cuts that make them,
-fitted on validation records: each class's threshold (multi-label, thresholds.py) or the cuts
-between grades on the expected grade (qwk, grades.py), each imported where the run's config
-asks for it."""
+"""Where the answers are more than each image's most probable class, the cuts that make them, fitted
+on validation records: each class's threshold (multi-label, thresholds.py) or the cuts between
+grades on the expected grade (qwk, grades.py), each imported where the run's config asks for it."""
 
 from __future__ import annotations
 
@@ -27,8 +26,10 @@ def cuts_for(cfg, truth, probabilities) -> list[float] | None:
 
 
 def answered(cfg, probabilities, cuts) -> np.ndarray:
-    """The answers `cuts` (cuts_for's) give: every class at or above its threshold
-    (multi-label), or the grade the cuts between grades give (qwk)."""
+    """The answers `cuts` (cuts_for's) give: every class at or above its threshold (multi-label), or
+    the grade the cuts between grades give (qwk); no cuts: the most probable class."""
+    if cuts is None:
+        return probabilities.argmax(-1)
     if cfg.multi_label:
         from . import thresholds
 

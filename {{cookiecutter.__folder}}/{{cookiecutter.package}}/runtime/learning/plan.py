@@ -1,9 +1,6 @@
 """What a run does on the accelerator it found: the global batch, the steps per epoch, the
-precision and the steps per device call.
-
-`train` runs with these numbers and `doctor` shows them, from this one function, so what
-doctor says is what train does.
-"""
+precision and the steps per device call. `train` runs with these numbers and `doctor` shows
+them, from this one function, so what doctor says is what train does."""
 
 from __future__ import annotations
 
@@ -36,7 +33,6 @@ class Plan:
 
 
 def global_batch_size(cfg: Config, found: Accelerator) -> int:
-    """Images per step over every replica: each takes Config.batch_size of them."""
     return cfg.batch_size * found.replicas
 
 
@@ -50,8 +46,7 @@ def make(cfg: Config, found: Accelerator, training_records: int) -> Plan:
             f"lower {named('batch_size')}"
         )
     multi_step, note = steps_per_execution(found, cfg.steps_per_execution, steps)
-    chosen = precision(found, cfg.precision)
-    why = precision_why(found, cfg.precision)
+    chosen, why = precision(found, cfg.precision), precision_why(found, cfg.precision)
     return Plan(global_batch, steps, chosen, multi_step, note, why)
 
 

@@ -23,12 +23,10 @@ def predict_probabilities(
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Class probabilities of the real rows of (image, key, weight[, id]) batches, and their
     keys (labels or ids, then ids), in one pass with a progress bar. Only images go to the
-    device; keys stay on the host. With `tta`, the average with the flipped images.
-
-    With `test_images` (how many the run predicts, each with every one of its `models`), the
-    speed and the time the whole run will take are printed after a few batches: a run that
-    would outlast a notebook's limit says so early (flips are in the speed).
-    """
+    device; keys stay on the host. With `tta`, the average with the flipped images. With
+    `test_images` (how many the run predicts, each with every one of its `models`), the speed
+    and the time the whole run will take are printed after a few batches: a run that would
+    outlast a notebook's limit says so early (flips are in the speed)."""
     probabilities, keys = [], []
     count = int(batches.cardinality())
     progress = keras.utils.Progbar(count, verbose=progress_verbosity())
@@ -74,9 +72,8 @@ def predicted_batch(net: keras.Model, images: np.ndarray) -> np.ndarray:
 def say_speed(images_per_second: float, tta: bool, images: int, models: int) -> None:
     """The speed of prediction here, and what it makes of the whole run's images."""
     by = f" by each of {models} models" if models > 1 else ""
+    flip, minutes = " (each with its flip)" if tta else "", images * models / images_per_second / 60
     print(
-        f"\nprediction: {images_per_second:.1f} images/s here"
-        + (" (each with its flip)" if tta else "")
-        + f"; the {images:,} test images{by} take about "
-        + f"{images * models / images_per_second / 60:.1f} minutes"
+        f"\nprediction: {images_per_second:.1f} images/s here{flip}; the {images:,} test "
+        f"images{by} take about {minutes:.1f} minutes"
     )

@@ -1,14 +1,11 @@
 """The competition metric, on predictions (`score`'s command, stages/score.py, scores files).
 
-Truth is a class number per image, a multi-hot row per image (multi-label), a row of numbers
-(regression: a value per target) or of shares (votes over the classes); predictions are a
-column per class (its probability) or per target (its value). METRICS names each metric
-once, and nothing else keeps its name: what it scores (the answers, the probabilities or the
-values), which way is better, the targets, labels and classes it scores, and the definition
-it follows; tests/test_scoring.py checks each
-against scikit-learn or the competition's code. Config's --metric, the template's answer and
-the notebook read it here; so it imports nothing of the package but errors.py.
-"""
+Truth is a class number per image, a multi-hot row (multi-label), or a row of values or of
+shares (votes over the classes); predictions are a column per class (its probability) or per
+target (its value). METRICS names each metric once, with all the code knows of it (Metric);
+tests/test_scoring.py checks each against scikit-learn or the competition's code. Config's
+--metric, the template's answer and the notebook read it here, so it imports nothing of the
+package but errors.py."""
 
 from __future__ import annotations
 
@@ -242,7 +239,6 @@ def gain(new: float, old: float, metric: str) -> float:
 
 
 def best(values, metric: str) -> int:
-    """The position of the best of `values`."""
     return int(np.argmin(values) if METRICS[metric].lower_is_better else np.argmax(values))
 
 

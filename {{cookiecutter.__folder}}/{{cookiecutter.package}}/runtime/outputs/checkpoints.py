@@ -1,14 +1,13 @@
 """Checkpoints every epoch, and resuming from the last one.
 
 After each epoch: the weights with the optimizer's state (Keras' .weights.h5), then the epoch
-reached, the history so far and the run that made them. Each file is replaced whole, so a
-run killed at any moment and started again with the same command continues from the last
-finished epoch; a run with another model or other data refuses to continue it.
+reached, the history so far and the run that made them. Each file is replaced whole, so a run killed
+at any moment and started again with the same command continues from the last finished epoch; a run
+with another model or other data refuses to continue it.
 
-Why not keras.callbacks.BackupAndRestore: it writes its weights file in place (a kill
-mid-write loses it), every process writes it (several JAX processes would race on one file),
-it keeps no history of the epochs before a restart, and it deletes itself when training ends.
-"""
+Why not keras.callbacks.BackupAndRestore: it writes its weights file in place (a kill mid-write
+loses it), every process writes it (several JAX processes would race on one file), it keeps no
+history of the epochs before a restart, and it deletes itself when training ends."""
 
 from __future__ import annotations
 
@@ -26,14 +25,7 @@ import numpy as np
 from ..config import LABEL_FILES, Config, fields_with, places_of
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
-from ..platform.files import (
-    NO_ROOM,
-    disk_full,
-    is_url,
-    place,
-    write_json,
-    written_whole,
-)
+from ..platform.files import NO_ROOM, disk_full, is_url, place, write_json, written_whole
 from .run_files import CHECKPOINTS
 from .trained_run import ARCHITECTURE, damaged, differences, listed
 
@@ -141,11 +133,8 @@ class EveryEpoch(keras.callbacks.Callback):
 
     def __init__(self, cfg: Config, run: plan.Plan, history: dict, writes_files: bool):
         super().__init__()
-        self.cfg = cfg
-        self.folder = folder(cfg)
-        self.record = made_by(cfg, run)
-        self.history = history
-        self.writes_files = writes_files
+        self.cfg, self.history, self.writes_files = cfg, history, writes_files
+        self.folder, self.record = folder(cfg), made_by(cfg, run)
         self.started, self.trained = time.perf_counter(), None
 
     # The seconds an epoch trained, validation left out: `ablate` shows images a second.

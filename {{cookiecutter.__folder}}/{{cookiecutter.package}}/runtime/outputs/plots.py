@@ -4,8 +4,7 @@ Each function draws one picture from numbers it is given, saves it and returns i
 `show` puts a saved picture into the notebook, or prints its path in a terminal. Figures are
 made without pyplot, so nothing here needs a display or changes the notebook's backend.
 Every PNG carries its visible text in a "Description" chunk, so tests and searches can read
-what a picture says without OCR.
-"""
+what a picture says without OCR."""
 
 from __future__ import annotations
 
@@ -25,6 +24,8 @@ from PIL.PngImagePlugin import PngInfo
 from sklearn.metrics import confusion_matrix
 
 from ..platform.files import written_whole
+
+Names = Sequence[str] | None  # the class names, in class order (None: numbers)
 
 
 def save(figure: Figure, path: Path) -> Path:
@@ -96,12 +97,12 @@ def show(path: Path | list[Path] | None) -> None:
         print(f"picture: {path}")
 
 
-def class_name(number: int, names: Sequence[str] | None) -> str:
+def class_name(number: int, names: Names) -> str:
     """A class as a reader knows it: its name, else "class N" (also for a number past names)."""
     return names[number] if names is not None and 0 <= number < len(names) else f"class {number}"
 
 
-def label_title(label: np.ndarray, names: Sequence[str] | None, shares: bool = False) -> str:
+def label_title(label: np.ndarray, names: Names, shares: bool = False) -> str:
     """One image's title: its class, or every class set in a multi-hot row, joined by ", ";
     with `shares`, a row of one image's classes (mixed by MixUp or CutMix) gives each class
     its share, largest first ("cat 0.70, dog 0.30")."""
@@ -119,11 +120,7 @@ def label_title(label: np.ndarray, names: Sequence[str] | None, shares: bool = F
 
 
 def augmented_batch(
-    images: np.ndarray,
-    labels: np.ndarray,
-    path: Path,
-    names: Sequence[str] | None = None,
-    shares: bool = False,
+    images: np.ndarray, labels: np.ndarray, path: Path, names: Names = None, shares: bool = False
 ) -> Path:
     """A grid of training images as the model sees them (mixed, cropped, flipped), titled
     with their class names (`names[n]` for class n) or numbers. `labels` holds one class per
@@ -138,11 +135,7 @@ def augmented_batch(
 
 
 def predictions(
-    images: np.ndarray,
-    labels: np.ndarray,
-    predicted: np.ndarray,
-    path: Path,
-    names: Sequence[str] | None = None,
+    images: np.ndarray, labels: np.ndarray, predicted: np.ndarray, path: Path, names: Names = None
 ) -> Path:
     """Validation images titled with the class predicted and, where it is wrong, the true
     one in red: where the model errs, at a glance."""
@@ -211,11 +204,7 @@ def training_curves(history: dict, metric: str, path: Path) -> Path:
 
 
 def confusion(
-    truth: np.ndarray,
-    predicted: np.ndarray,
-    num_classes: int,
-    path: Path,
-    names: Sequence[str] | None = None,
+    truth: np.ndarray, predicted: np.ndarray, num_classes: int, path: Path, names: Names = None
 ) -> Path:
     """Validation counts of true class against predicted class; the diagonal is right. Up to
     30 classes, the ticks name each class (`names[n]` for class n) or number it."""
@@ -228,22 +217,15 @@ def confusion(
     if num_classes <= 30:  # beyond that, numbers in cells are unreadable
         axes.set_xticks(range(num_classes))
         axes.set_yticks(range(num_classes))
-        if names is not None:
-            label_ticks(axes, [class_name(number, names) for number in range(num_classes)])
+        if names is not None:  # slanted along the bottom, so long names do not overlap
+            labels = [class_name(number, names) for number in range(num_classes)]
+            axes.set_xticklabels(labels, rotation=60, ha="right", rotation_mode="anchor")
+            axes.set_yticklabels(labels)
         for (row, column), count in np.ndenumerate(matrix):
             if count:
                 color = "white" if count > matrix.max() / 2 else "black"
                 axes.text(column, row, count, ha="center", va="center", color=color, fontsize=8)
     accuracy = np.trace(matrix) / max(matrix.sum(), 1)
-    axes.set(
-        xlabel="predicted class",
-        ylabel="true class",
-        title=f"Confusion matrix, validation ({matrix.sum()} images, accuracy {accuracy:.4f})",
-    )
+    title = f"Confusion matrix, validation ({matrix.sum()} images, accuracy {accuracy:.4f})"
+    axes.set(xlabel="predicted class", ylabel="true class", title=title)
     return save(figure, path)
-
-
-def label_ticks(axes: Axes, labels: list[str]) -> None:
-    """Class names on both axes; those along the bottom slant, so long ones do not overlap."""
-    axes.set_xticklabels(labels, rotation=60, ha="right", rotation_mode="anchor")
-    axes.set_yticklabels(labels)

@@ -47,8 +47,5 @@ def with_trained(cfg: Config) -> Config:
             "a finished `train`, or the training notebook's output"
         )
     recorded = read_record(records[0])
-    return filled(
-        cfg,
-        {name: recorded[name] for name in FROM_TRAINED if name in recorded},
-        f"the trained run {records[0]}",
-    )
+    given = {name: recorded[name] for name in FROM_TRAINED if name in recorded}
+    return filled(cfg, given, f"the trained run {records[0]}")

@@ -1,11 +1,6 @@
-"""submission.csv as the competition's sample asks for it: its columns, its ids as it spells
-them, one row per id in its order, written whole.
-
-The sample's columns and the metric say what to write besides the id (Config.submission can
-say it instead): the shapes, one column of labels, of the k most probable labels (MAP@k) or
-of a binary target's probability, or a column of probabilities per class, are in
-submission_shapes.py.
-"""
+"""submission.csv as the competition's sample asks for it: its columns, its ids as it spells them,
+one row per id in its order, written whole. What it holds besides the id, as the sample's columns
+and the metric say (or Config.submission), is one of submission_shapes.py's shapes."""
 
 from __future__ import annotations
 
@@ -40,26 +35,23 @@ def load_sample(cfg: Config) -> pd.DataFrame | None:
         return None
     path = places_of(cfg).file("sample_submission")
     with reaching(path):
-        return read_sample_at(cfg, path)
-
-
-def read_sample_at(cfg: Config, path: str) -> pd.DataFrame | None:
-    if not tf.io.gfile.exists(path):
-        if "sample_submission" in inputs_of(cfg).given:
+        if not tf.io.gfile.exists(path):
+            if "sample_submission" in inputs_of(cfg).given:
+                raise UserError(
+                    f"{path} ({came_from(cfg, 'sample_submission')}) does not exist; give the "
+                    "sample's path from where you run, or leave it out to use the data folder's "
+                    "sample_submission.csv"
+                )
+            print(f"no sample submission at {path}: rows are sorted by id, unchecked")
+            return None
+        if tf.io.gfile.isdir(path):
             raise UserError(
-                f"{path} ({came_from(cfg, 'sample_submission')}) "
-                "does not exist; give the sample's path from where you run, or leave it out to "
-                "use the data folder's sample_submission.csv"
+                f"{path} ({named('sample_submission')}) is a folder; give the sample "
+                "submission's CSV file, as the competition's data page lists it (often "
+                "sample_submission.csv)"
             )
-        print(f"no sample submission at {path}: rows are sorted by id, unchecked")
-        return None
-    if tf.io.gfile.isdir(path):
-        raise UserError(
-            f"{path} ({named('sample_submission')}) is a folder; give the sample submission's "
-            "CSV file, as the competition's data page lists it (often sample_submission.csv)"
-        )
-    with tf.io.gfile.GFile(path, "rb") as file:  # gs:// too
-        return read_sample(file.read(), path)
+        with tf.io.gfile.GFile(path, "rb") as file:  # gs:// too
+            return read_sample(file.read(), path)
 
 
 def read_sample(data: bytes, where: str) -> pd.DataFrame:
@@ -70,8 +62,7 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
     except ValueError as error:  # pandas' parser errors and undecodable bytes are ValueErrors
         raise UserError(
             f"{where} is not a CSV file pandas can read ({first_line(error)}); give the "
-            "competition's sample submission "
-            f"({named('sample_submission')})"
+            f"competition's sample submission ({named('sample_submission')})"
         ) from error
     if len(sample.columns) < 2:
         raise UserError(
@@ -85,8 +76,7 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
 def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) -> Shape:
     """The submission's shape and columns: the sample's, else the config's. The id column is
     the one the user gave, else the records' (their manifest's) when the sample has it, else
-    the sample's first; the rest are what Config.submission names (auto: one label column,
-    or a column per class where the sample has more than one)."""
+    the sample's first; the rest are what Config.submission names (`automatic` for auto)."""
     if sample is None:
         chosen = SHAPES[cfg.submission] if cfg.submission != "auto" else automatic(cfg, 1)
         shape = chosen.without_sample(cfg.id_column, cfg.label_column, names, num_classes)
@@ -116,10 +106,7 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
 
 
 def automatic(cfg: Config, columns: int) -> type[Shape]:
-    """The shape `auto` picks for a sample with `columns` columns besides the id: a value per
-    target for a metric of values; a column per class; or one, of the k most probable classes
-    for MAP@k, of the positive class's probability for a binary target scored on
-    probabilities (pauc, roc_auc, log_loss), else of labels."""
+    """The shape `auto` picks for a sample with `columns` columns besides the id."""
     if targets(cfg) == "values":
         return Values
     if columns > 1:
@@ -147,10 +134,9 @@ def written_from(cfg: Config, shape: Shape, probabilities, cuts) -> tuple:
 
 
 def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str) -> list[str]:
-    """The ids as the sample spells them: records made from file names say t0.jpg where a
-    sample may say t0, or the other way round, and an image in a nested folder (sub/t0.jpg) may
-    be t0.jpg there. Unchanged when they match already, or when no spelling pairs them up one
-    to one."""
+    """The ids as the sample spells them: records made from file names say t0.jpg where a sample may
+    say t0, or the other way round, and an image in a nested folder (sub/t0.jpg) may be t0.jpg
+    there. Unchanged when they match already, or when no spelling pairs them up one to one."""
     if sample is None:
         return ids
     wanted = set(sample[id_column])
@@ -238,9 +224,8 @@ def in_sample_order(
 ) -> pd.DataFrame:
     """`values`, a row per id, with the ids spelt as the sample spells them, in its order
     (sorted by id without a sample)."""
-    rows = pd.concat(
-        [pd.DataFrame({id_column: as_sample_spells(ids, sample, id_column)}), values], axis=1
-    )
+    spelled = pd.DataFrame({id_column: as_sample_spells(ids, sample, id_column)})
+    rows = pd.concat([spelled, values], axis=1)
     if sample is None:
         return rows.sort_values(id_column, ignore_index=True)
     return sample[[id_column]].merge(rows, on=id_column, how="left", validate="one_to_one")
@@ -249,9 +234,8 @@ def in_sample_order(
 def probabilities_table(
     cfg: Config, ids: list[str], probabilities, sample: pd.DataFrame | None, shape: Shape
 ) -> pd.DataFrame:
-    """Each class's probability for each id, in submission.csv's rows and id spelling: what
-    the model said before the submission's shape made labels of it (a blend of runs reads
-    these)."""
+    """Each class's probability for each id, in submission.csv's rows and id spelling: what the
+    model said before the submission's shape made labels of it (a blend of runs reads these)."""
     columns = probability_columns(class_names(cfg), cfg.num_classes)
     values = pd.DataFrame(probabilities, columns=columns)
     return in_sample_order(ids, values, sample, shape.id_column)

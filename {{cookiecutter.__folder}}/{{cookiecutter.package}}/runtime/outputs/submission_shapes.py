@@ -1,11 +1,8 @@
 """What submission.csv holds besides the id, one class per shape, and SHAPES, their registry:
-`--submission` chooses by name (auto: one column of labels, or a column per class, as the
-sample's columns and the metric say). A new shape is a class here and its entry in SHAPES.
-
-Each shape knows its columns with and without a sample, how doctor and predict say it, and
-what it writes of each image's class probabilities. Nothing here loads NumPy or pandas until
-it writes, so the command line's `--help` stays quick.
-"""
+`--submission` chooses by name (auto: as the sample's columns and the metric say). A new shape
+is a class here and its entry in SHAPES. Each knows its columns with and without a sample, how
+doctor and predict say it, and what it writes of each image's class probabilities. Nothing here
+loads NumPy or pandas until it writes, so the command line's `--help` stays quick."""
 
 from __future__ import annotations
 
@@ -29,6 +26,10 @@ class Shape:
     order: list[str]
     numbers: bool = False
 
+    @classmethod
+    def without_sample(cls, id_column: str, label_column: str, names, num_classes):
+        return cls(id_column, [label_column], [id_column, label_column])
+
     def numbering(self, names) -> str:
         """Where the classes have names and the submission numbers them, which number is
         which class, as one line to print: the records number the classes in their names'
@@ -49,10 +50,6 @@ class Labels(Shape):
     numbers classes that have names."""
 
     @classmethod
-    def without_sample(cls, id_column: str, label_column: str, names, num_classes) -> Labels:
-        return cls(id_column, [label_column], [id_column, label_column])
-
-    @classmethod
     def of_sample(cls, sample: pd.DataFrame, id_column: str, rest: list[str], names, num_classes):
         if len(rest) != 1:
             raise UserError(
@@ -71,9 +68,7 @@ class Labels(Shape):
         import numpy as np
         import pandas as pd
 
-        labels = numbers_of(probabilities.shape[1])
-        if names and not self.numbers:
-            labels = list(names)
+        labels = list(names) if names and not self.numbers else numbers_of(probabilities.shape[1])
         if thresholds is None:
             chosen = [labels[number] for number in probabilities.argmax(-1)]
         else:
@@ -151,10 +146,6 @@ class Positive(Shape):
     positive: int = 1
 
     @classmethod
-    def without_sample(cls, id_column: str, label_column: str, names, num_classes):
-        return cls(id_column, [label_column], [id_column, label_column])
-
-    @classmethod
     def of_sample(cls, sample: pd.DataFrame, id_column: str, rest: list[str], names, num_classes):
         where = sample.attrs.get("path", "the sample submission")
         if len(rest) != 1 or num_classes != 2:
@@ -168,10 +159,8 @@ class Positive(Shape):
         return cls(id_column, rest, list(sample.columns), positive=positive)
 
     def describe(self, multi_label: bool) -> str:
-        return (
-            f"{self.id_column} and the probability of class {self.positive} (the positive "
-            f"one) in {self.columns[0]}"
-        )
+        positive = f"the probability of class {self.positive} (the positive one)"
+        return f"{self.id_column} and {positive} in {self.columns[0]}"
 
     def values(self, probabilities: np.ndarray, names, thresholds=None) -> pd.DataFrame:
         import pandas as pd
@@ -179,9 +168,7 @@ class Positive(Shape):
         return pd.DataFrame({self.columns[0]: probabilities[:, self.positive]})
 
 
-# Config.submission's choices besides auto; `auto` picks Values for a metric of values,
-# Probabilities for a sample with more than one column besides the id, else as the metric
-# scores one column (submission.py).
+# Config.submission's choices besides auto (submission.py's `automatic` picks for auto).
 SHAPES: dict[str, type[Shape]] = {
     "labels": Labels, "probabilities": Probabilities, "top": TopLabels, "positive": Positive,
     "values": Values,

@@ -5,8 +5,7 @@ dropped connection mid-write keeps the previous version.
 A URL is never made a pathlib.Path: Path("gs://B/x") is gs:/B/x, a local folder named `gs:`.
 place() makes it an etils.epath.Path (pathlib's methods, through TensorFlow's gs:// client), and
 a file for a bucket is written here first, then copied up: an object appears whole when its
-upload completes.
-"""
+upload completes."""
 
 from __future__ import annotations
 
@@ -24,14 +23,10 @@ from ..errors import UserError, first_line, named
 from .kaggle_inputs import ROOT
 
 MANIFEST = "manifest.json"  # what `records` writes beside its shards: counts, folds, classes
-# What `records` writes beside them with --test-csv: each image's metadata (data/metadata.py).
-METADATA_TABLE = "metadata.csv"
-# What `blend` writes beside the blended submission: the runs, their weights and CVs.
-BLEND = "blend.json"
-# What `stack` writes beside the stacked submission: the runs, the metadata columns, the CVs.
-STACK = "stack.json"
-# Beside a notebook's output fetched with `kaggle output`: the notebook it came from.
-FETCHED_FROM = "kaggle-notebook.json"
+METADATA_TABLE = "metadata.csv"  # `records --test-csv`'s: each image's metadata (data/metadata.py)
+BLEND = "blend.json"  # beside `blend`'s submission: the runs, their weights and CVs
+STACK = "stack.json"  # beside `stack`'s submission: the runs, the metadata columns, the CVs
+FETCHED_FROM = "kaggle-notebook.json"  # beside `kaggle output`'s files: the notebook they are of
 # Image files `records` reads, and the extensions an id may carry or drop between the records
 # and a sample submission (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
@@ -139,15 +134,14 @@ def on_this_machine(folder: Path):
 def disk_full(path: Path, needed: int = 0, bucket: str = "") -> UserError:
     """The error for a file the disk has no room for; the previous version is kept. For a
     file bound for a bucket, `path` is its temporary here."""
+    free = shutil.disk_usage(path.parent).free
     if bucket:
-        free = shutil.disk_usage(path.parent).free
         return UserError(
             f"cannot write {bucket}: this machine's temporary folder {path.parent.parent} is "
             f"full ({free:,} bytes free) and each file is written there before its upload; the "
             "object in the bucket is as it was. Free some space there, or set TMPDIR to a "
             "folder with room"
         )
-    free = shutil.disk_usage(path.parent).free
     room = f"{free:,} bytes free" + (f", about {needed:,} needed" if needed else "")
     kept = f"; the {path.name} written before is kept" if path.exists() else ""
     return UserError(
@@ -162,12 +156,10 @@ def write_json(path: Path | str, value) -> None:
 
 
 def unwritable(folder: Path | str, buckets: bool = False) -> str:
-    """Why files cannot be written in `folder` (made when missing), or "" when they can.
-
-    Makes nothing: the folder, or the nearest one above it that exists, must take new files.
-    A bucket (where `buckets`: the command writes through written_whole) must take an object:
-    one is written and deleted, as nothing short of a write tells what the credentials allow.
-    """
+    """Why files cannot be written in `folder` (made when missing), or "" when they can. Makes
+    nothing: the folder, or the nearest one above it that exists, must take new files. A
+    bucket (where `buckets`: the command writes through written_whole) must take an object:
+    one is written and deleted, as nothing short of a write tells what the credentials allow."""
     if is_url(folder):
         return bucket_unwritable(str(folder)) if buckets else BUCKET_OUTPUT
     existing = Path(folder)

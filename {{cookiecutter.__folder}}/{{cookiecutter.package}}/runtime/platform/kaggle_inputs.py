@@ -2,14 +2,12 @@
 
 Kaggle mounts each input by kind: /kaggle/input/competitions/SLUG, datasets/OWNER/SLUG,
 notebooks/OWNER/SLUG (another notebook's output) and models/OWNER/MODEL/FRAMEWORK/VARIATION/
-VERSION; notebooks made before 2026, and some attachments, still see /kaggle/input/SLUG. So
-an input is asked for by what it is (`kaggle:datasets/alice/flower-records`), never by a
-folder. Both layouts are looked at first (a folder check costs nothing); only where neither
-holds it, inside a notebook, kagglehub asks Kaggle's data proxy where it is mounted, with a
-time limit. Never in Kaggle's scoring rerun of a code competition's notebook: a proxy call has
-failed such reruns (Kaggle/kagglehub#258). Where nothing holds it, the error lists what
-/kaggle/input holds.
-"""
+VERSION; notebooks made before 2026, and some attachments, still see /kaggle/input/SLUG. So an input
+is asked for by what it is (`kaggle:datasets/alice/flower-records`), never by a folder. Both layouts
+are looked at first (a folder check costs nothing); only where neither holds it, inside a notebook,
+kagglehub asks Kaggle's data proxy where it is mounted, with a time limit. Never in Kaggle's scoring
+rerun of a code competition's notebook: a proxy call has failed such reruns (Kaggle/kagglehub#258).
+Where nothing holds it, the error lists what /kaggle/input holds."""
 
 from __future__ import annotations
 
@@ -24,8 +22,7 @@ from ..errors import UserError, first_line
 PREFIX = "kaggle:"
 # Where Kaggle mounts inputs; kagglehub reads the same variable, so a test can move both.
 ROOT = Path(os.environ.get("KAGGLE_CACHE_MOUNT_FOLDER") or "/kaggle/input")
-# What a notebook writes and Kaggle keeps (submission.csv among it).
-WORKING = Path("/kaggle/working")
+WORKING = Path("/kaggle/working")  # what a notebook writes and Kaggle keeps (submission.csv)
 # How each kind is referred to (the parts after the kind) and the kagglehub call that finds it.
 KINDS = {
     "competitions": ("SLUG", "competition_download"),
@@ -76,9 +73,7 @@ def find(reference: str, root: Path | None = None) -> Found:
     how it was found."""
     kind, ref, inside = parse(reference)
     mounted = found(kind, ref, root or ROOT)
-    if not inside:
-        return mounted
-    return Found(os.path.join(mounted.folder, inside), mounted.how)
+    return Found(os.path.join(mounted.folder, inside), mounted.how) if inside else mounted
 
 
 @functools.cache  # asked once a session: doctor, train and predict each resolve their data

@@ -154,9 +154,7 @@ def field_path(cfg: Config, name: str, folder: str) -> str:
     if name not in inputs_of(cfg).typed:
         return under(folder, at_image_size(cfg, value, folder))
     there = instead_in(folder, value)
-    if there and not matches(value) and matches(there):
-        return there
-    return value
+    return there if there and not matches(value) and matches(there) else value
 
 
 def under(folder: str, pattern: str) -> str:
@@ -175,9 +173,7 @@ def instead_in(folder: str, pattern: str) -> str:
     data folder that is where they run."""
     if not pattern or any(part.startswith("/") or "://" in part for part in pattern.split(",")):
         return ""
-    if "://" in folder or folder.startswith("tfds:"):
-        return ""
-    if os.path.abspath(folder) == os.getcwd():
+    if "://" in folder or folder.startswith("tfds:") or os.path.abspath(folder) == os.getcwd():
         return ""
     return ",".join(os.path.join(folder, part) for part in pattern.split(","))
 

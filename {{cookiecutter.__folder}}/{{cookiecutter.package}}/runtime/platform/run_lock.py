@@ -1,14 +1,12 @@
 """One run at a time in a folder: two runs into one folder would replace each other's files.
 
-On this machine the lock is the operating system's (fcntl), so a run that is killed lets go of
-the folder as it dies. A bucket has no such lock, and TensorFlow's gs:// client cannot create
-an object only if it is absent (GCS's ifGenerationMatch=0). So a run in a bucket writes a lock
-object naming itself, reads it back, and renews it every BEAT_SECONDS; a lock not renewed for
-STALE_SECONDS was left by a run that died (a preempted TPU VM), and the next run takes it.
-What this cannot promise: two runs starting within the same second or two may both take the
-folder (each checks, then writes); and hosts whose clocks differ by more than STALE_SECONDS
-misjudge each other's locks.
-"""
+On this machine the lock is the operating system's (fcntl), so a run that is killed lets go of the
+folder as it dies. A bucket has no such lock, and TensorFlow's gs:// client cannot create an object
+only if it is absent (GCS's ifGenerationMatch=0). So a run in a bucket writes a lock object naming
+itself, reads it back, and renews it every BEAT_SECONDS; a lock not renewed for STALE_SECONDS was
+left by a run that died (a preempted TPU VM), and the next run takes it. What this cannot promise:
+two runs starting within the same second or two may both take the folder (each checks, then writes);
+and hosts whose clocks differ by more than STALE_SECONDS misjudge each other's locks."""
 
 from __future__ import annotations
 

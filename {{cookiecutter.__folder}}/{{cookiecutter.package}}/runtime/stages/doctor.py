@@ -16,18 +16,12 @@ if TYPE_CHECKING:
 
 
 def doctor(
-    cfg: Config,
-    found: Accelerator | None = None,
-    require: str = "",
-    full_scan: bool = False,
+    cfg: Config, found: Accelerator | None = None, require: str = "", full_scan: bool = False
 ) -> list[str]:
-    """Print what a run would use; return the problems that would stop train or predict
-    (none: ready).
-
-    `require` ("tpu" or "gpu") makes a missing accelerator a problem: a notebook pushed to a
-    TPU machine then stops at once instead of training for hours on the host's CPU.
-    `full_scan` decodes every image of every split too, and lists every problem per shard.
-    """
+    """Print what a run would use; return the problems that would stop train or predict (none:
+    ready). `require` ("tpu" or "gpu") makes a missing accelerator a problem: a notebook pushed to a
+    TPU machine then stops at once instead of training for hours on the host's CPU. `full_scan`
+    decodes every image of every split too, and lists every problem per shard."""
     from ..data import source
     from ..learning import plan  # Keras: `doctor --help` needs none
     from . import preflight, training_checks
@@ -86,10 +80,8 @@ def scan_images(checked: preflight.Preflight) -> list[str]:
             return []
         bad = [shard for shard in shards if shard.problems]
         problems += [shard.describe() for shard in bad]
-        print(
-            f"scan {split}: {found.records} records in {len(found.files)} files, {len(bad)} "
-            "with problems"
-        )
+        said = f"{found.records} records in {len(found.files)} files, {len(bad)} with problems"
+        print(f"scan {split}: {said}")
         for shard in bad:
             print(f"  PROBLEM: {shard.describe()}")
         for shard in shards:

@@ -32,9 +32,8 @@ class Validated:
 
 
 def evaluate(cfg: Config, found: Accelerator | None = None) -> list[Path]:
-    """Print scikit-learn's per-class report (with the class names) and the competition
-    metric; returns the paths of its pictures: the confusion matrix and a grid of validation
-    images with their predicted and true classes (neither for multi-label)."""
+    """Score the trained model of the fold asked for, or of every fold (`report` says what is
+    printed and drawn); returns the paths of its pictures."""
     cfg = paths.placed(cfg)  # where it reads and writes, found once
     found = found or accelerator.detect(cfg)
     if folds.count(cfg) > 1 and cfg.fold == "all":
@@ -76,14 +75,8 @@ def validate(cfg: Config, found: Accelerator) -> tuple[Config, Validated]:
         from ..data import metadata_inputs
 
         table = metadata_inputs.for_validation(cfg, said, trained_run.metadata_spec(cfg))
-    batches = pipeline.for_inference(
-        checked.valid.value.files,
-        cfg,
-        plan.global_batch_size(cfg, found),
-        True,
-        found.image_dtype,
-        metadata=table,
-    )
+    files, batch = checked.valid.value.files, plan.global_batch_size(cfg, found)
+    batches = pipeline.for_inference(files, cfg, batch, True, found.image_dtype, metadata=table)
     with found.scope():
         net = trained_run.load_trained(cfg, found)
         probabilities, (labels,) = predict_probabilities(net, batches)
@@ -91,18 +84,13 @@ def validate(cfg: Config, found: Accelerator) -> tuple[Config, Validated]:
     first = first["image"] if isinstance(first, dict) else first  # not its metadata
     images = np.asarray(first[: min(PICTURED, len(labels))])  # as predicted
     fitted = checked.trained.value.thresholds  # each class's (multi-label), or between grades
-    if fitted is None:
-        predicted = probabilities.argmax(-1)
-    else:
-        predicted = cuts.answered(cfg, probabilities, fitted)
+    predicted = cuts.answered(cfg, probabilities, fitted)
     return cfg, Validated(labels, probabilities, predicted, images)
 
 
 def score(cfg: Config, validated: Validated) -> float:
     """The competition metric, of the probabilities or of the answers, as it scores."""
-    return scoring.of_run(
-        cfg, validated.labels, validated.probabilities, predicted=validated.predicted
-    )
+    return scoring.of_run(cfg, validated.labels, validated.probabilities, validated.predicted)
 
 
 def report(cfg: Config, validated: Validated, picture: Path) -> list[Path]:

@@ -1,9 +1,7 @@
 """k-fold: which folds a run trains, where each fold's run writes, and the trained fold models
-`predict` averages (out_of_fold.py scores every fold's validation predictions together).
-
-With records in folds (`records --folds K`), fold k's run validates on fold k, trains on the
-others and writes into <output>/fold<k>/, so each fold resumes on its own.
-"""
+`predict` averages (out_of_fold.py scores every fold's validation predictions together). With
+records in folds (`records --folds K`), fold k's run validates on fold k, trains on the others
+and writes into <output>/fold<k>/, so each fold resumes on its own."""
 
 from __future__ import annotations
 
@@ -30,7 +28,6 @@ def data_folds(cfg: Config) -> int | None:
 
 
 def chosen(cfg: Config) -> list[int]:
-    """The folds this run trains: every one for `--fold all`, else the one asked for."""
     return list(range(count(cfg))) if cfg.fold == "all" else [int(cfg.fold)]
 
 

@@ -22,10 +22,7 @@ def write_predictions(
     each class's probability; of values or shares, the true row's numbers, space-separated,
     and each target's value (or class's probability)."""
     names = class_names(cfg)
-    if thresholds is None:  # the most probable class
-        predicted = probabilities.argmax(-1)
-    else:  # the grade the cuts give, or each class at or above its threshold
-        predicted = cuts.answered(cfg, probabilities, thresholds)
+    predicted = cuts.answered(cfg, probabilities, thresholds)
     if targets(cfg) != "classes":  # the predictions are the columns after
         truth, guess = [" ".join(f"{value:.7g}" for value in row) for row in labels], ""
     elif predicted.ndim == 1:

@@ -86,12 +86,9 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
             one = submission.probabilities_table(cfg, decoded(keys), probabilities, sample, shape)
             submission.write(places_of(run).output / "test_probabilities.csv", one)
     if len(runs) > 1:
-        print(
-            f"averaged {len(runs)} fold models"
-            + (", with flips" if cfg.tta else "")
-            + ": "
-            + ", ".join(str(trained_run.trained_weights(run)) for run in runs)
-        )
+        flips = ", with flips" if cfg.tta else ""
+        models = ", ".join(str(trained_run.trained_weights(run)) for run in runs)
+        print(f"averaged {len(runs)} fold models{flips}: {models}")
     answered, cuts = submission.written_from(cfg, shape, averaged, checked.trained.value.thresholds)
     predicted = shape.values(answered, names, cuts)
     keys = decoded(ids)
