@@ -165,11 +165,7 @@ def bench(
         from ..runtime.data import pipeline
 
         training = pipeline.for_training(
-            files,
-            cfg,
-            run.global_batch,
-            found.image_dtype,
-            augmentations=host_augmentations(cfg),
+            files, cfg, run.global_batch, found.image_dtype, augmentations=host_augmentations(cfg)
         )
     with found.scope():
         keras.mixed_precision.set_global_policy(run.precision)

@@ -91,12 +91,7 @@ def effective(cfg: Config, name: str):
     return decided[name](cfg) if name in decided else getattr(cfg, name)
 
 
-def ablate(
-    cfg: Config,
-    found=None,
-    runs: int = RUNS,
-    parts: list[str] | None = None,
-) -> list[dict]:
+def ablate(cfg: Config, found=None, runs: int = RUNS, parts: list[str] | None = None) -> list[dict]:
     """Train every variant `runs` times (folds 0 to runs-1, or seeds) in <output>/ablate/;
     print the table and write ablate.json and ablate.png there. Returns the table's rows."""
     from ..data import source
@@ -241,9 +236,7 @@ def arguments(parser) -> None:
         f"(default {RUNS})",
     )
     parser.add_argument(
-        "--parts",
-        default="",
-        help="only these parts, comma-separated: " + ",".join(PARTS),
+        "--parts", default="", help="only these parts, comma-separated: " + ",".join(PARTS)
     )
     parser.epilog = (
         f"Trains each variant in <{named('output_dir')}>/ablate/<variant>/ with train's "
