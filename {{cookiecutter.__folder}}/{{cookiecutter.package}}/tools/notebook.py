@@ -111,14 +111,9 @@ IN_NOTEBOOKS = {
 
 
 def cells(
-    cfg: Config,
-    accelerator: str,
-    class_names: list[str] | None,
-    inference: bool = False,
-    blend: dict | None = None,
-    wheels: str = "",
-    reading: Config | None = None,
-) -> list[Cell]:
+    cfg: Config, accelerator: str, class_names: list[str] | None, inference: bool = False,
+    blend: dict | None = None, wheels: str = "", reading: Config | None = None,
+) -> list[Cell]:  # fmt: skip
     """The notebook's cells: training from the top to submission.csv, or with `inference`
     only the prediction, with the trained run another notebook left (code competitions), or
     with `blend` (blend.json or stack.json, each run's trained_dir added) with every run of
@@ -193,12 +188,9 @@ def runtime_cells(modules: list[str], shown: set[str]) -> list[Cell]:
     """The hidden cells: the package's folders (%%writefile makes none), then each module
     carried (paths under the package's folder) that no cell in view holds."""
     folders = sorted({str(Path(path).parent) for path in modules})
+    source = PACKAGE_FOLDERS.replace("FOLDERS", repr(folders)).replace("PACKAGE", PACKAGE.name)
     return [
-        Cell(
-            "code",
-            PACKAGE_FOLDERS.replace("FOLDERS", repr(folders)).replace("PACKAGE", PACKAGE.name),
-            folded=HIDDEN,
-        ),
+        Cell("code", source, folded=HIDDEN),
         *[
             Cell("module", (PACKAGE.parent / path).read_text(), path, folded=HIDDEN)
             for path in modules
@@ -219,13 +211,9 @@ def image_python() -> str:
 
 
 def title(
-    cfg: Config,
-    accelerator: str,
-    class_names: list[str] | None,
-    notebook: str = "training",
-    blend: dict | None = None,
-    wheels: str = "",
-) -> str:
+    cfg: Config, accelerator: str, class_names: list[str] | None, notebook: str = "training",
+    blend: dict | None = None, wheels: str = "",
+) -> str:  # fmt: skip
     name = BACKBONES[cfg.backbone].title
     article = "An" if name[0] in "AEIOU" else "A"
     weights = " with ImageNet weights" if from_kaggle_models(cfg) else ""
