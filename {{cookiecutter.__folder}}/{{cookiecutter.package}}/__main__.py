@@ -243,27 +243,17 @@ def add_flag(group, field: dataclasses.Field, shown: bool) -> None:
     about += "" if value in ("", []) or "default:" in about else f" (default: {value})"
     about = about if shown else argparse.SUPPRESS
     if kind in (bool, config.Switch):  # a switch left unset stays "auto"
-        group.add_argument(
-            config.flag(field.name),
-            action=argparse.BooleanOptionalAction,
-            default=argparse.SUPPRESS,
-            help=about,
-        )
-    else:  # a list[str] field takes words: --names a b c
-        group.add_argument(
-            config.flag(field.name),
-            type=str if kind is list else kind,
-            nargs="*" if kind is list else None,
-            default=argparse.SUPPRESS,
-            metavar=METAVARS[kind],
-            help=about,
-        )
+        how = {"action": argparse.BooleanOptionalAction}
+    elif kind is list:  # a list[str] field takes words: --names a b c
+        how = {"nargs": "*", "metavar": METAVARS[list]}
+    else:
+        how = {"type": kind, "metavar": METAVARS[kind]}
+    group.add_argument(config.flag(field.name), default=argparse.SUPPRESS, help=about, **how)
 
 
 def from_flags(args: argparse.Namespace) -> config.Config:
     """The command's config, carrying the run's places: found here, where the command starts."""
-    names = {field.name for field in config.knobs()}
-    flags = {name: value for name, value in vars(args).items() if name in names}
+    flags = {name: value for name, value in vars(args).items() if name in FIELD_NAMES}
     name = getattr(args, "preset", None)
     if name:
         return paths.placed(demo.from_preset(name, flags, "flag"))

@@ -126,6 +126,7 @@ def write_records(
         files.refuse_missing(found["columns"], csv, slice_column, "records --slice-column")
         rows["at"] = found["columns"][slice_column].to_numpy()
     tests = files.test_rows(test_images, found["series_depth"])
+    dicom = None
     if any(Path(path).suffix.lower() not in IMAGE_SUFFIXES for path in [*rows.path, *tests.path]):
         import pydicom  # noqa: F401 (missing, it is named with the install before any shard)
 
@@ -133,8 +134,6 @@ def write_records(
             "window": decoding.window, "slices": decoding.slices, "frames": decoding.frames,
             "slice_column": slice_column,
         }  # fmt: skip
-    else:
-        dicom = None
     table, columns = metadata_tables(
         rows, found, test_csv, tests["id"].tolist(), metadata_columns, group_column, FLAGS
     )
@@ -186,11 +185,8 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
     for flag, path in inputs.items():
         if path and not is_url(output) and overlap(output, Path(path)):
             elsewhere = Path(path).resolve().parent / "records"
-            suggestion = (
-                ""
-                if any(p and overlap(elsewhere, Path(p)) for p in inputs.values())
-                else f", such as {elsewhere}"
-            )
+            clear = not any(p and overlap(elsewhere, Path(p)) for p in inputs.values())
+            suggestion = f", such as {elsewhere}" if clear else ""
             raise UserError(
                 f"records --output-dir {output} and {flag} {path} overlap: records writes, and "
                 f"with --force removes, what --output-dir holds; give an --output-dir apart from the "
@@ -394,13 +390,8 @@ def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Dec
     shard = {"file": str(path.relative_to(output)) if path else None, "records": count}
     if "fold" in part[0]:
         shard["fold"] = int(part[0]["fold"])
-    return {
-        **shard,
-        "classes": dict(classes),
-        "sizes": list(size_range(sizes).values()),
-        "skipped": skipped,
-        "reduced": reduced,
-    }
+    shard |= {"classes": dict(classes), "sizes": list(size_range(sizes).values())}
+    return shard | {"skipped": skipped, "reduced": reduced}
 
 
 @contextlib.contextmanager

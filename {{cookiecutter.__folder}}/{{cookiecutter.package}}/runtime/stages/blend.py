@@ -346,10 +346,8 @@ def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Pa
     """submission.csv of the runs' test probabilities blended with the blend's weights, in
     the sample's shape, and the blend's own test_probabilities.csv beside it."""
     ids = tables[0][tables[0].columns[0]].tolist()
-    weights = [run["weight"] for run in blend["runs"]]
-    probabilities = blending.blended(
-        [table.iloc[:, 1:].to_numpy(float) for table in tables], weights
-    )
+    arrays = [table.iloc[:, 1:].to_numpy(float) for table in tables]
+    probabilities = blending.blended(arrays, [run["weight"] for run in blend["runs"]])
     return write_probabilities(cfg, blend, ids, probabilities, "blended")
 
 
@@ -407,16 +405,16 @@ def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dic
 
 
 def predict_blend(cfg: Config, found, blend: dict) -> Path:
-    """The blend's submission.csv, predicted afresh: each run with its own trained models,
-    image size, backbone and TTA (its own folder in the output), blended with the weights
-    `blend` fitted. After each run, the minutes it took and what the whole blend will take
-    at that pace: a blend that would outrun a rerun's limit says so early."""
+    """The blend's submission.csv: each run predicted afresh, blended with the weights `blend`
+    fitted."""
     return write_submission(cfg, blend, predicted_runs(cfg, found, blend["runs"]))
 
 
 def predicted_runs(cfg: Config, found, runs: list[dict]) -> list[pd.DataFrame]:
     """Each run's test probabilities, predicted afresh with its own trained models, image
-    size, backbone and TTA (into its own folder of the output), in the sample's order."""
+    size, backbone and TTA (into its own folder of the output), in the sample's order. After
+    each run, the minutes it took and what all will take at that pace: a blend that would
+    outrun a rerun's limit says so early."""
     from .predict import predict  # TensorFlow: `blend` itself needs none
 
     tables, spent = [], 0.0
