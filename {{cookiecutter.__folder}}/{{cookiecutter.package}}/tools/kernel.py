@@ -116,9 +116,8 @@ RUN_KEYS = (*blend_record.PREDICTED_WITH, "cv")
 
 
 def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
-    """blend.json (or stack.json) with each run's trained_dir (its training notebook's
-    output, mounted), and those notebooks; a run not fetched from a notebook is refused,
-    naming it."""
+    """blend.json (or stack.json) with each run's trained_dir (its training notebook's output,
+    mounted), and those notebooks; a run not fetched from a notebook is refused, naming it."""
     kind = "stack" if blend_record.is_stack(blend) else "blend"
     for run in blend["runs"]:
         if not run.get("notebook"):
@@ -232,12 +231,11 @@ def check_not_another_kernel(folder: Path, kernel: str) -> None:
 
 
 def keras_hub_installed(backbones: list[str], inference: bool) -> tuple[str, bool]:
-    """How the notebook installs a keras-hub that builds `backbones` where Kaggle's image lacks
-    one: from the wheels `kaggle wheels` pushed (the dataset to attach, owner/slug), offline;
-    else a training notebook from pip's index, with the internet on (True). An inference
-    notebook, which a code competition reruns offline, is refused without the wheels, and any
-    notebook on an image whose Keras no keras-hub with the backbone runs on. ("", False):
-    nothing to install."""
+    """How the notebook installs a keras-hub that builds `backbones` where Kaggle's image lacks one:
+    from the wheels `kaggle wheels` pushed (the dataset to attach, owner/slug), offline; else a
+    training notebook from pip's index, with the internet on (True). An inference notebook, which a
+    code competition reruns offline, is refused without the wheels, and any notebook on an image
+    whose Keras no keras-hub with the backbone runs on. ("", False): nothing to install."""
     needed = wheels.lacked(backbones)
     if not needed:
         return "", False
