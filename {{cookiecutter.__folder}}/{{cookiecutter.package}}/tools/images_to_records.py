@@ -29,13 +29,12 @@ of slices: dicom.py decodes them, windowed (--window), a series as --slices slic
 channels. An image past Pillow's decompression-bomb limit is read, stored reduced to fit it,
 and named; --max-image-pixels N refuses any larger than N.
 
-Every input is checked before the first shard is written (competition_files.py). Images are
-decoded in parallel over the cores (image_files.py) into shards of about 150 MB, written as
-shards.py writes every shard; the manifest comes last, so a killed run leaves no shard that
-looks whole and no manifest that lists one. Which images go into which shard is planned
-first: the same command run again after an interruption keeps the shards already whole and
-writes the rest (`--force` starts over). The loader reads the manifest, so
-`train --data-dir <output>` needs no other file flag.
+Every input is checked before the first shard is written (competition_files.py). Images are decoded
+in parallel over the cores (image_files.py) into shards of about 150 MB, written as shards.py writes
+every shard; the manifest comes last, so a killed run leaves no shard that looks whole and no
+manifest that lists one. Which images go into which shard is planned first: the same command run
+again after an interruption keeps the shards already whole and writes the rest (`--force` starts
+over). The loader reads the manifest, so `train --data-dir <output>` needs no other file flag.
 
 --output-dir is a folder of records' own: it must not hold, or sit inside, an input, nor hold a
 file records does not write. `--force` removes only the files an earlier run names (its
@@ -111,10 +110,9 @@ def write_records(
     force: bool = False, test_csv: str = "", metadata_columns: str = "auto",
     slice_column: str = "",
 ) -> dict:  # fmt: skip
-    """Write the records and the manifest into `output`; returns the manifest. `command` is
-    recorded in the manifest as what made it. An interrupted run of the same inputs is
-    resumed; `force` starts over. `slice_column`: the CSV's column naming the slice each
-    series is centred on."""
+    """Write the records and the manifest into `output`; returns the manifest. `command` is recorded
+    in the manifest as what made it. An interrupted run of the same inputs is resumed; `force`
+    starts over. `slice_column`: the CSV's column naming the slice each series is centred on."""
     # scikit-learn and TensorFlow, loaded here: `records --help` needs neither
     from ..runtime.data import competition_files as files
     from ..runtime.data.metadata import metadata_tables
@@ -423,9 +421,8 @@ def example(row: dict, image: Prepared) -> bytes:
 
 
 def summary(shards: list[dict]) -> dict:
-    listed = [
-        {key: shard[key] for key in ("file", "records", "fold") if key in shard} for shard in shards
-    ]
+    keys = ("file", "records", "fold")
+    listed = [{key: shard[key] for key in keys if key in shard} for shard in shards]
     return {"records": sum(shard["records"] for shard in shards), "shards": listed}
 
 
