@@ -128,19 +128,11 @@ COMMANDS = {
 }
 # What to install when an import fails, by the module that is missing.
 INSTALL = {
-    "tensorflow": "tensorflow-cpu",
-    "keras": "keras",
-    "jax": "jax",
-    "sklearn": "scikit-learn",
-    "pandas": "pandas",
-    "matplotlib": "matplotlib",
-    "nbformat": "nbformat",
-    "kaggle": "kaggle",
-    "PIL": "pillow",
-    "tqdm": "tqdm",
-    "tensorflow_datasets": "tensorflow-datasets",
+    "tensorflow": "tensorflow-cpu", "keras": "keras", "jax": "jax", "sklearn": "scikit-learn",
+    "pandas": "pandas", "matplotlib": "matplotlib", "nbformat": "nbformat", "kaggle": "kaggle",
+    "PIL": "pillow", "tqdm": "tqdm", "tensorflow_datasets": "tensorflow-datasets",
     "pydicom": "pydicom pylibjpeg pylibjpeg-libjpeg pylibjpeg-openjpeg",
-}
+}  # fmt: skip
 
 
 def owner(name: str):
@@ -192,7 +184,10 @@ def parser(
             declared = getattr(module, "CONFIG_FIELDS", None)
             read = declared or [field for field in FIELD_NAMES if reads(name, field)]
             add_flags(command, declared or FIELD_NAMES, read, every)
-        command.usage = short_usage(command)
+        # The command and its positional arguments; the options are listed below it.
+        positional = [action for action in command._actions if not action.option_strings]
+        words = [action.metavar or action.dest for action in positional]
+        command.usage = " ".join(["%(prog)s", *words, "[options]"])
     return root
 
 
@@ -201,13 +196,6 @@ FIELD_NAMES = [field.name for field in config.knobs()]
 
 def reads(command: str, field: str) -> bool:
     return command in READ_ONLY_BY.get(field, (command,))
-
-
-def short_usage(command: argparse.ArgumentParser) -> str:
-    """The command and its positional arguments; the options are listed below it."""
-    positional = [action for action in command._actions if not action.option_strings]
-    words = [action.metavar or action.dest for action in positional]
-    return " ".join(["%(prog)s", *words, "[options]"])
 
 
 def add_flags(parser: argparse.ArgumentParser, fields, shown, every: bool = False) -> None:
