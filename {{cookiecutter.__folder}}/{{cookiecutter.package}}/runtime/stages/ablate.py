@@ -50,9 +50,9 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
     """The variants to train, by name: the default, each part on in `cfg` switched off
     ("no mixup"), each part off switched on ("+ rand_augment"), and every part off
     ("recipe off", where two or more are on); `parts` keeps only those named (and "recipe
-    off" switches off only those). A part that cannot act here is left
-    out: mixing with Config.mix_probability 0, stochastic depth in a backbone without it, a
-    backbone learning rate without pretrained weights, metadata where the data has none."""
+    off" switches off only those). A part that cannot act here is left out: mixing with
+    Config.mix_probability 0, stochastic depth in a backbone without it, a backbone learning
+    rate without pretrained weights, metadata where the data has none."""
     from ..backbone_choices import BACKBONES
     from ..data import metadata_inputs, source
 
@@ -207,10 +207,9 @@ def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
     over = f"{runs} {'folds' if in_folds else 'seeds'}"
     lines = [
         (
-            f"ablate: validation {scoring.metric_named(cfg.metric, False)}, mean and "
-            f"standard deviation over {over}, "
-            f"{cfg.epochs} epochs each; the difference from the default {over[2:]} by "
-            f"{over[2:-1]}, with its standard error (* beyond twice it)"
+            f"ablate: validation {scoring.metric_named(cfg.metric, False)}, mean and standard "
+            f"deviation over {over}, {cfg.epochs} epochs each; the difference from the default "
+            f"{over[2:]} by {over[2:-1]}, with its standard error (* beyond twice it)"
         ),
         f"{'variant':<22} {cfg.metric:>8} {'sd':>7} {'vs default':>11} {'se':>7}  "
         + f"{'images/s':>9}  changes",

@@ -170,11 +170,10 @@ def check_alike(runs: list[Run], output: Path, command: str = "blend", fewest: i
             )
             fitted = "weights" if command == "blend" else "trees"
             raise UserError(
-                f"{command}: {pair} hold {len(moved)} images in different folds (e.g. {key!r}: fold "
-                f"{folds[key]}, fold {other[key]}): {why}, so {fitted} fitted on one's "
-                "out-of-fold rows would see images the other trained on; train them with the "
-                "same --folds and --fold-seed (--seed leaves the folds alone) or from the same "
-                "records"
+                f"{command}: {pair} hold {len(moved)} images in different folds (e.g. {key!r}: "
+                f"fold {folds[key]}, fold {other[key]}): {why}, so {fitted} fitted on one's "
+                "out-of-fold rows would see images the other trained on; train them with the same "
+                "--folds and --fold-seed (--seed leaves the folds alone) or from the same records"
             )
         ids = [table[table.columns[0]].tolist() for table in (first.test, run.test)]
         if ids[0] != ids[1]:
@@ -199,9 +198,8 @@ def shown(columns: list[str]) -> str:
 
 
 def trained_for(run: Run, cfg: Config) -> Config:
-    """The config of the runs' competition: their metric and classes, and their id column
-    where none is given (the sample's, wherever it stands), with this command's data fields
-    (the sample)."""
+    """The config of the runs' competition: their metric and classes, and their id column where none
+    is given (the sample's, wherever it stands), with this command's data fields (the sample)."""
     named = (*CLASSES, "metric", *OPTIONS)
     chosen = {name: run.record[name] for name in named if name in run.record}
     ids = {"id_column": run.record["id_column"]} if "id_column" in run.record else {}
@@ -212,10 +210,10 @@ def scorer(cfg: Config, truth: np.ndarray):
     """The metric of probabilities on some of the rows. Multi-label: each class at the
     threshold that suits it best on those rows, for every run and blend alike."""
 
+    answers = METRICS[cfg.metric].reads == "labels"  # where cuts make them, fitted
+
     def score(rows: np.ndarray, probabilities: np.ndarray) -> float:
-        fitted = None
-        if METRICS[cfg.metric].reads == "labels":  # answers: where cuts make them, fitted
-            fitted = cuts.cuts_for(cfg, truth[rows], probabilities)
+        fitted = cuts.cuts_for(cfg, truth[rows], probabilities) if answers else None
         return cuts.scored(cfg, truth[rows], probabilities, fitted)
 
     return score
@@ -256,9 +254,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
     probabilities = blending.blended(tables, weights)
-    fitted = None
-    if METRICS[cfg.metric].reads == "labels":
-        fitted = cuts.cuts_for(cfg, truth, probabilities)
+    answers = METRICS[cfg.metric].reads == "labels"
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in CLASSES},
@@ -274,7 +270,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
         "fold_spread": float(np.std(per_fold)),
         "folds": len(per_fold),
         "images": len(order),
-        "thresholds": fitted,
+        "thresholds": cuts.cuts_for(cfg, truth, probabilities) if answers else None,
         "weights_asked": weights_by,
         "weights_by": chosen,
     }
