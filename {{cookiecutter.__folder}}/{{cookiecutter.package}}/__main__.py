@@ -128,19 +128,11 @@ COMMANDS = {
 }
 # What to install when an import fails, by the module that is missing.
 INSTALL = {
-    "tensorflow": "tensorflow-cpu",
-    "keras": "keras",
-    "jax": "jax",
-    "sklearn": "scikit-learn",
-    "pandas": "pandas",
-    "matplotlib": "matplotlib",
-    "nbformat": "nbformat",
-    "kaggle": "kaggle",
-    "PIL": "pillow",
-    "tqdm": "tqdm",
-    "tensorflow_datasets": "tensorflow-datasets",
+    "tensorflow": "tensorflow-cpu", "keras": "keras", "jax": "jax", "sklearn": "scikit-learn",
+    "pandas": "pandas", "matplotlib": "matplotlib", "nbformat": "nbformat", "kaggle": "kaggle",
+    "PIL": "pillow", "tqdm": "tqdm", "tensorflow_datasets": "tensorflow-datasets",
     "pydicom": "pydicom pylibjpeg pylibjpeg-libjpeg pylibjpeg-openjpeg",
-}
+}  # fmt: skip
 
 
 def owner(name: str):
@@ -192,7 +184,10 @@ def parser(
             declared = getattr(module, "CONFIG_FIELDS", None)
             read = declared or [field for field in FIELD_NAMES if reads(name, field)]
             add_flags(command, declared or FIELD_NAMES, read, every)
-        command.usage = short_usage(command)
+        # The command and its positional arguments; the options are listed below it.
+        positional = [action for action in command._actions if not action.option_strings]
+        words = [action.metavar or action.dest for action in positional]
+        command.usage = " ".join(["%(prog)s", *words, "[options]"])
     return root
 
 
@@ -201,13 +196,6 @@ FIELD_NAMES = [field.name for field in config.knobs()]
 
 def reads(command: str, field: str) -> bool:
     return command in READ_ONLY_BY.get(field, (command,))
-
-
-def short_usage(command: argparse.ArgumentParser) -> str:
-    """The command and its positional arguments; the options are listed below it."""
-    positional = [action for action in command._actions if not action.option_strings]
-    words = [action.metavar or action.dest for action in positional]
-    return " ".join(["%(prog)s", *words, "[options]"])
 
 
 def add_flags(parser: argparse.ArgumentParser, fields, shown, every: bool = False) -> None:
@@ -243,27 +231,17 @@ def add_flag(group, field: dataclasses.Field, shown: bool) -> None:
     about += "" if value in ("", []) or "default:" in about else f" (default: {value})"
     about = about if shown else argparse.SUPPRESS
     if kind in (bool, config.Switch):  # a switch left unset stays "auto"
-        group.add_argument(
-            config.flag(field.name),
-            action=argparse.BooleanOptionalAction,
-            default=argparse.SUPPRESS,
-            help=about,
-        )
-    else:  # a list[str] field takes words: --names a b c
-        group.add_argument(
-            config.flag(field.name),
-            type=str if kind is list else kind,
-            nargs="*" if kind is list else None,
-            default=argparse.SUPPRESS,
-            metavar=METAVARS[kind],
-            help=about,
-        )
+        how = {"action": argparse.BooleanOptionalAction}
+    elif kind is list:  # a list[str] field takes words: --names a b c
+        how = {"nargs": "*", "metavar": METAVARS[list]}
+    else:
+        how = {"type": kind, "metavar": METAVARS[kind]}
+    group.add_argument(config.flag(field.name), default=argparse.SUPPRESS, help=about, **how)
 
 
 def from_flags(args: argparse.Namespace) -> config.Config:
     """The command's config, carrying the run's places: found here, where the command starts."""
-    names = {field.name for field in config.knobs()}
-    flags = {name: value for name, value in vars(args).items() if name in names}
+    flags = {name: value for name, value in vars(args).items() if name in FIELD_NAMES}
     name = getattr(args, "preset", None)
     if name:
         return paths.placed(demo.from_preset(name, flags, "flag"))

@@ -59,8 +59,7 @@ def photo_like(rng: np.random.Generator, size: int) -> bytes:
     image = image.filter(ImageFilter.GaussianBlur(1.5))
     grain = rng.normal(0, 9, (size, size, 3))
     pixels = np.clip(np.asarray(image, dtype=np.float32) + grain, 0, 255).astype(np.uint8)
-    encoded = tf.io.encode_jpeg(pixels, quality=90)
-    return encoded.numpy()
+    return tf.io.encode_jpeg(pixels, quality=90).numpy()
 
 
 def synthetic_records(cfg: Config, images: int, shards: int = 8) -> list[str]:
@@ -92,7 +91,6 @@ def pipelines(files: list[str], cfg: Config, batch: int) -> dict:
     from ..runtime.learning.model import host_augmentations  # as train runs them
 
     auto = tf.data.AUTOTUNE
-
     spec = {cfg.image_key: tf.io.FixedLenFeature([], tf.string)}
     unordered = tf.data.Options()
     unordered.deterministic = False
@@ -268,7 +266,6 @@ def file_pipelines(paths: list[str], cfg: Config, record_files, records_cfg, bat
     from ..runtime.learning.model import host_augmentations  # as train runs them
 
     auto = tf.data.AUTOTUNE
-
     unordered = tf.data.Options()
     unordered.deterministic = False
     spec = {cfg.image_key: tf.io.FixedLenFeature([], tf.string)}

@@ -123,9 +123,8 @@ def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict
         folder.mkdir(parents=True, exist_ok=True)
         for i in chosen:
             (folder / f"{ids[i]}.jpg").write_bytes(jpegs[i])
-    write_csv(
-        output / "images" / "train.csv", sorted((ids[i], int(labels[i])) for i in (*train, *val))
-    )
+    train_rows = sorted((ids[i], int(labels[i])) for i in (*train, *val))
+    write_csv(output / "images" / "train.csv", train_rows)
     test_rows = sorted((ids[i], int(labels[i])) for i in test)
     write_csv(output / "sample_submission.csv", [(key, 0) for key, _ in test_rows])
     write_csv(output / "solution.csv", test_rows)

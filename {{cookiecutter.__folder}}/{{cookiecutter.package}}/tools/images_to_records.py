@@ -29,13 +29,12 @@ of slices: dicom.py decodes them, windowed (--window), a series as --slices slic
 channels. An image past Pillow's decompression-bomb limit is read, stored reduced to fit it,
 and named; --max-image-pixels N refuses any larger than N.
 
-Every input is checked before the first shard is written (competition_files.py). Images are
-decoded in parallel over the cores (image_files.py) into shards of about 150 MB, written as
-shards.py writes every shard; the manifest comes last, so a killed run leaves no shard that
-looks whole and no manifest that lists one. Which images go into which shard is planned
-first: the same command run again after an interruption keeps the shards already whole and
-writes the rest (`--force` starts over). The loader reads the manifest, so
-`train --data-dir <output>` needs no other file flag.
+Every input is checked before the first shard is written (competition_files.py). Images are decoded
+in parallel over the cores (image_files.py) into shards of about 150 MB, written as shards.py writes
+every shard; the manifest comes last, so a killed run leaves no shard that looks whole and no
+manifest that lists one. Which images go into which shard is planned first: the same command run
+again after an interruption keeps the shards already whole and writes the rest (`--force` starts
+over). The loader reads the manifest, so `train --data-dir <output>` needs no other file flag.
 
 --output-dir is a folder of records' own: it must not hold, or sit inside, an input, nor hold a
 file records does not write. `--force` removes only the files an earlier run names (its
@@ -111,10 +110,9 @@ def write_records(
     force: bool = False, test_csv: str = "", metadata_columns: str = "auto",
     slice_column: str = "",
 ) -> dict:  # fmt: skip
-    """Write the records and the manifest into `output`; returns the manifest. `command` is
-    recorded in the manifest as what made it. An interrupted run of the same inputs is
-    resumed; `force` starts over. `slice_column`: the CSV's column naming the slice each
-    series is centred on."""
+    """Write the records and the manifest into `output`; returns the manifest. `command` is recorded
+    in the manifest as what made it. An interrupted run of the same inputs is resumed; `force`
+    starts over. `slice_column`: the CSV's column naming the slice each series is centred on."""
     # scikit-learn and TensorFlow, loaded here: `records --help` needs neither
     from ..runtime.data import competition_files as files
     from ..runtime.data.metadata import metadata_tables
@@ -126,6 +124,7 @@ def write_records(
         files.refuse_missing(found["columns"], csv, slice_column, "records --slice-column")
         rows["at"] = found["columns"][slice_column].to_numpy()
     tests = files.test_rows(test_images, found["series_depth"])
+    dicom = None
     if any(Path(path).suffix.lower() not in IMAGE_SUFFIXES for path in [*rows.path, *tests.path]):
         import pydicom  # noqa: F401 (missing, it is named with the install before any shard)
 
@@ -133,8 +132,6 @@ def write_records(
             "window": decoding.window, "slices": decoding.slices, "frames": decoding.frames,
             "slice_column": slice_column,
         }  # fmt: skip
-    else:
-        dicom = None
     table, columns = metadata_tables(
         rows, found, test_csv, tests["id"].tolist(), metadata_columns, group_column, FLAGS
     )
@@ -186,11 +183,8 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
     for flag, path in inputs.items():
         if path and not is_url(output) and overlap(output, Path(path)):
             elsewhere = Path(path).resolve().parent / "records"
-            suggestion = (
-                ""
-                if any(p and overlap(elsewhere, Path(p)) for p in inputs.values())
-                else f", such as {elsewhere}"
-            )
+            clear = not any(p and overlap(elsewhere, Path(p)) for p in inputs.values())
+            suggestion = f", such as {elsewhere}" if clear else ""
             raise UserError(
                 f"records --output-dir {output} and {flag} {path} overlap: records writes, and "
                 f"with --force removes, what --output-dir holds; give an --output-dir apart from the "
@@ -394,13 +388,8 @@ def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Dec
     shard = {"file": str(path.relative_to(output)) if path else None, "records": count}
     if "fold" in part[0]:
         shard["fold"] = int(part[0]["fold"])
-    return {
-        **shard,
-        "classes": dict(classes),
-        "sizes": list(size_range(sizes).values()),
-        "skipped": skipped,
-        "reduced": reduced,
-    }
+    shard |= {"classes": dict(classes), "sizes": list(size_range(sizes).values())}
+    return shard | {"skipped": skipped, "reduced": reduced}
 
 
 @contextlib.contextmanager
@@ -432,9 +421,8 @@ def example(row: dict, image: Prepared) -> bytes:
 
 
 def summary(shards: list[dict]) -> dict:
-    listed = [
-        {key: shard[key] for key in ("file", "records", "fold") if key in shard} for shard in shards
-    ]
+    keys = ("file", "records", "fold")
+    listed = [{key: shard[key] for key in keys if key in shard} for shard in shards]
     return {"records": sum(shard["records"] for shard in shards), "shards": listed}
 
 

@@ -1,22 +1,9 @@
 """`kaggle ACTION`: Kaggle's own client (the kaggle package) for the steps around a run.
 
-download     the competition's files into the data folder, unzipped
-push         a notebook folder `kernel` wrote (kernel/; kernel-inference/ with --kernel-dir);
-             Kaggle runs it
-status       of a pushed notebook's latest run, with its version number
-output       of the pushed notebook (submission.csv, the log) into the output folder
-submit       to the competition, the CV of the output folder's run in the description: in a
-             code competition the inference notebook (kernel-inference/, or --kernel-dir), its
-             latest version once that run is complete; else the output's submission.csv
-submissions  the competition's submissions, their public and private scores beside the CV
-             each was sent with
-dataset      the records folder `records` wrote, as a private dataset a notebook can attach
-wheels       the packages the backbone needs beyond Kaggle's image, as a private dataset of
-             wheels that `kernel` attaches and the notebook installs from offline (wheels.py)
+ACTIONS, at the end, says what each action does, as `kaggle --help` lists them.
 
-Every refusal a user can fix (no credentials, the rules not accepted, a kernel not pushed
-yet, a notebook whose run is not complete) ends in one line that says what to do, and a
-non-zero exit.
+Every refusal a user can fix (no credentials, the rules not accepted, a kernel not pushed yet, a
+notebook whose run is not complete) ends in one line that says what to do, and a non-zero exit.
 """
 
 from __future__ import annotations
@@ -55,9 +42,8 @@ CONFIG_FIELDS = ("competition", "data_dir", "output_dir", "backbone", "epochs", 
 KERNEL_DIR = "kernel"  # where `kernel` writes the training notebook
 INFERENCE_DIR = "kernel-inference"  # where `kernel --inference` writes a code competition's
 SUBMISSION = "submission.csv"  # what Kaggle scores: the output folder's, or a notebook's output
-# The CV of the run a submission came from, as `submit` ends its description and
-# `submissions` reads it back: "cv macro_f1 0.8123", or "cv: none".
-# A blend's says so: "cv macro_f1 0.8345, blend of 3".
+# The CV of the run a submission came from, as `submit` ends its description and `submissions` reads
+# it back: "cv macro_f1 0.8123", or "cv: none". A blend's says so: "cv macro_f1 0.8345, blend of 3".
 CV = re.compile(r"\bcv (\w+) (-?[\d.]+|nan)\b(, blend of \d+)?")
 NO_CV = "cv: none"
 
@@ -114,9 +100,9 @@ def metadata_id(path: Path) -> str:
 
 def latest_run(api, kernel_dir: str) -> tuple[str, int | None, str, str]:
     """The notebook's id, its latest version number (GetKernel, which `kaggle kernels pull`
-    reads), and the state of its latest run with why it failed. The client cannot list
-    older versions, so the latest is the only one to ask about. The version comes first: a
-    version pushed in between then shows as a run not complete, never the other way round."""
+    reads; the client lists no older ones), and the state of its latest run with why it
+    failed. The version comes first: a version pushed in between then shows as a run not
+    complete, never the other way round."""
     import requests
     from kagglesdk.kernels.types.kernels_api_service import ApiGetKernelRequest
 
@@ -223,7 +209,10 @@ def cv_of_run(cfg: Config) -> str:
     blend = blend_of(folder)
     if blend:
         return blend_record.cv(blend)
-    tables = run_tables(folder)
+    # Its validation predictions: oof.csv (a `--fold all` run), else its valid.csv, else its
+    # folds' (fold<k>/valid.csv: a run of one fold of records in folds).
+    found = [folder / name for name in ("oof.csv", "valid.csv") if (folder / name).is_file()]
+    tables = found[:1] or sorted(folder.glob("fold*/valid.csv"))
     if not tables:
         return NO_CV
     import pandas as pd  # and scikit-learn: not for every command
@@ -247,15 +236,6 @@ def cv_of_run(cfg: Config) -> str:
             f"cannot score {', '.join(map(str, tables))} for the run's CV "
             f"({first_line(error)}); train again, or move it out of {folder}"
         ) from error
-
-
-def run_tables(folder: Path) -> list[Path]:
-    """The validation predictions of the run in `folder`: oof.csv (a `--fold all` run), else
-    its valid.csv, else its folds' (fold<k>/valid.csv: a run of one fold of records in folds)."""
-    for name in ("oof.csv", "valid.csv"):
-        if (folder / name).is_file():
-            return [folder / name]
-    return sorted(folder.glob("fold*/valid.csv"))
 
 
 def described(cfg: Config, message: str, kernel_dir: str = "") -> str:
@@ -355,16 +335,10 @@ def submissions(api, cfg: Config) -> None:
         description = sent.description or ""
         if sent.error_description:
             description += f" [{sent.error_description}]"
-        rows.append(
-            (
-                sent.date.strftime("%Y-%m-%d %H:%M") if sent.date else "-",
-                getattr(sent.status, "name", str(sent.status)),
-                sent.public_score or "-",
-                sent.private_score or "-",
-                sent_cv(sent.description or ""),
-                description,
-            )
-        )
+        when = sent.date.strftime("%Y-%m-%d %H:%M") if sent.date else "-"
+        state = getattr(sent.status, "name", str(sent.status))
+        scores = (sent.public_score or "-", sent.private_score or "-")
+        rows.append((when, state, *scores, sent_cv(sent.description or ""), description))
     widths = [max(len(row[column]) for row in rows) for column in range(5)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True)]

@@ -15,9 +15,8 @@ from ..runtime.errors import UserError, briefly, first_line
 # Every way the client signs in, newest first, as the client itself looks for them.
 CREDENTIALS_HELP = (
     "run `kaggle auth login`; or create an API token on kaggle.com (Settings > API) and set "
-    "KAGGLE_API_TOKEN to it or save it as ~/.kaggle/access_token; or, with a legacy API key, "
-    "save kaggle.json as ~/.kaggle/kaggle.json (chmod 600) or set KAGGLE_USERNAME and "
-    "KAGGLE_KEY"
+    "KAGGLE_API_TOKEN to it or save it as ~/.kaggle/access_token; or, with a legacy API key, save "
+    "kaggle.json as ~/.kaggle/kaggle.json (chmod 600) or set KAGGLE_USERNAME and KAGGLE_KEY"
 )
 # Where `kaggle auth login` keeps its credentials, the username among them.
 LOGIN_FILE = Path("~/.kaggle/credentials.json")
@@ -74,9 +73,8 @@ def check_key_file(path: Path) -> None:
 def unreachable(error: Exception, doing: str) -> UserError:
     """The one line for a request that never reached Kaggle."""
     return UserError(
-        f"cannot reach Kaggle while {doing} ({briefly(error)}); check this machine's "
-        "network (in a Kaggle notebook: Settings > Internet on), then run the same command "
-        "again"
+        f"cannot reach Kaggle while {doing} ({briefly(error)}); check this machine's network (in a "
+        "Kaggle notebook: Settings > Internet on), then run the same command again"
     )
 
 

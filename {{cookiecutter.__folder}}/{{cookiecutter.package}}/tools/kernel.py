@@ -74,16 +74,14 @@ def write_kernel(
     if slug_:
         check_kernel_ref(f"{user}/{slug_}", "--slug")
     trained = [trained_kernel or f"{user}/{kernel_slug()}"]
-    runs = None
+    runs, pushed = None, []
     if blend:
         recorded = blend_record.read(blend)
         runs, trained = blended_runs(recorded, blend)
         cfg = dataclasses.replace(cfg, data_dir="", trained_dir="")
-        pushed = []
     elif inference:
         check_kernel_ref(trained[0])
         cfg = for_inference(cfg, trained[0])
-        pushed = []
     else:
         cfg, pushed = with_pushed_records(cfg)
     built = [run["backbone"] for run in runs["runs"]] if runs else [cfg.backbone]
@@ -118,9 +116,8 @@ RUN_KEYS = (*blend_record.PREDICTED_WITH, "cv")
 
 
 def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
-    """blend.json (or stack.json) with each run's trained_dir (its training notebook's
-    output, mounted), and those notebooks; a run not fetched from a notebook is refused,
-    naming it."""
+    """blend.json (or stack.json) with each run's trained_dir (its training notebook's output,
+    mounted), and those notebooks; a run not fetched from a notebook is refused, naming it."""
     kind = "stack" if blend_record.is_stack(blend) else "blend"
     for run in blend["runs"]:
         if not run.get("notebook"):
@@ -135,7 +132,6 @@ def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
     for run in blend["runs"]:
         if run.get("weight") == 0:  # adds nothing: predicting it would only spend the rerun's time
             print(f"leaving out {run['name']}: the blend gives it no weight")
-    notebooks = [run["notebook"] for run in weighed]
     runs = [
         {
             "name": run["name"],
@@ -145,16 +141,10 @@ def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
         for run in weighed
     ]
     kept = (
-        "metric",
-        "classes",
-        "options",
-        "thresholds",
-        "blend_cv",
-        "stack_cv",
-        "metadata_columns",
-    )
+        "metric", "classes", "options", "thresholds", "blend_cv", "stack_cv", "metadata_columns",
+    )  # fmt: skip
     described = {**{key: blend[key] for key in kept if key in blend}, "runs": runs}
-    return described, list(dict.fromkeys(notebooks))
+    return described, list(dict.fromkeys(run["notebook"] for run in weighed))
 
 
 def for_inference(cfg: Config, trained: str) -> Config:
@@ -173,8 +163,8 @@ def as_it_reads(cfg: Config, inference: bool) -> Config:
     """The config the notebook's imports are followed for (carried.py): its data resolved as
     the notebook will resolve it, where a copy of the data is here; else, for the competition
     this project was made for where it ships TFRecords and no file is named otherwise, those;
-    else unresolved, and every reader carried. An inference notebook's model is the trained run's, where `kaggle output`
-    fetched it into the output folder."""
+    else unresolved, and every reader carried. An inference notebook's model is the trained
+    run's, where `kaggle output` fetched it into the output folder."""
     from ..runtime.config import carrying, inputs_of, reading
 
     if inference and run_records(places_of(cfg).output):
@@ -241,12 +231,11 @@ def check_not_another_kernel(folder: Path, kernel: str) -> None:
 
 
 def keras_hub_installed(backbones: list[str], inference: bool) -> tuple[str, bool]:
-    """How the notebook installs a keras-hub that builds `backbones` where Kaggle's image lacks
-    one: from the wheels `kaggle wheels` pushed (the dataset to attach, owner/slug), offline;
-    else a training notebook from pip's index, with the internet on (True). An inference
-    notebook, which a code competition reruns offline, is refused without the wheels, and any
-    notebook on an image whose Keras no keras-hub with the backbone runs on. ("", False):
-    nothing to install."""
+    """How the notebook installs a keras-hub that builds `backbones` where Kaggle's image lacks one:
+    from the wheels `kaggle wheels` pushed (the dataset to attach, owner/slug), offline; else a
+    training notebook from pip's index, with the internet on (True). An inference notebook, which a
+    code competition reruns offline, is refused without the wheels, and any notebook on an image
+    whose Keras no keras-hub with the backbone runs on. ("", False): nothing to install."""
     needed = wheels.lacked(backbones)
     if not needed:
         return "", False

@@ -1,13 +1,12 @@
 """The project as one notebook for a competitor to read, edit and run, and as one script.
 
-The cells a competitor reads and edits are notebook_cells.py, a Python file in jupytext's
-percent format (its docstring says how its cells are marked): top to bottom as Martin Gorner's
-"Getting started with 100+ flowers on TPU", the data steps (written as the module the pipeline
-reads), the accelerator, the checks, a look at the data, the model (passed to train, evaluate
-and predict), training, evaluation and the submission. This module adds what depends on the
-run: the title and the settings (settings_cell.py), and the hidden cells that write the rest
-of the runtime beside the notebook, so nothing is installed; the tools that make the notebook
-stay out of it.
+The cells a competitor reads and edits are notebook_cells.py, a Python file in jupytext's percent
+format (its docstring says how its cells are marked): top to bottom as Martin Gorner's "Getting
+started with 100+ flowers on TPU", the data steps (written as the module the pipeline reads), the
+accelerator, the checks, a look at the data, the model (passed to train, evaluate and predict),
+training, evaluation and the submission. This module adds what depends on the run: the title and the
+settings (settings_cell.py), and the hidden cells that write the rest of the runtime beside the
+notebook, so nothing is installed; the tools that make the notebook stay out of it.
 """
 
 from __future__ import annotations
@@ -111,22 +110,16 @@ IN_NOTEBOOKS = {
 
 
 def cells(
-    cfg: Config,
-    accelerator: str,
-    class_names: list[str] | None,
-    inference: bool = False,
-    blend: dict | None = None,
-    wheels: str = "",
-    reading: Config | None = None,
-) -> list[Cell]:
-    """The notebook's cells: training from the top to submission.csv, or with `inference`
-    only the prediction, with the trained run another notebook left (code competitions), or
-    with `blend` (blend.json or stack.json, each run's trained_dir added) with every run of
-    a blend or a stack. `wheels`: the attached dataset of wheels (kaggle:datasets/OWNER/SLUG)
-    the install cell installs what the image lacks from, offline. `reading`: the config as
-    the notebook will read its data (kernel's as_it_reads; `cfg` where not given). A cell that
-    does nothing with it is left out, with its heading; the hidden cells carry what the others
-    reach with it (carried.py)."""
+    cfg: Config, accelerator: str, class_names: list[str] | None, inference: bool = False,
+    blend: dict | None = None, wheels: str = "", reading: Config | None = None,
+) -> list[Cell]:  # fmt: skip
+    """The notebook's cells: training from the top to submission.csv, or with `inference` only the
+    prediction, with the trained run another notebook left (code competitions), or with `blend`
+    (blend.json or stack.json, each run's trained_dir added) with every run of a blend or a stack.
+    `wheels`: the attached dataset of wheels (kaggle:datasets/OWNER/SLUG) the install cell installs
+    what the image lacks from, offline. `reading`: the config as the notebook will read its data
+    (kernel's as_it_reads; `cfg` where not given). A cell that does nothing with it is left out,
+    with its heading; the hidden cells carry what the others reach with it (carried.py)."""
     reading = reading or cfg
     notebook = "inference" if inference else "training"
     if blend:
@@ -149,7 +142,8 @@ def cells(
             raise ValueError(f"{VISIBLE_CELLS.name}: a cell titled {name!r}; see its docstring")
         elif notebook in IN_NOTEBOOKS[name]:
             made.append(with_file(cell))
-    idle = [does_nothing(cell, reading) for cell in made] + [False]
+    idle = [cell.kind == "code" and carried.does_nothing(cell.source, reading) for cell in made]
+    idle.append(False)
     made = [  # a cell that does nothing, and the heading above it, are left out
         cell
         for index, cell in enumerate(made)
@@ -159,10 +153,6 @@ def cells(
     hidden = runtime_cells(carried.modules(reading, shown), {cell.path for cell in made})
     at = next(index for index, cell in enumerate(made) if cell.kind == "runtime")
     return made[:at] + hidden + made[at + 1 :]
-
-
-def does_nothing(cell: Cell, cfg: Config) -> bool:
-    return cell.kind == "code" and carried.does_nothing(cell.source, cfg)
 
 
 def visible_cells() -> list[tuple[str, Cell]]:
@@ -193,12 +183,9 @@ def runtime_cells(modules: list[str], shown: set[str]) -> list[Cell]:
     """The hidden cells: the package's folders (%%writefile makes none), then each module
     carried (paths under the package's folder) that no cell in view holds."""
     folders = sorted({str(Path(path).parent) for path in modules})
+    source = PACKAGE_FOLDERS.replace("FOLDERS", repr(folders)).replace("PACKAGE", PACKAGE.name)
     return [
-        Cell(
-            "code",
-            PACKAGE_FOLDERS.replace("FOLDERS", repr(folders)).replace("PACKAGE", PACKAGE.name),
-            folded=HIDDEN,
-        ),
+        Cell("code", source, folded=HIDDEN),
         *[
             Cell("module", (PACKAGE.parent / path).read_text(), path, folded=HIDDEN)
             for path in modules
@@ -219,13 +206,9 @@ def image_python() -> str:
 
 
 def title(
-    cfg: Config,
-    accelerator: str,
-    class_names: list[str] | None,
-    notebook: str = "training",
-    blend: dict | None = None,
-    wheels: str = "",
-) -> str:
+    cfg: Config, accelerator: str, class_names: list[str] | None, notebook: str = "training",
+    blend: dict | None = None, wheels: str = "",
+) -> str:  # fmt: skip
     name = BACKBONES[cfg.backbone].title
     article = "An" if name[0] in "AEIOU" else "A"
     weights = " with ImageNet weights" if from_kaggle_models(cfg) else ""

@@ -63,19 +63,13 @@ def value(cfg: Config, name: str):
 
 
 def config_source(
-    cfg: Config,
-    accelerator: str,
-    notebook: str = "training",
-    blend: dict | None = None,
-    built: list[str] = (),
-    wheels: str = "",
-    reading: Config | None = None,
-) -> str:
-    """The config cell: the fields tuned most and the values given, by Config's sections;
-    in a blend's notebook, the blend's runs and weights after them. `built`: the backbones an
-    inference notebook builds (the trained runs'), for the install cell; a training notebook
-    builds CONFIG's. `wheels`: the attached dataset the install cell installs from; `reading`:
-    as shown_fields."""
+    cfg: Config, accelerator: str, notebook: str = "training", blend: dict | None = None,
+    built: list[str] = (), wheels: str = "", reading: Config | None = None,
+) -> str:  # fmt: skip
+    """The config cell: the fields tuned most and the values given, by Config's sections; in a
+    blend's notebook, the blend's runs and weights after them. `built`: the backbones an inference
+    notebook builds (the trained runs'), for the install cell; a training notebook builds CONFIG's.
+    `wheels`: the attached dataset the install cell installs from; `reading`: as shown_fields."""
     shown = shown_fields(cfg, notebook, reading)
     lines = [
         "# The settings of this run, by Config's sections: those tuned most, and every value",
@@ -91,20 +85,18 @@ def config_source(
             literal = python_literal(value(cfg, field.name))
             lines.append(f"    {field.name}={literal},  # {field.metadata['help']}")
     required = "" if accelerator == "cpu" else accelerator
-    return "\n".join(
-        [
-            *lines,
-            ")",
-            "# The notebook stops in its first cells if Kaggle gives it another accelerator.",
-            f"ACCELERATOR = {python_literal(required)}",
-            "# The backbones it builds: the install cell checks that keras-hub has them.",
-            "BACKBONES_BUILT = "
-            + ('[CONFIG["backbone"]]' if notebook == "training" else python_literal(list(built))),
-            "# Where the install cell finds what the image lacks, offline (`kaggle wheels`).",
-            f"WHEELS = {python_literal(wheels)}",
-            *blend_source(blend),
-        ]
-    )
+    lines += [
+        ")",
+        "# The notebook stops in its first cells if Kaggle gives it another accelerator.",
+        f"ACCELERATOR = {python_literal(required)}",
+        "# The backbones it builds: the install cell checks that keras-hub has them.",
+        "BACKBONES_BUILT = "
+        + ('[CONFIG["backbone"]]' if notebook == "training" else python_literal(list(built))),
+        "# Where the install cell finds what the image lacks, offline (`kaggle wheels`).",
+        f"WHEELS = {python_literal(wheels)}",
+        *blend_source(blend),
+    ]
+    return "\n".join(lines)
 
 
 def blend_source(blend: dict | None) -> list[str]:

@@ -14,12 +14,9 @@ starts the input pipeline, OURS' first of each turn, is not timed):
           (EfficientNets: efficientnet_padding.py makes it "same" at stride 1)
   APPS    keras.applications' network of the same architecture (EfficientNet-B0, -B3)
 
-OURS/CACHED is what the input costs, CACHED/UNMIXED what mixing in the model costs the step,
-CACHED/BARE what model.py's model costs against a plain one (it takes uint8 images, and
-crops, flips, scales, drops out and keeps metrics; BARE takes float32), BARE/APPS keras-hub
-against keras.applications, STOCK/BARE what the padding fix saves. With --weights none the
-backbones are built from their known architectures (architectures.py), offline; with a
-preset (imagenet, a folder) from that preset.
+RATIOS says what each ratio of two of them tells. With --weights none the backbones are
+built from their known architectures (architectures.py), offline; with a preset (imagenet,
+a folder) from that preset.
 
 The cached batch is fed as arrays (under JAX put on the device once), not through tf.data:
 without TensorFlow (a GPU machine with JAX alone, Colab's TPU runtime) every variant but
@@ -98,12 +95,8 @@ def plain(cfg: Config, backbone: keras.Model, name: str) -> keras.Model:
     inputs = keras.Input((cfg.image_size, cfg.image_size, 3), name="image")
     names = backbone.input if isinstance(backbone.input, dict) else None
     x = backbone({next(iter(names)): inputs} if names else inputs)
-    pooling = (
-        keras.layers.GlobalAveragePooling2D
-        if len(x.shape) == 4
-        else keras.layers.GlobalAveragePooling1D
-    )
-    x = pooling()(x)
+    two_d = len(x.shape) == 4  # a convolutional network's map; else a transformer's tokens
+    x = (keras.layers.GlobalAveragePooling2D if two_d else keras.layers.GlobalAveragePooling1D)()(x)
     outputs = keras.layers.Dense(cfg.num_classes, "softmax", dtype="float32")(x)
     return keras.Model(inputs, outputs, name=name)
 
@@ -145,12 +138,9 @@ def cached_batch(cfg: Config, run: plan.Plan, training, image_dtype: str) -> tup
 
 
 def bench(
-    cfg: Config,
-    variants: tuple[str, ...],
-    found: Accelerator | None = None,
-    steps: int = 5,
+    cfg: Config, variants: tuple[str, ...], found: Accelerator | None = None, steps: int = 5,
     repeats: int = 3,
-) -> dict:
+) -> dict:  # fmt: skip
     """Print each variant's seconds a step and their ratios; returns the medians by variant.
     `variants` picks some of bench_train.VARIANTS, in that order; the model and its recipe are
     model.py's."""
@@ -165,23 +155,18 @@ def bench(
         from ..runtime.data import pipeline
 
         training = pipeline.for_training(
-            files,
-            cfg,
-            run.global_batch,
-            found.image_dtype,
-            augmentations=host_augmentations(cfg),
+            files, cfg, run.global_batch, found.image_dtype, augmentations=host_augmentations(cfg)
         )
     with found.scope():
         keras.mixed_precision.set_global_policy(run.precision)
         backbone = backbone_for(cfg, run.precision)
         images, labels = cached_batch(cfg, run, training, found.image_dtype)
         fits, skipped = {}, {}
-        per_turn = (calls + 1) * run.steps_per_execution
+        per_call = run.steps_per_execution
+        per_turn = (calls + 1) * per_call
         if {"CACHED", "OURS"} & set(variants):
             net = build_model(cfg, backbone, found.image_dtype)
-            compile_model(
-                net, cfg, found.replicas, per_turn, steps_per_execution=run.steps_per_execution
-            )
+            compile_model(net, cfg, found.replicas, per_turn, steps_per_execution=per_call)
             fits["CACHED"] = (net, (images, labels))
             if training is not None:
                 fits["OURS"] = (net, training)
@@ -194,23 +179,18 @@ def bench(
             unmixed = dataclasses.replace(cfg, mix_probability=0.0)
             # A network of its own: under JAX, fit frees the variables of the model it trains.
             net = build_model(unmixed, backbone_for(cfg, run.precision), found.image_dtype)
-            compile_model(
-                net, unmixed, found.replicas, per_turn, steps_per_execution=run.steps_per_execution
-            )
+            compile_model(net, unmixed, found.replicas, per_turn, steps_per_execution=per_call)
             fits["UNMIXED"] = (net, (images, labels))
         plainly, why_not = plain_variants(cfg, backbone.model, variants)
         skipped.update(why_not)
         floats = images.astype(np.float32)
         classes = np.random.default_rng(cfg.seed).integers(0, cfg.num_classes, len(images))
         for name, model in plainly.items():
-            model.compile(
-                optimizer=keras.optimizers.Adam(1e-4),
-                loss="sparse_categorical_crossentropy",
-                steps_per_execution=run.steps_per_execution,
-            )
+            adam = keras.optimizers.Adam(1e-4)
+            model.compile(adam, "sparse_categorical_crossentropy", steps_per_execution=per_call)
             fits[name] = (model, (floats, classes))
         fits = {name: fits[name] for name in variants if name in fits}
-        medians, first = take_turns(fits, calls, run.steps_per_execution, repeats)
+        medians, first = take_turns(fits, calls, per_call, repeats)
     report(cfg, found, run, backbone, medians, first, skipped, repeats * calls)
     return medians
 
@@ -299,22 +279,16 @@ def report(cfg, found, run, backbone, medians, first, skipped, count) -> None:
     size = f"{cfg.image_size}x{cfg.image_size}"
     print(
         f"{cfg.backbone} ({backbone.source}) at {size}, global batch {run.global_batch}, "
-        f"{run.precision}, steps per execution: {run.steps_per_execution}; "
-        f"{found.backend} on the {found.kind}, replicas: {found.replicas}, "
-        f"host cores: {os.cpu_count()}"
+        f"{run.precision}, steps per execution: {run.steps_per_execution}; {found.backend} on the "
+        f"{found.kind}, replicas: {found.replicas}, host cores: {os.cpu_count()}"
     )
     for name, seconds in medians.items():
         rate = f"{run.global_batch / seconds:,.1f} images/s"
         print(f"{name:<7} {seconds:8.3f} s a step, {rate} (median of {count} device calls)")
     # JAX and TensorFlow compile a model for its first call: it takes that much longer.
-    print(
-        "first call, compiling: "
-        + ", ".join(
-            f"{name} {first[name] - medians[name] * run.steps_per_execution:.1f} s"
-            for name in medians
-            if name != "OURS"  # it runs what CACHED compiled
-        )
-    )
+    compiled = [name for name in medians if name != "OURS"]  # OURS runs what CACHED compiled
+    took = [f"{n} {first[n] - medians[n] * run.steps_per_execution:.1f} s" for n in compiled]
+    print("first call, compiling: " + ", ".join(took))
     for over, under, meaning in RATIOS:
         if over in medians and under in medians:
             print(f"{over}/{under} {medians[over] / medians[under]:.2f} ({meaning})")

@@ -1,8 +1,7 @@
 """`kaggle wheels` (kaggle_api.py pushes them): what the chosen backbone needs beyond Kaggle's
-image, as wheels in a private Kaggle dataset that `kernel` attaches to its notebooks, which
-install them with
-`pip install --no-index` (as competitors ship packages to a code competition's rerun, where
-the internet is off and pip can reach no index).
+image, as wheels in a private Kaggle dataset that `kernel` attaches to its notebooks, which install
+them with `pip install --no-index` (as competitors ship packages to a code competition's rerun,
+where the internet is off and pip can reach no index).
 
 What the image carries is platforms/kaggle-gpu.txt (notebook.image_packages; Kaggle's TPU image
 carries the same Keras and keras-hub). What it lacks is a keras-hub that builds the backbone and
@@ -74,10 +73,9 @@ def holds(needed: list[str], folder: Path = Path(FOLDER)) -> bool:
 
 
 def ours(folder: Path, kept: tuple[str, ...] = ()) -> list[Path]:
-    """What in the folder `kaggle wheels` wrote (the wheels its requirements.txt lists, that
-    file, the files named in `kept`: the dataset's metadata; a download cut short); anything
-    else is refused, naming it: the folder goes to Kaggle whole, and no file of another's is
-    deleted."""
+    """What in the folder `kaggle wheels` wrote (the wheels its requirements.txt lists, that file,
+    the files named in `kept`: the dataset's metadata; a download cut short); anything else is
+    refused, naming it: the folder goes to Kaggle whole, and no file of another's is deleted."""
     if not folder.exists():
         return []
     if not folder.is_dir():
@@ -94,10 +92,9 @@ def ours(folder: Path, kept: tuple[str, ...] = ()) -> list[Path]:
 
 
 def download(needed: list[str], folder: Path, kept: tuple[str, ...] = ()) -> list[Path]:
-    """The wheels of `needed` for the image's Python and platform, without their dependencies
-    (the image has them), into the folder in place of those it held (ours'); its
-    requirements.txt lists them. pip's own index settings are followed (PIP_INDEX_URL,
-    PIP_FIND_LINKS)."""
+    """The wheels of `needed` for the image's Python and platform, without their dependencies (the
+    image has them), into the folder in place of those it held (ours'); its requirements.txt lists
+    them. pip's own index settings are followed (PIP_INDEX_URL, PIP_FIND_LINKS)."""
     before = ours(folder, kept)
     folder.mkdir(parents=True, exist_ok=True)
     python = notebook.image_python()

@@ -150,9 +150,8 @@ def find_id_column(
     if not best or naming[best] == 0:
         example = next(iter(files))
         raise UserError(
-            f"{csv}: no column names the images in {images} (such as {example!r}); its "
-            f"columns are {', '.join(rows.columns)}; set {named('id_column')} to the column "
-            "of image ids"
+            f"{csv}: no column names the images in {images} (such as {example!r}); its columns are "
+            f"{', '.join(rows.columns)}; set {named('id_column')} to the column of image ids"
         )
     return best
 
@@ -262,11 +261,6 @@ def image_files(folder: str, flag: str, dicom: bool = False) -> dict[str, str]:
     return found
 
 
-def numbers_listed(numbers: list[int], most: int = 5) -> str:
-    more = f" and {len(numbers) - most} more" if len(numbers) > most else ""
-    return ", ".join(map(str, numbers[:most])) + more
-
-
 def label_numbers(labels: pd.Series, csv: str, column: str) -> tuple[list[str] | None, list]:
     """Class numbers, and the class names when the labels were names (None for numbers)."""
     if labels.map(lambda value: bool(WHOLE_NUMBER.fullmatch(value))).all():
@@ -276,9 +270,11 @@ def label_numbers(labels: pd.Series, csv: str, column: str) -> tuple[list[str] |
         absent = sorted(set(range(numbers.max() + 1)) - set(numbers))
         if absent:  # a class no image has: most likely a mistyped label above the others
             top = numbers.max()
+            more = f" and {len(absent) - 5} more" if len(absent) > 5 else ""
+            listed = ", ".join(map(str, absent[:5])) + more
             raise UserError(
                 f"{csv}: the labels in {column!r} are class numbers 0 to {top}, but no image "
-                f"has {numbers_listed(absent)} ({(numbers == top).sum()} image(s) have {top}); "
+                f"has {listed} ({(numbers == top).sum()} image(s) have {top}); "
                 "fix the mistyped labels, or number the classes 0, 1, ... with none left out"
             )
         return None, numbers.tolist()
@@ -291,10 +287,9 @@ def holds_several(labels: pd.Series, csv: str, column: str) -> bool:
     """Whether any image has several space-separated labels: a multi-label competition."""
     several = labels.str.split().str.len() > 1
     if several.any():
-        first = several.idxmax()
         print(
-            f"{csv}: {column!r} holds several labels per image (e.g. {labels[first]!r}): "
-            "writing multi-label records"
+            f"{csv}: {column!r} holds several labels per image (e.g. "
+            f"{labels[several.idxmax()]!r}): writing multi-label records"
         )
     return bool(several.any())
 

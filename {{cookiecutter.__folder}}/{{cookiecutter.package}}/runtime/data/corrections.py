@@ -137,9 +137,8 @@ def checked(cfg: Config, made: Corrections, training: list[str], labeled: set[st
         unknown = sorted(set(ids) - labeled)
         if unknown:
             raise UserError(
-                f"{named(field)} {file(field)}: {len(unknown)} ids are no labeled "
-                f"image's (e.g. {unknown[0]!r}); give the ids as oof.csv or the training CSV "
-                "spells them"
+                f"{named(field)} {file(field)}: {len(unknown)} ids are no labeled image's (e.g. "
+                f"{unknown[0]!r}); give the ids as oof.csv or the training CSV spells them"
             )
     kept = made.training(training)
     if made.dropped and kept < len(training) / 2:

@@ -77,9 +77,8 @@ def pixels(path: str, window: str = "auto", slices: int = 3, frames: str = "midd
         colour = ds.get("SamplesPerPixel", 1) > 1 or "PALETTE" in ds.PhotometricInterpretation
         count = int(ds.get("NumberOfFrames", 1) or 1)
         every = frames == "slices" and not colour
-        chosen = (
-            picked(count, slices, [int(at) - 1] if at.isdigit() else []) if every else [count // 2]
-        )
+        named = [int(at) - 1] if at.isdigit() else []  # a frame from 1, as the CSV names it
+        chosen = picked(count, slices, named) if every else [count // 2]
         held = [stored[index] for index in chosen] if count > 1 else [stored]
         if colour:
             return coloured(ds, held[0])

@@ -2,14 +2,13 @@
 train_images/ and train.csv to train and validate, test_images/ to predict, read straight
 from where Kaggle mounts them.
 
-The CSV's columns and id spellings are found as `records` finds them
-(competition_files.py); folds are made at run time (stratified, or grouped by
-Config.group_column; drawn with Config.fold_seed, not the training's seed, so runs of other
-seeds hold the same folds) and saved as folds.csv in the run's output folder, so a resumed
-run, the out-of-fold score and the fold models predict averages all agree on them. Every
-file is checked (there, and an image by its first bytes) before the first step; an image that
-does not decode is named by its path. Records stay the faster path for big data: a JPEG file
-is read whole here, and a record's image is read with its neighbours.
+The CSV's columns and id spellings are found as `records` finds them (competition_files.py); folds
+are made at run time (stratified, or grouped by Config.group_column; drawn with Config.fold_seed,
+not the training's seed, so runs of other seeds hold the same folds) and saved as folds.csv in the
+run's output folder, so a resumed run, the out-of-fold score and the fold models predict averages
+all agree on them. Every file is checked (there, and an image by its first bytes) before the first
+step; an image that does not decode is named by its path. Records stay the faster path for big data:
+a JPEG file is read whole here, and a record's image is read with its neighbours.
 """
 
 from __future__ import annotations
@@ -195,9 +194,8 @@ class CompetitionImages:
                 f"{cfg.folds - 1}"
             )
         found = made.found
-        values = {
-            key: found[key] for key in ("num_classes", "multi_label", "id_column", "label_column")
-        }
+        keys = ("num_classes", "multi_label", "id_column", "label_column")
+        values = {key: found[key] for key in keys}
         values["class_names"] = ",".join(found["classes"] or [])
         if cfg.folds == 1:
             values["valid_files"] = ""
@@ -217,10 +215,9 @@ class CompetitionImages:
         return filled(cfg, values, f"the training CSV {cfg.train_csv}"), manifest
 
     def describe(self, cfg: Config, manifest: dict) -> str:
-        classes = manifest["classes"]
-        names = (
-            f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
-        )
+        classes = manifest["classes"] or []  # none where the labels are class numbers
+        shown = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
+        names = f": {shown}" if classes else ""
         folds = manifest["folds"]
         held_out = f", fold {cfg.fold} validates" if folds > 1 else ""
         heading = (
@@ -228,10 +225,9 @@ class CompetitionImages:
             f"{manifest['train']['records']} images, {folds} folds {manifest['folds_from']}"
             f"{held_out}, {manifest['num_classes']} classes{names}"
         )
-        lines = [heading]
         if manifest["skipped"]:
-            lines.append("  " + left_out(manifest["skipped"]))
-        return "\n".join(lines)
+            heading += "\n  " + left_out(manifest["skipped"])
+        return heading
 
     def split(self, cfg: Config, field: str, labeled: bool):
         """A fold's images by the CSV (checked there, and images by their first bytes), or

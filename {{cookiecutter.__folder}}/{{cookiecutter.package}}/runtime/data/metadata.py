@@ -1,11 +1,10 @@
 """The table beside each image (age, sex, site, a device's measures): which columns a run
 uses, how each becomes numbers, and the lookup that joins them to each image in the pipeline.
 
-Which (Config.metadata_columns): by default every column the training table and the test
-images' table (Config.test_csv, `records --test-csv`) both hold, besides the id, label and
-group: a column only the training table holds is never used, since the test images cannot
-supply it (it is often made from the label, as ISIC 2024's diagnosis columns are). "" trains
-on the images alone.
+Which (Config.metadata_columns): by default every column the training table and the test images'
+table (Config.test_csv, `records --test-csv`) both hold, besides the id, label and group: a column
+only the training table holds is never used, since the test images cannot supply it (it is often
+made from the label, as ISIC 2024's diagnosis columns are). "" trains on the images alone.
 
 How, fitted on the run's training folds only and saved with the run (metadata.json), so
 predict and the inference notebook apply exactly what training fitted: a column of numbers is
@@ -92,18 +91,13 @@ def left_out_line(left_out: dict[str, str]) -> str:
     return "; ".join(f"{column} ({why})" for column, why in left_out.items())
 
 
-def is_number(values: pd.Series) -> bool:
-    present = values[values != ""]
-    return bool(len(present)) and bool(pd.to_numeric(present, errors="coerce").notna().all())
-
-
 def fitted(train: pd.DataFrame, columns: list[str]) -> dict:
     """The encoding of `columns`, fitted on `train` (the run's training folds' rows)."""
     encodings = []
     for column in columns:
-        values = train[column]
-        if is_number(values):
-            numbers = pd.to_numeric(values[values != ""])
+        present = train[column][train[column] != ""]
+        if len(present) and pd.to_numeric(present, errors="coerce").notna().all():
+            numbers = pd.to_numeric(present)
             deviation = float(numbers.std(ddof=0))
             how = {
                 "kind": "number",
@@ -111,7 +105,7 @@ def fitted(train: pd.DataFrame, columns: list[str]) -> dict:
                 "std": deviation if deviation > 0 else 1.0,
             }
         else:
-            counts = values[values != ""].value_counts()
+            counts = present.value_counts()
             common = counts.sort_index().sort_values(ascending=False, kind="stable")
             how = {"kind": "category", "values": sorted(common.index[:MOST_VALUES])}
         encodings.append({"column": column, **how})
@@ -193,12 +187,8 @@ class Features:
         """A function from an example's id (a string tensor) to its inputs (float32)."""
         import tensorflow as tf
 
-        index = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(self.ids), tf.range(len(self.ids), dtype=tf.int64)
-            ),
-            -1,
-        )
+        ids, rows = tf.constant(self.ids), tf.range(len(self.ids), dtype=tf.int64)
+        index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(ids, rows), -1)
         table = tf.constant(self.values)
         # Every id was matched to a row before the pipeline was built (`of_ids`); a row of
         # another id is never read, and the blank rows that fill a batch take row 0.
@@ -249,18 +239,14 @@ def metadata_tables(
     clashing = [column for column in columns if column in OWN_COLUMNS]
     if clashing:
         raise UserError(
-            f"{flags['metadata']}: the column {clashing[0]!r} has the name of one "
-            f"{TABLE} keeps for itself ({', '.join(OWN_COLUMNS)}); rename it in "
-            "both tables"
+            f"{flags['metadata']}: the column {clashing[0]!r} has the name of one {TABLE} keeps "
+            f"for itself ({', '.join(OWN_COLUMNS)}); rename it in both tables"
         )
     said = {"columns": columns, "left_out": left_out, "test_csv": test_csv}
     if not columns:
         return None, said
-    parts = [
-        pd.DataFrame({"id": rows["id"], "split": "train", "fold": rows["fold"].astype(str)}).join(
-            train[columns].reset_index(drop=True)
-        )
-    ]
+    own = pd.DataFrame({"id": rows["id"], "split": "train", "fold": rows["fold"].astype(str)})
+    parts = [own.join(train[columns].reset_index(drop=True))]
     if test is not None and test_ids:
         matched = of_ids_rows(test, test_ids, f"{tables_flag} {test_csv}", (
             f"give a row for every image of {flags['test_images']}, or --metadata-columns '' "

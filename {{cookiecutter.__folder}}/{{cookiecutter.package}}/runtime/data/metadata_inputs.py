@@ -94,9 +94,8 @@ def test_table(cfg: Config) -> pd.DataFrame:
 
 
 def for_training(cfg: Config, manifest: dict | None, writes_files: bool):
-    """The run's metadata.Features for every training image, its encoding fitted on the
-    training folds and saved with the run (None, and an earlier run's removed, for images
-    alone)."""
+    """The run's metadata.Features for every training image, its encoding fitted on the training
+    folds and saved with the run (None, and an earlier run's removed, for images alone)."""
     held = found(cfg, manifest)
     saved = places_of(cfg).output / metadata.SPEC
     if held is None:
@@ -180,8 +179,7 @@ def for_validation(cfg: Config, manifest: dict | None, spec: dict | None):
     if held is None:
         columns = ", ".join(metadata.columns_of(spec))
         raise UserError(
-            f"the trained run joins {columns} to each image, and the data holds no such table "
-            f"now ({named('metadata_columns')} {cfg.metadata_columns!r}); give the data it "
-            "trained on"
+            f"the trained run joins {columns} to each image, and the data holds no such table now "
+            f"({named('metadata_columns')} {cfg.metadata_columns!r}); give the data it trained on"
         )
     return metadata.Features(spec, held.table["id"].tolist(), metadata.encoded(spec, held.table))

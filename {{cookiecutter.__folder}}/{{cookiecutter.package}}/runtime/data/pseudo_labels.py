@@ -2,12 +2,11 @@
 models gave them (`pseudo` writes them from a run's or a blend's predictions;
 Config.pseudo_labels reads them), each weighed Config.pseudo_weight in the loss.
 
-A fold's run takes the rows of its own fold (the file's fold column): the probabilities of
-the fold model that never trained on that fold's images. Pseudo-labels made by every fold
-model together would carry what the other models learned from the validating fold's labels
-into its training, and the out-of-fold score would flatter the run. A file without a fold
-column is taken whole by every fold, and the run says so. Test images never validate: the
-validation records stay as they are.
+A fold's run takes the rows of its own fold (the file's fold column): the probabilities of the fold
+model that never trained on that fold's images. Pseudo-labels made by every fold model together
+would carry what the other models learned from the validating fold's labels into its training, and
+the out-of-fold score would flatter the run. A file without a fold column is taken whole by every
+fold, and the run says so. Test images never validate: the validation records stay as they are.
 """
 
 from __future__ import annotations
@@ -46,12 +45,8 @@ class PseudoLabels:
         of these test images (read by `test_reading`), drawn in proportion to their counts;
         each as {image: encoded bytes, label: a row of class shares, WEIGHT}, and its id
         where the training examples carry theirs (for a table of metadata)."""
-        index = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(self.ids), tf.range(len(self.ids), dtype=tf.int64)
-            ),
-            -1,
-        )
+        keys, numbers = tf.constant(self.ids), tf.range(len(self.ids), dtype=tf.int64)
+        index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, numbers), -1)
         rows = tf.constant(self.rows, tf.float32)
         # Ids go on where the training examples carry them: a table of metadata joins by id.
         with_ids = cfg.id_key in training.element_spec
@@ -85,13 +80,9 @@ class PseudoLabels:
             }
 
         training = training.map(as_row, num_parallel_calls=tf.data.AUTOTUNE)
+        counts = (self.alongside, len(self.ids))
         return tf.data.Dataset.sample_from_datasets(
-            [training, tests],
-            weights=[
-                share / (self.alongside + len(self.ids))
-                for share in (self.alongside, len(self.ids))
-            ],
-            seed=cfg.seed,
+            [training, tests], weights=[count / sum(counts) for count in counts], seed=cfg.seed
         )
 
 

@@ -1,12 +1,11 @@
 """TensorFlow Datasets sets as training data: `--data-dir tfds:NAME` (`tfds:tf_flowers`).
 
-`tfds.load` serves each image still encoded (SkipDecoding), so it goes through the same
-decode, augment and batch steps as a TFRecord's; each example's `tfds_id` is its id. With
-`--folds K`, fold k of the set's train split validates and the other folds train, as with
-records in folds; with `--folds 1` the whole train split trains and the set's validation
-split, where it has one, validates. Its test split, where it has one, is what `predict` reads.
-For such a set, train_files, valid_files and test_files hold TFDS split strings
-("train[20%:40%]") instead of file patterns.
+`tfds.load` serves each image still encoded (SkipDecoding), so it goes through the same decode,
+augment and batch steps as a TFRecord's; each example's `tfds_id` is its id. With `--folds K`, fold
+k of the set's train split validates and the other folds train, as with records in folds; with
+`--folds 1` the whole train split trains and the set's validation split, where it has one,
+validates. Its test split, where it has one, is what `predict` reads. For such a set, train_files,
+valid_files and test_files hold TFDS split strings ("train[20%:40%]") instead of file patterns.
 """
 
 from __future__ import annotations
@@ -94,12 +93,8 @@ def image_and_label(builder) -> tuple[str, str]:
         image = next((n for n, kind in kinds.items() if kind is tfds.features.Image), "")
         label = next((n for n, kind in kinds.items() if kind is tfds.features.ClassLabel), "")
     names = list(features.keys())
-    if not (
-        image in names
-        and label in names
-        and isinstance(features[image], tfds.features.Image)
-        and isinstance(features[label], tfds.features.ClassLabel)
-    ):
+    is_image = image in names and isinstance(features[image], tfds.features.Image)
+    if not (is_image and label in names and isinstance(features[label], tfds.features.ClassLabel)):
         raise UserError(
             f"{named('data_dir')} {PREFIX}{builder.name}: not an image classification set "
             f"(its features: {', '.join(names)}); this project needs one image and "
@@ -118,8 +113,7 @@ def fold_splits(folds: int, held_out: int) -> tuple[str, str]:
 
 def with_splits(cfg: Config) -> tuple[Config, dict]:
     """The config with the set's splits and classes for the fields the user did not give, and what `doctor` shows of the set, in the shape of a records manifest."""
-    name = name_of(cfg)
-    builder = prepared(name)
+    builder = prepared(name_of(cfg))
     _, label = image_and_label(builder)
     classes = list(builder.info.features[label].names)
     splits = set(builder.info.splits)
@@ -171,16 +165,13 @@ def examples(
 
     name = name_of(cfg)
     image, label = image_and_label(prepared(name))
+    context = tf.distribute.InputContext(share[1], share[0])
     loaded = tfds.load(
         name,
         split=split,
         shuffle_files=shuffled,
         decoders={image: tfds.decode.SkipDecoding()},  # decoded by the pipeline, as records are
-        read_config=tfds.ReadConfig(
-            add_tfds_id=True,
-            shuffle_seed=cfg.seed,
-            input_context=tf.distribute.InputContext(share[1], share[0]),
-        ),
+        read_config=tfds.ReadConfig(add_tfds_id=True, shuffle_seed=cfg.seed, input_context=context),
         data_dir=data_dir(),
         try_gcs=True,
     )

@@ -14,17 +14,16 @@ PROPOSALS = 16  # Gamma draws proposed an image (log_gamma); the first accepted 
 
 
 class MixUpOrCutMix(keras.layers.Layer):
-    """While training, a share of the batches (`probability`) mixed by MixUp or CutMix (one of
-    those switched on, picked at random), each image with its partner in the batch
-    (`partners`); `mixed_labels` mixes the same step's label rows alike (model.py's loss and
-    metric call it). MixUp blends the whole of two images by a weight drawn per image from
-    Beta(mixup, mixup), as Keras' MixUp draws it; CutMix pastes a box of the partner, its area
-    drawn as Keras' CutMix draws it, and the label keeps the share of pixels the image kept
-    (Keras, 3.15, weighs by the box's fractional area while it pastes whole pixels: at 32
-    pixels a side, off by up to a row of them). Both mixes' shares of each pixel are computed
-    and one is picked with `where`: every shape is static, so XLA compiles the step once, and
-    mixing is one blend of the batch, element-wise. Images in 0..255 come out as floats in
-    0..255."""
+    """While training, a share of the batches (`probability`) mixed by MixUp or CutMix (one of those
+    switched on, picked at random), each image with its partner in the batch (`partners`);
+    `mixed_labels` mixes the same step's label rows alike (model.py's loss and metric call it).
+    MixUp blends the whole of two images by a weight drawn per image from Beta(mixup, mixup), as
+    Keras' MixUp draws it; CutMix pastes a box of the partner, its area drawn as Keras' CutMix draws
+    it, and the label keeps the share of pixels the image kept (Keras, 3.15, weighs by the box's
+    fractional area while it pastes whole pixels: at 32 pixels a side, off by up to a row of them).
+    Both mixes' shares of each pixel are computed and one is picked with `where`: every shape is
+    static, so XLA compiles the step once, and mixing is one blend of the batch, element-wise.
+    Images in 0..255 come out as floats in 0..255."""
 
     def __init__(self, mixup: float, cutmix: float, probability: float, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -92,21 +91,15 @@ class MixUpOrCutMix(keras.layers.Layer):
         return input_shape
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "mixup": self.mixup,
-            "cutmix": self.cutmix,
-            "probability": self.probability,
-            "seed": self.seed,
-        }
+        names = ("mixup", "cutmix", "probability", "seed")
+        return {**super().get_config(), **{name: getattr(self, name) for name in names}}
 
 
 def partners(batch, groups: int = 1):
-    """Each image's (or label row's) partner: the one as far from the end of its group as it is
-    from the start, as timm pairs a batch (batches come shuffled, so partners are random).
-    Under JAX a group is a device's share of the global batch: each device mixes its own
-    images and none crosses to another. A TensorFlow strategy calls the model on each
-    replica's share: one group."""
+    """Each image's (or label row's) partner: the one as far from the end of its group as it is from
+    the start, as timm pairs a batch (batches come shuffled, so partners are random). Under JAX a
+    group is a device's share of the global batch: each device mixes its own images and none crosses
+    to another. A TensorFlow strategy calls the model on each replica's share: one group."""
     if groups == 1:
         return ops.flip(batch, axis=0)
     grouped = ops.reshape(batch, (groups, -1, *batch.shape[1:]))

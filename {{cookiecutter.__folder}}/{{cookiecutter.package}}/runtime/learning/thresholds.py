@@ -1,6 +1,5 @@
-"""Multi-label competitions: each class's own threshold on its probability, chosen on the
-validation records where it gives the class its best F1, and kept beside the trained weights
-for `predict`."""
+"""Multi-label competitions: each class's own threshold on its probability, chosen on the validation
+records where it gives the class its best F1, and kept beside the trained weights for `predict`."""
 
 from __future__ import annotations
 

@@ -24,7 +24,6 @@ def join(cfg: Config) -> None:
 
     if jax.distributed.is_initialized():
         return
-
     with contextlib.suppress(AttributeError, ValueError):  # CPUs need gloo to talk
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
     watchdog = threading.Timer(cfg.coordinator_timeout, stop_waiting, args=(cfg,))

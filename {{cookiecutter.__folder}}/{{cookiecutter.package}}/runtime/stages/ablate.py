@@ -50,9 +50,9 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
     """The variants to train, by name: the default, each part on in `cfg` switched off
     ("no mixup"), each part off switched on ("+ rand_augment"), and every part off
     ("recipe off", where two or more are on); `parts` keeps only those named (and "recipe
-    off" switches off only those). A part that cannot act here is left
-    out: mixing with Config.mix_probability 0, stochastic depth in a backbone without it, a
-    backbone learning rate without pretrained weights, metadata where the data has none."""
+    off" switches off only those). A part that cannot act here is left out: mixing with
+    Config.mix_probability 0, stochastic depth in a backbone without it, a backbone learning
+    rate without pretrained weights, metadata where the data has none."""
     from ..backbone_choices import BACKBONES
     from ..data import metadata_inputs, source
 
@@ -91,12 +91,7 @@ def effective(cfg: Config, name: str):
     return decided[name](cfg) if name in decided else getattr(cfg, name)
 
 
-def ablate(
-    cfg: Config,
-    found=None,
-    runs: int = RUNS,
-    parts: list[str] | None = None,
-) -> list[dict]:
+def ablate(cfg: Config, found=None, runs: int = RUNS, parts: list[str] | None = None) -> list[dict]:
     """Train every variant `runs` times (folds 0 to runs-1, or seeds) in <output>/ablate/;
     print the table and write ablate.json and ablate.png there. Returns the table's rows."""
     from ..data import source
@@ -212,10 +207,9 @@ def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
     over = f"{runs} {'folds' if in_folds else 'seeds'}"
     lines = [
         (
-            f"ablate: validation {scoring.metric_named(cfg.metric, False)}, mean and "
-            f"standard deviation over {over}, "
-            f"{cfg.epochs} epochs each; the difference from the default {over[2:]} by "
-            f"{over[2:-1]}, with its standard error (* beyond twice it)"
+            f"ablate: validation {scoring.metric_named(cfg.metric, False)}, mean and standard "
+            f"deviation over {over}, {cfg.epochs} epochs each; the difference from the default "
+            f"{over[2:]} by {over[2:-1]}, with its standard error (* beyond twice it)"
         ),
         f"{'variant':<22} {cfg.metric:>8} {'sd':>7} {'vs default':>11} {'se':>7}  "
         + f"{'images/s':>9}  changes",
@@ -241,9 +235,7 @@ def arguments(parser) -> None:
         f"(default {RUNS})",
     )
     parser.add_argument(
-        "--parts",
-        default="",
-        help="only these parts, comma-separated: " + ",".join(PARTS),
+        "--parts", default="", help="only these parts, comma-separated: " + ",".join(PARTS)
     )
     parser.epilog = (
         f"Trains each variant in <{named('output_dir')}>/ablate/<variant>/ with train's "

@@ -1,16 +1,15 @@
 """`audit`: the training labels most likely wrong, from a `--fold all` run's out-of-fold
 predictions (or a blend's), most suspicious first.
 
-Confident learning (Northcutt et al., 2021, as cleanlab computes it): each class's threshold
-is the average probability the models give it on the images labeled with it, and every image
-is ranked by its given label's probability as a share of that threshold, lowest first. On
-Fashion-MNIST with 5% of its labels changed (docs/commands.md; two runs), this ranking put 87%
-and 85% of the changed labels among its first rows, the given label's probability alone 85%
-and 86%, and suspects first (below) 71% and 72%. An image is a suspect where another class
-clears its own threshold and the given label's class is not the likeliest of those that do
-(the confident joint's off-diagonal): their count estimates how many labels are wrong. The
-out-of-fold probabilities come from models that never trained on the image, so an image
-cannot vouch for its own label.
+Confident learning (Northcutt et al., 2021, as cleanlab computes it): each class's threshold is the
+average probability the models give it on the images labeled with it, and every image is ranked by
+its given label's probability as a share of that threshold, lowest first. On Fashion-MNIST with 5%
+of its labels changed (docs/commands.md; two runs), this ranking put 87% and 85% of the changed
+labels among its first rows, the given label's probability alone 85% and 86%, and suspects first
+(below) 71% and 72%. An image is a suspect where another class clears its own threshold and the
+given label's class is not the likeliest of those that do (the confident joint's off-diagonal):
+their count estimates how many labels are wrong. The out-of-fold probabilities come from models that
+never trained on the image, so an image cannot vouch for its own label.
 
 Writes label_audit.csv (every training image: id, fold, the given label, the label the
 models give, both probabilities, the threshold, whether it is a suspect) and label_audit.png
@@ -91,15 +90,12 @@ def audited(table: pd.DataFrame, record: dict) -> pd.DataFrame:
     probabilities = table[columns(table, record)].to_numpy(float)
     given_labels = table["label"].astype(int).to_numpy()
     rows = np.arange(len(table))
-    # Each class's threshold: the models' average confidence in it where it is the label.
-    thresholds = np.array(
-        [
-            probabilities[given_labels == number, number].mean()
-            if np.any(given_labels == number)
-            else 1.0
-            for number in range(num_classes)
-        ]
-    )
+
+    def threshold(number: int) -> float:  # the models' average confidence where it is the label
+        held = given_labels == number
+        return probabilities[held, number].mean() if np.any(held) else 1.0
+
+    thresholds = np.array([threshold(number) for number in range(num_classes)])
     clears = probabilities >= thresholds
     suggested = np.where(clears, probabilities, -1.0).argmax(-1)
     suspect = clears.any(-1) & (suggested != given_labels)
@@ -143,9 +139,8 @@ def images_of(cfg: Config, ids: list[str]) -> dict[str, np.ndarray]:
     cfg, _ = source.resolved(cfg)
     run = folds.run_config(cfg, 0) if folds.count(cfg) > 1 else cfg  # with fold 0: every image
     reading, found = source.of(cfg), {}
-    wanted = tf.lookup.StaticHashTable(
-        tf.lookup.KeyValueTensorInitializer(ids, [True] * len(ids)), False
-    )
+    keys = tf.lookup.KeyValueTensorInitializer(ids, [True] * len(ids))
+    wanted = tf.lookup.StaticHashTable(keys, False)
     for field in ("train_files", "valid_files"):
         if not getattr(run, field):
             continue
@@ -181,10 +176,8 @@ def picture(cfg: Config, audit: pd.DataFrame, path: Path, names: list[str] | Non
     shares = zip(shown["p_given"].to_numpy(), shown["p_suggested"].to_numpy(), strict=True)
     for axes, label, guess, (p_label, p_guess) in zip(cells, given, guessed, shares, strict=True):
         label, guess = (
-            plots.class_name(int(value), names)
-            if isinstance(value, int | np.integer)
-            else str(value)
-            for value in (label, guess)
+            plots.class_name(int(one), names) if isinstance(one, int | np.integer) else str(one)
+            for one in (label, guess)
         )
         title = f"given {label} {p_label:.2f}\nmodels {guess} {p_guess:.2f}"
         axes.set_title(title, fontsize=9, color="red")
@@ -220,9 +213,8 @@ def audit_run(cfg: Config, folder: str) -> pd.DataFrame:
     written = spelled(audit, names)
     for row in written.head(LISTED).itertuples():
         print(
-            f"  {row.id} (fold {row.fold}): given {row.given_label} {row.p_given:.2f} "
-            f"(threshold {row.given_threshold:.2f}), models {row.suggested_label} "
-            f"{row.p_suggested:.2f}"
+            f"  {row.id} (fold {row.fold}): given {row.given_label} {row.p_given:.2f} (threshold "
+            f"{row.given_threshold:.2f}), models {row.suggested_label} {row.p_suggested:.2f}"
         )
     path = run / AUDIT
     with written_whole(path) as temporary:

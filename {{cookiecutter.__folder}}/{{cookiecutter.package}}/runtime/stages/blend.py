@@ -170,11 +170,10 @@ def check_alike(runs: list[Run], output: Path, command: str = "blend", fewest: i
             )
             fitted = "weights" if command == "blend" else "trees"
             raise UserError(
-                f"{command}: {pair} hold {len(moved)} images in different folds (e.g. {key!r}: fold "
-                f"{folds[key]}, fold {other[key]}): {why}, so {fitted} fitted on one's "
-                "out-of-fold rows would see images the other trained on; train them with the "
-                "same --folds and --fold-seed (--seed leaves the folds alone) or from the same "
-                "records"
+                f"{command}: {pair} hold {len(moved)} images in different folds (e.g. {key!r}: "
+                f"fold {folds[key]}, fold {other[key]}): {why}, so {fitted} fitted on one's "
+                "out-of-fold rows would see images the other trained on; train them with the same "
+                "--folds and --fold-seed (--seed leaves the folds alone) or from the same records"
             )
         ids = [table[table.columns[0]].tolist() for table in (first.test, run.test)]
         if ids[0] != ids[1]:
@@ -199,9 +198,8 @@ def shown(columns: list[str]) -> str:
 
 
 def trained_for(run: Run, cfg: Config) -> Config:
-    """The config of the runs' competition: their metric and classes, and their id column
-    where none is given (the sample's, wherever it stands), with this command's data fields
-    (the sample)."""
+    """The config of the runs' competition: their metric and classes, and their id column where none
+    is given (the sample's, wherever it stands), with this command's data fields (the sample)."""
     named = (*CLASSES, "metric", *OPTIONS)
     chosen = {name: run.record[name] for name in named if name in run.record}
     ids = {"id_column": run.record["id_column"]} if "id_column" in run.record else {}
@@ -212,10 +210,10 @@ def scorer(cfg: Config, truth: np.ndarray):
     """The metric of probabilities on some of the rows. Multi-label: each class at the
     threshold that suits it best on those rows, for every run and blend alike."""
 
+    answers = METRICS[cfg.metric].reads == "labels"  # where cuts make them, fitted
+
     def score(rows: np.ndarray, probabilities: np.ndarray) -> float:
-        fitted = None
-        if METRICS[cfg.metric].reads == "labels":  # answers: where cuts make them, fitted
-            fitted = cuts.cuts_for(cfg, truth[rows], probabilities)
+        fitted = cuts.cuts_for(cfg, truth[rows], probabilities) if answers else None
         return cuts.scored(cfg, truth[rows], probabilities, fitted)
 
     return score
@@ -256,9 +254,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
     probabilities = blending.blended(tables, weights)
-    fitted = None
-    if METRICS[cfg.metric].reads == "labels":
-        fitted = cuts.cuts_for(cfg, truth, probabilities)
+    answers = METRICS[cfg.metric].reads == "labels"
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in CLASSES},
@@ -274,7 +270,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
         "fold_spread": float(np.std(per_fold)),
         "folds": len(per_fold),
         "images": len(order),
-        "thresholds": fitted,
+        "thresholds": cuts.cuts_for(cfg, truth, probabilities) if answers else None,
         "weights_asked": weights_by,
         "weights_by": chosen,
     }
@@ -346,10 +342,8 @@ def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Pa
     """submission.csv of the runs' test probabilities blended with the blend's weights, in
     the sample's shape, and the blend's own test_probabilities.csv beside it."""
     ids = tables[0][tables[0].columns[0]].tolist()
-    weights = [run["weight"] for run in blend["runs"]]
-    probabilities = blending.blended(
-        [table.iloc[:, 1:].to_numpy(float) for table in tables], weights
-    )
+    arrays = [table.iloc[:, 1:].to_numpy(float) for table in tables]
+    probabilities = blending.blended(arrays, [run["weight"] for run in blend["runs"]])
     return write_probabilities(cfg, blend, ids, probabilities, "blended")
 
 
@@ -407,16 +401,16 @@ def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dic
 
 
 def predict_blend(cfg: Config, found, blend: dict) -> Path:
-    """The blend's submission.csv, predicted afresh: each run with its own trained models,
-    image size, backbone and TTA (its own folder in the output), blended with the weights
-    `blend` fitted. After each run, the minutes it took and what the whole blend will take
-    at that pace: a blend that would outrun a rerun's limit says so early."""
+    """The blend's submission.csv: each run predicted afresh, blended with the weights `blend`
+    fitted."""
     return write_submission(cfg, blend, predicted_runs(cfg, found, blend["runs"]))
 
 
 def predicted_runs(cfg: Config, found, runs: list[dict]) -> list[pd.DataFrame]:
     """Each run's test probabilities, predicted afresh with its own trained models, image
-    size, backbone and TTA (into its own folder of the output), in the sample's order."""
+    size, backbone and TTA (into its own folder of the output), in the sample's order. After
+    each run, the minutes it took and what all will take at that pace: a blend that would
+    outrun a rerun's limit says so early."""
     from .predict import predict  # TensorFlow: `blend` itself needs none
 
     tables, spent = [], 0.0

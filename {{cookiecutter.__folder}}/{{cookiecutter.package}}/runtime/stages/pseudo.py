@@ -2,13 +2,12 @@
 to train a next run on them (`train --pseudo-labels FILE`).
 
 Each fold's rows are that fold model's probabilities (`predict` leaves them in
-fold<k>/test_probabilities.csv; a blend's, its runs' fold models weighed as it weighed the
-runs), kept where the most probable class reaches --min-confidence: by default every test
-image, with its soft label. On Fashion-MNIST (docs/commands.md) every image lifted held-out
-accuracy in both runs measured; only those at 0.9 or above, the images the models already get
-right, did not. The next run's fold k
-trains on fold k's rows alone: they come from a model that never saw fold k's labels, so the
-fold's validation score stays honest (data/pseudo_labels.py). Writes pseudo_labels.csv (the
+fold<k>/test_probabilities.csv; a blend's, its runs' fold models weighed as it weighed the runs),
+kept where the most probable class reaches --min-confidence: by default every test image, with its
+soft label. On Fashion-MNIST (docs/commands.md) every image lifted held-out accuracy in both runs
+measured; only those at 0.9 or above, the images the models already get right, did not. The next
+run's fold k trains on fold k's rows alone: they come from a model that never saw fold k's labels,
+so the fold's validation score stays honest (data/pseudo_labels.py). Writes pseudo_labels.csv (the
 test id, the fold, each class's probability) into the run's folder.
 """
 

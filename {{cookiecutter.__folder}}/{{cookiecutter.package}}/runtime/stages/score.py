@@ -20,18 +20,9 @@ if TYPE_CHECKING:
 
 # The Config fields `score` reads.
 CONFIG_FIELDS = (
-    "competition",
-    "data_dir",
-    "output_dir",
-    "sample_submission",
-    "id_column",
-    "label_column",
-    "metric",
-    "num_classes",
-    "pauc_min_tpr",
-    "map_k",
-    "target_weights",
-)
+    "competition", "data_dir", "output_dir", "sample_submission", "id_column", "label_column",
+    "metric", "num_classes", "pauc_min_tpr", "map_k", "target_weights",
+)  # fmt: skip
 
 
 def read_table(path: str, *columns: str) -> pd.DataFrame:
@@ -57,10 +48,9 @@ def read_table(path: str, *columns: str) -> pd.DataFrame:
 
 
 def sample_columns(cfg: Config, sample: str, trained: str = "") -> tuple[str, str]:
-    """The id and label columns to score by: those given, else the sample's (or, without one,
-    the submission's), as predict wrote submission.csv by them (its id column: the run's,
-    `trained`, wherever the sample has it, else its first; and its one label column), else
-    the defaults."""
+    """The id and label columns to score by: those given, else the sample's (or, without one, the
+    submission's), as predict wrote submission.csv by them (its id column: the run's, `trained`,
+    wherever the sample has it, else its first; and its one label column), else the defaults."""
     id_column, label_column = cfg.id_column, cfg.label_column
     if not sample or not Path(sample).is_file():
         return id_column, label_column

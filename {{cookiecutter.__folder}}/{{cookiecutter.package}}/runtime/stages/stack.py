@@ -1,20 +1,18 @@
 """`stack`: a second-stage model on the runs' out-of-fold probabilities and the metadata beside
 each image, as ISIC 2024's winners stacked gradient-boosted trees on their image models.
 
-The runs are `--fold all` runs, predicted, checked alike as `blend` checks them (the same
-images in the same folds, the same classes and metric, the same test ids). Its features are
-each run's class probabilities for an image, from the fold model that never trained on it,
-and the image's metadata columns (Config.metadata_columns: the training CSV's, or the
-records' metadata.csv, encoded as train encodes them). scikit-learn's
-HistGradientBoostingClassifier is fitted on every training image and predicts the test
-images from the runs' test probabilities and the test table's rows.
+The runs are `--fold all` runs, predicted, checked alike as `blend` checks them (the same images in
+the same folds, the same classes and metric, the same test ids). Its features are each run's class
+probabilities for an image, from the fold model that never trained on it, and the image's metadata
+columns (Config.metadata_columns: the training CSV's, or the records' metadata.csv, encoded as train
+encodes them). scikit-learn's HistGradientBoostingClassifier is fitted on every training image and
+predicts the test images from the runs' test probabilities and the test table's rows.
 
-Its CV is nested, as `blend`'s is: each fold's images are scored by trees fitted on the
-other folds' alone; the score of trees fitted on every image, which flatters them, is
-printed beside it. Writes stack.json (the runs, the columns, both CVs: what `kernel
---inference --blend` reads), submission.csv in the sample's shape and test_probabilities.csv
-into --output-dir. In the inference notebook, `predict_stack` predicts with each run afresh
-and fits the trees again.
+Its CV is nested, as `blend`'s is: each fold's images are scored by trees fitted on the other folds'
+alone; the score of trees fitted on every image, which flatters them, is printed beside it. Writes
+stack.json (the runs, the columns, both CVs: what `kernel --inference --blend` reads),
+submission.csv in the sample's shape and test_probabilities.csv into --output-dir. In the inference
+notebook, `predict_stack` predicts with each run afresh and fits the trees again.
 """
 
 from __future__ import annotations
@@ -110,9 +108,7 @@ def stacked(cfg: Config, runs: list[blend.Run]) -> dict:
     cvs = [score(all_rows, part) for part in runs_oof]
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, nested[folds == fold]) for fold in np.unique(folds)]
-    fitted = None
-    if METRICS[cfg.metric].reads == "labels":  # answers: where cuts make them, fitted
-        fitted = cuts.cuts_for(cfg, truth, nested)
+    answers = METRICS[cfg.metric].reads == "labels"  # where cuts make them, fitted
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in blend.CLASSES},
@@ -130,7 +126,7 @@ def stacked(cfg: Config, runs: list[blend.Run]) -> dict:
         "fold_spread": float(np.std(per_fold)),
         "folds": len(per_fold),
         "images": len(order),
-        "thresholds": fitted,
+        "thresholds": cuts.cuts_for(cfg, truth, nested) if answers else None,
         "test_ids": test_ids,
         "test": test,
     }
@@ -141,9 +137,8 @@ def report(stack: dict) -> None:
     print(f"{metric} out of fold ({stack['images']} images, {stack['folds']} folds):")
     for run in runs:
         print(f"  {run['name']:<24} {run['cv']:.4f}")
-    with_columns = (
-        f" and {', '.join(stack['metadata_columns'])}" if stack["metadata_columns"] else ""
-    )
+    columns = ", ".join(stack["metadata_columns"])
+    with_columns = f" and {columns}" if columns else ""
     print(
         f"  {'stack':<24} {stack['stack_cv']:.4f}  (trees on the runs' probabilities{with_columns}: "
         f"each fold scored by trees fitted on the other folds; {stack['stack_cv_in_sample']:.4f} "
@@ -184,13 +179,10 @@ def stack_runs(cfg: Config, folders: list[str]) -> dict:
 
 
 def predict_stack(cfg: Config, found, stack: dict) -> Path:
-    """The stack's submission.csv, predicted afresh, as the inference notebook of a stack
-    makes it: each run predicts the test images (as in a blend's notebook), then the trees
-    are fitted again as `stack` fitted them, on each run's out-of-fold probabilities (its
-    training notebook's oof.csv) and the metadata (the competition's training table), and
-    predict from those probabilities and the test images' metadata. Fitted again rather than
-    saved: a pickled model is tied to the scikit-learn that wrote it. The fit is
-    deterministic, so its CV must be stack.json's; where it is not, it says so."""
+    """The stack's submission.csv in the inference notebook: each run predicts the test images
+    (as in a blend's), then the trees are fitted again as `stack` fitted them, not saved: a
+    pickled model is tied to the scikit-learn that wrote it. The fit is deterministic, so its
+    CV must be stack.json's; where it is not, it says so."""
     tables = blend.predicted_runs(cfg, found, stack["runs"])
     runs = []
     for run, table in zip(stack["runs"], tables, strict=True):
