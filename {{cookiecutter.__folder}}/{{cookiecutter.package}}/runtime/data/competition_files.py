@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+from sklearn.model_selection import KFold, StratifiedGroupKFold, StratifiedKFold
 
 from ..config import Config, inputs_of, names_in, targets
 from ..errors import UserError, named
@@ -344,6 +344,8 @@ def assign_folds(
             f"folds validate without them: {shown}{', ...' if len(rare) > 5 else ''}"
         )
     kind = StratifiedGroupKFold if group_column else StratifiedKFold
+    if len(rare) == len(counts) and not group_column:  # StratifiedKFold refuses: as they come
+        kind = KFold
     splitter = kind(folds, shuffle=True, random_state=seed)
     groups = rows[group_column] if group_column else None  # StratifiedKFold ignores them
     splits = splitter.split(rows, rows["stratum"], groups=groups)
