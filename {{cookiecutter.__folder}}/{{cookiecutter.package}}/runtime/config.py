@@ -136,6 +136,10 @@ class Config:
     group_column: str = knob(
         "", "images and CSV: rows sharing it share a fold (patient)", checkpoint="data"
     )
+    window: str = knob(
+        "auto", "DICOM images: auto (each file's own), CENTER,WIDTH, or lung, bone...", rare=True,
+        checkpoint="trained",
+    )  # fmt: skip
     # The table beside each image (data/metadata.py): the test images' own, when the sample
     # is not it (ISIC 2024's test-metadata.csv), and the columns the model's head joins.
     test_csv: str = knob(

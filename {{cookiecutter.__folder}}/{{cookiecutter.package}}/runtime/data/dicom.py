@@ -37,13 +37,13 @@ def is_dicom(path: Path) -> bool:
         return file.read(132)[128:] == b"DICM"
 
 
-def window(text: str) -> str:
+def window(text: str, flag: str = "records --window") -> str:
     """--window checked before any work: auto, a name in WINDOWS, or CENTER,WIDTH."""
     try:
         centre_width(text)
     except ValueError:
         raise UserError(
-            f"records --window {text}: not a window; give auto (the file's own), CENTER,WIDTH "
+            f"{flag} {text}: not a window; give auto (the file's own), CENTER,WIDTH "
             f"such as 40,400, or one of {', '.join(WINDOWS)}"
         ) from None
     return text
@@ -128,6 +128,19 @@ def read(path: str, pixels: bool = True):
 def decoded(ds):
     """The stored values of every frame; Unreadable, naming the fix, when the file's transfer
     syntax needs a decoder that is not installed."""
+    decodable(ds)
+    try:
+        return ds.pixel_array
+    except Exception as error:  # as many kinds, from each decoder
+        raise Unreadable(
+            f"its pixels do not decode ({first_line(error)}); it is damaged or cut short: download "
+            "it again"
+        ) from error
+
+
+def decodable(ds) -> None:
+    """Unreadable, naming the fix, where the file's transfer syntax needs a decoder that is not
+    installed: known from its header alone."""
     from pydicom.pixels import get_decoder
 
     syntax = ds.file_meta.get("TransferSyntaxUID")
@@ -136,13 +149,6 @@ def decoded(ds):
             f"its transfer syntax, {syntax.name}, needs a decoder that is not installed: "
             f"{Path(sys.executable).name} -m pip install {DECODERS}"
         )
-    try:
-        return ds.pixel_array
-    except Exception as error:  # as many kinds, from each decoder
-        raise Unreadable(
-            f"its pixels do not decode ({first_line(error)}); it is damaged or cut short: download "
-            "it again"
-        ) from error
 
 
 def grey(planes: list, window: str) -> list:

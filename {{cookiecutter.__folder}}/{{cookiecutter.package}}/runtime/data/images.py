@@ -16,6 +16,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
+import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,14 +26,16 @@ import tensorflow as tf
 
 from ..config import Config, filled, places_of, targets, validating_fold
 from ..errors import UserError, named
-from ..platform.files import for_pandas, is_url, written_whole
-from . import competition_files, scan
+from ..platform.files import IMAGE_SUFFIXES, for_pandas, is_url, written_whole
+from . import competition_files, dicom, scan
 from .records import Split
 
 FLAGS = {"images": named("train_images"), "csv": named("train_csv"), "group": named("group_column")}
 FOLDS = "folds.csv"  # the run's folds, beside its checkpoints
 # The first bytes of each image format tf.io.decode_image reads.
 SIGNATURES = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8", b"BM")
+# A path the pipeline reads as a file; any other is a DICOM file or series (dicom.py).
+AN_IMAGE = r".*\.(" + "|".join(sorted(suffix[1:] for suffix in IMAGE_SUFFIXES)) + ")"
 
 
 @dataclasses.dataclass
@@ -51,7 +55,9 @@ def table(cfg: Config) -> Table:
     key = (csv, images, cfg.folds, cfg.fold_seed, cfg.group_column, cfg.id_column, cfg.label_column)
     key += (cfg.multi_label, targets(cfg), mtime(csv), mtime(saved))
     if key not in tables:
-        rows, found = competition_files.training_rows(cfg, images, csv, cfg.group_column, FLAGS)
+        rows, found = competition_files.training_rows(
+            cfg, images, csv, cfg.group_column, FLAGS, dicom=True
+        )
         if found["skipped"]:  # said once a session, by whichever command reads the CSV first
             print(left_out(found["skipped"]))
         folds_from = f"made from {Path(csv).name} (fold seed {cfg.fold_seed})"
@@ -117,8 +123,9 @@ def test_images(cfg: Config) -> tuple[list[str], list[str]]:
     """Every image under the test folder (nested folders too), sorted, and its id: the path
     under the folder, as the competition spells it (predict pairs it with the sample's
     spelling: with or without the extension, with or without the folders)."""
-    found = competition_files.image_files(places_of(cfg).file("test_images"), named("test_images"))
-    paths = sorted(set(found.values()))
+    folder = places_of(cfg).file("test_images")
+    found = competition_files.image_files(folder, named("test_images"), dicom=True)
+    paths = sorted({path for path in found.values() if os.path.isfile(path)})  # not a series'
     return paths, ids_of(cfg, paths)
 
 
@@ -128,10 +135,14 @@ def ids_of(cfg: Config, paths: list[str]) -> list[str]:
 
 
 def checked(paths: list[str], flag: str) -> None:
-    """Every file there and an image by its first bytes: a missing or empty file, or one of
-    another kind, is named before the first step."""
+    """Every file there and an image by its first bytes (a DICOM file or series by its
+    headers): a missing or empty file, or one of another kind, is named before the first step."""
     odd = []
     for path in paths:
+        if not re.fullmatch(AN_IMAGE, path.lower()):
+            problem = dicom_problem(path, flag)
+            odd += [f"{path} ({problem})"] if problem else []
+            continue
         try:
             with open(path, "rb") as file:
                 head = file.read(16)
@@ -149,6 +160,21 @@ def checked(paths: list[str], flag: str) -> None:
             + ("; ..." if len(odd) > 3 else "")
             + f"; {fix}"
         )
+
+
+def dicom_problem(path: str, flag: str) -> str:
+    """Why a DICOM file or series cannot be read, from its headers ("": it can)."""
+    try:
+        if os.path.isdir(path):
+            dicom.series(path)
+        else:
+            dicom.decodable(dicom.read(path, pixels=False))
+    except dicom.Unreadable as error:
+        return str(error)
+    except ModuleNotFoundError:  # pydicom: not on every platform's image
+        install = f"{sys.executable} -m pip install pydicom {dicom.DECODERS}"
+        raise UserError(f"{flag} holds DICOM files; pydicom is not installed: {install}") from None
+    return ""
 
 
 def labels_of(cfg: Config, paths: list[str]) -> np.ndarray:
@@ -182,6 +208,9 @@ class CompetitionImages:
     folds made at run time."""
 
     kind = "images"
+
+    def __init__(self, window: str = "auto"):
+        self.window = window  # of DICOM files (Config.window)
 
     def resolved(self, cfg: Config) -> tuple[Config, dict]:
         """The config with the CSV's classes and columns for the fields the user did not give,
@@ -240,6 +269,8 @@ class CompetitionImages:
             split_paths, ids = test_images(cfg)
             paths, flag = split_paths, named("test_images")
         checked(paths, flag)
+        if any(not re.fullmatch(AN_IMAGE, path.lower()) for path in paths):
+            dicom.window(self.window, named("window"))
         folder = places_of(cfg).file("train_images" if labeled else "test_images")
         said = f"{len(paths)} images ({folder})"
         values = rows["number"].tolist() if labeled and targets(cfg) != "classes" else []
@@ -269,16 +300,28 @@ class CompetitionImages:
         return True
 
     def encoded(self, image: tf.Tensor) -> tf.Tensor:
-        """The file the image feature names, read (`examples` serves paths)."""
-        return tf.io.read_file(image)
+        """The file the image feature names, read (`examples` serves paths); a DICOM file or
+        series as dicom.py shows it, as PNG bytes."""
+        return tf.cond(
+            tf.strings.regex_full_match(tf.strings.lower(image), AN_IMAGE),
+            lambda: tf.io.read_file(image),
+            lambda: tf.io.encode_png(tf.numpy_function(self.pixels, [image], tf.uint8)),
+        )
+
+    def pixels(self, path) -> np.ndarray:
+        """A DICOM file's or series' pixels; `path`, bytes (a 0-d array where run eagerly)."""
+        return dicom.pixels(np.asarray(path).item().decode(), self.window)
 
     def scanned(self, cfg: Config, paths: list[str], labeled: bool) -> list[scan.Shard] | None:
         """Every image decoded; each one that does not is named by its path (and its id)."""
         ids, bad = None if labeled else ids_of(cfg, paths), []
         for number, path in enumerate(paths):
             tried = scan.Shard(path, records=1)
-            with open(path, "rb") as file:
-                scan.check_image(tried, 0, file.read(), cfg.image_size)
+            try:
+                read = self.encoded(tf.constant(path)).numpy()
+            except tf.errors.OpError:  # a DICOM file that does not decode
+                read = b""
+            scan.check_image(tried, 0, read, cfg.image_size)
             if tried.problems:
                 shard = scan.Shard(path, records=1, bad={0})  # bad: what --bad-records skip leaves
                 what = "does not decode as an image" + (f" (id {ids[number]})" if ids else "")

@@ -29,7 +29,7 @@ def reader(cfg: Config, kind: str):
     if reads(cfg, "images") and kind == "images":
         from .images import CompetitionImages
 
-        return CompetitionImages()
+        return CompetitionImages(cfg.window)
     return records.Records()
 
 
