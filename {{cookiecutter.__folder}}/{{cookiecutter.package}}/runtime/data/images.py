@@ -139,7 +139,7 @@ def checked(paths: list[str], flag: str) -> None:
     headers): a missing or empty file, or one of another kind, is named before the first step."""
     odd = []
     for path in paths:
-        if not re.fullmatch(AN_IMAGE, path.lower()):
+        if is_dicom(path):
             problem = dicom_problem(path, flag)
             odd += [f"{path} ({problem})"] if problem else []
             continue
@@ -160,6 +160,11 @@ def checked(paths: list[str], flag: str) -> None:
             + ("; ..." if len(odd) > 3 else "")
             + f"; {fix}"
         )
+
+
+def is_dicom(path: str) -> bool:
+    """A DICOM file or series: image_files finds these beside the files AN_IMAGE names."""
+    return not re.fullmatch(AN_IMAGE, path.lower())
 
 
 def dicom_problem(path: str, flag: str) -> str:
@@ -268,9 +273,9 @@ class CompetitionImages:
         else:
             split_paths, ids = test_images(cfg)
             paths, flag = split_paths, named("test_images")
-        checked(paths, flag)
-        if any(not re.fullmatch(AN_IMAGE, path.lower()) for path in paths):
+        if any(is_dicom(path) for path in paths):  # the window before any header is read
             dicom.window(self.window, named("window"))
+        checked(paths, flag)
         folder = places_of(cfg).file("train_images" if labeled else "test_images")
         said = f"{len(paths)} images ({folder})"
         values = rows["number"].tolist() if labeled and targets(cfg) != "classes" else []
