@@ -28,7 +28,6 @@ from ..runtime.platform.files import (
     FETCHED_FROM,
     MANIFEST,
     STACK,
-    for_pandas,
     unwritable,
     write_json,
 )
@@ -217,7 +216,7 @@ def cv_of_run(cfg: Config) -> str:
         return NO_CV
     import pandas as pd  # and scikit-learn: not for every command
 
-    from ..runtime.stages.out_of_fold import scored
+    from ..runtime.stages.out_of_fold import read_predictions, scored
 
     path = next(iter(run_records(folder)), None)
     recorded = read_record(path) if path else {}
@@ -227,9 +226,8 @@ def cv_of_run(cfg: Config) -> str:
         )
     except UserError as error:  # a hand-edited model.json: name it, and the field
         raise UserError(f"{path}: {error}; train again, or put back its model.json") from None
-    text = {"id": str, "label": str, "predicted": str}  # 007 stays 007
     try:
-        read = [pd.read_csv(for_pandas(path), dtype=text, keep_default_na=False) for path in tables]
+        read = [read_predictions(path) for path in tables]
         return f"cv {run.metric} {scored(run, pd.concat(read, ignore_index=True)):.4f}"
     except (ValueError, KeyError, IndexError) as error:
         raise UserError(

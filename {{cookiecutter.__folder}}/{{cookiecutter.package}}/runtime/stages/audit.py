@@ -31,7 +31,8 @@ from ..errors import UserError, first_line
 from ..learning import blending
 from ..outputs import blend_record
 from ..outputs.run_record import read_record, run_records
-from ..platform.files import BLEND, for_pandas, place, written_whole
+from ..platform.files import BLEND, place, written_whole
+from .out_of_fold import read_predictions
 
 # The data the picture's images are read from, as train was given it (its flags, its preset).
 CONFIG_FIELDS = (
@@ -70,9 +71,8 @@ def out_of_fold(folder: Path) -> tuple[pd.DataFrame, dict]:
             f"audit: {folder} holds no oof.csv: the audit reads the out-of-fold predictions of "
             f'a `--fold all` run (in a notebook: fold="all") or of a blend; give its folder'
         )
-    text = {"id": str, "label": str, "predicted": str}  # 007 stays 007
     try:
-        table = pd.read_csv(for_pandas(path), dtype=text, keep_default_na=False)
+        table = read_predictions(path)
     except ValueError as error:
         raise UserError(f"audit: {path}: {first_line(error)}; train the run again") from None
     return table, read_record(records[0])

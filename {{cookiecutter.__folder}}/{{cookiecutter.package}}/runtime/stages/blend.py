@@ -86,9 +86,8 @@ def read_run(folder: Path, command: str = "blend") -> Run:
             f"{command}: {folder} has no test_probabilities.csv; run `predict --output-dir {folder}` "
             "(it writes them beside submission.csv)"
         )
-    text = {"id": str, "label": str, "predicted": str}
     try:
-        out_of_fold = pd.read_csv(for_pandas(oof), dtype=text, keep_default_na=False)
+        predicted = out_of_fold.read_predictions(oof)
         tested = test_probabilities(test)
     except ValueError as error:
         raise UserError(
@@ -96,7 +95,7 @@ def read_run(folder: Path, command: str = "blend") -> Run:
         ) from None
     tta = note(folder / "test_probabilities.json", "tta", False)
     notebook = note(folder / FETCHED_FROM, "id", "")
-    return Run(folder, read_record(records[0]), out_of_fold, tested, tta, notebook)
+    return Run(folder, read_record(records[0]), predicted, tested, tta, notebook)
 
 
 def test_probabilities(path: Path) -> pd.DataFrame:

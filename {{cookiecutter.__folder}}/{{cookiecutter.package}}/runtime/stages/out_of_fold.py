@@ -64,16 +64,17 @@ def scored(cfg: Config, table: pd.DataFrame) -> float:
     return scoring.of_run(cfg, truth(cfg, table), probabilities, predicted=predicted)
 
 
+def read_predictions(path) -> pd.DataFrame:
+    """valid.csv or oof.csv as written: its ids, labels and answers as text (007 stays 007)."""
+    text = {"id": str, "label": str, "predicted": str}
+    return pd.read_csv(for_pandas(path), dtype=text, keep_default_na=False)
+
+
 def scored_folds(cfg: Config, folds: list[int]) -> float:
     """Gather every fold's validation predictions into oof.csv; print the metric per fold
     and over all of them; returns the out-of-fold score."""
     tables = [
-        pd.read_csv(
-            for_pandas(places_of(run_config(cfg, fold)).output / "valid.csv"),
-            dtype={"id": str, "label": str, "predicted": str},
-            keep_default_na=False,
-        )
-        for fold in folds
+        read_predictions(places_of(run_config(cfg, fold)).output / "valid.csv") for fold in folds
     ]
     for fold, table in zip(folds, tables, strict=True):
         print(f"fold {fold} {cfg.metric}: {scored(cfg, table):.4f}")
