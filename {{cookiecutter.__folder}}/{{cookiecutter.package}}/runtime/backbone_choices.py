@@ -2,8 +2,9 @@
 
 Config's `backbone` field offers these names; backbones.py loads the one chosen, and the
 notebook titles itself with its name (bench-train's offline architectures are
-tools/architectures.py's, by these names). Plain data and the standard library only: `--help` imports it through config.py and loads no TensorFlow.
-The template's cookiecutter.json offers the same names; its tests check that they agree.
+tools/architectures.py's, by these names). Plain data and the standard library only: `--help`
+imports it through config.py and loads no TensorFlow. The template's cookiecutter.json offers
+the same names; its tests check that they agree.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@ size and a random horizontal flip, per image (mixing.py mixes a share of the bat
 where a run asks for MixUp or CutMix).
 
 The host only decodes (the slow part of the input pipeline), so a TPU is not left waiting
-on the CPU. Crop, resize and flip are
-one batched operation: each image's bilinear resize of its crop window is two small matrix
-products (rows, then columns; a flip reverses the column matrix), which XLA compiles well on
-every backend and TPUs run on their matrix units, with no per-image gathers. The windows are drawn as tf.image.sample_distorted_bounding_box draws them.
+on the CPU. Crop, resize and flip are one batched operation: each image's bilinear resize of
+its crop window is two small matrix products (rows, then columns; a flip reverses the column
+matrix), which XLA compiles well on every backend and TPUs run on their matrix units, with no
+per-image gathers. The windows are drawn as tf.image.sample_distorted_bounding_box draws them.
 Only `fit` trains, so validation and prediction see the images as they are.
 """
 
