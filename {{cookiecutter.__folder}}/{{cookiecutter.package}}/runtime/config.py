@@ -112,11 +112,9 @@ class Config:
         COMPETITION, "Kaggle competition slug", section="The competition and its files"
     )
     data_dir: str = knob(
-        "",
-        "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's input, data/",
-        tuned=True,
-        checkpoint="where",
-    )
+        "", "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's input, data/",
+        tuned=True, checkpoint="where",
+    )  # fmt: skip
     train_files: str = knob(
         {{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }},
         "training TFRecords",
@@ -129,10 +127,9 @@ class Config:
     train_csv: str = knob("train.csv", "the training CSV: ids and labels", checkpoint="data")
     train_images: str = knob("train_images", "the training images' folder")
     test_images: str = knob(
-        "test_images",
-        "the folder of test images; given, predict reads it instead of test_files",
+        "test_images", "the folder of test images; given, predict reads it instead of test_files",
         checkpoint="where",
-    )
+    )  # fmt: skip
     group_column: str = knob(
         "", "images and CSV: rows sharing it share a fold (patient)", checkpoint="data"
     )
@@ -151,12 +148,9 @@ class Config:
         used=uses_metadata,
     )  # fmt: skip
     image_key: str = knob(
-        "image",
-        "feature holding JPEG bytes",
-        section="What the records hold",
-        checkpoint="data",
+        "image", "feature holding JPEG bytes", section="What the records hold", checkpoint="data",
         rare=True,
-    )
+    )  # fmt: skip
     label_key: str = knob("class", "feature holding the int64 class", checkpoint="data", rare=True)
     id_key: str = knob("id", "feature holding the string id", rare=True)
     id_column: str = knob(
@@ -165,21 +159,16 @@ class Config:
     label_column: str = knob("label", "column of labels (values: a,b,c)")
     submission: str = knob("auto", "auto: as the sample's columns say; or " + ", ".join(SHAPES))
     class_names: str = knob(
-        "",
-        "class names in class order, comma-separated; empty: the data's",
-        checkpoint="trained",
+        "", "class names in class order, comma-separated; empty: the data's", checkpoint="trained",
         rare=True,
-    )
+    )  # fmt: skip
     multi_label: bool = knob(
         False, "several labels per image (sigmoid, per-class thresholds)", checkpoint="trained"
     )
     keep_label_spellings: bool = knob(
-        False,
-        "labels that differ only in case or Unicode form (Daisy, daisy) as classes of their "
-        "own; else refused",
-        checkpoint="data",
-        rare=True,
-    )
+        False, "labels that differ only in case or Unicode form (Daisy, daisy) as classes of their "
+        "own; else refused", checkpoint="data", rare=True,
+    )  # fmt: skip
     image_size: int = knob(
         {{ cookiecutter.image_size }},
         "square size images are resized to",
@@ -195,10 +184,9 @@ class Config:
         checkpoint="model",
     )
     weights: str = knob(
-        "auto",
-        "auto: imagenet where the backbone has ImageNet weights, else none; or imagenet, none, "
-        "a keras-hub preset folder, small-cnn's .h5",
-    )
+        "auto", "auto: imagenet where the backbone has ImageNet weights, else none; or imagenet, "
+        "none, a keras-hub preset folder, small-cnn's .h5",
+    )  # fmt: skip
     dropout: float = knob(0.2, "dropout before the classifier", tuned=True, checkpoint="trained")
     batch_size: int = knob(16, "images per replica per step", tuned=True, section="Training")
     epochs: int = knob(12, "training epochs", tuned=True)
@@ -218,11 +206,9 @@ class Config:
     # Not Config.seed: runs of other seeds (the commonest ensemble) must hold the same folds,
     # or their out-of-fold predictions cannot be blended.
     fold_seed: int = knob(
-        42,
-        "seed of the folds records and images with a CSV are split into; --seed leaves them",
-        checkpoint="data",
-        rare=True,
-    )
+        42, "seed of the folds records and images with a CSV are split into; --seed leaves them",
+        checkpoint="data", rare=True,
+    )  # fmt: skip
     # Corrections to the training labels (data/corrections.py), such as audit's rows kept.
     drop_ids: str = knob(
         "", "CSV of ids: training images left out (audit's rows kept)", checkpoint="data",
@@ -265,42 +251,33 @@ class Config:
         "", "checkpoints, plots, submission.csv; empty: Kaggle's or output/", checkpoint="where"
     )
     trained_dir: str = knob(
-        "",
-        "the trained run predict uses: a folder, or kaggle:notebooks/OWNER/SLUG; empty: output",
+        "", "the trained run predict uses: a folder, or kaggle:notebooks/OWNER/SLUG; empty: output",
         checkpoint="where",
-    )
+    )  # fmt: skip
     resume: bool = knob(
         True, "continue from the last finished epoch's checkpoint in output_dir", checkpoint="where"
     )
     seed: int = knob(42, "random seed")
     # The recipe: what each part buys on your data, `ablate` measures (model.py uses them all).
     flip: Switch = knob(  # noqa: RUF009 (ruff cannot tell a Switch is immutable; knob is a field)
-        AUTO,
-        f"random horizontal flips while training; auto: from {FLIP_FROM_SIZE} px (photos), "
-        "none below",
-        tuned=True,
-        section="The recipe",
-    )
+        AUTO, f"random horizontal flips while training; auto: from {FLIP_FROM_SIZE} px (photos), "
+        "none below", tuned=True, section="The recipe",
+    )  # fmt: skip
     crop_area: float = knob(
-        0.0,
-        f"smallest area random crops keep; 1: none; 0: auto (none below {CROP_FROM_SIZE} px, "
-        f"else {CROP_AREA})",
-        tuned=True,
-    )
+        0.0, "smallest area random crops keep; 1: none; 0: auto (none below "
+        f"{CROP_FROM_SIZE} px, else {CROP_AREA})", tuned=True,
+    )  # fmt: skip
     rand_augment: float = knob(
-        0.0,
-        "RandAugment's strength (0 to 1), two ops per image on the host; 0: off (slow on a "
-        "small host)",
-        tuned=True,
-    )
+        0.0, "RandAugment's strength (0 to 1), two ops per image on the host; 0: off (slow on a "
+        "small host)", tuned=True,
+    )  # fmt: skip
     mixup: float = knob(
         0.0, "MixUp's alpha: two images blended, labels alike (0.2 is usual); 0: off", tuned=True
     )
     cutmix: float = knob(
-        0.0,
-        "CutMix's strength: a box pasted from another image, labels by area; 0: off",
+        0.0, "CutMix's strength: a box pasted from another image, labels by area; 0: off",
         tuned=True,
-    )
+    )  # fmt: skip
     mix_probability: float = knob(0.5, "share of batches MixUp or CutMix mix", tuned=True)
     label_smoothing: float = knob(0.1, "each label's share spread over others", tuned=True)
     # For a rare positive (ISIC 2024: 0.1%): its mistakes weigh as much as the common class's.
@@ -316,43 +293,32 @@ class Config:
         tuned=True,
     )
     backbone_learning_rate: float = knob(
-        1.0,
-        "the backbone's learning rate as a share of learning_rate, the head's; 1: the same",
+        1.0, "the backbone's learning rate as a share of learning_rate, the head's; 1: the same",
         tuned=True,
-    )
+    )  # fmt: skip
     stochastic_depth: float = knob(0.1, "EfficientNet blocks skipped in training", tuned=True)
     backend: str = knob(
-        "",
-        "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware",
-        section="Where it runs",
-        checkpoint="where",
-        rare=True,
-    )
+        "", "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware", section="Where it runs",
+        checkpoint="where", rare=True,
+    )  # fmt: skip
     simulate_replicas: int = knob(
         0, "rehearse N replicas on the CPU; 0: off", checkpoint="where", rare=True
     )
     compile_cache: bool = knob(
-        True,
-        "JAX: keep compiled steps in <output>/jax-cache, for later folds, evaluate, predict",
-        checkpoint="where",
-        rare=True,
-    )
+        True, "JAX: keep compiled steps in <output>/jax-cache, for later folds, evaluate, predict",
+        checkpoint="where", rare=True,
+    )  # fmt: skip
     coordinator: str = knob(
-        "",
-        "host:port of process 0 (multi-process JAX); empty: none",
-        section="Several hosts (Cloud TPU pods)",
-        checkpoint="where",
-        rare=True,
-    )
+        "", "host:port of process 0 (multi-process JAX); empty: none",
+        section="Several hosts (Cloud TPU pods)", checkpoint="where", rare=True,
+    )  # fmt: skip
     coordinator_timeout: int = knob(
         60, "seconds to wait for every process to join; then stop", checkpoint="where", rare=True
     )
     num_processes: int = knob(
-        1,
-        "processes training together (JAX); each runs the same command",
-        checkpoint="where",
+        1, "processes training together (JAX); each runs the same command", checkpoint="where",
         rare=True,
-    )
+    )  # fmt: skip
     process_id: int = knob(
         0, "this process's number, 0 to num_processes - 1", checkpoint="where", rare=True
     )
