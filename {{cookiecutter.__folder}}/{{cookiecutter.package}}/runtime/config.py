@@ -528,22 +528,17 @@ def problems(cfg: Config) -> list[str]:
     ]
     if not_finite:
         return not_finite
+    chosen = METRICS.get(cfg.metric)
     checks = [
         ("image_size", 32 <= cfg.image_size <= 1024, "a whole number from 32 to 1024"),
-        (
-            "num_classes",
-            cfg.num_classes >= (1 if targets(cfg) == "values" else 2),
-            "at least 2 (for a metric of values, 1: the targets)",
-        ),
+        ("num_classes", cfg.num_classes >= (1 if targets(cfg) == "values" else 2),
+         "at least 2 (for a metric of values, 1: the targets)"),
         ("batch_size", cfg.batch_size >= 1, "at least 1"),
         ("epochs", cfg.epochs >= 1, "at least 1"),
         ("steps_per_epoch", cfg.steps_per_epoch >= 0, "0 or more"),
         ("learning_rate", 0 < cfg.learning_rate <= 1, "above 0 and at most 1"),
-        (
-            "warmup_epochs",
-            cfg.epochs < 1 or 0 <= cfg.warmup_epochs <= cfg.epochs,  # said once, for epochs
-            f"from 0 to {named('epochs')} ({cfg.epochs})",
-        ),
+        ("warmup_epochs", cfg.epochs < 1 or 0 <= cfg.warmup_epochs <= cfg.epochs,
+         f"from 0 to {named('epochs')} ({cfg.epochs})"),  # epochs below 1: said once, for epochs
         ("crop_area", 0 <= cfg.crop_area <= 1, "0 (auto), or above 0 and at most 1"),
         ("rand_augment", 0 <= cfg.rand_augment <= 1, "from 0 (off) to 1"),
         ("mixup", 0 <= cfg.mixup <= 10, "from 0 (off) to 10 (0.2 to 0.4 is usual)"),
@@ -551,11 +546,8 @@ def problems(cfg: Config) -> list[str]:
         ("mix_probability", 0 <= cfg.mix_probability <= 1, "from 0 (no batch) to 1 (every one)"),
         ("label_smoothing", 0 <= cfg.label_smoothing < 1, "from 0 (off) to below 1"),
         ("class_balance", 0 <= cfg.class_balance <= 1, "from 0 (off) to 1 (balanced)"),
-        (
-            "class_balance",
-            not (cfg.class_balance and cfg.multi_label),
-            "0 for several labels per image (each class is its own yes or no)",
-        ),
+        ("class_balance", not (cfg.class_balance and cfg.multi_label),
+         "0 for several labels per image (each class is its own yes or no)"),
         ("weight_decay", 0 <= cfg.weight_decay <= 1, "from 0 (off) to 1"),
         ("ema", cfg.ema == 0 or 0.5 <= cfg.ema < 1, "0 (off), or from 0.5 to below 1"),
         ("stochastic_depth", 0 <= cfg.stochastic_depth < 1, "from 0 (off) to below 1"),
@@ -568,64 +560,32 @@ def problems(cfg: Config) -> list[str]:
         ("shuffle_buffer", cfg.shuffle_buffer >= 1, "at least 1 (1: no shuffling)"),
         ("seed", 0 <= cfg.seed < 2**32, "from 0 to 2**32 - 1"),
         ("fold_seed", 0 <= cfg.fold_seed < 2**32, "from 0 to 2**32 - 1"),
-        (
-            "data_dir",
-            cfg.data_dir != "tfds:" and " " not in cfg.data_dir.partition("tfds:")[2],
-            "tfds:NAME with a TensorFlow Datasets name, such as tfds:tf_flowers",
-        ),
+        ("data_dir", cfg.data_dir != "tfds:" and " " not in cfg.data_dir.partition("tfds:")[2],
+         "tfds:NAME with a TensorFlow Datasets name, such as tfds:tf_flowers"),
         ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
-        (
-            "image_size",
-            size_fits(cfg.backbone, cfg.image_size),
-            (
-                f"{size_rule(cfg.backbone)[0]} for {named('backbone')} {cfg.backbone} "
-                f"({size_rule(cfg.backbone)[1]}), such as "
-                f"{nearest_size(cfg.image_size, cfg.backbone)}"
-            ),
-        ),
-        ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),
-        (
-            "metric",
-            not (cfg.multi_label and cfg.metric in METRICS and METRICS[cfg.metric].single_label),
-            (
-                f"one that scores several labels per image ({named('multi_label')}): "
-                + ", ".join(name for name, metric in METRICS.items() if not metric.single_label)
-            ),
-        ),
-        (
-            "metric",
-            cfg.metric not in METRICS or scores_classes(cfg.metric, cfg.num_classes),
-            f"a metric of {cfg.num_classes} classes: {cfg.metric} scores "
-            + (classes_scored(cfg.metric) if cfg.metric in METRICS else ""),
-        ),
+        ("image_size", size_fits(cfg.backbone, cfg.image_size),
+         f"{size_rule(cfg.backbone)[0]} for {named('backbone')} {cfg.backbone} "
+         + f"({size_rule(cfg.backbone)[1]}), such as {nearest_size(cfg.image_size, cfg.backbone)}"),
+        ("metric", chosen, "one of " + ", ".join(METRICS)),
+        ("metric", not (cfg.multi_label and chosen and chosen.single_label),
+         f"one that scores several labels per image ({named('multi_label')}): "
+         + ", ".join(name for name, metric in METRICS.items() if not metric.single_label)),
+        ("metric", not chosen or scores_classes(cfg.metric, cfg.num_classes),
+         f"a metric of {cfg.num_classes} classes: {cfg.metric} scores "
+         + (classes_scored(cfg.metric) if chosen else "")),
         ("pauc_min_tpr", 0 <= cfg.pauc_min_tpr < 1, "at least 0 and below 1"),
-        (
-            "target_weights",
-            weighs_each_target(cfg),
-            f"{cfg.num_classes} weights of 0 or more ({named('num_classes')}), not all 0, a,b,c",
-        ),
-        (
-            "metric",
-            not (cfg.relabel and targets(cfg) != "classes")
-            and not ((cfg.class_balance or cfg.pseudo_labels) and targets(cfg) == "values"),
-            f"a metric of classes with {named('relabel')}, {named('class_balance')} or "
-            + f"{named('pseudo_labels')}, which give or weigh classes",
-        ),
-        (
-            "map_k",
-            cfg.map_k >= 1
-            and (
-                not (cfg.metric in METRICS and METRICS[cfg.metric].ranked)
-                or cfg.map_k <= cfg.num_classes
-            ),
-            f"1 to {named('num_classes')} ({cfg.num_classes}): the classes ranked per image",
-        ),
+        ("target_weights", weighs_each_target(cfg),
+         f"{cfg.num_classes} weights of 0 or more ({named('num_classes')}), not all 0, a,b,c"),
+        ("metric", not (cfg.relabel and targets(cfg) != "classes")
+         and not ((cfg.class_balance or cfg.pseudo_labels) and targets(cfg) == "values"),
+         f"a metric of classes with {named('relabel')}, {named('class_balance')} or "
+         + f"{named('pseudo_labels')}, which give or weigh classes"),
+        ("map_k",
+         cfg.map_k >= 1 and (not (chosen and chosen.ranked) or cfg.map_k <= cfg.num_classes),
+         f"1 to {named('num_classes')} ({cfg.num_classes}): the classes ranked per image"),
         ("submission", cfg.submission in ("auto", *SHAPES), "one of auto, " + ", ".join(SHAPES)),
-        (
-            "class_names",
-            not cfg.class_names or len(names_in(cfg.class_names)) == cfg.num_classes,
-            f"{cfg.num_classes} names ({named('num_classes')}), comma-separated",
-        ),
+        ("class_names", not cfg.class_names or len(names_in(cfg.class_names)) == cfg.num_classes,
+         f"{cfg.num_classes} names ({named('num_classes')}), comma-separated"),
         ("steps_per_execution", cfg.steps_per_execution >= 0, "0 or more"),
         ("precision", cfg.precision in PRECISIONS, "one of " + ", ".join(PRECISIONS)),
         ("backend", cfg.backend in ("", *BACKENDS), "empty or one of " + ", ".join(BACKENDS)),
@@ -635,7 +595,7 @@ def problems(cfg: Config) -> list[str]:
         ("coordinator_timeout", cfg.coordinator_timeout >= 1, "at least 1 (seconds)"),
         ("num_processes", cfg.num_processes >= 1, "at least 1"),
         ("process_id", 0 <= cfg.process_id < cfg.num_processes, "below --num-processes"),
-    ]
+    ]  # fmt: skip
     checks += [(name, getattr(cfg, name), "the name of a feature") for name in FEATURE_FIELDS]
     checks += [(name, getattr(cfg, name), "the name of a column") for name in COLUMN_FIELDS]
     wrong = [
