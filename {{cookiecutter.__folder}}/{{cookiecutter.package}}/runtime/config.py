@@ -1,9 +1,8 @@
 """Every knob of the project, in one dataclass.
 
 In a notebook: `cfg = from_settings(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`.
-Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`); its
-`knob(...)` gives its help, its section and what a checkpoint does with it. `Config.sources`
-records which values the user gave: what the data says fills only the others.
+Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`).
+`Config.sources` records which values the user gave: what the data says fills only the others.
 """
 
 from __future__ import annotations
@@ -24,13 +23,11 @@ from .outputs.submission_shapes import SHAPES
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}
 BACKENDS = ("tensorflow", "jax")
-# Config.crop_area 0 (auto): random crops keeping this area, only from this image size up.
-# Below it they cost accuracy wherever measured (docs/recipe.md): a crop of a small image,
-# resized back, blurs what little it shows.
+# Config.crop_area 0 (auto): random crops keeping this area, only from this image size up; below
+# it they cost accuracy wherever measured (docs/recipe.md): a small image's crop blurs it.
 CROP_FROM_SIZE = 128
 CROP_AREA = 0.75
-# Config.flip "auto": flips from this image size up, where images are photos and every anchor
-# recipe flips them (docs/recipe.md names them); below it, what the tables there measured.
+# Config.flip "auto": flips from this image size up, where images are photos (docs/recipe.md).
 FLIP_FROM_SIZE = 128
 AUTO = "auto"
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
@@ -40,18 +37,18 @@ class Switch:
     """The kind of a field that is True, False or "auto" (decided from the data, and said)."""
 
 
-# What a run uses of its data, as the data resolved it: the notebook carries a feature's
-# modules (tools/carried.py), and shows its fields (knob's `used`), only where these hold.
+# What a run uses of its data: the notebook carries a feature's modules (tools/carried.py), and
+# shows its fields (knob's `used`), only where these hold.
 def reads(cfg, kind: str) -> bool:
-    """Whether the run reads data of this kind for training or test: "records", "images" (a
-    competition's files and CSV) or "tfds", as source.resolved chose; before that, any kind."""
-    inputs = data_read(cfg)  # None: not resolved yet, it could be any
+    """Whether the run reads data of this kind for training or test: "records", "images" or
+    "tfds", as source.resolved chose; before that, any kind."""
+    inputs = data_read(cfg)
     return inputs is None or kind in (inputs.trains_from, inputs.tests_from)
 
 
 def uses_metadata(cfg) -> bool:
     """Whether a table of metadata joins each image: columns named, or "auto" where the data
-    holds some (a manifest's table; beside images, any CSV's); before it is resolved, it could."""
+    holds some; before it is resolved, it could."""
     inputs = data_read(cfg)
     if not cfg.metadata_columns.strip():
         return False
@@ -67,15 +64,14 @@ def in_folds(cfg) -> bool:
 
 
 def targets(cfg) -> str:
-    """What each image's truth is, as the run's metric scores it (its METRICS entry): "classes"
-    (one class, or several: Config.multi_label), "values" to regress (Config.num_classes
-    counts the targets) or "shares" of the classes (votes, or probabilities)."""
+    """What each image's truth is, as the run's metric scores it: "classes", "values" to
+    regress or "shares" of the classes (Metric.targets)."""
     return METRICS[cfg.metric].targets if cfg.metric in METRICS else "classes"
 
 
 def data_read(cfg):
-    """The data as source.resolved found it (Inputs), for this config or one that reads the
-    same data; None before it was resolved, or where the data folder or a file field changed."""
+    """The data as source.resolved found it (Inputs); None before it was resolved, or where the
+    data folder or a file field changed since."""
     inputs = cfg.inputs
     if inputs is None or not inputs.trains_from or inputs.read_from != reading(cfg):
         return None
@@ -89,10 +85,8 @@ def reading(cfg) -> tuple:
 
 def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=False, used=None):
     """A field of Config, with its flag's help. The notebook's config cell shows `tuned` ones
-    (a feature's only where `used` holds for the config); --help leaves `rare` ones to
-    --help-all; a `section` title starts a section that runs to the next one's; `checkpoint`
-    says what a checkpoint does with the field: "where" (not recorded), "recorded", "trained",
-    "data" or "model" (checkpoints.py holds the rules)."""
+    (where `used` holds); --help leaves `rare` ones to --help-all; a `section` title starts a
+    section; `checkpoint` says what a checkpoint does with the field (checkpoints.py's rules)."""
     if checkpoint not in ("where", "recorded", "trained", "data", "model"):
         raise ValueError(f"knob: checkpoint {checkpoint!r} is none of checkpoints.py's rules")
     metadata = {
@@ -106,8 +100,7 @@ def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=Fal
 
 @dataclasses.dataclass
 class Config:
-    # Defaults are looked up in data_dir; a path you give is used as given (relative to where
-    # you run, or absolute, or gs://).
+    # Defaults are looked up in data_dir; a path you give is used as given.
     competition: str = knob(
         COMPETITION, "Kaggle competition slug", section="The competition and its files"
     )
@@ -137,8 +130,7 @@ class Config:
         "auto", "DICOM images: auto (each file's own), CENTER,WIDTH, or lung, bone...", rare=True,
         checkpoint="trained",
     )  # fmt: skip
-    # The table beside each image (data/metadata.py): the test images' own, when the sample
-    # is not it (ISIC 2024's test-metadata.csv), and the columns the model's head joins.
+    # The table beside each image (data/metadata.py), and the columns the model's head joins.
     test_csv: str = knob(
         "", "the test images' table of metadata; empty: none", tuned=True, checkpoint="where",
         used=uses_metadata,
@@ -322,11 +314,10 @@ class Config:
     process_id: int = knob(
         0, "this process's number, 0 to num_processes - 1", checkpoint="where", rare=True
     )
-    # Where each value the user gave came from, by field: "flag", "notebook" or "preset NAME",
-    # and "manifest" for one the data filled in (`filled`); a field not listed holds its
-    # default. Not a knob: what makes a Config of what a user gave fills it.
+    # Where each value not a default came from, by field: "flag", "notebook", "preset NAME", or
+    # "manifest" for one the data filled in (`filled`). Not a knob.
     sources: dict[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)
-    # What the command reads, resolved once where it started (source.resolved): not a knob.
+    # What the command reads, resolved once where it started: not a knob.
     inputs: Inputs | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -338,8 +329,7 @@ class Config:
             }
         if self.valid_files.strip().lower() == "none":  # as the help says it, and "" alike
             self.valid_files = ""
-        wrong = problems(self)
-        if wrong:
+        if wrong := problems(self):
             raise UserError("; ".join(wrong))
 
 
@@ -387,8 +377,7 @@ def given(cfg: Config, name: str, typed: bool = False) -> str:
 @dataclasses.dataclass(frozen=True)
 class Inputs:
     """What a command reads, resolved once where it starts (source.resolved) and carried on
-    its config, so that no module after it decides again: what the user gave and typed, the
-    sources of the training and test data, what the data said, where the run reads and writes."""
+    its config, so that no module after it decides again."""
 
     given: frozenset[str]
     typed: frozenset[str]
@@ -632,9 +621,7 @@ def weighs_each_target(cfg: Config) -> bool:
 
 def crop_area(cfg: Config) -> float:
     """The smallest area random crops keep: Config.crop_area, or for 0 (auto) CROP_AREA."""
-    if cfg.crop_area:
-        return cfg.crop_area
-    return CROP_AREA if cfg.image_size >= CROP_FROM_SIZE else 1.0
+    return cfg.crop_area or (CROP_AREA if cfg.image_size >= CROP_FROM_SIZE else 1.0)
 
 
 def flips(cfg: Config) -> bool:
