@@ -1,9 +1,8 @@
 """Every knob of the project, in one dataclass.
 
 In a notebook: `cfg = from_settings(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`.
-Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`); its
-`knob(...)` gives its help, its section and what a checkpoint does with it. `Config.sources`
-records which values the user gave: what the data says fills only the others.
+Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`).
+`Config.sources` records which values the user gave: what the data says fills only the others.
 """
 
 from __future__ import annotations
@@ -24,13 +23,11 @@ from .outputs.submission_shapes import SHAPES
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}
 BACKENDS = ("tensorflow", "jax")
-# Config.crop_area 0 (auto): random crops keeping this area, only from this image size up.
-# Below it they cost accuracy wherever measured (docs/recipe.md): a crop of a small image,
-# resized back, blurs what little it shows.
+# Config.crop_area 0 (auto): random crops keeping this area, only from this image size up; below
+# it they cost accuracy wherever measured (docs/recipe.md): a small image's crop blurs it.
 CROP_FROM_SIZE = 128
 CROP_AREA = 0.75
-# Config.flip "auto": flips from this image size up, where images are photos and every anchor
-# recipe flips them (docs/recipe.md names them); below it, what the tables there measured.
+# Config.flip "auto": flips from this image size up, where images are photos (docs/recipe.md).
 FLIP_FROM_SIZE = 128
 AUTO = "auto"
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
@@ -40,18 +37,18 @@ class Switch:
     """The kind of a field that is True, False or "auto" (decided from the data, and said)."""
 
 
-# What a run uses of its data, as the data resolved it: the notebook carries a feature's
-# modules (tools/carried.py), and shows its fields (knob's `used`), only where these hold.
+# What a run uses of its data: the notebook carries a feature's modules (tools/carried.py), and
+# shows its fields (knob's `used`), only where these hold.
 def reads(cfg, kind: str) -> bool:
-    """Whether the run reads data of this kind for training or test: "records", "images" (a
-    competition's files and CSV) or "tfds", as source.resolved chose; before that, any kind."""
-    inputs = data_read(cfg)  # None: not resolved yet, it could be any
+    """Whether the run reads data of this kind for training or test: "records", "images" or
+    "tfds", as source.resolved chose; before that, any kind."""
+    inputs = data_read(cfg)
     return inputs is None or kind in (inputs.trains_from, inputs.tests_from)
 
 
 def uses_metadata(cfg) -> bool:
     """Whether a table of metadata joins each image: columns named, or "auto" where the data
-    holds some (a manifest's table; beside images, any CSV's); before it is resolved, it could."""
+    holds some; before it is resolved, it could."""
     inputs = data_read(cfg)
     if not cfg.metadata_columns.strip():
         return False
@@ -67,15 +64,14 @@ def in_folds(cfg) -> bool:
 
 
 def targets(cfg) -> str:
-    """What each image's truth is, as the run's metric scores it (its METRICS entry): "classes"
-    (one class, or several: Config.multi_label), "values" to regress (Config.num_classes
-    counts the targets) or "shares" of the classes (votes, or probabilities)."""
+    """What each image's truth is, as the run's metric scores it: "classes", "values" to
+    regress or "shares" of the classes (Metric.targets)."""
     return METRICS[cfg.metric].targets if cfg.metric in METRICS else "classes"
 
 
 def data_read(cfg):
-    """The data as source.resolved found it (Inputs), for this config or one that reads the
-    same data; None before it was resolved, or where the data folder or a file field changed."""
+    """The data as source.resolved found it (Inputs); None before it was resolved, or where the
+    data folder or a file field changed since."""
     inputs = cfg.inputs
     if inputs is None or not inputs.trains_from or inputs.read_from != reading(cfg):
         return None
@@ -89,10 +85,8 @@ def reading(cfg) -> tuple:
 
 def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=False, used=None):
     """A field of Config, with its flag's help. The notebook's config cell shows `tuned` ones
-    (a feature's only where `used` holds for the config); --help leaves `rare` ones to
-    --help-all; a `section` title starts a section that runs to the next one's; `checkpoint`
-    says what a checkpoint does with the field: "where" (not recorded), "recorded", "trained",
-    "data" or "model" (checkpoints.py holds the rules)."""
+    (where `used` holds); --help leaves `rare` ones to --help-all; a `section` title starts a
+    section; `checkpoint` says what a checkpoint does with the field (checkpoints.py's rules)."""
     if checkpoint not in ("where", "recorded", "trained", "data", "model"):
         raise ValueError(f"knob: checkpoint {checkpoint!r} is none of checkpoints.py's rules")
     metadata = {
@@ -106,17 +100,14 @@ def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=Fal
 
 @dataclasses.dataclass
 class Config:
-    # Defaults are looked up in data_dir; a path you give is used as given (relative to where
-    # you run, or absolute, or gs://).
+    # Defaults are looked up in data_dir; a path you give is used as given.
     competition: str = knob(
         COMPETITION, "Kaggle competition slug", section="The competition and its files"
     )
     data_dir: str = knob(
-        "",
-        "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's input, data/",
-        tuned=True,
-        checkpoint="where",
-    )
+        "", "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's input, data/",
+        tuned=True, checkpoint="where",
+    )  # fmt: skip
     train_files: str = knob(
         {{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }},
         "training TFRecords",
@@ -129,10 +120,9 @@ class Config:
     train_csv: str = knob("train.csv", "the training CSV: ids and labels", checkpoint="data")
     train_images: str = knob("train_images", "the training images' folder")
     test_images: str = knob(
-        "test_images",
-        "the folder of test images; given, predict reads it instead of test_files",
+        "test_images", "the folder of test images; given, predict reads it instead of test_files",
         checkpoint="where",
-    )
+    )  # fmt: skip
     group_column: str = knob(
         "", "images and CSV: rows sharing it share a fold (patient)", checkpoint="data"
     )
@@ -140,8 +130,7 @@ class Config:
         "auto", "DICOM images: auto (each file's own), CENTER,WIDTH, or lung, bone...", rare=True,
         checkpoint="trained",
     )  # fmt: skip
-    # The table beside each image (data/metadata.py): the test images' own, when the sample
-    # is not it (ISIC 2024's test-metadata.csv), and the columns the model's head joins.
+    # The table beside each image (data/metadata.py), and the columns the model's head joins.
     test_csv: str = knob(
         "", "the test images' table of metadata; empty: none", tuned=True, checkpoint="where",
         used=uses_metadata,
@@ -151,12 +140,9 @@ class Config:
         used=uses_metadata,
     )  # fmt: skip
     image_key: str = knob(
-        "image",
-        "feature holding JPEG bytes",
-        section="What the records hold",
-        checkpoint="data",
+        "image", "feature holding JPEG bytes", section="What the records hold", checkpoint="data",
         rare=True,
-    )
+    )  # fmt: skip
     label_key: str = knob("class", "feature holding the int64 class", checkpoint="data", rare=True)
     id_key: str = knob("id", "feature holding the string id", rare=True)
     id_column: str = knob(
@@ -165,21 +151,16 @@ class Config:
     label_column: str = knob("label", "column of labels (values: a,b,c)")
     submission: str = knob("auto", "auto: as the sample's columns say; or " + ", ".join(SHAPES))
     class_names: str = knob(
-        "",
-        "class names in class order, comma-separated; empty: the data's",
-        checkpoint="trained",
+        "", "class names in class order, comma-separated; empty: the data's", checkpoint="trained",
         rare=True,
-    )
+    )  # fmt: skip
     multi_label: bool = knob(
         False, "several labels per image (sigmoid, per-class thresholds)", checkpoint="trained"
     )
     keep_label_spellings: bool = knob(
-        False,
-        "labels that differ only in case or Unicode form (Daisy, daisy) as classes of their "
-        "own; else refused",
-        checkpoint="data",
-        rare=True,
-    )
+        False, "labels that differ only in case or Unicode form (Daisy, daisy) as classes of their "
+        "own; else refused", checkpoint="data", rare=True,
+    )  # fmt: skip
     image_size: int = knob(
         {{ cookiecutter.image_size }},
         "square size images are resized to",
@@ -195,10 +176,9 @@ class Config:
         checkpoint="model",
     )
     weights: str = knob(
-        "auto",
-        "auto: imagenet where the backbone has ImageNet weights, else none; or imagenet, none, "
-        "a keras-hub preset folder, small-cnn's .h5",
-    )
+        "auto", "auto: imagenet where the backbone has ImageNet weights, else none; or imagenet, "
+        "none, a keras-hub preset folder, small-cnn's .h5",
+    )  # fmt: skip
     dropout: float = knob(0.2, "dropout before the classifier", tuned=True, checkpoint="trained")
     batch_size: int = knob(16, "images per replica per step", tuned=True, section="Training")
     epochs: int = knob(12, "training epochs", tuned=True)
@@ -218,11 +198,9 @@ class Config:
     # Not Config.seed: runs of other seeds (the commonest ensemble) must hold the same folds,
     # or their out-of-fold predictions cannot be blended.
     fold_seed: int = knob(
-        42,
-        "seed of the folds records and images with a CSV are split into; --seed leaves them",
-        checkpoint="data",
-        rare=True,
-    )
+        42, "seed of the folds records and images with a CSV are split into; --seed leaves them",
+        checkpoint="data", rare=True,
+    )  # fmt: skip
     # Corrections to the training labels (data/corrections.py), such as audit's rows kept.
     drop_ids: str = knob(
         "", "CSV of ids: training images left out (audit's rows kept)", checkpoint="data",
@@ -265,42 +243,33 @@ class Config:
         "", "checkpoints, plots, submission.csv; empty: Kaggle's or output/", checkpoint="where"
     )
     trained_dir: str = knob(
-        "",
-        "the trained run predict uses: a folder, or kaggle:notebooks/OWNER/SLUG; empty: output",
+        "", "the trained run predict uses: a folder, or kaggle:notebooks/OWNER/SLUG; empty: output",
         checkpoint="where",
-    )
+    )  # fmt: skip
     resume: bool = knob(
         True, "continue from the last finished epoch's checkpoint in output_dir", checkpoint="where"
     )
     seed: int = knob(42, "random seed")
     # The recipe: what each part buys on your data, `ablate` measures (model.py uses them all).
     flip: Switch = knob(  # noqa: RUF009 (ruff cannot tell a Switch is immutable; knob is a field)
-        AUTO,
-        f"random horizontal flips while training; auto: from {FLIP_FROM_SIZE} px (photos), "
-        "none below",
-        tuned=True,
-        section="The recipe",
-    )
+        AUTO, f"random horizontal flips while training; auto: from {FLIP_FROM_SIZE} px (photos), "
+        "none below", tuned=True, section="The recipe",
+    )  # fmt: skip
     crop_area: float = knob(
-        0.0,
-        f"smallest area random crops keep; 1: none; 0: auto (none below {CROP_FROM_SIZE} px, "
-        f"else {CROP_AREA})",
-        tuned=True,
-    )
+        0.0, "smallest area random crops keep; 1: none; 0: auto (none below "
+        f"{CROP_FROM_SIZE} px, else {CROP_AREA})", tuned=True,
+    )  # fmt: skip
     rand_augment: float = knob(
-        0.0,
-        "RandAugment's strength (0 to 1), two ops per image on the host; 0: off (slow on a "
-        "small host)",
-        tuned=True,
-    )
+        0.0, "RandAugment's strength (0 to 1), two ops per image on the host; 0: off (slow on a "
+        "small host)", tuned=True,
+    )  # fmt: skip
     mixup: float = knob(
         0.0, "MixUp's alpha: two images blended, labels alike (0.2 is usual); 0: off", tuned=True
     )
     cutmix: float = knob(
-        0.0,
-        "CutMix's strength: a box pasted from another image, labels by area; 0: off",
+        0.0, "CutMix's strength: a box pasted from another image, labels by area; 0: off",
         tuned=True,
-    )
+    )  # fmt: skip
     mix_probability: float = knob(0.5, "share of batches MixUp or CutMix mix", tuned=True)
     label_smoothing: float = knob(0.1, "each label's share spread over others", tuned=True)
     # For a rare positive (ISIC 2024: 0.1%): its mistakes weigh as much as the common class's.
@@ -316,51 +285,39 @@ class Config:
         tuned=True,
     )
     backbone_learning_rate: float = knob(
-        1.0,
-        "the backbone's learning rate as a share of learning_rate, the head's; 1: the same",
+        1.0, "the backbone's learning rate as a share of learning_rate, the head's; 1: the same",
         tuned=True,
-    )
+    )  # fmt: skip
     stochastic_depth: float = knob(0.1, "EfficientNet blocks skipped in training", tuned=True)
     backend: str = knob(
-        "",
-        "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware",
-        section="Where it runs",
-        checkpoint="where",
-        rare=True,
-    )
+        "", "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware", section="Where it runs",
+        checkpoint="where", rare=True,
+    )  # fmt: skip
     simulate_replicas: int = knob(
         0, "rehearse N replicas on the CPU; 0: off", checkpoint="where", rare=True
     )
     compile_cache: bool = knob(
-        True,
-        "JAX: keep compiled steps in <output>/jax-cache, for later folds, evaluate, predict",
-        checkpoint="where",
-        rare=True,
-    )
+        True, "JAX: keep compiled steps in <output>/jax-cache, for later folds, evaluate, predict",
+        checkpoint="where", rare=True,
+    )  # fmt: skip
     coordinator: str = knob(
-        "",
-        "host:port of process 0 (multi-process JAX); empty: none",
-        section="Several hosts (Cloud TPU pods)",
-        checkpoint="where",
-        rare=True,
-    )
+        "", "host:port of process 0 (multi-process JAX); empty: none",
+        section="Several hosts (Cloud TPU pods)", checkpoint="where", rare=True,
+    )  # fmt: skip
     coordinator_timeout: int = knob(
         60, "seconds to wait for every process to join; then stop", checkpoint="where", rare=True
     )
     num_processes: int = knob(
-        1,
-        "processes training together (JAX); each runs the same command",
-        checkpoint="where",
+        1, "processes training together (JAX); each runs the same command", checkpoint="where",
         rare=True,
-    )
+    )  # fmt: skip
     process_id: int = knob(
         0, "this process's number, 0 to num_processes - 1", checkpoint="where", rare=True
     )
-    # Where each value the user gave came from, by field: "flag", "notebook" or "preset NAME",
-    # and "manifest" for one the data filled in (`filled`); a field not listed holds its
-    # default. Not a knob: what makes a Config of what a user gave fills it.
+    # Where each value not a default came from, by field: "flag", "notebook", "preset NAME", or
+    # "manifest" for one the data filled in (`filled`). Not a knob.
     sources: dict[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)
-    # What the command reads, resolved once where it started (source.resolved): not a knob.
+    # What the command reads, resolved once where it started: not a knob.
     inputs: Inputs | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -372,8 +329,7 @@ class Config:
             }
         if self.valid_files.strip().lower() == "none":  # as the help says it, and "" alike
             self.valid_files = ""
-        wrong = problems(self)
-        if wrong:
+        if wrong := problems(self):
             raise UserError("; ".join(wrong))
 
 
@@ -421,8 +377,7 @@ def given(cfg: Config, name: str, typed: bool = False) -> str:
 @dataclasses.dataclass(frozen=True)
 class Inputs:
     """What a command reads, resolved once where it starts (source.resolved) and carried on
-    its config, so that no module after it decides again: what the user gave and typed, the
-    sources of the training and test data, what the data said, where the run reads and writes."""
+    its config, so that no module after it decides again."""
 
     given: frozenset[str]
     typed: frozenset[str]
@@ -562,22 +517,17 @@ def problems(cfg: Config) -> list[str]:
     ]
     if not_finite:
         return not_finite
+    chosen = METRICS.get(cfg.metric)
     checks = [
         ("image_size", 32 <= cfg.image_size <= 1024, "a whole number from 32 to 1024"),
-        (
-            "num_classes",
-            cfg.num_classes >= (1 if targets(cfg) == "values" else 2),
-            "at least 2 (for a metric of values, 1: the targets)",
-        ),
+        ("num_classes", cfg.num_classes >= (1 if targets(cfg) == "values" else 2),
+         "at least 2 (for a metric of values, 1: the targets)"),
         ("batch_size", cfg.batch_size >= 1, "at least 1"),
         ("epochs", cfg.epochs >= 1, "at least 1"),
         ("steps_per_epoch", cfg.steps_per_epoch >= 0, "0 or more"),
         ("learning_rate", 0 < cfg.learning_rate <= 1, "above 0 and at most 1"),
-        (
-            "warmup_epochs",
-            cfg.epochs < 1 or 0 <= cfg.warmup_epochs <= cfg.epochs,  # said once, for epochs
-            f"from 0 to {named('epochs')} ({cfg.epochs})",
-        ),
+        ("warmup_epochs", cfg.epochs < 1 or 0 <= cfg.warmup_epochs <= cfg.epochs,
+         f"from 0 to {named('epochs')} ({cfg.epochs})"),  # epochs below 1: said once, for epochs
         ("crop_area", 0 <= cfg.crop_area <= 1, "0 (auto), or above 0 and at most 1"),
         ("rand_augment", 0 <= cfg.rand_augment <= 1, "from 0 (off) to 1"),
         ("mixup", 0 <= cfg.mixup <= 10, "from 0 (off) to 10 (0.2 to 0.4 is usual)"),
@@ -585,11 +535,8 @@ def problems(cfg: Config) -> list[str]:
         ("mix_probability", 0 <= cfg.mix_probability <= 1, "from 0 (no batch) to 1 (every one)"),
         ("label_smoothing", 0 <= cfg.label_smoothing < 1, "from 0 (off) to below 1"),
         ("class_balance", 0 <= cfg.class_balance <= 1, "from 0 (off) to 1 (balanced)"),
-        (
-            "class_balance",
-            not (cfg.class_balance and cfg.multi_label),
-            "0 for several labels per image (each class is its own yes or no)",
-        ),
+        ("class_balance", not (cfg.class_balance and cfg.multi_label),
+         "0 for several labels per image (each class is its own yes or no)"),
         ("weight_decay", 0 <= cfg.weight_decay <= 1, "from 0 (off) to 1"),
         ("ema", cfg.ema == 0 or 0.5 <= cfg.ema < 1, "0 (off), or from 0.5 to below 1"),
         ("stochastic_depth", 0 <= cfg.stochastic_depth < 1, "from 0 (off) to below 1"),
@@ -602,64 +549,32 @@ def problems(cfg: Config) -> list[str]:
         ("shuffle_buffer", cfg.shuffle_buffer >= 1, "at least 1 (1: no shuffling)"),
         ("seed", 0 <= cfg.seed < 2**32, "from 0 to 2**32 - 1"),
         ("fold_seed", 0 <= cfg.fold_seed < 2**32, "from 0 to 2**32 - 1"),
-        (
-            "data_dir",
-            cfg.data_dir != "tfds:" and " " not in cfg.data_dir.partition("tfds:")[2],
-            "tfds:NAME with a TensorFlow Datasets name, such as tfds:tf_flowers",
-        ),
+        ("data_dir", cfg.data_dir != "tfds:" and " " not in cfg.data_dir.partition("tfds:")[2],
+         "tfds:NAME with a TensorFlow Datasets name, such as tfds:tf_flowers"),
         ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
-        (
-            "image_size",
-            size_fits(cfg.backbone, cfg.image_size),
-            (
-                f"{size_rule(cfg.backbone)[0]} for {named('backbone')} {cfg.backbone} "
-                f"({size_rule(cfg.backbone)[1]}), such as "
-                f"{nearest_size(cfg.image_size, cfg.backbone)}"
-            ),
-        ),
-        ("metric", cfg.metric in METRICS, "one of " + ", ".join(METRICS)),
-        (
-            "metric",
-            not (cfg.multi_label and cfg.metric in METRICS and METRICS[cfg.metric].single_label),
-            (
-                f"one that scores several labels per image ({named('multi_label')}): "
-                + ", ".join(name for name, metric in METRICS.items() if not metric.single_label)
-            ),
-        ),
-        (
-            "metric",
-            cfg.metric not in METRICS or scores_classes(cfg.metric, cfg.num_classes),
-            f"a metric of {cfg.num_classes} classes: {cfg.metric} scores "
-            + (classes_scored(cfg.metric) if cfg.metric in METRICS else ""),
-        ),
+        ("image_size", size_fits(cfg.backbone, cfg.image_size),
+         f"{size_rule(cfg.backbone)[0]} for {named('backbone')} {cfg.backbone} "
+         + f"({size_rule(cfg.backbone)[1]}), such as {nearest_size(cfg.image_size, cfg.backbone)}"),
+        ("metric", chosen, "one of " + ", ".join(METRICS)),
+        ("metric", not (cfg.multi_label and chosen and chosen.single_label),
+         f"one that scores several labels per image ({named('multi_label')}): "
+         + ", ".join(name for name, metric in METRICS.items() if not metric.single_label)),
+        ("metric", not chosen or scores_classes(cfg.metric, cfg.num_classes),
+         f"a metric of {cfg.num_classes} classes: {cfg.metric} scores "
+         + (classes_scored(cfg.metric) if chosen else "")),
         ("pauc_min_tpr", 0 <= cfg.pauc_min_tpr < 1, "at least 0 and below 1"),
-        (
-            "target_weights",
-            weighs_each_target(cfg),
-            f"{cfg.num_classes} weights of 0 or more ({named('num_classes')}), not all 0, a,b,c",
-        ),
-        (
-            "metric",
-            not (cfg.relabel and targets(cfg) != "classes")
-            and not ((cfg.class_balance or cfg.pseudo_labels) and targets(cfg) == "values"),
-            f"a metric of classes with {named('relabel')}, {named('class_balance')} or "
-            + f"{named('pseudo_labels')}, which give or weigh classes",
-        ),
-        (
-            "map_k",
-            cfg.map_k >= 1
-            and (
-                not (cfg.metric in METRICS and METRICS[cfg.metric].ranked)
-                or cfg.map_k <= cfg.num_classes
-            ),
-            f"1 to {named('num_classes')} ({cfg.num_classes}): the classes ranked per image",
-        ),
+        ("target_weights", weighs_each_target(cfg),
+         f"{cfg.num_classes} weights of 0 or more ({named('num_classes')}), not all 0, a,b,c"),
+        ("metric", not (cfg.relabel and targets(cfg) != "classes")
+         and not ((cfg.class_balance or cfg.pseudo_labels) and targets(cfg) == "values"),
+         f"a metric of classes with {named('relabel')}, {named('class_balance')} or "
+         + f"{named('pseudo_labels')}, which give or weigh classes"),
+        ("map_k",
+         cfg.map_k >= 1 and (not (chosen and chosen.ranked) or cfg.map_k <= cfg.num_classes),
+         f"1 to {named('num_classes')} ({cfg.num_classes}): the classes ranked per image"),
         ("submission", cfg.submission in ("auto", *SHAPES), "one of auto, " + ", ".join(SHAPES)),
-        (
-            "class_names",
-            not cfg.class_names or len(names_in(cfg.class_names)) == cfg.num_classes,
-            f"{cfg.num_classes} names ({named('num_classes')}), comma-separated",
-        ),
+        ("class_names", not cfg.class_names or len(names_in(cfg.class_names)) == cfg.num_classes,
+         f"{cfg.num_classes} names ({named('num_classes')}), comma-separated"),
         ("steps_per_execution", cfg.steps_per_execution >= 0, "0 or more"),
         ("precision", cfg.precision in PRECISIONS, "one of " + ", ".join(PRECISIONS)),
         ("backend", cfg.backend in ("", *BACKENDS), "empty or one of " + ", ".join(BACKENDS)),
@@ -669,7 +584,7 @@ def problems(cfg: Config) -> list[str]:
         ("coordinator_timeout", cfg.coordinator_timeout >= 1, "at least 1 (seconds)"),
         ("num_processes", cfg.num_processes >= 1, "at least 1"),
         ("process_id", 0 <= cfg.process_id < cfg.num_processes, "below --num-processes"),
-    ]
+    ]  # fmt: skip
     checks += [(name, getattr(cfg, name), "the name of a feature") for name in FEATURE_FIELDS]
     checks += [(name, getattr(cfg, name), "the name of a column") for name in COLUMN_FIELDS]
     wrong = [
@@ -706,9 +621,7 @@ def weighs_each_target(cfg: Config) -> bool:
 
 def crop_area(cfg: Config) -> float:
     """The smallest area random crops keep: Config.crop_area, or for 0 (auto) CROP_AREA."""
-    if cfg.crop_area:
-        return cfg.crop_area
-    return CROP_AREA if cfg.image_size >= CROP_FROM_SIZE else 1.0
+    return cfg.crop_area or (CROP_AREA if cfg.image_size >= CROP_FROM_SIZE else 1.0)
 
 
 def flips(cfg: Config) -> bool:

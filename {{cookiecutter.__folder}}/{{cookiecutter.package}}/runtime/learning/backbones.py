@@ -1,11 +1,8 @@
 """The backbone: a keras-hub preset from Kaggle Models, or a small CNN for CPU demos.
 
-A preset folder holds the architecture (config.json), the ImageNet weights (model.weights.h5) and
-the input scaling those weights were trained with (image_converter.json). On a laptop kagglehub
-downloads it once into its cache; in a Kaggle notebook `kernel` has attached the model
-(kernel-metadata.json's model_sources), and kagglehub finds it under /kaggle/input with the internet
-off. The scaling becomes a layer of our model, so the input pipeline hands every backbone the same
-uint8 images. Which backbones there are, and their presets: backbone_choices.py."""
+A preset folder holds the architecture, the ImageNet weights and the input scaling those weights
+were trained with. The scaling becomes a layer of our model, so the input pipeline hands every
+backbone the same uint8 images."""
 
 from __future__ import annotations
 
@@ -30,10 +27,6 @@ from . import efficientnet_padding
 # Synchronized batch statistics make N TensorFlow replicas train exactly as one (JAX's
 # DataParallel already computes them over the global batch).
 SYNC_BATCH_STATISTICS = keras.backend.backend() == "tensorflow"
-OFFLINE_HELP = (
-    "on Kaggle, attach the model (`kernel` lists it in model_sources); elsewhere, run once "
-    "online (kagglehub keeps it) or give {weights} a preset folder"
-)
 
 
 @dataclasses.dataclass
@@ -56,8 +49,7 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
         attention.prepare(cfg.backbone, cfg.image_size, precision)  # read as layers are made
     if not uses_preset(cfg):
         return small_cnn(cfg, with_weights)
-    refused = versions.refusal(cfg.backbone)  # not from_preset's error, which blames the folder
-    if refused:
+    if refused := versions.refusal(cfg.backbone):  # not from_preset's, which blames the folder
         raise UserError(refused)
     folder, source = preset_folder(cfg)
     import keras_hub
@@ -92,9 +84,8 @@ def changed_arguments(cfg: Config) -> dict:
 
 
 def prepared(model: keras.Model) -> keras.Model:
-    """A keras-hub backbone as this project trains it: "same" padding where keras-hub pads a
-    stride-1 convolution beforehand (efficientnet_padding.py), synchronized batch statistics,
-    and no training of what no image reaches (`unused_frozen`)."""
+    """A keras-hub backbone as this project trains it: "same" padding at stride 1
+    (efficientnet_padding.py), synchronized batch statistics, no training of what is unused."""
     efficientnet_padding.same_at_stride_one(model)
     synchronize_batch_statistics(model)
     unused_frozen(model)
@@ -116,9 +107,8 @@ def synchronize_batch_statistics(model: keras.Model) -> None:
 
 
 def scaling(folder: str) -> tuple:
-    """The (scale, offset) of the preset's image converter: what its weights were trained on.
-    Read from its image_converter.json, because keras-hub before 0.30 will not construct the
-    converter without tensorflow-text, which Kaggle's TPU image need not have."""
+    """The (scale, offset) of the preset's image converter, read from its JSON: keras-hub
+    before 0.30 will not construct it without tensorflow-text, which Kaggle's TPU image lacks."""
     config = json.loads(Path(folder, "image_converter.json").read_text())["config"]
     scale, offset = config.get("scale"), config.get("offset")
     if "mean" in config and "variance" in config:  # the older spelling, as keras-hub reads it
@@ -144,14 +134,14 @@ def preset_folder(cfg: Config) -> tuple[str, str]:
     except Exception as error:  # offline and not in the cache, or the model not attached
         raise UserError(
             f"could not get the keras-hub preset {handle(cfg)} for {named('backbone')} "
-            f"{cfg.backbone} from Kaggle Models ({briefly(error)}): "
-            + OFFLINE_HELP.format(weights=named("weights"))
+            f"{cfg.backbone} from Kaggle Models ({briefly(error)}): on Kaggle, attach the model "
+            "(`kernel` lists it in model_sources); elsewhere, run once online (kagglehub keeps "
+            f"it) or give {named('weights')} a preset folder"
         ) from error
     return folder, f"kaggle://{handle(cfg)} at {folder}"
 
 
-# A preset's files that make its architecture and input scaling: its weights are not needed
-# where trained weights replace them.
+# A preset's files that make its architecture and input scaling: trained weights replace its own.
 ARCHITECTURE_FILES = ("config.json", "metadata.json", "image_converter.json")
 
 
@@ -168,9 +158,8 @@ def save_architecture(cfg: Config, folder: Path) -> None:
 
 @functools.cache  # asked once a session: a notebook's doctor, train and predict each load it
 def downloaded(handle: str) -> str:
-    """The preset's folder: in a Kaggle notebook where Kaggle mounted the attached model (both
-    mount layouts, then its data proxy with a time limit); elsewhere kagglehub's cache,
-    downloaded once."""
+    """The preset's folder: in a Kaggle notebook where Kaggle mounted the attached model;
+    elsewhere kagglehub's cache, downloaded once."""
     import kagglehub
 
     if kaggle_inputs.in_notebook():

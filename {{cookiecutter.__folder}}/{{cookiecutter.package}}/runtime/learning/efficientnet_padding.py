@@ -1,17 +1,10 @@
 """keras-hub's EfficientNet, with "same" padding where its stride is 1.
 
-keras-hub (checked against 0.32.0, keras_hub/src/models/efficientnet/efficientnet_backbone.py,
-`_apply_efficientnet_block`) puts a ZeroPadding2D of kernel_size // 2 before every depthwise
-convolution and then convolves with padding="valid", at stride 1 as well as 2. At stride 1
-that is exactly "same" padding, but XLA then computes the convolution's gradient on the padded
-tensor and slices it, outside its fast depthwise kernels: a training step under JAX costs
-about 1.5x keras.applications' EfficientNet of the same architecture (the report for
-keras-hub: docs/efficientnet-padding.md).
-
-`same_at_stride_one` changes those layers in place: the padding layer pads nothing and the
-convolution pads "same". The layers, their names and weights stay, so checkpoints are the
-same files with or without it. Once keras-hub pads only when the stride is above 1, it finds
-nothing to change, and this module can go.
+keras-hub (checked against 0.32.0, `_apply_efficientnet_block`) pads every depthwise
+convolution beforehand and convolves with padding="valid", at stride 1 as well as 2. At stride 1
+that is "same" padding, but XLA then computes the gradient on the padded tensor, outside its
+fast depthwise kernels: a training step under JAX costs about 1.5x (docs/efficientnet-padding.md).
+The layers, their names and weights stay, so checkpoints are the same files with or without it.
 """
 
 from __future__ import annotations
@@ -20,14 +13,11 @@ import keras
 from keras import layers
 
 
-def same_at_stride_one(model: keras.Model) -> int:
-    """Make each stride-1 depthwise convolution that keras-hub pads beforehand pad "same";
-    returns how many it changed (0 for other backbones)."""
-    padded = padded_at_stride_one(model)
-    for pad, conv in padded:
+def same_at_stride_one(model: keras.Model) -> None:
+    """Make each stride-1 depthwise convolution that keras-hub pads beforehand pad "same"."""
+    for pad, conv in padded_at_stride_one(model):
         pad.padding = ((0, 0), (0, 0))
         conv.padding = "same"
-    return len(padded)
 
 
 def padded_at_stride_one(model: keras.Model) -> list[tuple[layers.ZeroPadding2D, layers.Layer]]:

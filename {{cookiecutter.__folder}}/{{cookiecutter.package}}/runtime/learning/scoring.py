@@ -1,11 +1,7 @@
 """The competition metric, on predictions (`score`'s command, stages/score.py, scores files).
 
-Truth is a class number per image, a multi-hot row (multi-label), or a row of values or of
-shares (votes over the classes); predictions are a column per class (its probability) or per
-target (its value). METRICS names each metric once, with all the code knows of it (Metric);
-tests/test_scoring.py checks each against scikit-learn or the competition's code. Config's
---metric, the template's answer and the notebook read it here, so it imports nothing of the
-package but errors.py."""
+METRICS names each metric once, with all the code knows of it. Config's --metric, the template's
+answer and the notebook read it here, so it imports nothing of the package but errors.py."""
 
 from __future__ import annotations
 
@@ -21,26 +17,19 @@ CLIP = 1e-15  # log loss: probabilities held in [1e-15, 1 - 1e-15], as Kaggle's 
 
 @dataclasses.dataclass(frozen=True)
 class Metric:
-    """One competition metric. `of` scores (truth, what it reads, options): the answers (a
-    class number per image, or multi-hot rows) where `reads` is "labels", else the
-    probabilities or the values."""
+    """One competition metric. `of` scores (truth, what it reads, options)."""
 
     of: Callable[..., float]
     reads: str  # "labels", "probabilities" or "values"
     reference: str  # the definition followed, which the tests check against
     lower_is_better: bool = False
     single_label: bool = False  # one class per image: it cannot score several (multi_label)
-    # What its answers are, where it reads answers (a class per image, or multi-hot rows, else):
-    graded: bool = False  # grades, the class numbers in order, cut from the expected grade
-    several: bool = False  # each image's set of labels, written space-separated
-    # Where it reads probabilities, and a submission lists each image's k most probable
-    # classes (Config.map_k), the most probable first:
-    ranked: bool = False
-    # The classes it scores (least, most; 0: any): pauc's binary target; map_at_k ranks the
-    # 3 most probable (Config.map_k's default).
-    classes: tuple[int, int] = (2, 0)
-    # What each image's truth is: a class (or several), "values" to regress (Config.num_classes
-    # counts the targets; classes (1, 0): one or more), or "shares" over the classes (votes).
+    graded: bool = False  # its answers are grades, the class numbers in order
+    several: bool = False  # its answers are each image's set of labels, space-separated
+    ranked: bool = False  # a submission lists each image's Config.map_k most probable classes
+    classes: tuple[int, int] = (2, 0)  # the classes it scores (least, most; 0: any)
+    # Each image's truth: a class (or several), "values" to regress (Config.num_classes counts
+    # the targets), or "shares" over the classes (votes).
     targets: str = "classes"
 
 
@@ -69,9 +58,8 @@ def roc_auc(truth, probabilities, **_) -> float:
 
 
 def pauc(truth, probabilities, min_tpr: float = 0.8, **_) -> float:
-    """The area under the ROC curve above a true-positive rate, unnormalised (ISIC 2024: 0 to
-    0.2 above 80%). Read with the classes swapped, it is the area left of the false-positive
-    rate 1 - min_tpr, which scikit-learn computes and standardises (McClish); undone here."""
+    """The area under the ROC curve above a true-positive rate, unnormalised (ISIC 2024): with
+    the classes swapped, scikit-learn's standardised partial AUC (McClish), undone here."""
     from sklearn.metrics import roc_auc_score
 
     positive = np.asarray(truth) == 1
@@ -84,8 +72,7 @@ def pauc(truth, probabilities, min_tpr: float = 0.8, **_) -> float:
 
 
 def log_loss(truth, probabilities, **_) -> float:
-    """Mean negative log probability of the true class, rows scaled to sum to 1 and then held
-    in [1e-15, 1 - 1e-15]: the KL divergence from one-hot rows."""
+    """Mean negative log probability of the true class: the KL divergence from one-hot rows."""
     return kl_divergence(as_rows(truth, probabilities.shape[1]), probabilities)
 
 
@@ -98,15 +85,13 @@ def qwk(truth, predicted, num_classes: int = 0, **_) -> float:
 
 
 def map_at_k(truth, probabilities, k: int = 3, **_) -> float:
-    """Mean average precision at k with one true class per image: 1 / its rank among the k
-    most probable classes, 0 beyond them."""
+    """Mean average precision at k with one true class per image: 1 / its rank in the top k."""
     ranked = np.argsort(-probabilities, axis=1, kind="stable")[:, :k]
     hits = ranked == np.asarray(truth)[:, None]
     return float(np.mean((hits / np.arange(1, ranked.shape[1] + 1)).sum(axis=1)))
 
 
 def rmse(truth, values, **_) -> float:
-    """Root mean squared error over every value of every image."""
     return float(np.sqrt(np.mean(np.square(np.asarray(values) - truth))))
 
 
@@ -123,8 +108,7 @@ def r2(truth, values, **_) -> float:
 
 def weighted_r2(truth, values, weights: str = "", **_) -> float:
     """CSIRO Image2Biomass' R² of every (image, target) pair at once, each weighed by its
-    target's weight (Config.target_weights; equal where none): 1 - sum w (y - p)² / sum w
-    (y - the weighted mean of every y)²."""
+    target's weight (Config.target_weights; equal where none)."""
     truth = np.asarray(truth, float).reshape(len(truth), -1)
     weight = np.broadcast_to(
         np.array(weights.split(","), float) if weights else np.ones(truth.shape[1]), truth.shape
@@ -136,8 +120,7 @@ def weighted_r2(truth, values, weights: str = "", **_) -> float:
 
 def kl_divergence(truth, probabilities, **_) -> float:
     """HMS' KL divergence of the predicted probabilities from the true shares, summed over
-    the classes and averaged over the images: each row scaled to sum to 1, the predictions
-    held in [1e-15, 1 - 1e-15], a class of no share adding 0."""
+    the classes and averaged over the images, each row scaled to sum to 1."""
     truth = np.asarray(truth, float) / np.sum(truth, axis=1, keepdims=True)
     scaled = np.clip(probabilities / np.sum(probabilities, axis=1, keepdims=True), CLIP, 1 - CLIP)
     held = np.where(truth > 0, truth, 1.0)  # log(1) = 0 where the share is 0
@@ -191,9 +174,8 @@ METRICS: dict[str, Metric] = {
 
 
 def score(truth, probabilities, metric: str, **options) -> float:
-    """The metric of class probabilities (or values): as they are for a metric of
-    probabilities or values, else of the most probable class (or classes: multi-label rows).
-    `options`: min_tpr (pauc), k (map_at_k), num_classes (qwk), weights (weighted_r2)."""
+    """The metric of class probabilities (or values), or for a metric of labels, of the most
+    probable class. `options`: min_tpr (pauc), k (map_at_k), num_classes (qwk), weights."""
     truth, probabilities = np.asarray(truth), np.asarray(probabilities)
     if METRICS[metric].reads != "labels":
         return METRICS[metric].of(truth, probabilities, **options)
@@ -204,9 +186,8 @@ def score(truth, probabilities, metric: str, **options) -> float:
 
 
 def of_run(cfg, truth, probabilities, predicted=None) -> float:
-    """The run's metric (Config.metric, with its options): of `predicted`, the answers as
-    written (valid.csv's, or those cuts.py's cuts give), where given and the metric scores
-    answers; else of the probabilities."""
+    """The run's metric with its options: of `predicted`, the answers as written, where given
+    and the metric scores answers; else of the probabilities."""
     options = {"min_tpr": cfg.pauc_min_tpr, "k": cfg.map_k, "num_classes": cfg.num_classes}
     options["weights"] = cfg.target_weights
     if predicted is not None and METRICS[cfg.metric].reads == "labels":
@@ -243,9 +224,8 @@ def best(values, metric: str) -> int:
 
 
 def metric_named(metric: str, multi_label: bool) -> str:
-    """The metric as the final lines name it. Several labels per image: accuracy is an exact
-    match (every label of an image right), far below the per-label accuracy Keras shows each
-    epoch, and the line says which it is."""
+    """The metric as the final lines name it; with several labels per image, accuracy is an
+    exact match, far below the per-label accuracy Keras shows each epoch."""
     if multi_label and metric == "accuracy":
         return "accuracy (exact match: all of an image's labels right; each epoch's is per label)"
     return f"{metric} (lower is better)" if METRICS[metric].lower_is_better else metric
@@ -266,16 +246,14 @@ def as_rows(labels: np.ndarray, width: int | None) -> np.ndarray:
 
 
 def label_rows(labels, num_classes: int) -> np.ndarray:
-    """Labels as valid.csv and oof.csv write them (class numbers, space-separated where an
-    image has several) as multi-hot rows."""
+    """Labels as valid.csv and oof.csv write them (space-separated class numbers) as rows."""
     return np.array(
         [[str(n) in value.split() for n in range(num_classes)] for value in labels], int
     )
 
 
 def mean_roc_auc(truth: np.ndarray, probabilities: np.ndarray) -> float:
-    """ROC AUC per class, averaged over the classes the truth holds both ways (a class no
-    image has, or every image has, has no ROC curve)."""
+    """ROC AUC per class, averaged over the classes the truth holds both ways."""
     from sklearn.metrics import roc_auc_score
 
     scored = [

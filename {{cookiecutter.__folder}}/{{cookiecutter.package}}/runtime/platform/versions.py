@@ -7,6 +7,8 @@ import platform
 import re
 from importlib.metadata import PackageNotFoundError, version
 
+from ..backbone_choices import BACKBONES, KERAS_HUB_FOR_KERAS
+
 # TensorFlow is installed under one of these names, the last on a TPU VM that drives the TPU.
 TENSORFLOWS = ("tensorflow", "tensorflow-cpu", "tensorflow-tpu")
 
@@ -46,8 +48,6 @@ def installed(package: str) -> str:
 def unbuildable(backbone: str, image: dict[str, str] | None = None) -> str:
     """Why the installed keras-hub or Keras (or those an `image` carries) cannot build
     `backbone`, in one clause; empty where they can, or it needs no keras-hub or is not offered."""
-    from ..backbone_choices import BACKBONES
-
     choice = BACKBONES.get(backbone)
     if choice is None or not choice.keras_hub:
         return ""
@@ -62,16 +62,12 @@ def unbuildable(backbone: str, image: dict[str, str] | None = None) -> str:
 
 def buildable(image: dict[str, str] | None = None) -> list[str]:
     """The backbones the installed keras-hub and Keras build (or an image's: unbuildable)."""
-    from ..backbone_choices import BACKBONES
-
     return [name for name in BACKBONES if not unbuildable(name, image)]
 
 
 def keras_hub_for(backbone: str, keras: str) -> str:
     """The newest keras-hub that builds `backbone` and installs beside Keras `keras` (never
     upgraded: Kaggle's and Colab's TensorFlow and JAX are built for theirs); "" if none."""
-    from ..backbone_choices import BACKBONES, KERAS_HUB_FOR_KERAS
-
     if release(keras) < release(BACKBONES[backbone].keras):
         return ""
     fitting = [hub for need, hub in KERAS_HUB_FOR_KERAS.items() if release(keras) >= release(need)]
@@ -81,7 +77,6 @@ def keras_hub_for(backbone: str, keras: str) -> str:
 
 def refusal(backbone: str) -> str:
     """unbuildable's clause with what to do where this runs, as one line; empty where none."""
-    from ..backbone_choices import BACKBONES
     from .kaggle_inputs import in_notebook, in_scoring_rerun
 
     why = unbuildable(backbone)
