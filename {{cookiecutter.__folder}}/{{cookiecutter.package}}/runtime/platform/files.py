@@ -2,10 +2,7 @@
 (gs://BUCKET/...), and every file is written whole or not at all, so a crash, a full disk or a
 dropped connection mid-write keeps the previous version.
 
-A URL is never made a pathlib.Path: Path("gs://B/x") is gs:/B/x, a local folder named `gs:`.
-place() makes it an etils.epath.Path (pathlib's methods, through TensorFlow's gs:// client), and
-a file for a bucket is written here first, then copied up: an object appears whole when its
-upload completes."""
+A URL is never made a pathlib.Path: Path("gs://B/x") is gs:/B/x, a local folder named `gs:`."""
 
 from __future__ import annotations
 
@@ -27,15 +24,12 @@ METADATA_TABLE = "metadata.csv"  # `records --test-csv`'s: each image's metadata
 BLEND = "blend.json"  # beside `blend`'s submission: the runs, their weights and CVs
 STACK = "stack.json"  # beside `stack`'s submission: the runs, the metadata columns, the CVs
 FETCHED_FROM = "kaggle-notebook.json"  # beside `kaggle output`'s files: the notebook they are of
-# Image files `records` reads, and the extensions an id may carry or drop between the records
-# and a sample submission (t0.jpg and t0).
+# Image files `records` reads; an id may carry or drop them (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
-# DICOM files `records` reads whatever their name, by content (data/dicom.py), and these even
-# without the mark a DICOM file carries; an id may carry or drop them too.
+# DICOM files are read by content (data/dicom.py), and these even without its mark; ids as above.
 DICOM_SUFFIXES = {".dcm", ".dicom"}
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT)  # a full disk, or the user's quota spent
-# Why a folder for files on this machine may not be a bucket (demo-data's images, kernel's
-# notebook for the kaggle CLI, files downloaded from Kaggle).
+# Why a folder for files on this machine (demo-data's, kernel's, kaggle output's) is not a bucket.
 BUCKET_OUTPUT = (
     "a bucket: this command writes a folder on this machine; give one here, and copy it up "
     "after (`gcloud storage cp -r FOLDER gs://BUCKET/...`) if a bucket should hold it"
@@ -53,8 +47,8 @@ def is_url(path: Path | str) -> bool:
 
 
 def place(folder: Path | str) -> Path:
-    """A path the user gave, local or a bucket's URL, with pathlib's methods either way (for a
-    URL an etils.epath.Path, whose methods go through TensorFlow's gs:// client)."""
+    """A path the user gave with pathlib's methods: for a URL an etils.epath.Path, whose methods go
+    through TensorFlow's gs:// client."""
     if is_url(folder):
         from etils import epath  # installed with tensorflow-datasets, as Kaggle and Colab have it
 
@@ -100,7 +94,7 @@ def into_bucket(url: str):
 
 
 def upload(local: Path, url: str) -> None:
-    """A whole file copied up into a bucket, replacing the object there (if any) at once."""
+    """A whole file copied up into a bucket: the object appears whole when the upload completes."""
     import tensorflow as tf
 
     try:
@@ -132,8 +126,7 @@ def on_this_machine(folder: Path):
 
 
 def disk_full(path: Path, needed: int = 0, bucket: str = "") -> UserError:
-    """The error for a file the disk has no room for; the previous version is kept. For a
-    file bound for a bucket, `path` is its temporary here."""
+    """The error for a file the disk has no room for (bound for a bucket: `path` is a temporary)."""
     free = shutil.disk_usage(path.parent).free
     if bucket:
         return UserError(
@@ -156,10 +149,9 @@ def write_json(path: Path | str, value) -> None:
 
 
 def unwritable(folder: Path | str, buckets: bool = False) -> str:
-    """Why files cannot be written in `folder` (made when missing), or "" when they can. Makes
-    nothing: the folder, or the nearest one above it that exists, must take new files. A
-    bucket (where `buckets`: the command writes through written_whole) must take an object:
-    one is written and deleted, as nothing short of a write tells what the credentials allow."""
+    """Why files cannot be written in `folder` or the nearest folder above it that exists, or "".
+    A bucket (only where `buckets`: the command writes through written_whole) is tried with an
+    object written and deleted: nothing short of a write tells what the credentials allow."""
     if is_url(folder):
         return bucket_unwritable(str(folder)) if buckets else BUCKET_OUTPUT
     existing = Path(folder)
