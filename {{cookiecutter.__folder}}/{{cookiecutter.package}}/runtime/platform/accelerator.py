@@ -1,17 +1,13 @@
 """Which accelerator trains the model, through which Keras backend, on how many replicas.
 
 `detect(cfg)` finds it; call it before anything imports Keras (backend.py says why).
-
 1. A backend the user chose (`--backend`, else $KERAS_BACKEND) wins.
 2. TPU hardware: TPUStrategy if this TensorFlow can drive TPUs; else Keras on JAX with
    DataParallel if JAX sees TPU devices (Kaggle's TPU image: its TensorFlow is CPU-only);
    else a warning that names the fix, and the CPU.
 3. Several GPUs: MirroredStrategy; one GPU: the default strategy.
 4. Otherwise the default strategy on the CPU; with no TensorFlow installed, Keras on JAX.
-
-`--simulate-replicas N` rehearses an N-replica run on the CPU (rehearsal.py). Falling back to
-the CPU where a TPU or GPU seems present always warns; `require(found, "tpu")` (`doctor
---require tpu`, a notebook's accelerator cell) turns that into a failure.
+A fallback to the CPU where a TPU or GPU seems present warns; `require` makes it a failure.
 """
 
 from __future__ import annotations
@@ -57,9 +53,7 @@ class Accelerator:
         """Build, compile, fit and predict inside this."""
         if self.backend == "tensorflow":
             return self.strategy.scope()
-        if len(self.devices) > 1:
-            return self.distribution.scope()
-        return contextlib.nullcontext()
+        return self.distribution.scope() if len(self.devices) > 1 else contextlib.nullcontext()
 
     @property
     def image_dtype(self) -> str:
@@ -77,8 +71,7 @@ class Accelerator:
 
 
 def detect(cfg: Config) -> Accelerator:
-    """The accelerator this run uses; prints what it found. Call before anything imports Keras.
-    Under JAX, compiled programs are kept in the output folder (Config.compile_cache)."""
+    """The accelerator this run uses, printed; JAX keeps its compiled programs (compile_cache)."""
     with startup_logs.held_to_level():  # TensorFlow's and XLA's start-up lines
         found = find(cfg)
     print(describe(found))
@@ -303,15 +296,11 @@ def tf_gpu_name(tf, gpu) -> str:
 
 
 def describe(found: Accelerator) -> str:
-    lines = [
-        f"accelerator: {found.kind} ({found.how})",
-        f"backend: {found.backend}",
-        f"replicas: {found.replicas}",
-    ]
+    lines = [f"accelerator: {found.kind} ({found.how})", f"backend: {found.backend}"]
+    lines.append(f"replicas: {found.replicas}")
     if found.processes > 1:
         lines.append(f"processes: {found.processes}")
-    lines.append(f"devices: {devices_of(found)}")
-    lines.append(f"versions: {versions.of_run(found.backend)}")
+    lines += [f"devices: {devices_of(found)}", f"versions: {versions.of_run(found.backend)}"]
     if found.warning:
         lines.append(f"WARNING: {found.warning}")
     return "\n".join(lines)
