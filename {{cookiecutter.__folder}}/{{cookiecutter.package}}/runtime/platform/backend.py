@@ -1,8 +1,7 @@
 """The Keras backend, chosen before anything loads Keras.
 
-Keras reads $KERAS_BACKEND once, when something first imports keras or tensorflow. Importing
-the package calls `choose()`, which sets it from the hardware signs alone (jax where a TPU shows
-that this TensorFlow cannot drive, else tensorflow), before code that imports `train` loads it.
+Keras reads $KERAS_BACKEND once, when something first imports keras or tensorflow, so importing
+the package calls `choose()`, which sets it from the hardware signs alone.
 """
 
 from __future__ import annotations
@@ -29,13 +28,12 @@ chosen_at_import = ""
 
 
 def choose() -> None:
-    """Set $KERAS_BACKEND before anything loads Keras, unless it is set or Keras is loaded.
-    Reads only the environment, device files and installed packages: it imports nothing."""
+    """Set $KERAS_BACKEND, unless it is set or Keras is loaded: jax for a TPU this TensorFlow cannot
+    drive or where JAX is alone, else tensorflow. Reads only the environment, files and packages."""
     global chosen_at_import
     if os.environ.get("KERAS_BACKEND") or "keras" in sys.modules or "tensorflow" in sys.modules:
         return
     tpu_for_jax = tpu_signs() and not tensorflow_drives_tpus() and installed("jax")
-    # Colab's TPU runtime, or a GPU machine with JAX alone: Keras on TensorFlow cannot start.
     jax_alone = installed("jax") and not tensorflow_installed()
     chosen_at_import = "jax" if tpu_for_jax or jax_alone else "tensorflow"
     os.environ["KERAS_BACKEND"] = chosen_at_import
@@ -115,13 +113,12 @@ def hide_gpus_from_tensorflow() -> None:
         tf.config.set_visible_devices([], "GPU")
 
 
-# Where, under the output folder, JAX keeps the programs it compiled.
-COMPILE_CACHE = "jax-cache"
+COMPILE_CACHE = "jax-cache"  # under the output folder: the programs JAX compiled
 
 
 def keep_compiled_programs(folder) -> str:
-    """Under JAX, keep every compiled program in `folder`: each fold's new model, evaluate,
-    predict and a resumed run trace their steps again but no longer compile them (minutes)."""
+    """Keep JAX's compiled programs in `folder`: each fold's model, evaluate, predict and a resumed
+    run trace their steps again but no longer compile them (minutes)."""
     import jax
 
     jax.config.update("jax_compilation_cache_dir", str(folder))
