@@ -1,9 +1,7 @@
 """TensorFlow's start-up lines, kept out of sight unless asked for.
 
-TensorFlow and XLA log through absl, and what they log while loading comes before absl reads
-any level: $TF_CPP_MIN_LOG_LEVEL cannot hide it. So while TensorFlow loads and the accelerator
-is found, what the native libraries write to stderr is caught, then passed on without the lines
-under the level (the user's, else warnings and above, less the harmless start-up notices).
+What TensorFlow and XLA log through absl while loading comes before absl reads any level, so
+$TF_CPP_MIN_LOG_LEVEL cannot hide it: their stderr is caught and passed on filtered instead.
 """
 
 from __future__ import annotations
@@ -33,9 +31,7 @@ def held_to_level():
     """Run the block with the native libraries' stderr caught; then write what they wrote, less
     the absl lines under the level (unset: warnings and above, for good) and HARMLESS ones."""
     asked = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
-    if asked is None:
-        os.environ["TF_CPP_MIN_LOG_LEVEL"] = QUIET
-    level = int(os.environ["TF_CPP_MIN_LOG_LEVEL"] or 0)
+    level = int(os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET) or 0)
     if level <= 0:
         yield
         return
@@ -75,8 +71,7 @@ def kept(native: str, level: int, harmless: re.Pattern | None = None) -> str:
     for line in native.splitlines(keepends=True):
         found = ABSL_LINE.match(line)
         if found:
-            below = SEVERITY[found.group(1)] < level
-            dropping = below or bool(harmless and harmless.search(line))
+            dropping = SEVERITY[found.group(1)] < level or bool(harmless and harmless.search(line))
         elif line.startswith(UNINITIALIZED):
             dropping = level >= SEVERITY["W"]
         if not dropping:
