@@ -45,12 +45,8 @@ def whole_number(flag: str, least: int, zero: str = ""):
 
 def count_flag(parser, command: str, flag: str, default: int, what: str) -> None:
     """A command's own count (a whole number of at least 1), its default said in its help."""
-    parser.add_argument(
-        flag,
-        type=whole_number(f"{command} {flag}", 1),
-        default=default,
-        help=f"{what} (default: {default})",
-    )
+    number = whole_number(f"{command} {flag}", 1)
+    parser.add_argument(flag, type=number, default=default, help=f"{what} (default: {default})")
 
 
 def briefly(error: Exception) -> str:
