@@ -17,8 +17,7 @@ import tempfile
 ABSL_LINE = re.compile(r"([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]+\] ")
 SEVERITY = {"I": 0, "W": 1, "E": 2, "F": 3}
 UNINITIALIZED = "WARNING: All log messages before absl::InitializeLog() is called"
-# The level where the user set none: warnings and above (the start-up lines are notices).
-QUIET = "1"
+QUIET = "1"  # where the user set no level: warnings and above (start-up lines are notices)
 # Said at start-up by every TensorFlow on a GPU machine, as errors, and harmless.
 HARMLESS = re.compile(
     r"Unable to register cu(DNN|FFT|BLAS) factory|computation placer already registered|"
@@ -37,10 +36,11 @@ def held_to_level():
         return
     python_side = sys.stderr
     python_side.flush()
-    if writes_to_fd_2(python_side):  # a notebook's or a test's stderr is no file: left as is
-        # Python writes to a copy of the real stderr while fd 2 is caught; kept open, since a
-        # logging handler made meanwhile may hold it.
-        sys.stderr = os.fdopen(os.dup(2), "w", buffering=1, errors="backslashreplace")
+    with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+        if python_side.fileno() == 2:  # a notebook's or a test's stderr is no file: left as is
+            # Python writes to a copy of the real stderr while fd 2 is caught; kept open, since a
+            # logging handler made meanwhile may hold it.
+            sys.stderr = os.fdopen(os.dup(2), "w", buffering=1, errors="backslashreplace")
     real = os.dup(2)
     with tempfile.TemporaryFile() as caught:
         os.dup2(caught.fileno(), 2)
@@ -55,13 +55,6 @@ def held_to_level():
             native = caught.read().decode(errors="replace")
             python_side.write(kept(native, level, harmless=HARMLESS if asked is None else None))
             python_side.flush()
-
-
-def writes_to_fd_2(stream) -> bool:
-    try:
-        return stream.fileno() == 2
-    except (AttributeError, ValueError, io.UnsupportedOperation):
-        return False
 
 
 def kept(native: str, level: int, harmless: re.Pattern | None = None) -> str:
