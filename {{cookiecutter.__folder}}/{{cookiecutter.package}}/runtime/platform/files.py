@@ -130,10 +130,9 @@ def disk_full(path: Path, needed: int = 0, bucket: str = "") -> UserError:
     free = shutil.disk_usage(path.parent).free
     if bucket:
         return UserError(
-            f"cannot write {bucket}: this machine's temporary folder {path.parent.parent} is "
-            f"full ({free:,} bytes free) and each file is written there before its upload; the "
-            "object in the bucket is as it was. Free some space there, or set TMPDIR to a "
-            "folder with room"
+            f"cannot write {bucket}: this machine's temporary folder {path.parent.parent} is full "
+            f"({free:,} bytes free) and each file is written there before its upload; the object "
+            "in the bucket is as it was. Free some space there, or set TMPDIR to a folder with room"
         )
     room = f"{free:,} bytes free" + (f", about {needed:,} needed" if needed else "")
     kept = f"; the {path.name} written before is kept" if path.exists() else ""
@@ -221,6 +220,5 @@ def reaching(path: str):
             f"cannot reach {bucket} from this machine ({first_line(error)}); check the network, "
             "the Google Cloud credentials (`gcloud auth application-default login`, or a Kaggle "
             "notebook's Add-ons > Google Cloud SDK) and the bucket's name. In a Kaggle notebook "
-            f"the competition's files are already local under {ROOT}: set "
-            f"{named('data_dir')} there"
+            f"the competition's files are already local under {ROOT}: set {named('data_dir')} there"
         ) from error
