@@ -109,9 +109,8 @@ def find(cfg: Config) -> Accelerator:
     if cfg.simulate_replicas:  # a TPU-8 run rehearsed on the CPU
         from . import rehearsal
 
-        found = Accelerator(
-            "cpu", **rehearsal.simulated(chosen or "tensorflow", cfg.simulate_replicas)
-        )
+        simulated = rehearsal.simulated(chosen or "tensorflow", cfg.simulate_replicas)
+        found = Accelerator("cpu", **simulated)
     elif chosen == "jax":
         found = on_jax(source)
     elif chosen == "tensorflow":
@@ -217,9 +216,8 @@ def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None,
     spread = f"one {kind.upper()} device"
     if len(devices) > 1:
         spread = f"DataParallel over {len(devices)} {kind.upper()} devices"
-    return Accelerator(
-        kind, "jax", len(devices), f"Keras on JAX, {spread}; {how}", devices=tuple(devices)
-    ), ""
+    how = f"Keras on JAX, {spread}; {how}"
+    return Accelerator(kind, "jax", len(devices), how, devices=tuple(devices)), ""
 
 
 def every_chip_seen(devices, process: int) -> None:
@@ -278,9 +276,8 @@ def tf_devices(how: str, warning: str) -> Accelerator:
             "build, or CUDA libraries missing); training on the CPU. Use the notebook's own "
             "tensorflow, or pip install 'tensorflow[and-cuda]'"
         )
-    return Accelerator(
-        "cpu", "tensorflow", 1, f"default strategy on the CPU; {how}", warning, strategy
-    )
+    how = f"default strategy on the CPU; {how}"
+    return Accelerator("cpu", "tensorflow", 1, how, warning, strategy)
 
 
 def tf_gpu_name(tf, gpu) -> str:
