@@ -34,7 +34,6 @@ BUCKET_OUTPUT = (
     "a bucket: this command writes a folder on this machine; give one here, and copy it up "
     "after (`gcloud storage cp -r FOLDER gs://BUCKET/...`) if a bucket should hold it"
 )
-# What to check when a bucket refuses a write.
 BUCKET_FIX = (
     "check the bucket's name, and that these credentials may write to it "
     "(`gcloud auth application-default login` on a laptop; on a TPU VM or in Colab, the "
@@ -47,8 +46,7 @@ def is_url(path: Path | str) -> bool:
 
 
 def place(folder: Path | str) -> Path:
-    """A path the user gave with pathlib's methods: for a URL an etils.epath.Path, whose methods go
-    through TensorFlow's gs:// client."""
+    """A path the user gave with pathlib's methods: for a URL, an etils.epath.Path."""
     if is_url(folder):
         from etils import epath  # installed with tensorflow-datasets, as Kaggle and Colab have it
 
@@ -58,8 +56,7 @@ def place(folder: Path | str) -> Path:
 
 @contextlib.contextmanager
 def written_whole(path: Path | str):
-    """Yield a temporary path beside `path`; it replaces `path` only if the block finishes.
-    For a file in a bucket the temporary is on this machine, and is copied up when whole."""
+    """Yield a temporary beside `path` (a bucket's: here) that replaces it if the block finishes."""
     if is_url(path):
         with into_bucket(str(path)) as temporary:
             yield temporary
@@ -104,15 +101,13 @@ def upload(local: Path, url: str) -> None:
 
 
 def for_pandas(path: Path):
-    """What pandas reads `path` from: the path, or an object's bytes (pandas would ask gcsfs for
-    a gs:// URL, which Kaggle's and Colab's images need not have)."""
+    """What pandas reads `path` from: the path, or an object's bytes (pandas would need gcsfs)."""
     return io.BytesIO(path.read_bytes()) if is_url(path) else path
 
 
 @contextlib.contextmanager
 def on_this_machine(folder: Path):
-    """A local folder with the files of `folder`: itself, or for a bucket's folder a temporary
-    copy of them (for a library that opens files only here)."""
+    """A local folder with `folder`'s files (a bucket's copied), for a library that reads no URL."""
     if not is_url(folder):
         yield str(folder)
         return
@@ -185,8 +180,7 @@ def bucket_unwritable(folder: str) -> str:
 
 
 def refuse_foreign(flag: str, folder: Path, command: str, foreign: list[str]) -> None:
-    """Stop, naming a few, where `folder` holds files `command` did not write: writing among
-    another command's output would change it."""
+    """Stop where `folder` holds files `command` did not write: writing there would change them."""
     if foreign:
         more = f", ... ({len(foreign)} in all)" if len(foreign) > 3 else ""
         raise UserError(
@@ -196,8 +190,7 @@ def refuse_foreign(flag: str, folder: Path, command: str, foreign: list[str]) ->
 
 
 def output_folder(path: Path | str, flag: str, buckets: bool = False) -> Path:
-    """The folder a command writes into (`flag` names it in the error), once it is writable;
-    a bucket only where the command writes through written_whole (`buckets`)."""
+    """The folder a command writes into, once it is writable (a bucket only where `buckets`)."""
     reason = unwritable(path, buckets)
     if reason:
         raise UserError(f"{flag} {path}: {reason}; give a folder to write into")
@@ -206,8 +199,7 @@ def output_folder(path: Path | str, flag: str, buckets: bool = False) -> Path:
 
 @contextlib.contextmanager
 def reaching(path: str):
-    """A bucket that cannot be reached (no network, no credentials, no such bucket) as one
-    line that says what to check; TensorFlow's error says only that a request failed."""
+    """A bucket that cannot be reached, as one line that says what to check."""
     import tensorflow as tf  # loaded already by whoever reads the path
 
     try:

@@ -16,8 +16,7 @@ from ..errors import UserError, named
 from . import kaggle_inputs
 from .files import place
 
-# Kaggle mounts a notebook's inputs here, and keeps what a notebook writes here
-# (submission.csv among it); module constants so tests can point them elsewhere.
+# Kaggle's input and working folders, as module constants so tests can point them elsewhere.
 KAGGLE_INPUT = kaggle_inputs.ROOT
 KAGGLE_WORKING = kaggle_inputs.WORKING
 # The fields that name a file, a pattern or a folder, each found once.
@@ -99,8 +98,7 @@ def find(cfg: Config) -> Places:
 
 
 def placed(cfg: Config) -> Config:
-    """The config carrying its places, where a command starts (the command line, a notebook's
-    settings cell, a stage's first line): found now, unless it carries them for its values."""
+    """The config carrying its places, found now unless it already carries them for its values."""
     inputs = cfg.inputs or inputs_of(cfg)
     places = inputs.places.of(cfg) if inputs.places else find(cfg)
     if places is inputs.places:
