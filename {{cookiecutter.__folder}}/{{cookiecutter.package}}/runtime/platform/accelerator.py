@@ -1,13 +1,9 @@
 """Which accelerator trains the model, through which Keras backend, on how many replicas.
 
-`detect(cfg)` finds it; call it before anything imports Keras (backend.py says why).
-1. A backend the user chose (`--backend`, else $KERAS_BACKEND) wins.
-2. TPU hardware: TPUStrategy if this TensorFlow can drive TPUs; else Keras on JAX with
-   DataParallel if JAX sees TPU devices (Kaggle's TPU image: its TensorFlow is CPU-only);
-   else a warning that names the fix, and the CPU.
-3. Several GPUs: MirroredStrategy; one GPU: the default strategy.
-4. Otherwise the default strategy on the CPU; with no TensorFlow installed, Keras on JAX.
-A fallback to the CPU where a TPU or GPU seems present warns; `require` makes it a failure.
+`detect(cfg)` finds it, before anything imports Keras (backend.py says why): the backend the
+user chose, else on a TPU TensorFlow's TPUStrategy or Keras on JAX (Kaggle's TPU image has a
+CPU-only TensorFlow), MirroredStrategy over several GPUs, else the default strategy. A fallback
+to the CPU where a TPU or GPU seems present warns; `require` makes it a failure.
 """
 
 from __future__ import annotations
@@ -134,14 +130,12 @@ def automatic() -> Accelerator:
         return tf_devices("no TPU or GPU found", warning="")
     if backend.tensorflow_drives_tpus():
         found, tf_reason = tf_tpu(signs)
-        if found:
-            return found
         jax_reason = "not tried: TensorFlow has already fixed Keras' backend"
     else:
         tf_reason = "no tensorflow-tpu installed"
         found, jax_reason = jax_accelerator("tpu", f"TensorFlow cannot drive the TPU ({tf_reason})")
-        if found:
-            return found
+    if found:
+        return found
     warning = (
         f"TPU signs ({', '.join(signs)}) but neither TensorFlow ({tf_reason}) nor JAX "
         f"({jax_reason}) can drive the TPU; training on the CPU. In a Kaggle notebook, pick a "
@@ -195,9 +189,8 @@ def tf_tpu(signs: list[str]) -> tuple[Accelerator | None, str]:
     except (ValueError, RuntimeError, NotImplementedError, KeyError, tf.errors.OpError) as error:
         return None, first_line(error)
     how = f"TPUStrategy, {where} ({', '.join(signs)})"
-    return Accelerator(
-        "tpu", "tensorflow", strategy.num_replicas_in_sync, how, strategy=strategy
-    ), ""
+    found = Accelerator("tpu", "tensorflow", strategy.num_replicas_in_sync, how, strategy=strategy)
+    return found, ""
 
 
 def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None, str]:
@@ -221,8 +214,7 @@ def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None,
 
 
 def every_chip_seen(devices, process: int) -> None:
-    """Stop where JAX sees fewer TPU devices on this VM than it has chip device files: something
-    else holds the others, and the run would train on a part of the TPU at a part of its speed."""
+    """Stop where another process holds some of this TPU VM's chips: JAX would train on the rest."""
     chips = backend.device_files(backend.TPU_DEVICE_FILES)
     seen = [device for device in devices if device.process_index == process]
     if chips and len(seen) < len(chips):
@@ -242,14 +234,13 @@ def on_jax(source: str) -> Accelerator:
             f"{source} asks for jax, but JAX does not start ({reason}); install it with "
             "`pip install jax` (Kaggle's and Colab's TPU images have it)"
         )
-    if found.kind == "cpu":
-        hardware = backend.tpu_signs() + backend.device_files(backend.GPU_DEVICE_FILES)
-        if hardware:
-            warning = (
-                f"hardware signs ({', '.join(hardware)}) but JAX sees only the CPU; install the "
-                "jax build for it (jax[tpu] or jax[cuda12]) or use the notebook's own jax"
-            )
-            found = dataclasses.replace(found, warning=warning)
+    hardware = backend.tpu_signs() + backend.device_files(backend.GPU_DEVICE_FILES)
+    if found.kind == "cpu" and hardware:
+        warning = (
+            f"hardware signs ({', '.join(hardware)}) but JAX sees only the CPU; install the "
+            "jax build for it (jax[tpu] or jax[cuda12]) or use the notebook's own jax"
+        )
+        found = dataclasses.replace(found, warning=warning)
     return found
 
 
