@@ -19,8 +19,7 @@ from .files import place
 # Kaggle's input and working folders, as module constants so tests can point them elsewhere.
 KAGGLE_INPUT = kaggle_inputs.ROOT
 KAGGLE_WORKING = kaggle_inputs.WORKING
-# The fields that name a file, a pattern or a folder, each found once.
-PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)
+PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)  # the fields naming a file, pattern or folder
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +91,6 @@ def find(cfg: Config) -> Places:
         found[name] = None if data is None and in_data else value and field_path(cfg, name, data)
     working = KAGGLE_WORKING if kaggle_inputs.in_notebook() else "output"
     found["output_dir"] = cfg.output_dir or str(working)
-    # The trained run predict and evaluate read: the field's, else what train wrote.
     found["trained_dir"] = cfg.trained_dir or found["output_dir"]
     return Places(placed_for(cfg), data_from, found)
 
@@ -177,11 +175,9 @@ def at_image_size(cfg: Config, pattern: str, folder: str) -> str:
     if not named or not rest or not os.path.isdir(folder):  # most patterns: nothing to look for
         return pattern
     stem = named["stem"]
-    sizes = []
-    for path in glob.glob(os.path.join(glob.escape(folder), glob.escape(stem) + "*")):
-        there = SIZED_FOLDER.match(os.path.basename(path))
-        if there and there["stem"] == stem and os.path.isdir(path):
-            sizes.append(int(there["size"]))
+    folders = glob.glob(os.path.join(glob.escape(folder), glob.escape(stem) + "*"))
+    sized = [SIZED_FOLDER.match(os.path.basename(path)) for path in folders if os.path.isdir(path)]
+    sizes = [int(there["size"]) for there in sized if there and there["stem"] == stem]
     if not sizes:
         return pattern
     size = min([s for s in sizes if s >= cfg.image_size] or [max(sizes)])
