@@ -23,8 +23,7 @@ TPU_DEVICE_FILES = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v2-v4, v5e and later
 GPU_DEVICE_FILES = ("/dev/nvidia[0-9]*",)
 KERAS_LOADED = "Keras, already loaded"
 
-# The backend choose() put in $KERAS_BACKEND: a default of ours, not the user's choice.
-chosen_at_import = ""
+chosen_at_import = ""  # what choose() put in $KERAS_BACKEND: our default, not the user's choice
 
 
 def choose() -> None:
@@ -55,9 +54,7 @@ def asked_for(field: str) -> tuple[str, str]:
             "(something imported keras or tensorflow first); restart the kernel and run the "
             "accelerator cell (accelerator.detect) before anything else"
         )
-    if in_use and not wanted:
-        return in_use, KERAS_LOADED
-    return wanted, source
+    return (in_use, KERAS_LOADED) if in_use and not wanted else (wanted, source)
 
 
 def in_use_by_keras() -> str:

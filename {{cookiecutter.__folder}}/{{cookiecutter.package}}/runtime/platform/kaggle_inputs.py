@@ -27,8 +27,7 @@ KINDS = {
     "notebooks": ("OWNER/SLUG", "notebook_output_download"),
     "models": ("OWNER/MODEL/FRAMEWORK/VARIATION/VERSION", "model_download"),
 }
-# kagglehub waits, with no limit, for the folder the proxy names to appear: ask it no longer.
-PROXY_SECONDS = 60
+PROXY_SECONDS = 60  # kagglehub would wait for ever for the folder the proxy names to appear
 
 
 @dataclasses.dataclass(frozen=True)
