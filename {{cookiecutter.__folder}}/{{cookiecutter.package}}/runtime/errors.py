@@ -1,5 +1,4 @@
-"""What a user reads when something is wrong: UserError, a problem they can fix, and how its
-message names a Config field, an exception and a network error."""
+"""What a user reads when something is wrong: UserError, and how messages name a field or error."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The Keras backend, chosen before anything loads Keras.
 
 Keras reads $KERAS_BACKEND once, when something first imports keras or tensorflow, so importing
-the package calls `choose()`, which sets it from the hardware signs alone.
-"""
+the package calls `choose()`, which sets it from the hardware signs alone."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Where files go and how: a folder the user names is a local path or a bucket's URL
-(gs://BUCKET/...), and every file is written whole or not at all, so a crash, a full disk or a
-dropped connection mid-write keeps the previous version.
-
-A URL is never made a pathlib.Path: Path("gs://B/x") is gs:/B/x, a local folder named `gs:`."""
+"""Where files go and how: a folder the user names is a local path or a bucket's URL, never made a
+pathlib.Path (Path("gs://B/x") is gs:/B/x), and every file is written whole or not at all, so a
+crash, a full disk or a dropped connection mid-write keeps the previous version."""
 
 from __future__ import annotations
 

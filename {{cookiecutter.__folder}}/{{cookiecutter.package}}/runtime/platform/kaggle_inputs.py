@@ -1,10 +1,9 @@
 """What a Kaggle notebook has attached, found where Kaggle mounts it when the notebook runs.
 
-Kaggle mounts each input by kind (/kaggle/input/datasets/OWNER/SLUG, see KINDS), or for older
-notebooks flat (/kaggle/input/SLUG), so an input is named by what it is
-(`kaggle:datasets/alice/flower-records`), never by a folder. Where neither layout holds it, in a
-notebook, kagglehub asks Kaggle's data proxy, with a time limit; never in Kaggle's scoring rerun
-of a code competition's notebook, where a proxy call has failed reruns (Kaggle/kagglehub#258)."""
+Kaggle mounts each input by kind (/kaggle/input/datasets/OWNER/SLUG), or flat for older notebooks
+(/kaggle/input/SLUG), so an input is named by what it is (`kaggle:datasets/alice/flower-records`).
+Where neither layout holds it, kagglehub asks Kaggle's data proxy (with a time limit), but not in
+a code competition's scoring rerun, where proxy calls have failed reruns (Kaggle/kagglehub#258)."""
 
 from __future__ import annotations
 
