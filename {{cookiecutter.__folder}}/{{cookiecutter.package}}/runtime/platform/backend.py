@@ -71,11 +71,10 @@ def use(backend: str) -> None:
 
 
 def installed(package: str) -> bool:
-    try:
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         importlib.metadata.version(package)
         return True
-    except importlib.metadata.PackageNotFoundError:
-        return False
+    return False
 
 
 TENSORFLOWS = ("tensorflow", "tensorflow-cpu", "tensorflow-tpu", "tensorflow-macos", "tf-nightly")
@@ -113,8 +112,7 @@ COMPILE_CACHE = "jax-cache"  # under the output folder: the programs JAX compile
 
 
 def keep_compiled_programs(folder) -> str:
-    """Keep JAX's compiled programs in `folder`: each fold's model, evaluate, predict and a resumed
-    run trace their steps again but no longer compile them (minutes)."""
+    """Keep JAX's compiled programs in `folder`: later folds, evaluate and predict reuse them."""
     import jax
 
     jax.config.update("jax_compilation_cache_dir", str(folder))
