@@ -3,8 +3,7 @@
 `detect(cfg)` finds it, before anything imports Keras (backend.py says why): the backend the
 user chose, else on a TPU TensorFlow's TPUStrategy or Keras on JAX (Kaggle's TPU image has a
 CPU-only TensorFlow), MirroredStrategy over several GPUs, else the default strategy. A fallback
-to the CPU where a TPU or GPU seems present warns; `require` makes it a failure.
-"""
+to the CPU where a TPU or GPU seems present warns; `require` makes it a failure."""
 
 from __future__ import annotations
 

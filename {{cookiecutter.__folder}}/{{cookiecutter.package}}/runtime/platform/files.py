@@ -75,8 +75,7 @@ def written_whole(path: Path | str):
 
 @contextlib.contextmanager
 def into_bucket(url: str):
-    """A local temporary of the object's name (Keras reads the suffix), copied to `url` once
-    the block finishes; a failed upload leaves the object as it was."""
+    """A local temporary named as the object (Keras reads its suffix), uploaded once it is whole."""
     with tempfile.TemporaryDirectory(prefix="upload-") as scratch:
         temporary = Path(scratch) / url.rsplit("/", 1)[-1]
         try:
@@ -141,9 +140,8 @@ def write_json(path: Path | str, value) -> None:
 
 
 def unwritable(folder: Path | str, buckets: bool = False) -> str:
-    """Why files cannot be written in `folder` or the nearest folder above it that exists, or "".
-    A bucket (only where `buckets`: the command writes through written_whole) is tried with an
-    object written and deleted: nothing short of a write tells what the credentials allow."""
+    """Why files cannot be written in `folder` (or the nearest existing folder above), or "". A
+    bucket, where `buckets`, is tried with a write: nothing less tells what credentials allow."""
     if is_url(folder):
         return bucket_unwritable(str(folder)) if buckets else BUCKET_OUTPUT
     existing = Path(folder)

@@ -1,7 +1,6 @@
-"""A run's places, found once where a command starts (`placed`) and carried on its config for
-every module after it (config.py's `places_of`): the data folder, the file each field names in
-it, the output folder and the trained run predict reads. A Kaggle input a field names
-(`kaggle:datasets/OWNER/SLUG`) is found when read, so a command that never reads it runs."""
+"""A run's places, found once where a command starts (`placed`) and carried on its config for every
+module after it (`places_of`): the data folder, each field's file, the output folder and the trained
+run. A Kaggle input a field names (`kaggle:...`) is found when read: one not read may be absent."""
 
 from __future__ import annotations
 

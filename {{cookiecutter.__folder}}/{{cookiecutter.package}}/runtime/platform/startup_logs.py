@@ -1,8 +1,7 @@
 """TensorFlow's start-up lines, kept out of sight unless asked for.
 
 What TensorFlow and XLA log through absl while loading comes before absl reads any level, so
-$TF_CPP_MIN_LOG_LEVEL cannot hide it: their stderr is caught and passed on filtered instead.
-"""
+$TF_CPP_MIN_LOG_LEVEL cannot hide it: their stderr is caught and passed on filtered instead."""
 
 from __future__ import annotations
 
