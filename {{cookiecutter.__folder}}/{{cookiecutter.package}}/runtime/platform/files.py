@@ -24,8 +24,7 @@ STACK = "stack.json"  # beside `stack`'s submission: the runs, the metadata colu
 FETCHED_FROM = "kaggle-notebook.json"  # beside `kaggle output`'s files: the notebook they are of
 # Image files `records` reads; an id may carry or drop them (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
-# DICOM files are read by content (data/dicom.py), and these even without its mark; ids as above.
-DICOM_SUFFIXES = {".dcm", ".dicom"}
+DICOM_SUFFIXES = {".dcm", ".dicom"}  # read as DICOM even without its mark; ids may drop them too
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT)  # a full disk, or the user's quota spent
 # Why a folder for files on this machine (demo-data's, kernel's, kaggle output's) is not a bucket.
 BUCKET_OUTPUT = (
@@ -154,8 +153,7 @@ def unwritable(folder: Path | str, buckets: bool = False) -> str:
     return ""
 
 
-# The bucket folders a write went through this session: several checks of a command ask, and
-# each write is a round trip. A refusal is asked again: the user may fix the permission.
+# Bucket folders a write went through, as each check is a round trip; a refusal is asked again.
 WRITTEN: set[str] = set()
 
 
