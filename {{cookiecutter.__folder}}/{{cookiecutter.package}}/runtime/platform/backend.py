@@ -57,11 +57,7 @@ def asked_for(field: str) -> tuple[str, str]:
 
 
 def in_use_by_keras() -> str:
-    if "keras" not in sys.modules:
-        return ""
-    import keras
-
-    return keras.backend.backend()
+    return sys.modules["keras"].backend.backend() if "keras" in sys.modules else ""
 
 
 def use(backend: str) -> None:
