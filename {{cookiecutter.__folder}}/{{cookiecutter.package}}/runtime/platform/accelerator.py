@@ -252,9 +252,8 @@ def tf_devices(how: str, warning: str) -> Accelerator:
     if len(gpus) > 1:
         strategy = tf.distribute.MirroredStrategy()
         how = f"MirroredStrategy over {len(gpus)} GPUs ({tf_gpu_name(tf, gpus[0])})"
-        return Accelerator(
-            "gpu", "tensorflow", strategy.num_replicas_in_sync, how, warning, strategy
-        )
+        replicas = strategy.num_replicas_in_sync
+        return Accelerator("gpu", "tensorflow", replicas, how, warning, strategy)
     strategy = tf.distribute.get_strategy()
     if gpus:
         how = f"default strategy, one GPU ({tf_gpu_name(tf, gpus[0])})"
