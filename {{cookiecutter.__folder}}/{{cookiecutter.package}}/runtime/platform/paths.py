@@ -104,8 +104,7 @@ def placed(cfg: Config) -> Config:
 
 
 def resolve_data_dir(cfg: Config) -> tuple[str, str]:
-    """The data folder and where it came from: the field, $DATA_DIR, the competition Kaggle
-    attached (in a notebook), else a Kaggle-like input folder here, else data/."""
+    """The data folder and where it came from: the field, $DATA_DIR, Kaggle's input, else data/."""
     if cfg.data_dir.startswith(kaggle_inputs.PREFIX):
         found = kaggle_inputs.find(cfg.data_dir, KAGGLE_INPUT)
         return found.folder, f"{came_from(cfg, 'data_dir')} {cfg.data_dir}, {found.how}"
