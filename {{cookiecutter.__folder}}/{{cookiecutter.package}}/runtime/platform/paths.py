@@ -23,8 +23,7 @@ PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)  # the fields naming a file, p
 
 @dataclasses.dataclass(frozen=True)
 class Places:
-    """The data folder (a local folder, a gs:// URL or tfds:NAME) and where it came from, and each
-    field's place ("" for an empty one; None where the data folder was not found)."""
+    """Where a run's files are, by field: "" for an empty one, None with no data folder found."""
 
     made_for: tuple  # placed_for: the values they were found from
     data_from: str  # or why the data folder was not found
