@@ -29,8 +29,7 @@ def named(name: str) -> str:
 
 
 def whole_number(flag: str, least: int, zero: str = ""):
-    """An argparse type for a command's own number: a whole number of at least `least`, or 0
-    where `zero` says what 0 means; else a UserError in Config's form, before any work."""
+    """An argparse type: a whole number of at least `least`, or 0 where `zero` says what 0 means."""
 
     def read(text: str) -> int:
         value = int(text) if re.fullmatch(r"-?\d+", text.strip()) else None

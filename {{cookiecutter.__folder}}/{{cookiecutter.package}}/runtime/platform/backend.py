@@ -14,8 +14,7 @@ import sys
 from ..config import BACKENDS
 from ..errors import UserError, named
 
-# Signs of TPU hardware: remote TPUs (a named TPU, pod endpoints, legacy Colab), which any
-# TensorFlow reaches over the network, and TPU VMs (Kaggle, Cloud), whose chips are local.
+# TPU signs: remote TPUs, which any TensorFlow reaches over the network, and TPU VMs' own chips.
 REMOTE_TPU_ENV = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR")
 TPU_ENV = (*REMOTE_TPU_ENV, "ISTPUVM", "TPU_PROCESS_ADDRESSES")
 TPU_DEVICE_FILES = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v2-v4, v5e and later

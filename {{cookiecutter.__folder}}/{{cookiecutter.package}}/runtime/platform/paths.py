@@ -69,8 +69,7 @@ class Places:
 
 
 def placed_for(cfg: Config) -> tuple:
-    """What a run's places are found from: the fields they depend on and where each came from (a
-    typed path is read where the user runs), $DATA_DIR and whether this is a Kaggle notebook."""
+    """What a run's places depend on: their fields and where each came from, $DATA_DIR, Kaggle."""
     names = ("data_dir", "competition", "image_size", *PLACED, "output_dir", "trained_dir")
     here = os.environ.get("DATA_DIR"), kaggle_inputs.in_notebook()
     return here, tuple((name, getattr(cfg, name), cfg.sources.get(name)) for name in names)
@@ -159,8 +158,7 @@ def instead_in(folder: str, pattern: str) -> str:
     return ",".join(os.path.join(folder, part) for part in pattern.split(","))
 
 
-# A folder named by the size of the images it holds, as competitions that ship several sizes
-# name them (Kaggle's flowers: tfrecords-jpeg-192x192, -224x224, -331x331 and -512x512).
+# A folder named by its images' size (Kaggle's flowers ship tfrecords-jpeg-192x192 to -512x512).
 SIZED_FOLDER = re.compile(r"^(?P<stem>.*-)(?P<size>\d+)x(?P=size)$")
 
 
