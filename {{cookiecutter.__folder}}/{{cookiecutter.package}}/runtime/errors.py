@@ -1,5 +1,4 @@
-"""What a user reads when something is wrong: UserError, a problem they can fix, and how its
-message names a Config field, an exception and a network error."""
+"""What a user reads when something is wrong: UserError, and how messages name a field or error."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ def named(name: str) -> str:
 
 
 def whole_number(flag: str, least: int, zero: str = ""):
-    """An argparse type for a command's own number: a whole number of at least `least`, or 0
-    where `zero` says what 0 means; else a UserError in Config's form, before any work."""
+    """An argparse type: a whole number of at least `least`, or 0 where `zero` says what 0 means."""
 
     def read(text: str) -> int:
         value = int(text) if re.fullmatch(r"-?\d+", text.strip()) else None
@@ -45,12 +43,8 @@ def whole_number(flag: str, least: int, zero: str = ""):
 
 def count_flag(parser, command: str, flag: str, default: int, what: str) -> None:
     """A command's own count (a whole number of at least 1), its default said in its help."""
-    parser.add_argument(
-        flag,
-        type=whole_number(f"{command} {flag}", 1),
-        default=default,
-        help=f"{what} (default: {default})",
-    )
+    number = whole_number(f"{command} {flag}", 1)
+    parser.add_argument(flag, type=number, default=default, help=f"{what} (default: {default})")
 
 
 def briefly(error: Exception) -> str:

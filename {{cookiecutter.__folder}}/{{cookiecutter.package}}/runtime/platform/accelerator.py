@@ -1,18 +1,9 @@
 """Which accelerator trains the model, through which Keras backend, on how many replicas.
 
-`detect(cfg)` finds it; call it before anything imports Keras (backend.py says why).
-
-1. A backend the user chose (`--backend`, else $KERAS_BACKEND) wins.
-2. TPU hardware: TPUStrategy if this TensorFlow can drive TPUs; else Keras on JAX with
-   DataParallel if JAX sees TPU devices (Kaggle's TPU image: its TensorFlow is CPU-only);
-   else a warning that names the fix, and the CPU.
-3. Several GPUs: MirroredStrategy; one GPU: the default strategy.
-4. Otherwise the default strategy on the CPU; with no TensorFlow installed, Keras on JAX.
-
-`--simulate-replicas N` rehearses an N-replica run on the CPU (rehearsal.py). Falling back to
-the CPU where a TPU or GPU seems present always warns; `require(found, "tpu")` (`doctor
---require tpu`, a notebook's accelerator cell) turns that into a failure.
-"""
+`detect(cfg)` finds it, before anything imports Keras (backend.py says why): the backend the
+user chose, else on a TPU TensorFlow's TPUStrategy or Keras on JAX (Kaggle's TPU image has a
+CPU-only TensorFlow), MirroredStrategy over several GPUs, else the default strategy. A fallback
+to the CPU where a TPU or GPU seems present warns; `require` makes it a failure."""
 
 from __future__ import annotations
 
@@ -57,9 +48,7 @@ class Accelerator:
         """Build, compile, fit and predict inside this."""
         if self.backend == "tensorflow":
             return self.strategy.scope()
-        if len(self.devices) > 1:
-            return self.distribution.scope()
-        return contextlib.nullcontext()
+        return self.distribution.scope() if len(self.devices) > 1 else contextlib.nullcontext()
 
     @property
     def image_dtype(self) -> str:
@@ -77,8 +66,7 @@ class Accelerator:
 
 
 def detect(cfg: Config) -> Accelerator:
-    """The accelerator this run uses; prints what it found. Call before anything imports Keras.
-    Under JAX, compiled programs are kept in the output folder (Config.compile_cache)."""
+    """The accelerator this run uses, printed; JAX keeps its compiled programs (compile_cache)."""
     with startup_logs.held_to_level():  # TensorFlow's and XLA's start-up lines
         found = find(cfg)
     print(describe(found))
@@ -116,9 +104,8 @@ def find(cfg: Config) -> Accelerator:
     if cfg.simulate_replicas:  # a TPU-8 run rehearsed on the CPU
         from . import rehearsal
 
-        found = Accelerator(
-            "cpu", **rehearsal.simulated(chosen or "tensorflow", cfg.simulate_replicas)
-        )
+        simulated = rehearsal.simulated(chosen or "tensorflow", cfg.simulate_replicas)
+        found = Accelerator("cpu", **simulated)
     elif chosen == "jax":
         found = on_jax(source)
     elif chosen == "tensorflow":
@@ -142,14 +129,12 @@ def automatic() -> Accelerator:
         return tf_devices("no TPU or GPU found", warning="")
     if backend.tensorflow_drives_tpus():
         found, tf_reason = tf_tpu(signs)
-        if found:
-            return found
         jax_reason = "not tried: TensorFlow has already fixed Keras' backend"
     else:
         tf_reason = "no tensorflow-tpu installed"
         found, jax_reason = jax_accelerator("tpu", f"TensorFlow cannot drive the TPU ({tf_reason})")
-        if found:
-            return found
+    if found:
+        return found
     warning = (
         f"TPU signs ({', '.join(signs)}) but neither TensorFlow ({tf_reason}) nor JAX "
         f"({jax_reason}) can drive the TPU; training on the CPU. In a Kaggle notebook, pick a "
@@ -203,9 +188,8 @@ def tf_tpu(signs: list[str]) -> tuple[Accelerator | None, str]:
     except (ValueError, RuntimeError, NotImplementedError, KeyError, tf.errors.OpError) as error:
         return None, first_line(error)
     how = f"TPUStrategy, {where} ({', '.join(signs)})"
-    return Accelerator(
-        "tpu", "tensorflow", strategy.num_replicas_in_sync, how, strategy=strategy
-    ), ""
+    found = Accelerator("tpu", "tensorflow", strategy.num_replicas_in_sync, how, strategy=strategy)
+    return found, ""
 
 
 def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None, str]:
@@ -224,14 +208,12 @@ def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None,
     spread = f"one {kind.upper()} device"
     if len(devices) > 1:
         spread = f"DataParallel over {len(devices)} {kind.upper()} devices"
-    return Accelerator(
-        kind, "jax", len(devices), f"Keras on JAX, {spread}; {how}", devices=tuple(devices)
-    ), ""
+    how = f"Keras on JAX, {spread}; {how}"
+    return Accelerator(kind, "jax", len(devices), how, devices=tuple(devices)), ""
 
 
 def every_chip_seen(devices, process: int) -> None:
-    """Stop where JAX sees fewer TPU devices on this VM than it has chip device files: something
-    else holds the others, and the run would train on a part of the TPU at a part of its speed."""
+    """Stop where another process holds some of this TPU VM's chips: JAX would train on the rest."""
     chips = backend.device_files(backend.TPU_DEVICE_FILES)
     seen = [device for device in devices if device.process_index == process]
     if chips and len(seen) < len(chips):
@@ -251,14 +233,13 @@ def on_jax(source: str) -> Accelerator:
             f"{source} asks for jax, but JAX does not start ({reason}); install it with "
             "`pip install jax` (Kaggle's and Colab's TPU images have it)"
         )
-    if found.kind == "cpu":
-        hardware = backend.tpu_signs() + backend.device_files(backend.GPU_DEVICE_FILES)
-        if hardware:
-            warning = (
-                f"hardware signs ({', '.join(hardware)}) but JAX sees only the CPU; install the "
-                "jax build for it (jax[tpu] or jax[cuda12]) or use the notebook's own jax"
-            )
-            found = dataclasses.replace(found, warning=warning)
+    hardware = backend.tpu_signs() + backend.device_files(backend.GPU_DEVICE_FILES)
+    if found.kind == "cpu" and hardware:
+        warning = (
+            f"hardware signs ({', '.join(hardware)}) but JAX sees only the CPU; install the "
+            "jax build for it (jax[tpu] or jax[cuda12]) or use the notebook's own jax"
+        )
+        found = dataclasses.replace(found, warning=warning)
     return found
 
 
@@ -271,9 +252,8 @@ def tf_devices(how: str, warning: str) -> Accelerator:
     if len(gpus) > 1:
         strategy = tf.distribute.MirroredStrategy()
         how = f"MirroredStrategy over {len(gpus)} GPUs ({tf_gpu_name(tf, gpus[0])})"
-        return Accelerator(
-            "gpu", "tensorflow", strategy.num_replicas_in_sync, how, warning, strategy
-        )
+        replicas = strategy.num_replicas_in_sync
+        return Accelerator("gpu", "tensorflow", replicas, how, warning, strategy)
     strategy = tf.distribute.get_strategy()
     if gpus:
         how = f"default strategy, one GPU ({tf_gpu_name(tf, gpus[0])})"
@@ -285,9 +265,8 @@ def tf_devices(how: str, warning: str) -> Accelerator:
             "build, or CUDA libraries missing); training on the CPU. Use the notebook's own "
             "tensorflow, or pip install 'tensorflow[and-cuda]'"
         )
-    return Accelerator(
-        "cpu", "tensorflow", 1, f"default strategy on the CPU; {how}", warning, strategy
-    )
+    how = f"default strategy on the CPU; {how}"
+    return Accelerator("cpu", "tensorflow", 1, how, warning, strategy)
 
 
 def tf_gpu_name(tf, gpu) -> str:
@@ -303,15 +282,11 @@ def tf_gpu_name(tf, gpu) -> str:
 
 
 def describe(found: Accelerator) -> str:
-    lines = [
-        f"accelerator: {found.kind} ({found.how})",
-        f"backend: {found.backend}",
-        f"replicas: {found.replicas}",
-    ]
+    lines = [f"accelerator: {found.kind} ({found.how})", f"backend: {found.backend}"]
+    lines.append(f"replicas: {found.replicas}")
     if found.processes > 1:
         lines.append(f"processes: {found.processes}")
-    lines.append(f"devices: {devices_of(found)}")
-    lines.append(f"versions: {versions.of_run(found.backend)}")
+    lines += [f"devices: {devices_of(found)}", f"versions: {versions.of_run(found.backend)}"]
     if found.warning:
         lines.append(f"WARNING: {found.warning}")
     return "\n".join(lines)

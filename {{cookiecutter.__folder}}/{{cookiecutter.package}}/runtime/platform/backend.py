@@ -1,9 +1,7 @@
 """The Keras backend, chosen before anything loads Keras.
 
-Keras reads $KERAS_BACKEND once, when something first imports keras or tensorflow. Importing
-the package calls `choose()`, which sets it from the hardware signs alone (jax where a TPU shows
-that this TensorFlow cannot drive, else tensorflow), before code that imports `train` loads it.
-"""
+Keras reads $KERAS_BACKEND once, when something first imports keras or tensorflow, so importing
+the package calls `choose()`, which sets it from the hardware signs alone."""
 
 from __future__ import annotations
 
@@ -16,26 +14,23 @@ import sys
 from ..config import BACKENDS
 from ..errors import UserError, named
 
-# Signs of TPU hardware: remote TPUs (a named TPU, pod endpoints, legacy Colab), which any
-# TensorFlow reaches over the network, and TPU VMs (Kaggle, Cloud), whose chips are local.
+# TPU signs: remote TPUs, which any TensorFlow reaches over the network, and TPU VMs' own chips.
 REMOTE_TPU_ENV = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR")
 TPU_ENV = (*REMOTE_TPU_ENV, "ISTPUVM", "TPU_PROCESS_ADDRESSES")
 TPU_DEVICE_FILES = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v2-v4, v5e and later
 GPU_DEVICE_FILES = ("/dev/nvidia[0-9]*",)
 KERAS_LOADED = "Keras, already loaded"
 
-# The backend choose() put in $KERAS_BACKEND: a default of ours, not the user's choice.
-chosen_at_import = ""
+chosen_at_import = ""  # what choose() put in $KERAS_BACKEND: our default, not the user's choice
 
 
 def choose() -> None:
-    """Set $KERAS_BACKEND before anything loads Keras, unless it is set or Keras is loaded.
-    Reads only the environment, device files and installed packages: it imports nothing."""
+    """Set $KERAS_BACKEND, unless it is set or Keras is loaded: jax for a TPU this TensorFlow cannot
+    drive or where JAX is alone, else tensorflow. Reads only the environment, files and packages."""
     global chosen_at_import
     if os.environ.get("KERAS_BACKEND") or "keras" in sys.modules or "tensorflow" in sys.modules:
         return
     tpu_for_jax = tpu_signs() and not tensorflow_drives_tpus() and installed("jax")
-    # Colab's TPU runtime, or a GPU machine with JAX alone: Keras on TensorFlow cannot start.
     jax_alone = installed("jax") and not tensorflow_installed()
     chosen_at_import = "jax" if tpu_for_jax or jax_alone else "tensorflow"
     os.environ["KERAS_BACKEND"] = chosen_at_import
@@ -57,17 +52,11 @@ def asked_for(field: str) -> tuple[str, str]:
             "(something imported keras or tensorflow first); restart the kernel and run the "
             "accelerator cell (accelerator.detect) before anything else"
         )
-    if in_use and not wanted:
-        return in_use, KERAS_LOADED
-    return wanted, source
+    return (in_use, KERAS_LOADED) if in_use and not wanted else (wanted, source)
 
 
 def in_use_by_keras() -> str:
-    if "keras" not in sys.modules:
-        return ""
-    import keras
-
-    return keras.backend.backend()
+    return sys.modules["keras"].backend.backend() if "keras" in sys.modules else ""
 
 
 def use(backend: str) -> None:
@@ -77,11 +66,10 @@ def use(backend: str) -> None:
 
 
 def installed(package: str) -> bool:
-    try:
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         importlib.metadata.version(package)
         return True
-    except importlib.metadata.PackageNotFoundError:
-        return False
+    return False
 
 
 TENSORFLOWS = ("tensorflow", "tensorflow-cpu", "tensorflow-tpu", "tensorflow-macos", "tf-nightly")
@@ -115,13 +103,11 @@ def hide_gpus_from_tensorflow() -> None:
         tf.config.set_visible_devices([], "GPU")
 
 
-# Where, under the output folder, JAX keeps the programs it compiled.
-COMPILE_CACHE = "jax-cache"
+COMPILE_CACHE = "jax-cache"  # under the output folder: the programs JAX compiled
 
 
 def keep_compiled_programs(folder) -> str:
-    """Under JAX, keep every compiled program in `folder`: each fold's new model, evaluate,
-    predict and a resumed run trace their steps again but no longer compile them (minutes)."""
+    """Keep JAX's compiled programs in `folder`: later folds, evaluate and predict reuse them."""
     import jax
 
     jax.config.update("jax_compilation_cache_dir", str(folder))

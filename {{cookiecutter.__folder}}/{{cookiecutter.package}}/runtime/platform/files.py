@@ -1,11 +1,6 @@
-"""Where files go and how: a folder the user names is a local path or a bucket's URL
-(gs://BUCKET/...), and every file is written whole or not at all, so a crash, a full disk or a
-dropped connection mid-write keeps the previous version.
-
-A URL is never made a pathlib.Path: Path("gs://B/x") is gs:/B/x, a local folder named `gs:`.
-place() makes it an etils.epath.Path (pathlib's methods, through TensorFlow's gs:// client), and
-a file for a bucket is written here first, then copied up: an object appears whole when its
-upload completes."""
+"""Where files go and how: a folder the user names is a local path or a bucket's URL, never made a
+pathlib.Path (Path("gs://B/x") is gs:/B/x), and every file is written whole or not at all, so a
+crash, a full disk or a dropped connection mid-write keeps the previous version."""
 
 from __future__ import annotations
 
@@ -27,20 +22,15 @@ METADATA_TABLE = "metadata.csv"  # `records --test-csv`'s: each image's metadata
 BLEND = "blend.json"  # beside `blend`'s submission: the runs, their weights and CVs
 STACK = "stack.json"  # beside `stack`'s submission: the runs, the metadata columns, the CVs
 FETCHED_FROM = "kaggle-notebook.json"  # beside `kaggle output`'s files: the notebook they are of
-# Image files `records` reads, and the extensions an id may carry or drop between the records
-# and a sample submission (t0.jpg and t0).
+# Image files `records` reads; an id may carry or drop them (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
-# DICOM files `records` reads whatever their name, by content (data/dicom.py), and these even
-# without the mark a DICOM file carries; an id may carry or drop them too.
-DICOM_SUFFIXES = {".dcm", ".dicom"}
+DICOM_SUFFIXES = {".dcm", ".dicom"}  # read as DICOM even without its mark; ids may drop them too
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT)  # a full disk, or the user's quota spent
-# Why a folder for files on this machine may not be a bucket (demo-data's images, kernel's
-# notebook for the kaggle CLI, files downloaded from Kaggle).
+# Why a folder for files on this machine (demo-data's, kernel's, kaggle output's) is not a bucket.
 BUCKET_OUTPUT = (
     "a bucket: this command writes a folder on this machine; give one here, and copy it up "
     "after (`gcloud storage cp -r FOLDER gs://BUCKET/...`) if a bucket should hold it"
 )
-# What to check when a bucket refuses a write.
 BUCKET_FIX = (
     "check the bucket's name, and that these credentials may write to it "
     "(`gcloud auth application-default login` on a laptop; on a TPU VM or in Colab, the "
@@ -53,8 +43,7 @@ def is_url(path: Path | str) -> bool:
 
 
 def place(folder: Path | str) -> Path:
-    """A path the user gave, local or a bucket's URL, with pathlib's methods either way (for a
-    URL an etils.epath.Path, whose methods go through TensorFlow's gs:// client)."""
+    """A path the user gave with pathlib's methods: for a URL, an etils.epath.Path."""
     if is_url(folder):
         from etils import epath  # installed with tensorflow-datasets, as Kaggle and Colab have it
 
@@ -64,8 +53,7 @@ def place(folder: Path | str) -> Path:
 
 @contextlib.contextmanager
 def written_whole(path: Path | str):
-    """Yield a temporary path beside `path`; it replaces `path` only if the block finishes.
-    For a file in a bucket the temporary is on this machine, and is copied up when whole."""
+    """Yield a temporary beside `path` (a bucket's: here) that replaces it if the block finishes."""
     if is_url(path):
         with into_bucket(str(path)) as temporary:
             yield temporary
@@ -86,8 +74,7 @@ def written_whole(path: Path | str):
 
 @contextlib.contextmanager
 def into_bucket(url: str):
-    """A local temporary of the object's name (Keras reads the suffix), copied to `url` once
-    the block finishes; a failed upload leaves the object as it was."""
+    """A local temporary named as the object (Keras reads its suffix), uploaded once it is whole."""
     with tempfile.TemporaryDirectory(prefix="upload-") as scratch:
         temporary = Path(scratch) / url.rsplit("/", 1)[-1]
         try:
@@ -100,7 +87,7 @@ def into_bucket(url: str):
 
 
 def upload(local: Path, url: str) -> None:
-    """A whole file copied up into a bucket, replacing the object there (if any) at once."""
+    """A whole file copied up into a bucket: the object appears whole when the upload completes."""
     import tensorflow as tf
 
     try:
@@ -110,15 +97,13 @@ def upload(local: Path, url: str) -> None:
 
 
 def for_pandas(path: Path):
-    """What pandas reads `path` from: the path, or an object's bytes (pandas would ask gcsfs for
-    a gs:// URL, which Kaggle's and Colab's images need not have)."""
+    """What pandas reads `path` from: the path, or an object's bytes (pandas would need gcsfs)."""
     return io.BytesIO(path.read_bytes()) if is_url(path) else path
 
 
 @contextlib.contextmanager
 def on_this_machine(folder: Path):
-    """A local folder with the files of `folder`: itself, or for a bucket's folder a temporary
-    copy of them (for a library that opens files only here)."""
+    """A local folder with `folder`'s files (a bucket's copied), for a library that reads no URL."""
     if not is_url(folder):
         yield str(folder)
         return
@@ -132,15 +117,13 @@ def on_this_machine(folder: Path):
 
 
 def disk_full(path: Path, needed: int = 0, bucket: str = "") -> UserError:
-    """The error for a file the disk has no room for; the previous version is kept. For a
-    file bound for a bucket, `path` is its temporary here."""
+    """The error for a file the disk has no room for (bound for a bucket: `path` is a temporary)."""
     free = shutil.disk_usage(path.parent).free
     if bucket:
         return UserError(
-            f"cannot write {bucket}: this machine's temporary folder {path.parent.parent} is "
-            f"full ({free:,} bytes free) and each file is written there before its upload; the "
-            "object in the bucket is as it was. Free some space there, or set TMPDIR to a "
-            "folder with room"
+            f"cannot write {bucket}: this machine's temporary folder {path.parent.parent} is full "
+            f"({free:,} bytes free) and each file is written there before its upload; the object "
+            "in the bucket is as it was. Free some space there, or set TMPDIR to a folder with room"
         )
     room = f"{free:,} bytes free" + (f", about {needed:,} needed" if needed else "")
     kept = f"; the {path.name} written before is kept" if path.exists() else ""
@@ -156,10 +139,8 @@ def write_json(path: Path | str, value) -> None:
 
 
 def unwritable(folder: Path | str, buckets: bool = False) -> str:
-    """Why files cannot be written in `folder` (made when missing), or "" when they can. Makes
-    nothing: the folder, or the nearest one above it that exists, must take new files. A
-    bucket (where `buckets`: the command writes through written_whole) must take an object:
-    one is written and deleted, as nothing short of a write tells what the credentials allow."""
+    """Why files cannot be written in `folder` (or the nearest existing folder above), or "". A
+    bucket, where `buckets`, is tried with a write: nothing less tells what credentials allow."""
     if is_url(folder):
         return bucket_unwritable(str(folder)) if buckets else BUCKET_OUTPUT
     existing = Path(folder)
@@ -172,8 +153,7 @@ def unwritable(folder: Path | str, buckets: bool = False) -> str:
     return ""
 
 
-# The bucket folders a write went through this session: several checks of a command ask, and
-# each write is a round trip. A refusal is asked again: the user may fix the permission.
+# Bucket folders a write went through, as each check is a round trip; a refusal is asked again.
 WRITTEN: set[str] = set()
 
 
@@ -194,8 +174,7 @@ def bucket_unwritable(folder: str) -> str:
 
 
 def refuse_foreign(flag: str, folder: Path, command: str, foreign: list[str]) -> None:
-    """Stop, naming a few, where `folder` holds files `command` did not write: writing among
-    another command's output would change it."""
+    """Stop where `folder` holds files `command` did not write: writing there would change them."""
     if foreign:
         more = f", ... ({len(foreign)} in all)" if len(foreign) > 3 else ""
         raise UserError(
@@ -205,8 +184,7 @@ def refuse_foreign(flag: str, folder: Path, command: str, foreign: list[str]) ->
 
 
 def output_folder(path: Path | str, flag: str, buckets: bool = False) -> Path:
-    """The folder a command writes into (`flag` names it in the error), once it is writable;
-    a bucket only where the command writes through written_whole (`buckets`)."""
+    """The folder a command writes into, once it is writable (a bucket only where `buckets`)."""
     reason = unwritable(path, buckets)
     if reason:
         raise UserError(f"{flag} {path}: {reason}; give a folder to write into")
@@ -215,8 +193,7 @@ def output_folder(path: Path | str, flag: str, buckets: bool = False) -> Path:
 
 @contextlib.contextmanager
 def reaching(path: str):
-    """A bucket that cannot be reached (no network, no credentials, no such bucket) as one
-    line that says what to check; TensorFlow's error says only that a request failed."""
+    """A bucket that cannot be reached, as one line that says what to check."""
     import tensorflow as tf  # loaded already by whoever reads the path
 
     try:
@@ -229,6 +206,5 @@ def reaching(path: str):
             f"cannot reach {bucket} from this machine ({first_line(error)}); check the network, "
             "the Google Cloud credentials (`gcloud auth application-default login`, or a Kaggle "
             "notebook's Add-ons > Google Cloud SDK) and the bucket's name. In a Kaggle notebook "
-            f"the competition's files are already local under {ROOT}: set "
-            f"{named('data_dir')} there"
+            f"the competition's files are already local under {ROOT}: set {named('data_dir')} there"
         ) from error

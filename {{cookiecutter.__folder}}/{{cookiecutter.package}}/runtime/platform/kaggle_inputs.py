@@ -1,13 +1,9 @@
 """What a Kaggle notebook has attached, found where Kaggle mounts it when the notebook runs.
 
-Kaggle mounts each input by kind: /kaggle/input/competitions/SLUG, datasets/OWNER/SLUG,
-notebooks/OWNER/SLUG (another notebook's output) and models/OWNER/MODEL/FRAMEWORK/VARIATION/
-VERSION; notebooks made before 2026, and some attachments, still see /kaggle/input/SLUG. So an input
-is asked for by what it is (`kaggle:datasets/alice/flower-records`), never by a folder. Both layouts
-are looked at first (a folder check costs nothing); only where neither holds it, inside a notebook,
-kagglehub asks Kaggle's data proxy where it is mounted, with a time limit. Never in Kaggle's scoring
-rerun of a code competition's notebook: a proxy call has failed such reruns (Kaggle/kagglehub#258).
-Where nothing holds it, the error lists what /kaggle/input holds."""
+Kaggle mounts each input by kind (/kaggle/input/datasets/OWNER/SLUG), or flat for older notebooks
+(/kaggle/input/SLUG), so an input is named by what it is (`kaggle:datasets/alice/flower-records`).
+Where neither layout holds it, kagglehub asks Kaggle's data proxy (with a time limit), but not in
+a code competition's scoring rerun, where proxy calls have failed reruns (Kaggle/kagglehub#258)."""
 
 from __future__ import annotations
 
@@ -30,8 +26,7 @@ KINDS = {
     "notebooks": ("OWNER/SLUG", "notebook_output_download"),
     "models": ("OWNER/MODEL/FRAMEWORK/VARIATION/VERSION", "model_download"),
 }
-# kagglehub waits, with no limit, for the folder the proxy names to appear: ask it no longer.
-PROXY_SECONDS = 60
+PROXY_SECONDS = 60  # kagglehub would wait for ever for the folder the proxy names to appear
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,8 +46,7 @@ def in_scoring_rerun() -> bool:
 
 
 def parse(reference: str) -> tuple[str, str, str]:
-    """`kaggle:KIND/REF[/PATH]` as (kind, ref, path inside it); an error naming the forms
-    when it is not one."""
+    """`kaggle:KIND/REF[/PATH]` as (kind, ref, path inside it); else an error naming the forms."""
     kind, _, rest = reference.removeprefix(PREFIX).partition("/")
     length = KINDS[kind][0].count("/") + 1 if kind in KINDS else 0
     parts = rest.split("/")
@@ -69,8 +63,7 @@ def layouts(kind: str, ref: str, root: Path) -> list[Path]:
 
 
 def find(reference: str, root: Path | None = None) -> Found:
-    """The folder of an attached input (`kaggle:KIND/REF`; with `/PATH`, that path in it), and
-    how it was found."""
+    """The folder of an attached input (with `/PATH`, that path in it), and how it was found."""
     kind, ref, inside = parse(reference)
     mounted = found(kind, ref, root or ROOT)
     return Found(os.path.join(mounted.folder, inside), mounted.how) if inside else mounted

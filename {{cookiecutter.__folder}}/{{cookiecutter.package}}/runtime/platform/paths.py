@@ -1,9 +1,6 @@
-"""A run's places, found once where a command starts (`placed`) and carried on its config, where
-every module after it reads them (config.py's `places_of`): the data folder (a flag, $DATA_DIR,
-the competition Kaggle attached, else data/), the file each field names in it, the output folder
-(a flag, Kaggle's working folder, else output/) and the trained run predict reads (a flag, else
-the output). A field may name a Kaggle input (`kaggle:datasets/OWNER/SLUG`): kaggle_inputs.py
-finds it where Kaggle mounts it, when it is read, so a command that never reads it runs."""
+"""A run's places, found once where a command starts (`placed`) and carried on its config for every
+module after it (`places_of`): the data folder, each field's file, the output folder and the trained
+run. A Kaggle input a field names (`kaggle:...`) is found when read: one not read may be absent."""
 
 from __future__ import annotations
 
@@ -18,19 +15,15 @@ from ..errors import UserError, named
 from . import kaggle_inputs
 from .files import place
 
-# Kaggle mounts a notebook's inputs here, and keeps what a notebook writes here
-# (submission.csv among it); module constants so tests can point them elsewhere.
+# Kaggle's input and working folders, as module constants so tests can point them elsewhere.
 KAGGLE_INPUT = kaggle_inputs.ROOT
 KAGGLE_WORKING = kaggle_inputs.WORKING
-# The fields that name a file, a pattern or a folder, each found once.
-PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)
+PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)  # the fields naming a file, pattern or folder
 
 
 @dataclasses.dataclass(frozen=True)
 class Places:
-    """The data folder (a local folder, a gs:// URL or tfds:NAME) and where it came from, the
-    file or pattern of each field ("" for an empty one; None in a data folder not found, whose
-    error is raised where it is read), the output folder and the trained run's."""
+    """Where a run's files are, by field: "" for an empty one, None with no data folder found."""
 
     made_for: tuple  # placed_for: the values they were found from
     data_from: str  # or why the data folder was not found
@@ -55,11 +48,9 @@ class Places:
         return place(self.file("trained_dir"))
 
     def in_data(self, pattern: str) -> str:
-        """A file pattern under the data folder (`under`)."""
         return under(self.data, pattern)
 
     def in_data_folder(self, pattern: str) -> str:
-        """A relative pattern the user gave, read in the data folder (`instead_in`)."""
         return instead_in(self.data, pattern)
 
     def of(self, cfg: Config) -> Places:
@@ -78,9 +69,7 @@ class Places:
 
 
 def placed_for(cfg: Config) -> tuple:
-    """What a run's places are found from: the fields that name them and where each came from
-    (a typed path is read where the user runs), the image size (a sized folder's) and where it
-    runs ($DATA_DIR, a Kaggle notebook)."""
+    """What a run's places depend on: their fields and where each came from, $DATA_DIR, Kaggle."""
     names = ("data_dir", "competition", "image_size", *PLACED, "output_dir", "trained_dir")
     here = os.environ.get("DATA_DIR"), kaggle_inputs.in_notebook()
     return here, tuple((name, getattr(cfg, name), cfg.sources.get(name)) for name in names)
@@ -97,17 +86,14 @@ def find(cfg: Config) -> Places:
         value = getattr(cfg, name)
         in_data = value and not value.startswith(kaggle_inputs.PREFIX)
         found[name] = None if data is None and in_data else value and field_path(cfg, name, data)
-    # Kaggle keeps a notebook's working folder and looks there for submission.csv.
     working = KAGGLE_WORKING if kaggle_inputs.in_notebook() else "output"
     found["output_dir"] = cfg.output_dir or str(working)
-    # The trained run predict and evaluate read: the field's, else what train wrote.
     found["trained_dir"] = cfg.trained_dir or found["output_dir"]
     return Places(placed_for(cfg), data_from, found)
 
 
 def placed(cfg: Config) -> Config:
-    """The config carrying its places, where a command starts (the command line, a notebook's
-    settings cell, a stage's first line): found now, unless it carries them for its values."""
+    """The config carrying its places, found now unless it already carries them for its values."""
     inputs = cfg.inputs or inputs_of(cfg)
     places = inputs.places.of(cfg) if inputs.places else find(cfg)
     if places is inputs.places:
@@ -116,8 +102,7 @@ def placed(cfg: Config) -> Config:
 
 
 def resolve_data_dir(cfg: Config) -> tuple[str, str]:
-    """The data folder and where it came from: the field, $DATA_DIR, the competition Kaggle
-    attached (in a notebook), else a Kaggle-like input folder here, else data/."""
+    """The data folder and where it came from: the field, $DATA_DIR, Kaggle's input, else data/."""
     if cfg.data_dir.startswith(kaggle_inputs.PREFIX):
         found = kaggle_inputs.find(cfg.data_dir, KAGGLE_INPUT)
         return found.folder, f"{came_from(cfg, 'data_dir')} {cfg.data_dir}, {found.how}"
@@ -132,8 +117,7 @@ def resolve_data_dir(cfg: Config) -> tuple[str, str]:
     for folder in kaggle_inputs.layouts("competitions", cfg.competition, KAGGLE_INPUT):
         if folder.is_dir():
             return str(folder), "Kaggle input"
-    kaggle = KAGGLE_INPUT / cfg.competition
-    return "data", f"default: no {named('data_dir')}, $DATA_DIR or {kaggle}"
+    return "data", f"default: no {named('data_dir')}, $DATA_DIR or {KAGGLE_INPUT / cfg.competition}"
 
 
 def local(value: str) -> str:
@@ -144,10 +128,8 @@ def local(value: str) -> str:
 
 
 def field_path(cfg: Config, name: str, folder: str) -> str:
-    """The path (or pattern) a file field names: as given when the user gave it, as every
-    command-line tool reads a path; a default, a preset's or the manifest's, in the data folder.
-    A relative path the user gave that matches nothing from where they run, but does in the
-    data folder, is the data folder's: a competition's files are described as laid out there."""
+    """The path (or pattern) a file field names: a default, a preset's or the manifest's is in the
+    data folder; one the user gave is as given, unless it matches nothing here but does there."""
     value = getattr(cfg, name)
     if value.startswith(kaggle_inputs.PREFIX):  # an attached input: found where it is read
         return value
@@ -158,8 +140,7 @@ def field_path(cfg: Config, name: str, folder: str) -> str:
 
 
 def under(folder: str, pattern: str) -> str:
-    """A file pattern under the data folder; absolute paths and gs:// URLs stand as they are.
-    Several patterns are separated by commas."""
+    """Comma-separated patterns under the data folder; absolute paths and URLs stand as they are."""
     if "," in pattern:
         return ",".join(under(folder, part) for part in pattern.split(","))
     if pattern.startswith("/") or "://" in pattern or folder.startswith("tfds:"):
@@ -168,9 +149,8 @@ def under(folder: str, pattern: str) -> str:
 
 
 def instead_in(folder: str, pattern: str) -> str:
-    """A relative pattern the user gave, read in the (local) data folder instead of where they
-    run; "" where that is no other place: an absolute path, a URL, a bucket or TFDS set, or a
-    data folder that is where they run."""
+    """A relative pattern the user gave, read in the local data folder instead of where they run;
+    "" for an absolute path, a URL, a bucket or TFDS set, or a data folder that is their own."""
     if not pattern or any(part.startswith("/") or "://" in part for part in pattern.split(",")):
         return ""
     if "://" in folder or folder.startswith("tfds:") or os.path.abspath(folder) == os.getcwd():
@@ -178,25 +158,21 @@ def instead_in(folder: str, pattern: str) -> str:
     return ",".join(os.path.join(folder, part) for part in pattern.split(","))
 
 
-# A folder named by the size of the images it holds, as competitions that ship several sizes
-# name them (Kaggle's flowers: tfrecords-jpeg-192x192, -224x224, -331x331 and -512x512).
+# A folder named by its images' size (Kaggle's flowers ship tfrecords-jpeg-192x192 to -512x512).
 SIZED_FOLDER = re.compile(r"^(?P<stem>.*-)(?P<size>\d+)x(?P=size)$")
 
 
 def at_image_size(cfg: Config, pattern: str, folder: str) -> str:
-    """A default pattern in a folder named by its images' size, moved to the folder of the
-    smallest size the data folder holds at or above Config.image_size (the largest, if none
-    is): the pipeline then decodes and resizes the least. Others stand as they are."""
+    """A default pattern in a sized folder, moved to the smallest size the data folder holds at or
+    above Config.image_size (else the largest): the pipeline then decodes and resizes the least."""
     first, _, rest = pattern.partition("/")
     named = SIZED_FOLDER.match(first)
     if not named or not rest or not os.path.isdir(folder):  # most patterns: nothing to look for
         return pattern
     stem = named["stem"]
-    sizes = []
-    for path in glob.glob(os.path.join(glob.escape(folder), glob.escape(stem) + "*")):
-        there = SIZED_FOLDER.match(os.path.basename(path))
-        if there and there["stem"] == stem and os.path.isdir(path):
-            sizes.append(int(there["size"]))
+    folders = glob.glob(os.path.join(glob.escape(folder), glob.escape(stem) + "*"))
+    sized = [SIZED_FOLDER.match(os.path.basename(path)) for path in folders if os.path.isdir(path)]
+    sizes = [int(there["size"]) for there in sized if there and there["stem"] == stem]
     if not sizes:
         return pattern
     size = min([s for s in sizes if s >= cfg.image_size] or [max(sizes)])
@@ -204,5 +180,5 @@ def at_image_size(cfg: Config, pattern: str, folder: str) -> str:
 
 
 def matches(pattern: str) -> bool:
-    """Whether a local pattern (or comma-separated patterns) matches any file or folder."""
+    """Whether local comma-separated patterns match any file or folder."""
     return any(glob.glob(part) for part in pattern.split(","))

@@ -1,10 +1,7 @@
 """TensorFlow's start-up lines, kept out of sight unless asked for.
 
-TensorFlow and XLA log through absl, and what they log while loading comes before absl reads
-any level: $TF_CPP_MIN_LOG_LEVEL cannot hide it. So while TensorFlow loads and the accelerator
-is found, what the native libraries write to stderr is caught, then passed on without the lines
-under the level (the user's, else warnings and above, less the harmless start-up notices).
-"""
+What TensorFlow and XLA log through absl while loading comes before absl reads any level, so
+$TF_CPP_MIN_LOG_LEVEL cannot hide it: their stderr is caught and passed on filtered instead."""
 
 from __future__ import annotations
 
@@ -19,8 +16,7 @@ import tempfile
 ABSL_LINE = re.compile(r"([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]+\] ")
 SEVERITY = {"I": 0, "W": 1, "E": 2, "F": 3}
 UNINITIALIZED = "WARNING: All log messages before absl::InitializeLog() is called"
-# The level where the user set none: warnings and above (the start-up lines are notices).
-QUIET = "1"
+QUIET = "1"  # where the user set no level: warnings and above (start-up lines are notices)
 # Said at start-up by every TensorFlow on a GPU machine, as errors, and harmless.
 HARMLESS = re.compile(
     r"Unable to register cu(DNN|FFT|BLAS) factory|computation placer already registered|"
@@ -33,18 +29,17 @@ def held_to_level():
     """Run the block with the native libraries' stderr caught; then write what they wrote, less
     the absl lines under the level (unset: warnings and above, for good) and HARMLESS ones."""
     asked = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
-    if asked is None:
-        os.environ["TF_CPP_MIN_LOG_LEVEL"] = QUIET
-    level = int(os.environ["TF_CPP_MIN_LOG_LEVEL"] or 0)
+    level = int(os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET) or 0)
     if level <= 0:
         yield
         return
     python_side = sys.stderr
     python_side.flush()
-    if writes_to_fd_2(python_side):  # a notebook's or a test's stderr is no file: left as is
-        # Python writes to a copy of the real stderr while fd 2 is caught; kept open, since a
-        # logging handler made meanwhile may hold it.
-        sys.stderr = os.fdopen(os.dup(2), "w", buffering=1, errors="backslashreplace")
+    with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+        if python_side.fileno() == 2:  # a notebook's or a test's stderr is no file: left as is
+            # Python writes to a copy of the real stderr while fd 2 is caught; kept open, since a
+            # logging handler made meanwhile may hold it.
+            sys.stderr = os.fdopen(os.dup(2), "w", buffering=1, errors="backslashreplace")
     real = os.dup(2)
     with tempfile.TemporaryFile() as caught:
         os.dup2(caught.fileno(), 2)
@@ -61,13 +56,6 @@ def held_to_level():
             python_side.flush()
 
 
-def writes_to_fd_2(stream) -> bool:
-    try:
-        return stream.fileno() == 2
-    except (AttributeError, ValueError, io.UnsupportedOperation):
-        return False
-
-
 def kept(native: str, level: int, harmless: re.Pattern | None = None) -> str:
     """The lines at or above `level`: an absl line under it goes, with the lines that follow
     it up to the next absl line (the rest of its message); so does one `harmless` matches."""
@@ -75,8 +63,7 @@ def kept(native: str, level: int, harmless: re.Pattern | None = None) -> str:
     for line in native.splitlines(keepends=True):
         found = ABSL_LINE.match(line)
         if found:
-            below = SEVERITY[found.group(1)] < level
-            dropping = below or bool(harmless and harmless.search(line))
+            dropping = SEVERITY[found.group(1)] < level or bool(harmless and harmless.search(line))
         elif line.startswith(UNINITIALIZED):
             dropping = level >= SEVERITY["W"]
         if not dropping:
