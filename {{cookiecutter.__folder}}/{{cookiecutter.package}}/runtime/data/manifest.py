@@ -103,16 +103,20 @@ def is_count(value) -> bool:
 def are_skips(value) -> bool:
     return isinstance(value, list) and all(
         isinstance(entry, dict)
-        and isinstance(entry.get("file"), str)
-        and isinstance(entry.get("reason"), str)
+        and all(isinstance(entry.get(key), str) for key in ("file", "reason"))
         for entry in value
     )
 
 
-def are_names(value) -> bool:
-    return isinstance(value, list) and all(isinstance(name, str) and name for name in value)
+def is_name(value) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
+def names_or_none(value) -> bool:
+    return value is None or (isinstance(value, list) and all(map(is_name, value)))
+
+
+TARGETS = {metric.targets for metric in METRICS.values()}
 # What the commands read of a manifest: its dotted name, what it must be, and a test of it.
 MANIFEST_FIELDS = (
     ("folds", "a whole number from 1 to 100", lambda value: is_count(value) and 1 <= value <= 100),
@@ -123,22 +127,14 @@ MANIFEST_FIELDS = (
     ),
     ("test.records", "a record count", is_count),
     ("train.per_fold", "a dict by fold", lambda value: isinstance(value, dict)),
-    ("classes", "null or a list of class names", lambda value: value is None or are_names(value)),
+    ("classes", "null or a list of class names", names_or_none),
     ("multi_label", "true or false", lambda value: value is None or isinstance(value, bool)),
-    (
-        "targets",
-        "classes, values or shares",
-        lambda value: value is None or value in {metric.targets for metric in METRICS.values()},
-    ),
-    ("id_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
-    ("label_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
+    ("targets", "classes, values or shares", lambda value: value is None or value in TARGETS),
+    ("id_column", "a column name", is_name),
+    ("label_column", "a column name", is_name),
     ("test_images", "a folder, or empty", lambda value: value is None or isinstance(value, str)),
     ("skipped", "a list of {file, reason}", lambda value: value is None or are_skips(value)),
-    (
-        "metadata.columns",
-        "a list of the table's columns beside each image",
-        lambda value: value is None or are_names(value),
-    ),
+    ("metadata.columns", "a list of the table's columns beside each image", names_or_none),
 )
 
 
