@@ -8,8 +8,6 @@ import io
 
 import pandas as pd
 
-OTHER_SEPARATORS = (";", "\t")
-
 
 def read_csv(source: str | bytes, where: str = "") -> pd.DataFrame:
     """A CSV file (its path, or its bytes, read from `where`) as text. Raises what pandas raises,
@@ -46,15 +44,13 @@ def read_text(source: str | bytes) -> pd.DataFrame:
         if not source.strip():
             raise ValueError("the file is empty: a CSV has a header row, then a row per image")
 
-    def read(separator: str) -> pd.DataFrame:
+    def read(sep: str) -> pd.DataFrame:
         data = io.BytesIO(source) if isinstance(source, bytes) else source
-        return pd.read_csv(
-            data, sep=separator, dtype=str, keep_default_na=False, encoding="utf-8-sig"
-        )
+        return pd.read_csv(data, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig")
 
     table = read(",")
     if len(table.columns) == 1:  # one column: perhaps another separator
-        for separator in OTHER_SEPARATORS:
+        for separator in (";", "\t"):
             if separator in table.columns[0]:
                 return read(separator)
     return table
