@@ -70,9 +70,8 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
         shape = shape_of(cfg, 1).without_sample(cfg.id_column, cfg.label_column, names, num_classes)
         return with_k(shape, cfg)
     where, present = sample.attrs.get("path", "the sample submission"), list(sample.columns)
-    named_columns = inputs_of(cfg).given & {"id_column", "label_column"}
-    for field in sorted(named_columns):  # the label column: each target's, or class's
-        if not set(names_in(getattr(cfg, field))) <= set(present):
+    for field in sorted(inputs_of(cfg).given & {"id_column", "label_column"}):
+        if not set(names_in(getattr(cfg, field))) <= set(present):  # label_column: one per target
             raise UserError(
                 f"{where} has columns {present}, not {getattr(cfg, field)!r} "
                 f"({came_from(cfg, field)}); give one of its columns, or leave it out to "
@@ -178,10 +177,9 @@ def check_ids(
     unreadable = dict(zip(spelled, skipped.values(), strict=True))
     lost = [key for key in missing if key in unreadable]
     if lost and len(lost) == len(missing) and not unexpected:  # records left them out
-        key = lost[0]
         raise UserError(
             f"{len(lost)} sample ids have no test record because `records` skipped their "
-            f"images as unreadable (e.g. {key!r}: {unreadable[key]}); a submission needs "
+            f"images as unreadable (e.g. {lost[0]!r}: {unreadable[lost[0]]}); a submission needs "
             "every id: replace those images with readable ones and write the records again "
             f"(the records' {MANIFEST} lists every skipped file)"
         )
