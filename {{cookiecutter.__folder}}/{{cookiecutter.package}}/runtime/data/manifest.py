@@ -81,11 +81,8 @@ def read_manifest(data: bytes, where: str) -> dict:
             value = value.get(key) if isinstance(value, dict) else None
         if not fits(value):
             refuse(name, kind, value)
-    manifest.setdefault("classes", None)  # the classes are numbers
-    classes = manifest["classes"]
-    if classes is not None and (
-        len(classes) > manifest["num_classes"] or len(set(classes)) < len(classes)
-    ):
+    classes = manifest.setdefault("classes", None)  # None: the classes are numbers
+    if classes and (len(classes) > manifest["num_classes"] or len(set(classes)) < len(classes)):
         refuse("classes", f"{manifest['num_classes']} different names (num_classes)", classes)
     for fold, held in manifest["train"]["per_fold"].items():
         counts = held.get("classes") if isinstance(held, dict) else None

@@ -64,8 +64,7 @@ def features_of(path: str) -> dict[str, str]:
 
 
 def check(path: str, wanted: dict[str, tuple[str, str]]) -> None:
-    """Fail before training when the first record lacks a wanted feature or has another kind;
-    `wanted` maps a feature name to its kind and the Config field that names it."""
+    """Fail before training when the first record lacks a `wanted` feature or has another kind."""
     found = features_of(path)
     for name, (kind, field) in wanted.items():
         if name not in found:

@@ -1,8 +1,5 @@
-"""Read every record of a split and say what is wrong, shard by shard.
-
-The preflight reads every record's label or id, not its image, so a bad shard, feature, label
-or id stops a run before it starts, naming the shard; `doctor --scan` decodes images too.
-"""
+"""Read every record of a split and say what is wrong, shard by shard: its label or id, so a bad
+one stops a run before it starts, naming the shard; `doctor --scan` decodes images too."""
 
 from __future__ import annotations
 

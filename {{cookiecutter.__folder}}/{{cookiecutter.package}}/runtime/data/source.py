@@ -1,10 +1,7 @@
 """Where a run's examples come from: TFRecord files (a folder, Kaggle's input, a gs://
 bucket), a competition's own images and CSV (images.py), or a TensorFlow Datasets set
-(`--data-dir tfds:NAME`, tfds_sets.py), each serving examples as the records' features.
-
-`resolved(cfg)`, every command's first step, picks one for training and one for the test set,
-and fills in what the data says; `of(cfg, field)` hands a split's source to whatever reads it.
-"""
+(`--data-dir tfds:NAME`, tfds_sets.py), each serving examples as the records' features:
+`resolved(cfg)`, every command's first step, picks one for training and one for testing."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The CSV files a user hands the project (a training CSV, a sample submission, a solution),
-read one way: every value as text (ids such as 007 stay so), past a byte-order mark, separated
-by commas, semicolons or tabs, and without the spaces around a value, saying so."""
+"""The CSV files a user hands the project, read one way: every value as text (007 stays so), past
+a byte-order mark, separated by commas, semicolons or tabs, spaces around values cut, saying so."""
 
 from __future__ import annotations
 

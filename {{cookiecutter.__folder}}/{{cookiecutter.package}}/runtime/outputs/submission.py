@@ -1,6 +1,5 @@
 """submission.csv as the competition's sample asks for it: its columns, its ids as it spells them,
-one row per id in its order, written whole. What it holds besides the id, as the sample's columns
-and the metric say (or Config.submission), is one of submission_shapes.py's shapes."""
+one row per id in its order, written whole, in one of submission_shapes.py's shapes."""
 
 from __future__ import annotations
 
@@ -63,9 +62,8 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
 
 
 def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) -> Shape:
-    """The submission's shape and columns: the sample's, else the config's. The id column is
-    the one the user gave, else the records' (their manifest's) when the sample has it, else
-    the sample's first; the rest are what Config.submission names (`shape_of`)."""
+    """The submission's shape, as the sample's columns say, else the config; its id column the
+    user's, else the records' (their manifest's) where the sample has it, else the sample's first."""
     if sample is None:
         shape = shape_of(cfg, 1).without_sample(cfg.id_column, cfg.label_column, names, num_classes)
         return with_k(shape, cfg)
@@ -92,8 +90,7 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
 
 
 def shape_of(cfg: Config, columns: int) -> type[Shape]:
-    """Config.submission's shape; auto picks by the metric and `columns`, the sample's columns
-    besides the id."""
+    """Config.submission's shape, or auto's pick by the metric and the sample's other `columns`."""
     if cfg.submission != "auto":
         return SHAPES[cfg.submission]
     if targets(cfg) == "values":
@@ -152,12 +149,9 @@ SPELLINGS = (stem, lambda key: stem(key.rsplit("/", 1)[-1]))
 
 
 def check_ids(
-    ids: list[str],
-    sample: pd.DataFrame | None,
-    id_column: str,
-    fields=("test_files", "id_key"),
+    ids: list[str], sample: pd.DataFrame | None, id_column: str, fields=("test_files", "id_key"),
     skipped: dict[str, str] | None = None,
-) -> None:
+) -> None:  # fmt: skip
     """Every test id once, and (with a sample) exactly the sample's ids as it spells them, before
     the model runs and before predict writes. `fields`: the Config fields the ids came from;
     `skipped`: why `records` skipped each unreadable test image, by id."""
