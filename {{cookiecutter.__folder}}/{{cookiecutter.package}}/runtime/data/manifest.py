@@ -97,6 +97,10 @@ def is_count(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+def whole_number(low: int, high: int):
+    return lambda value: is_count(value) and low <= value <= high
+
+
 def are_skips(value) -> bool:
     return isinstance(value, list) and all(
         isinstance(entry, dict)
@@ -116,12 +120,8 @@ def names_or_none(value) -> bool:
 TARGETS = {metric.targets for metric in METRICS.values()}
 # What the commands read of a manifest: its dotted name, what it must be, and a test of it.
 MANIFEST_FIELDS = (
-    ("folds", "a whole number from 1 to 100", lambda value: is_count(value) and 1 <= value <= 100),
-    (
-        "num_classes",
-        "a whole number from 1 to 100000",
-        lambda value: is_count(value) and 1 <= value <= 100_000,
-    ),
+    ("folds", "a whole number from 1 to 100", whole_number(1, 100)),
+    ("num_classes", "a whole number from 1 to 100000", whole_number(1, 100_000)),
     ("test.records", "a record count", is_count),
     ("train.per_fold", "a dict by fold", lambda value: isinstance(value, dict)),
     ("classes", "null or a list of class names", names_or_none),
@@ -151,11 +151,10 @@ def check_count(cfg: Config, field: str, count: int, manifest: dict | None) -> N
     cut short would train or predict on fewer without a word."""
     if not manifest:
         return
-    folds, per_fold = manifest["folds"], manifest["train"]["per_fold"]
     fold = validating_fold(cfg)
     if getattr(cfg, field) != split_patterns(manifest, fold)[field]:
         return  # the user's own pattern: the manifest counts none of it
-    held_out = str(fold)
+    folds, per_fold, held_out = manifest["folds"], manifest["train"]["per_fold"], str(fold)
     counted = {
         "train_files": sum(
             held["records"] for fold, held in per_fold.items() if folds == 1 or fold != held_out
