@@ -81,11 +81,8 @@ def read_manifest(data: bytes, where: str) -> dict:
             value = value.get(key) if isinstance(value, dict) else None
         if not fits(value):
             refuse(name, kind, value)
-    manifest.setdefault("classes", None)  # the classes are numbers
-    classes = manifest["classes"]
-    if classes is not None and (
-        len(classes) > manifest["num_classes"] or len(set(classes)) < len(classes)
-    ):
+    classes = manifest.setdefault("classes", None)  # None: the classes are numbers
+    if classes and (len(classes) > manifest["num_classes"] or len(set(classes)) < len(classes)):
         refuse("classes", f"{manifest['num_classes']} different names (num_classes)", classes)
     for fold, held in manifest["train"]["per_fold"].items():
         counts = held.get("classes") if isinstance(held, dict) else None
@@ -100,45 +97,41 @@ def is_count(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+def whole_number(low: int, high: int):
+    return lambda value: is_count(value) and low <= value <= high
+
+
 def are_skips(value) -> bool:
     return isinstance(value, list) and all(
         isinstance(entry, dict)
-        and isinstance(entry.get("file"), str)
-        and isinstance(entry.get("reason"), str)
+        and all(isinstance(entry.get(key), str) for key in ("file", "reason"))
         for entry in value
     )
 
 
-def are_names(value) -> bool:
-    return isinstance(value, list) and all(isinstance(name, str) and name for name in value)
+def is_name(value) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
+def names_or_none(value) -> bool:
+    return value is None or (isinstance(value, list) and all(map(is_name, value)))
+
+
+TARGETS = {metric.targets for metric in METRICS.values()}
 # What the commands read of a manifest: its dotted name, what it must be, and a test of it.
 MANIFEST_FIELDS = (
-    ("folds", "a whole number from 1 to 100", lambda value: is_count(value) and 1 <= value <= 100),
-    (
-        "num_classes",
-        "a whole number from 1 to 100000",
-        lambda value: is_count(value) and 1 <= value <= 100_000,
-    ),
+    ("folds", "a whole number from 1 to 100", whole_number(1, 100)),
+    ("num_classes", "a whole number from 1 to 100000", whole_number(1, 100_000)),
     ("test.records", "a record count", is_count),
     ("train.per_fold", "a dict by fold", lambda value: isinstance(value, dict)),
-    ("classes", "null or a list of class names", lambda value: value is None or are_names(value)),
+    ("classes", "null or a list of class names", names_or_none),
     ("multi_label", "true or false", lambda value: value is None or isinstance(value, bool)),
-    (
-        "targets",
-        "classes, values or shares",
-        lambda value: value is None or value in {metric.targets for metric in METRICS.values()},
-    ),
-    ("id_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
-    ("label_column", "a column name", lambda value: isinstance(value, str) and bool(value)),
+    ("targets", "classes, values or shares", lambda value: value is None or value in TARGETS),
+    ("id_column", "a column name", is_name),
+    ("label_column", "a column name", is_name),
     ("test_images", "a folder, or empty", lambda value: value is None or isinstance(value, str)),
     ("skipped", "a list of {file, reason}", lambda value: value is None or are_skips(value)),
-    (
-        "metadata.columns",
-        "a list of the table's columns beside each image",
-        lambda value: value is None or are_names(value),
-    ),
+    ("metadata.columns", "a list of the table's columns beside each image", names_or_none),
 )
 
 
@@ -158,11 +151,10 @@ def check_count(cfg: Config, field: str, count: int, manifest: dict | None) -> N
     cut short would train or predict on fewer without a word."""
     if not manifest:
         return
-    folds, per_fold = manifest["folds"], manifest["train"]["per_fold"]
     fold = validating_fold(cfg)
     if getattr(cfg, field) != split_patterns(manifest, fold)[field]:
         return  # the user's own pattern: the manifest counts none of it
-    held_out = str(fold)
+    folds, per_fold, held_out = manifest["folds"], manifest["train"]["per_fold"], str(fold)
     counted = {
         "train_files": sum(
             held["records"] for fold, held in per_fold.items() if folds == 1 or fold != held_out

@@ -1,8 +1,5 @@
-"""TFRecord files: find them, count them, check their features, read them; and the reader
-source.py serves for them (Records), with what a reader says of a split it checked (Split).
-
-Works on local folders, Kaggle's /kaggle/input and gs:// buckets alike through tf.io.gfile.
-"""
+"""TFRecord files in a folder, /kaggle/input or a gs:// bucket, found, counted, checked and read:
+Records, the reader source.py serves for them, and Split, what a reader says of a split."""
 
 from __future__ import annotations
 
@@ -67,8 +64,7 @@ def features_of(path: str) -> dict[str, str]:
 
 
 def check(path: str, wanted: dict[str, tuple[str, str]]) -> None:
-    """Fail before training when the first record lacks a wanted feature or has another kind;
-    `wanted` maps a feature name to its kind and the Config field that names it."""
+    """Fail before training when the first record lacks a `wanted` feature or has another kind."""
     found = features_of(path)
     for name, (kind, field) in wanted.items():
         if name not in found:
@@ -157,14 +153,12 @@ def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
         files = find(pattern, field, places_of(cfg).in_data_folder(pattern) if as_given else "")
     except UserError as error:
         raise UserError(f"{error}{images_hint(cfg) if labeled else ''}") from None
-    image = {cfg.image_key: ("bytes", "image_key")}
-    if labeled and targets(cfg) != "classes":  # values or shares: scan.py checks each row
-        check(files[0], {**image, cfg.label_key: ("float", "label_key")})
-    elif labeled:
-        check(files[0], {**image, cfg.label_key: ("int64", "label_key")})
+    classes = labeled and targets(cfg) == "classes"  # values or shares: scan.py checks each row
+    kind = "int64" if classes else "float"
+    wanted = {cfg.label_key: (kind, "label_key")} if labeled else {cfg.id_key: ("bytes", "id_key")}
+    check(files[0], {cfg.image_key: ("bytes", "image_key"), **wanted})
+    if classes:
         check_labels(files[0], cfg.label_key, cfg.num_classes, cfg.multi_label)
-    else:
-        check(files[0], {**image, cfg.id_key: ("bytes", "id_key")})
     return files
 
 
@@ -181,9 +175,7 @@ def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every
         leave_out = tf.lookup.StaticHashTable(keys, False)
 
     def keep(path, n):
-        wanted = tf.constant(True)
-        if every_nth:
-            wanted = (first.lookup(path) + n) % processes == process
+        wanted = (first.lookup(path) + n) % processes == process if every_nth else tf.constant(True)
         if leave_out is not None:
             key = path + "#" + tf.strings.as_string(n)
             wanted = tf.logical_and(wanted, tf.logical_not(leave_out.lookup(key)))
@@ -212,15 +204,13 @@ class Records:
     kind = "records"
 
     def resolved(self, cfg: Config) -> tuple[Config, dict | None]:
-        """The config filled in from the manifest, and the manifest (None without one)."""
         return with_manifest(cfg)
 
     def describe(self, cfg: Config, manifest: dict) -> str:
-        folds, classes = manifest["folds"], manifest["classes"]
+        folds, classes = manifest["folds"], manifest["classes"] or []
         held_out = f", fold {cfg.fold} validates" if folds > 1 else ""
-        names = (
-            f": {', '.join(classes[:5])}{', ...' if len(classes) > 5 else ''}" if classes else ""
-        )
+        more = ", ..." if len(classes) > 5 else ""
+        names = f": {', '.join(classes[:5])}{more}" if classes else ""
         heading = (
             f"records: {places_of(cfg).in_data(MANIFEST)}: {folds} folds{held_out}, "
             f"{manifest['num_classes']} classes{names}"
@@ -250,9 +240,8 @@ class Records:
         self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
         with_ids: bool = False,
     ) -> tf.data.Dataset:  # fmt: skip
-        """One pass over this process's share of the records as parsed examples, files in
-        shuffled order; `skipped` names records to leave out as "<file>#<record number>"; with
-        `with_ids`, each with its id. Each process reads its own files, or every N-th record."""
+        """One pass over this process's share (its own files, or every N-th record) as parsed
+        examples, files shuffled, less `skipped` ("<file>#<record number>"), with ids if asked."""
         processes, process = cfg.num_processes, cfg.process_id
         by_file = len(files) % processes == 0
         own = files[process::processes] if by_file else files

@@ -1,8 +1,5 @@
-"""Read every record of a split and say what is wrong, shard by shard.
-
-The preflight reads every record's label or id, not its image, so a bad shard, feature, label
-or id stops a run before it starts, naming the shard; `doctor --scan` decodes images too.
-"""
+"""Read every record of a split and say what is wrong, shard by shard: its label or id, so a bad
+one stops a run before it starts, naming the shard; `doctor --scan` decodes images too."""
 
 from __future__ import annotations
 
@@ -174,10 +171,8 @@ def skipped(shards: list[Shard]) -> frozenset[str]:
 
 def check_split(files: list[str], cfg: Config, field: str, labeled: bool) -> list[Shard]:
     """Every shard of the split (read once while unchanged); one error naming each bad shard."""
-    stamps = [
-        (path, stat.length, stat.mtime_nsec) for path in files for stat in [tf.io.gfile.stat(path)]
-    ]
-    key = (labeled, steps.decoded, *(getattr(cfg, name) for name in READS), *stamps)
+    stamps = [(stat.length, stat.mtime_nsec) for stat in map(tf.io.gfile.stat, files)]
+    key = (labeled, steps.decoded, *(getattr(cfg, name) for name in READS), *files, *stamps)
     if key not in checked:
         checked[key] = scan_split(files, cfg, labeled)
     shards = checked[key]

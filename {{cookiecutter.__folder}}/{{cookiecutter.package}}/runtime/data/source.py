@@ -1,11 +1,7 @@
 """Where a run's examples come from: TFRecord files (a folder, Kaggle's input, a gs://
-bucket), a competition's own images and CSV (train_images/ and train.csv, images.py), or a
-TensorFlow Datasets set (`--data-dir tfds:NAME`, tfds_sets.py).
-
-`resolved(cfg)`, every command's first step, picks one for training and one for the test set,
-once, and fills in what the data says; `of(cfg, field)` hands a split's source to whatever reads
-it: the choice is made here and nowhere else. Each serves examples as the records' features.
-"""
+bucket), a competition's own images and CSV (images.py), or a TensorFlow Datasets set
+(`--data-dir tfds:NAME`, tfds_sets.py), each serving examples as the records' features:
+`resolved(cfg)`, every command's first step, picks one for training and one for testing."""
 
 from __future__ import annotations
 
@@ -41,39 +37,21 @@ def of(cfg: Config, field: str = "train_files"):
 
 
 def chosen(cfg: Config, field: str = "train_files") -> str:
-    """Which source a split reads, looked at on disk: test images given by a flag, or in a test
-    folder with no test records beside it (a code competition's rerun), are read as files."""
+    """Which source a split reads, looked at on disk. Test images given by a flag, or in a test
+    folder with no test records beside it (a code competition's rerun), are read as files; so
+    are a competition's images and CSV given by a flag, or in a data folder of no records."""
     if field == "test_files" and reads_test_images(cfg):
         return "images"
     if places_of(cfg).data.startswith("tfds:"):
         return "tfds"
-    return "images" if csv_chosen(cfg) else "records"
-
-
-def csv_chosen(cfg: Config) -> bool:
-    """Whether the config reads a competition's images and CSV: asked for by a flag, or the
-    data folder holds the training CSV and its image folder, and no records of its own."""
     typed = inputs_of(cfg).typed
     if {"train_csv", "train_images"} & typed:
-        return True
-    if "train_files" in typed:
-        return False
+        return "images"
     csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
-    if "://" in csv or not (os.path.isfile(csv) and os.path.isdir(images)):
-        return False
-    if os.path.exists(places_of(cfg).in_data(MANIFEST)):
-        return False
-    return not records_there(cfg, "train_files")
-
-
-def only_test_images(cfg: Config) -> bool:
-    """Whether the test set is the test images folder, as no test records are there."""
-    if "test_files" in inputs_of(cfg).typed or places_of(cfg).data.startswith("tfds:"):
-        return False
-    folder = places_of(cfg).file("test_images")
-    if "://" in folder or not os.path.isdir(folder):
-        return False
-    return not records_there(cfg, "test_files")
+    on_disk = "://" not in csv and os.path.isfile(csv) and os.path.isdir(images)
+    if "train_files" in typed or not on_disk or os.path.exists(places_of(cfg).in_data(MANIFEST)):
+        return "records"
+    return "records" if records_there(cfg, "train_files") else "images"
 
 
 def records_there(cfg: Config, field: str) -> bool:
@@ -83,7 +61,13 @@ def records_there(cfg: Config, field: str) -> bool:
 
 def reads_test_images(cfg: Config) -> bool:
     """Whether the test set is read as image files, whatever trains: see `chosen`."""
-    return "test_images" in inputs_of(cfg).typed or only_test_images(cfg)
+    typed = inputs_of(cfg).typed
+    if "test_images" in typed:
+        return True
+    if "test_files" in typed or places_of(cfg).data.startswith("tfds:"):
+        return False
+    folder = places_of(cfg).file("test_images")  # read where no test records are beside it
+    return "://" not in folder and os.path.isdir(folder) and not records_there(cfg, "test_files")
 
 
 def resolved(cfg: Config) -> tuple[Config, dict | None]:

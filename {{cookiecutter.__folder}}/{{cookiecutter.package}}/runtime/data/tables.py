@@ -1,14 +1,11 @@
-"""The CSV files a user hands the project (a training CSV, a sample submission, a solution),
-read one way: every value as text (ids such as 007 stay so), past a byte-order mark, separated
-by commas, semicolons or tabs, and without the spaces around a value, saying so."""
+"""The CSV files a user hands the project, read one way: every value as text (007 stays so), past
+a byte-order mark, separated by commas, semicolons or tabs, spaces around values cut, saying so."""
 
 from __future__ import annotations
 
 import io
 
 import pandas as pd
-
-OTHER_SEPARATORS = (";", "\t")
 
 
 def read_csv(source: str | bytes, where: str = "") -> pd.DataFrame:
@@ -46,15 +43,13 @@ def read_text(source: str | bytes) -> pd.DataFrame:
         if not source.strip():
             raise ValueError("the file is empty: a CSV has a header row, then a row per image")
 
-    def read(separator: str) -> pd.DataFrame:
+    def read(sep: str) -> pd.DataFrame:
         data = io.BytesIO(source) if isinstance(source, bytes) else source
-        return pd.read_csv(
-            data, sep=separator, dtype=str, keep_default_na=False, encoding="utf-8-sig"
-        )
+        return pd.read_csv(data, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig")
 
     table = read(",")
     if len(table.columns) == 1:  # one column: perhaps another separator
-        for separator in OTHER_SEPARATORS:
+        for separator in (";", "\t"):
             if separator in table.columns[0]:
                 return read(separator)
     return table

@@ -1,6 +1,5 @@
 """submission.csv as the competition's sample asks for it: its columns, its ids as it spells them,
-one row per id in its order, written whole. What it holds besides the id, as the sample's columns
-and the metric say (or Config.submission), is one of submission_shapes.py's shapes."""
+one row per id in its order, written whole, in one of submission_shapes.py's shapes."""
 
 from __future__ import annotations
 
@@ -16,21 +15,11 @@ from ..data import tables
 from ..errors import UserError, first_line, named
 from ..learning.scoring import METRICS
 from ..platform.files import DICOM_SUFFIXES, IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
-from .submission_shapes import (
-    SHAPES,
-    Labels,
-    Positive,
-    Probabilities,
-    Shape,
-    TopLabels,
-    Values,
-    probability_columns,
-)
+from .submission_shapes import SHAPES, Labels, Shape, TopLabels, probability_columns
 
 
 def load_sample(cfg: Config) -> pd.DataFrame | None:
-    """The sample submission, or None (rows sorted by id) when there is none. A path the user
-    gave must exist; the default is looked up in the data folder."""
+    """The sample submission, or None (rows sorted by id): a path the user gave must exist."""
     if not cfg.sample_submission:
         return None
     path = places_of(cfg).file("sample_submission")
@@ -55,8 +44,7 @@ def load_sample(cfg: Config) -> pd.DataFrame | None:
 
 
 def read_sample(data: bytes, where: str) -> pd.DataFrame:
-    """The sample submission, every value as text (ids such as 007 stay as they are). A
-    byte-order mark, as spreadsheet programs write, is read past."""
+    """The sample submission as text (tables.read_csv), with an id column and at least one more."""
     try:
         sample = tables.read_csv(data, where)
     except ValueError as error:  # pandas' parser errors and undecodable bytes are ValueErrors
@@ -74,17 +62,14 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
 
 
 def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) -> Shape:
-    """The submission's shape and columns: the sample's, else the config's. The id column is
-    the one the user gave, else the records' (their manifest's) when the sample has it, else
-    the sample's first; the rest are what Config.submission names (`automatic` for auto)."""
+    """The submission's shape, as the sample's columns say, else the config; its id column the
+    user's, else the records' (their manifest's) where the sample has it, else the sample's first."""
     if sample is None:
-        chosen = SHAPES[cfg.submission] if cfg.submission != "auto" else automatic(cfg, 1)
-        shape = chosen.without_sample(cfg.id_column, cfg.label_column, names, num_classes)
+        shape = shape_of(cfg, 1).without_sample(cfg.id_column, cfg.label_column, names, num_classes)
         return with_k(shape, cfg)
     where, present = sample.attrs.get("path", "the sample submission"), list(sample.columns)
-    named_columns = inputs_of(cfg).given & {"id_column", "label_column"}
-    for field in sorted(named_columns):  # the label column: each target's, or class's
-        if not set(names_in(getattr(cfg, field))) <= set(present):
+    for field in sorted(inputs_of(cfg).given & {"id_column", "label_column"}):
+        if not set(names_in(getattr(cfg, field))) <= set(present):  # label_column: one per target
             raise UserError(
                 f"{where} has columns {present}, not {getattr(cfg, field)!r} "
                 f"({came_from(cfg, field)}); give one of its columns, or leave it out to "
@@ -92,8 +77,7 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
             )
     id_column = cfg.id_column if cfg.id_column in present else present[0]
     rest = [column for column in present if column != id_column]
-    chosen = SHAPES[cfg.submission] if cfg.submission != "auto" else automatic(cfg, len(rest))
-    shape = with_k(chosen.of_sample(sample, id_column, rest, names, num_classes), cfg)
+    shape = shape_of(cfg, len(rest)).of_sample(sample, id_column, rest, names, num_classes)
     repeated = sample[id_column][sample[id_column].duplicated()].unique().tolist()
     if repeated:
         raise UserError(
@@ -102,19 +86,22 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
             f"competition's sample ({named('sample_submission')}) and that {id_column!r} is "
             f"its id column ({named('id_column')})"
         )
-    return shape
+    return with_k(shape, cfg)
 
 
-def automatic(cfg: Config, columns: int) -> type[Shape]:
-    """The shape `auto` picks for a sample with `columns` columns besides the id."""
+def shape_of(cfg: Config, columns: int) -> type[Shape]:
+    """Config.submission's shape, or auto's pick by the metric and the sample's other `columns`."""
+    if cfg.submission != "auto":
+        return SHAPES[cfg.submission]
     if targets(cfg) == "values":
-        return Values
+        return SHAPES["values"]
     if columns > 1:
-        return Probabilities
+        return SHAPES["probabilities"]
     if METRICS[cfg.metric].ranked:
-        return TopLabels
+        return SHAPES["top"]
     binary = cfg.num_classes == 2 and not cfg.multi_label
-    return Positive if binary and METRICS[cfg.metric].reads == "probabilities" else Labels
+    positive = binary and METRICS[cfg.metric].reads == "probabilities"
+    return SHAPES["positive" if positive else "labels"]
 
 
 def with_k(shape: Shape, cfg: Config) -> Shape:
@@ -122,9 +109,8 @@ def with_k(shape: Shape, cfg: Config) -> Shape:
 
 
 def written_from(cfg: Config, shape: Shape, probabilities, cuts) -> tuple:
-    """What `shape` writes from: the probabilities and the thresholds as they are; or where
-    qwk scores it and cuts were fitted between grades, each image's grade as a one-hot row
-    (grades.py), so that a labels submission holds the grade."""
+    """The probabilities and thresholds `shape` writes from: where qwk's cuts were fitted between
+    grades, each image's grade as a one-hot row (grades.py), so that labels hold the grade."""
     if METRICS[cfg.metric].graded and not cfg.multi_label:
         from ..learning import grades
 
@@ -134,9 +120,8 @@ def written_from(cfg: Config, shape: Shape, probabilities, cuts) -> tuple:
 
 
 def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str) -> list[str]:
-    """The ids as the sample spells them: records made from file names say t0.jpg where a sample may
-    say t0, or the other way round, and an image in a nested folder (sub/t0.jpg) may be t0.jpg
-    there. Unchanged when they match already, or when no spelling pairs them up one to one."""
+    """The ids as the sample spells them (t0.jpg or sub/t0.jpg as t0, or the other way round);
+    unchanged when they match already, or when no spelling pairs them up one to one."""
     if sample is None:
         return ids
     wanted = set(sample[id_column])
@@ -159,22 +144,17 @@ def stem(key: str) -> str:
     return base if extension.lower() in IMAGE_SUFFIXES | DICOM_SUFFIXES else key
 
 
-# Ways an id may be spelled on one side and not the other: without its image extension, and
-# by its file name alone, without the folders above it.
+# An id without its image extension, and by its file name alone, without its folders.
 SPELLINGS = (stem, lambda key: stem(key.rsplit("/", 1)[-1]))
 
 
 def check_ids(
-    ids: list[str],
-    sample: pd.DataFrame | None,
-    id_column: str,
-    fields=("test_files", "id_key"),
+    ids: list[str], sample: pd.DataFrame | None, id_column: str, fields=("test_files", "id_key"),
     skipped: dict[str, str] | None = None,
-) -> None:
-    """Every test id once, and (with a sample) exactly the sample's ids, as it spells them:
-    predict checks this before the model runs, and again before it writes. `fields` are the
-    Config fields the test ids came from, for the message; `skipped`, the test images `records`
-    skipped as unreadable, by id, with why."""
+) -> None:  # fmt: skip
+    """Every test id once, and (with a sample) exactly the sample's ids as it spells them, before
+    the model runs and before predict writes. `fields`: the Config fields the ids came from;
+    `skipped`: why `records` skipped each unreadable test image, by id."""
     given_ids = pd.Series(as_sample_spells(ids, sample, id_column), dtype=str)
     repeated = given_ids[given_ids.duplicated()].unique().tolist()
     if repeated:
@@ -191,10 +171,9 @@ def check_ids(
     unreadable = dict(zip(spelled, skipped.values(), strict=True))
     lost = [key for key in missing if key in unreadable]
     if lost and len(lost) == len(missing) and not unexpected:  # records left them out
-        key = lost[0]
         raise UserError(
             f"{len(lost)} sample ids have no test record because `records` skipped their "
-            f"images as unreadable (e.g. {key!r}: {unreadable[key]}); a submission needs "
+            f"images as unreadable (e.g. {lost[0]!r}: {unreadable[lost[0]]}); a submission needs "
             "every id: replace those images with readable ones and write the records again "
             f"(the records' {MANIFEST} lists every skipped file)"
         )
@@ -213,8 +192,7 @@ def check_ids(
 def arrange(
     ids: list[str], predicted: pd.DataFrame, sample: pd.DataFrame | None, shape: Shape
 ) -> pd.DataFrame:
-    """The rows to submit: in the sample's rows and columns (sorted by id without a sample),
-    every id exactly once, spelt as the sample spells it."""
+    """The rows to submit, every id once, in the sample's rows, columns and spelling."""
     check_ids(ids, sample, shape.id_column)
     return in_sample_order(ids, predicted, sample, shape.id_column)[shape.order]
 
@@ -222,8 +200,7 @@ def arrange(
 def in_sample_order(
     ids: list[str], values: pd.DataFrame, sample: pd.DataFrame | None, id_column: str
 ) -> pd.DataFrame:
-    """`values`, a row per id, with the ids spelt as the sample spells them, in its order
-    (sorted by id without a sample)."""
+    """`values`, a row per id, with the ids spelt as the sample spells them, in its order."""
     spelled = pd.DataFrame({id_column: as_sample_spells(ids, sample, id_column)})
     rows = pd.concat([spelled, values], axis=1)
     if sample is None:

@@ -1,8 +1,6 @@
-"""What submission.csv holds besides the id, one class per shape, and SHAPES, their registry:
-`--submission` chooses by name (auto: as the sample's columns and the metric say). A new shape
-is a class here and its entry in SHAPES. Each knows its columns with and without a sample, how
-doctor and predict say it, and what it writes of each image's class probabilities. Nothing here
-loads NumPy or pandas until it writes, so the command line's `--help` stays quick."""
+"""What submission.csv holds besides the id, one class per shape, and SHAPES, which
+`--submission` chooses from by name: a new shape is a class here and its entry in SHAPES.
+Nothing here loads NumPy or pandas until it writes, so the command line's `--help` stays quick."""
 
 from __future__ import annotations
 
@@ -31,9 +29,8 @@ class Shape:
         return cls(id_column, [label_column], [id_column, label_column])
 
     def numbering(self, names) -> str:
-        """Where the classes have names and the submission numbers them, which number is
-        which class, as one line to print: the records number the classes in their names'
-        order, and the competition's data page says whether its numbers are the same."""
+        """Which number is which class, where the submission numbers named classes: the records
+        number them in their names' order, which the competition's data page may not."""
         if not names or not (self.numbers or self.columns == numbers_of(len(names))):
             return ""
         pairs = ", ".join(f"{number} = {name}" for number, name in enumerate(names))
@@ -45,9 +42,8 @@ class Shape:
 
 @dataclasses.dataclass
 class Labels(Shape):
-    """One column of labels: each image's most probable class (multi-label: every class at or
-    above its threshold, separated by spaces), by name, or by number where the sample
-    numbers classes that have names."""
+    """One column of each image's most probable class (multi-label: every class at or above its
+    threshold, separated by spaces), by name, or by number where the sample numbers them."""
 
     @classmethod
     def of_sample(cls, sample: pd.DataFrame, id_column: str, rest: list[str], names, num_classes):
@@ -69,19 +65,16 @@ class Labels(Shape):
         import pandas as pd
 
         labels = list(names) if names and not self.numbers else numbers_of(probabilities.shape[1])
-        if thresholds is None:
-            chosen = [labels[number] for number in probabilities.argmax(-1)]
-        else:
-            above = probabilities >= np.asarray(thresholds)  # each class at its own threshold
-            above[np.arange(len(above)), probabilities.argmax(-1)] = True  # at least one label
-            chosen = [" ".join(labels[n] for n in np.flatnonzero(row)) for row in above]
+        # Each class at its own threshold (none: the most probable class alone), and at least one.
+        above = probabilities >= np.asarray(np.inf if thresholds is None else thresholds)
+        above[np.arange(len(above)), probabilities.argmax(-1)] = True
+        chosen = [" ".join(labels[n] for n in np.flatnonzero(row)) for row in above]
         return pd.DataFrame({self.columns[0]: chosen})
 
 
 @dataclasses.dataclass
 class Probabilities(Shape):
-    """A column per class holding its probability, matched to the classes by name: the class
-    names, or the class numbers, in whatever order the sample has them."""
+    """A column per class holding its probability, matched by class name or number, in any order."""
 
     @classmethod
     def without_sample(cls, id_column: str, label_column: str, names, num_classes):
@@ -104,8 +97,7 @@ class Probabilities(Shape):
 
 @dataclasses.dataclass
 class Values(Probabilities):
-    """A column per target holding each image's value, matched to the targets by name (one
-    target: the sample's one column, whatever its name)."""
+    """A column per target holding each image's value (one target: the sample's one column)."""
 
     @classmethod
     def of_sample(cls, sample: pd.DataFrame, id_column: str, rest: list[str], names, num_classes):
@@ -119,8 +111,7 @@ class Values(Probabilities):
 
 @dataclasses.dataclass
 class TopLabels(Labels):
-    """One column of each image's `k` most probable classes, the most probable first,
-    separated by spaces: what MAP@k scores."""
+    """Each image's `k` most probable classes in one column, the most probable first (MAP@k)."""
 
     k: int = 3
 
@@ -139,9 +130,8 @@ class TopLabels(Labels):
 
 @dataclasses.dataclass
 class Positive(Shape):
-    """A binary target's one column: the probability of the positive class, the one the
-    column is named after (a column `FAKE` of classes REAL and FAKE), else the second in class
-    order (ISIC 2024's isic_id,target: classes 0 and 1)."""
+    """A binary target's one column: the probability of the class it is named after (FAKE, of
+    classes REAL and FAKE), else of the second class (ISIC 2024's isic_id,target: 0 and 1)."""
 
     positive: int = 1
 
@@ -168,7 +158,7 @@ class Positive(Shape):
         return pd.DataFrame({self.columns[0]: probabilities[:, self.positive]})
 
 
-# Config.submission's choices besides auto (submission.py's `automatic` picks for auto).
+# Config.submission's choices besides auto (submission.py's `shape_of` picks for auto).
 SHAPES: dict[str, type[Shape]] = {
     "labels": Labels, "probabilities": Probabilities, "top": TopLabels, "positive": Positive,
     "values": Values,
@@ -185,10 +175,9 @@ def probability_columns(names, num_classes: int) -> list[str]:
 
 
 def class_columns(columns: list[str], num_classes: int, names, where: str) -> list[str]:
-    """The sample's probability columns in class order, matched by name: the class names, or
-    the class numbers (0, 1, ...), in whatever order the sample has them. Columns that are
-    neither are refused: matched by position, one class's probability would be written under
-    another's name, and nothing would show it before the leaderboard."""
+    """The sample's probability columns in class order, matched by class name or number (0, 1,
+    ...). Others are refused: matched by position, one class's probability would be written
+    under another's name, and nothing would show it before the leaderboard."""
     numbers = numbers_of(num_classes)
     for wanted in (names or [], numbers):
         if wanted and len(columns) == len(wanted) and set(columns) == set(wanted):
@@ -196,11 +185,8 @@ def class_columns(columns: list[str], num_classes: int, names, where: str) -> li
     expected = numbers if not names or all(column.isdigit() for column in columns) else names
     unknown = [column for column in columns if column not in expected]
     missing = [name for name in expected if name not in columns]
-    said = []
-    if unknown:
-        said.append(f"column(s) {shown(unknown)}: no class of the model")
-    if missing:
-        said.append(f"class(es) {shown(missing)}: no column")
+    said = [f"column(s) {shown(unknown)}: no class of the model"] if unknown else []
+    said += [f"class(es) {shown(missing)}: no column"] if missing else []
     classes = "class numbers" if expected is numbers else "class names"
     raise UserError(
         f"{where}: {'; '.join(said) or f'{len(columns)} columns'} (the model's {num_classes} "
