@@ -3,16 +3,16 @@
 On this machine the lock is the operating system's (fcntl), so a run that is killed lets go of the
 folder as it dies. A bucket has no such lock, and TensorFlow's gs:// client cannot create an object
 only if it is absent (GCS's ifGenerationMatch=0). So a run in a bucket writes a lock object naming
-itself, reads it back, and renews it every BEAT_SECONDS; a lock not renewed for STALE_SECONDS was
-left by a run that died (a preempted TPU VM), and the next run takes it. What this cannot promise:
-two runs starting within the same second or two may both take the folder (each checks, then writes);
-and hosts whose clocks differ by more than STALE_SECONDS misjudge each other's locks."""
+itself, reads it back, and renews it every BEAT_SECONDS; a lock not renewed for a while
+(lock_holder.STALE_SECONDS) was left by a run that died (a preempted TPU VM), and the next run
+takes it. What this cannot promise: two runs starting within the same second or two may both take
+the folder (each checks, then writes); and hosts whose clocks differ by more than that
+misjudge each other's locks. lock_holder.py reads who holds a folder without taking it."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import socket
 import sys
@@ -23,10 +23,9 @@ from pathlib import Path
 
 from ..errors import UserError
 from .files import is_url, place, unwritable, write_json
+from .lock_holder import LOCK, alive, read_lock
 
-LOCK = ".run.lock"
 BEAT_SECONDS = 30
-STALE_SECONDS = 120
 
 
 @contextlib.contextmanager
@@ -110,37 +109,3 @@ def bucket_lock(folder: Path, flag: str):
         beating.join()
         with contextlib.suppress(Exception):  # left behind, it goes stale
             path.unlink()
-
-
-def read_lock(path: Path) -> dict:
-    try:
-        lock = json.loads(path.read_text())
-    except Exception:  # none, or half-read: no run to name  # noqa: BLE001
-        return {}
-    return lock if isinstance(lock, dict) else {}
-
-
-def alive(lock: dict) -> str:
-    """The run a bucket's lock names, where it renewed the lock recently; else ""."""
-    if not lock or time.time() - float(lock.get("beat", 0)) > STALE_SECONDS:
-        return ""
-    return str(lock.get("run", "another run"))
-
-
-def held_by(folder: Path | str) -> str:
-    """The run holding `folder` (one_run_at_a_time's lock), as its lock names it; "" when no
-    run does. Takes nothing and makes nothing."""
-    folder = place(folder)
-    if is_url(folder):
-        return alive(read_lock(folder / LOCK))
-    try:
-        lock = open(folder / LOCK)  # noqa: SIM115 (closed below, after the test)
-    except OSError:  # no lock file: no run holds the folder
-        return ""
-    with lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return lock.read().strip() or "another process"
-        fcntl.flock(lock, fcntl.LOCK_UN)  # a lock a killed run left: no one holds it
-    return ""

@@ -27,7 +27,7 @@ from ..outputs.run_files import CHECKPOINTS, refuse_others
 from ..platform import versions
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, unwritable
-from ..platform.run_lock import held_by
+from ..platform.lock_holder import held_by
 from . import folds
 
 if TYPE_CHECKING:  # what training_checks.py finds
