@@ -314,8 +314,9 @@ class Config:
     process_id: int = knob(
         0, "this process's number, 0 to num_processes - 1", checkpoint="where", rare=True
     )
-    # Where each value not a default came from, by field: "flag", "notebook", "preset NAME", or
-    # "manifest" for one the data filled in (`filled`). Not a knob.
+    # Where each value the user gave came from, by field: "flag", "notebook", "preset NAME", or
+    # "manifest" for one the data filled in (`filled`); a field not listed holds its default, and
+    # only those are filled in from the data. Not a knob.
     sources: dict[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)
     # What the command reads, resolved once where it started: not a knob.
     inputs: Inputs | None = dataclasses.field(default=None, compare=False, repr=False)

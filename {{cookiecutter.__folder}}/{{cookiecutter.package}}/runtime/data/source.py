@@ -47,9 +47,11 @@ def chosen(cfg: Config, field: str = "train_files") -> str:
     typed = inputs_of(cfg).typed
     if {"train_csv", "train_images"} & typed:
         return "images"
+    if "train_files" in typed:  # before the CSV's place is found: a Kaggle input, perhaps absent
+        return "records"
     csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
     on_disk = "://" not in csv and os.path.isfile(csv) and os.path.isdir(images)
-    if "train_files" in typed or not on_disk or os.path.exists(places_of(cfg).in_data(MANIFEST)):
+    if not on_disk or os.path.exists(places_of(cfg).in_data(MANIFEST)):
         return "records"
     return "records" if records_there(cfg, "train_files") else "images"
 

@@ -108,7 +108,8 @@ def synchronize_batch_statistics(model: keras.Model) -> None:
 
 def scaling(folder: str) -> tuple:
     """The (scale, offset) of the preset's image converter, read from its JSON: keras-hub
-    before 0.30 will not construct it without tensorflow-text, which Kaggle's TPU image lacks."""
+    before 0.30 will not construct it without tensorflow-text, which Kaggle's TPU image need
+    not have."""
     config = json.loads(Path(folder, "image_converter.json").read_text())["config"]
     scale, offset = config.get("scale"), config.get("offset")
     if "mean" in config and "variance" in config:  # the older spelling, as keras-hub reads it

@@ -5,6 +5,7 @@ convolution beforehand and convolves with padding="valid", at stride 1 as well a
 that is "same" padding, but XLA then computes the gradient on the padded tensor, outside its
 fast depthwise kernels: a training step under JAX costs about 1.5x (docs/efficientnet-padding.md).
 The layers, their names and weights stay, so checkpoints are the same files with or without it.
+Once keras-hub pads only when the stride is above 1, this finds nothing to change and can go.
 """
 
 from __future__ import annotations

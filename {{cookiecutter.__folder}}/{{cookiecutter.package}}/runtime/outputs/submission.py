@@ -62,8 +62,9 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
 
 
 def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) -> Shape:
-    """The submission's shape, as the sample's columns say, else the config; its id column the
-    user's, else the records' (their manifest's) where the sample has it, else the sample's first."""
+    """The submission's shape: Config.submission's, or for auto as the sample's columns say
+    (`shape_of`); its id column the user's, else the records' (their manifest's) where the
+    sample has it, else the sample's first."""
     if sample is None:
         shape = shape_of(cfg, 1).without_sample(cfg.id_column, cfg.label_column, names, num_classes)
         return with_k(shape, cfg)
