@@ -233,8 +233,10 @@ def on_jax(source: str) -> Accelerator:
             f"{source} asks for jax, but JAX does not start ({reason}); install it with "
             "`pip install jax` (Kaggle's and Colab's TPU images have it)"
         )
+    if found.kind != "cpu":
+        return found
     hardware = backend.tpu_signs() + backend.device_files(backend.GPU_DEVICE_FILES)
-    if found.kind == "cpu" and hardware:
+    if hardware:
         warning = (
             f"hardware signs ({', '.join(hardware)}) but JAX sees only the CPU; install the "
             "jax build for it (jax[tpu] or jax[cuda12]) or use the notebook's own jax"
@@ -282,8 +284,11 @@ def tf_gpu_name(tf, gpu) -> str:
 
 
 def describe(found: Accelerator) -> str:
-    lines = [f"accelerator: {found.kind} ({found.how})", f"backend: {found.backend}"]
-    lines.append(f"replicas: {found.replicas}")
+    lines = [
+        f"accelerator: {found.kind} ({found.how})",
+        f"backend: {found.backend}",
+        f"replicas: {found.replicas}",
+    ]
     if found.processes > 1:
         lines.append(f"processes: {found.processes}")
     lines += [f"devices: {devices_of(found)}", f"versions: {versions.of_run(found.backend)}"]
