@@ -621,7 +621,8 @@ def weighs_each_target(cfg: Config) -> bool:
 
 
 def crop_area(cfg: Config) -> float:
-    """The smallest area random crops keep: Config.crop_area, or for 0 (auto) CROP_AREA."""
+    """The smallest area random crops keep: Config.crop_area, or for 0 (auto) CROP_AREA, and 1.0
+    (no crops) below CROP_FROM_SIZE px."""
     return cfg.crop_area or (CROP_AREA if cfg.image_size >= CROP_FROM_SIZE else 1.0)
 
 

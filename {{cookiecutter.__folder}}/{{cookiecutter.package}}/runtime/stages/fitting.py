@@ -95,7 +95,8 @@ def ready(cfg: Config, found: Accelerator) -> Ready:
 
 
 def metadata_table(cfg: Config, said: dict | None, checked, found: Accelerator):
-    """The table joined to each image (metadata_inputs.py); None for images alone."""
+    """The table joined to each image (metadata_inputs.py), its encoding saved with the run;
+    None for images alone, and an earlier run's encoding removed."""
     if uses_metadata(cfg):
         from ..data import metadata_inputs
 
