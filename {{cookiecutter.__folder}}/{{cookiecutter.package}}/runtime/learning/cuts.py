@@ -25,6 +25,12 @@ def cuts_for(cfg, truth, probabilities) -> list[float] | None:
     return None
 
 
+def cuts_to_score(cfg, truth, probabilities) -> list[float] | None:
+    """cuts_for's cuts where the run's metric scores the answers they make; None where it
+    scores probabilities, which the cuts would not change."""
+    return cuts_for(cfg, truth, probabilities) if METRICS[cfg.metric].reads == "labels" else None
+
+
 def answered(cfg, probabilities, cuts) -> np.ndarray:
     """The answers `cuts` (cuts_for's) give: every class at or above its threshold (multi-label), or
     the grade the cuts between grades give (qwk); no cuts: the most probable class."""

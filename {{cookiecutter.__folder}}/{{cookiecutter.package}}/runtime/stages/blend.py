@@ -26,7 +26,6 @@ import pandas as pd
 from ..config import Config, class_names, filled, names_in, places_of
 from ..errors import UserError, first_line
 from ..learning import blending, cuts, scoring
-from ..learning.scoring import METRICS
 from ..outputs.run_record import read_record, run_records
 from ..platform.files import (
     BLEND,
@@ -209,10 +208,8 @@ def scorer(cfg: Config, truth: np.ndarray):
     """The metric of probabilities on some of the rows. Multi-label: each class at the
     threshold that suits it best on those rows, for every run and blend alike."""
 
-    answers = METRICS[cfg.metric].reads == "labels"  # where cuts make them, fitted
-
     def score(rows: np.ndarray, probabilities: np.ndarray) -> float:
-        fitted = cuts.cuts_for(cfg, truth[rows], probabilities) if answers else None
+        fitted = cuts.cuts_to_score(cfg, truth[rows], probabilities)
         return cuts.scored(cfg, truth[rows], probabilities, fitted)
 
     return score
@@ -253,7 +250,6 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
     probabilities = blending.blended(tables, weights)
-    answers = METRICS[cfg.metric].reads == "labels"
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in CLASSES},
@@ -269,7 +265,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
         "fold_spread": float(np.std(per_fold)),
         "folds": len(per_fold),
         "images": len(order),
-        "thresholds": cuts.cuts_for(cfg, truth, probabilities) if answers else None,
+        "thresholds": cuts.cuts_to_score(cfg, truth, probabilities),
         "weights_asked": weights_by,
         "weights_by": chosen,
     }

@@ -181,7 +181,7 @@ def validated(cfg: Config, valid) -> list[keras.callbacks.Callback]:
             truth.update(labels=np.concatenate([label for label, _ in rows])[real], real=real)
         probabilities = net.predict(images, verbose=0)[truth["real"]]
         labels = truth["labels"]
-        fitted = cuts.cuts_for(cfg, labels, probabilities)
+        fitted = cuts.cuts_to_score(cfg, labels, probabilities)
         scores = {
             "metric": cuts.scored(cfg, labels, probabilities, fitted),
             "loss": float(keras.ops.mean(net.loss(labels, probabilities))),

@@ -25,7 +25,6 @@ import numpy as np
 from ..config import Config, places_of, targets
 from ..errors import UserError
 from ..learning import cuts, scoring
-from ..learning.scoring import METRICS
 from ..platform.files import STACK, output_folder, place, refuse_foreign, write_json
 from . import blend, out_of_fold
 
@@ -108,7 +107,6 @@ def stacked(cfg: Config, runs: list[blend.Run]) -> dict:
     cvs = [score(all_rows, part) for part in runs_oof]
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, nested[folds == fold]) for fold in np.unique(folds)]
-    answers = METRICS[cfg.metric].reads == "labels"  # where cuts make them, fitted
     return {
         "metric": cfg.metric,
         "classes": {name: getattr(cfg, name) for name in blend.CLASSES},
@@ -126,7 +124,7 @@ def stacked(cfg: Config, runs: list[blend.Run]) -> dict:
         "fold_spread": float(np.std(per_fold)),
         "folds": len(per_fold),
         "images": len(order),
-        "thresholds": cuts.cuts_for(cfg, truth, nested) if answers else None,
+        "thresholds": cuts.cuts_to_score(cfg, truth, nested),
         "test_ids": test_ids,
         "test": test,
     }
