@@ -36,6 +36,8 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
         "id_column": manifest["id_column"],
         "label_column": manifest["label_column"],
     }
+    if manifest.get("dicom"):  # the window its DICOM images were stored in: a test set read
+        found["window"] = manifest["dicom"]["window"]  # as files (a rerun's) is windowed alike
     held = manifest.get("targets") or "classes"
     if held != "classes" and not given(cfg, "metric"):  # values or shares: records' metric
         found["metric"] = manifest["metric"]
