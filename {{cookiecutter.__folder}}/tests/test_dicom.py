@@ -258,6 +258,27 @@ def test_a_series_is_one_record_of_three_slices_in_order_of_position(tmp_path):
     assert np.abs(middle[..., 0].astype(int) - as_viewed(test[6], (500, 3000))).max() <= 1
 
 
+def test_a_competition_of_series_is_read_from_its_folders_as_a_notebook_reads_it(
+    tmp_path, monkeypatch
+):
+    """Without records, a series (a folder of slices, as the training CSV names it) is one
+    image to train on, and each test series as deep one id to predict."""
+    rows = [(f"s{number}", "ab"[number % 2]) for number in range(8)]
+    for number, (name, _) in enumerate(rows):
+        series(tmp_path / "data" / "train_images" / name, 3, seed=number)
+    for number in range(2):
+        series(tmp_path / "data" / "test_images" / f"r{number}", 3, seed=10 + number)
+    write_csv(tmp_path / "data" / "train.csv", ["id", "label"], rows)
+    sample = [("r0", "a"), ("r1", "a")]
+    write_csv(tmp_path / "data" / "sample_submission.csv", ["id", "label"], sample)
+    monkeypatch.chdir(tmp_path)
+    for command in (f"train {QUICK}", f"predict {QUICK}"):
+        assert main([*command.split(), "--data-dir", "data", "--folds", "2"]) == 0, command
+    written = pd.read_csv(tmp_path / "output" / "submission.csv", dtype=str)
+    assert written["id"].tolist() == ["r0", "r1"]
+    assert set(written["label"]) <= {"a", "b"}
+
+
 def test_a_multi_frame_file_gives_its_middle_frame_or_its_frames_as_slices(tmp_path):
     """rtdose.dcm's 15 frames: the 8th alone, or with --frames slices the 3rd, 8th and 13th."""
     path = copied(tmp_path, "rtdose.dcm")

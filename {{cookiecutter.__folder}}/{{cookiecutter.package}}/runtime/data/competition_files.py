@@ -107,7 +107,9 @@ def class_labels(
     return classes, False
 
 
-def test_rows(test_images: str, series_depth: int = 0) -> pd.DataFrame:
+def test_rows(
+    test_images: str, series_depth: int = 0, flag: str = "records --test-images"
+) -> pd.DataFrame:
     """Every test image, its id the path under the folder as the competition spells it; with
     `series_depth`, every series folder that deep, as the training CSV names them."""
     if not test_images:
@@ -119,7 +121,7 @@ def test_rows(test_images: str, series_depth: int = 0) -> pd.DataFrame:
             os.path.isdir(path) and depth == series_depth if series_depth else os.path.isfile(path)
         )
 
-    found = set(image_files(test_images, "records --test-images", dicom=True).values())
+    found = set(image_files(test_images, flag, dicom=True).values())
     found = sorted(filter(wanted, found))
     ids = [Path(path).relative_to(test_images).as_posix() for path in found]
     return pd.DataFrame({"id": ids, "path": found})

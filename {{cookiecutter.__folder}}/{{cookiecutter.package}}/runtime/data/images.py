@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, filled, places_of, targets, validating_fold
+from ..config import Config, filled, inputs_of, places_of, targets, validating_fold
 from ..errors import UserError, named
 from ..platform.files import IMAGE_SUFFIXES, for_pandas, is_url, written_whole
 from . import competition_files, dicom, scan
@@ -122,11 +122,12 @@ def split_rows(cfg: Config, field: str) -> pd.DataFrame:
 def test_images(cfg: Config) -> tuple[list[str], list[str]]:
     """Every image under the test folder (nested folders too), sorted, and its id: the path
     under the folder, as the competition spells it (predict pairs it with the sample's
-    spelling: with or without the extension, with or without the folders)."""
+    spelling: with or without the extension, with or without the folders). Where the training
+    CSV names series (folders of DICOM slices), the test set's series as deep."""
     folder = places_of(cfg).file("test_images")
-    found = competition_files.image_files(folder, named("test_images"), dicom=True)
-    paths = sorted({path for path in found.values() if os.path.isfile(path)})  # not a series'
-    return paths, ids_of(cfg, paths)
+    depth = table(cfg).found["series_depth"] if inputs_of(cfg).trains_from == "images" else 0
+    rows = competition_files.test_rows(folder, depth, named("test_images"))
+    return rows["path"].tolist(), rows["id"].tolist()
 
 
 def ids_of(cfg: Config, paths: list[str]) -> list[str]:
