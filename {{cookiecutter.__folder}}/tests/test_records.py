@@ -447,6 +447,22 @@ def test_an_extension_in_another_case_still_finds_the_image_and_rare_classes_are
     )
 
 
+@pytest.mark.parametrize("group_column", ["", "patient"])
+def test_folds_are_drawn_where_every_class_has_fewer_images_than_folds(tmp_path, group_column):
+    """4 images of each class in 5 folds: scikit-learn's stratified splits refuse them; the
+    folds are drawn as the rows come (a patient's two images together), each holding some."""
+    folder = mixed_competition(tmp_path, {"cat": 4, "dog": 4, "owl": 4}, group_size=2)
+    manifest = write(folder, group_column)
+    rows = read_back(folder / "records")
+    assert manifest["folds"] == 5 and {row["fold"] for row in rows} == set(range(5))
+    if group_column:
+        patients = {row["image_id"]: row["patient"] for row in read_csv(folder / "train.csv")}
+        held = collections.defaultdict(set)
+        for row in rows:
+            held[patients[row["id"]]].add(row["fold"])
+        assert all(len(folds) == 1 for folds in held.values())
+
+
 def test_records_names_each_skipped_file_and_why_on_screen(tmp_path, capsys):
     folder = mixed_competition(tmp_path, {"cat": 4, "dog": 4, "owl": 4})
     (folder / "train" / "img004.jpg").write_bytes(b"not an image")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import KFold, StratifiedGroupKFold, StratifiedKFold
+from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
 
 from ..config import Config, inputs_of, names_in, targets
 from ..errors import UserError, named
@@ -346,10 +346,10 @@ def assign_folds(
             f"folds validate without them: {shown}{', ...' if len(rare) > 5 else ''}"
         )
     kind = StratifiedGroupKFold if group_column else StratifiedKFold
-    if len(rare) == len(counts) and not group_column:  # StratifiedKFold refuses: as they come
-        kind = KFold
+    if len(rare) == len(counts):  # every class rarer than the folds: stratifying is refused
+        kind = GroupKFold if group_column else KFold
     splitter = kind(folds, shuffle=True, random_state=seed)
-    groups = rows[group_column] if group_column else None  # StratifiedKFold ignores them
+    groups = rows[group_column] if group_column else None  # KFold, StratifiedKFold ignore them
     splits = splitter.split(rows, rows["stratum"], groups=groups)
     fold = np.zeros(len(rows), int)
     with warnings.catch_warnings():  # the note above says it; scikit-learn's warning repeats it
