@@ -65,10 +65,12 @@ class Labels(Shape):
         import pandas as pd
 
         labels = list(names) if names and not self.numbers else numbers_of(probabilities.shape[1])
-        # Each class at its own threshold (none: the most probable class alone), and at least one.
-        above = probabilities >= np.asarray(np.inf if thresholds is None else thresholds)
-        above[np.arange(len(above)), probabilities.argmax(-1)] = True
-        chosen = [" ".join(labels[n] for n in np.flatnonzero(row)) for row in above]
+        if thresholds is None:
+            chosen = [labels[number] for number in probabilities.argmax(-1)]
+        else:
+            above = probabilities >= np.asarray(thresholds)  # each class at its own threshold
+            above[np.arange(len(above)), probabilities.argmax(-1)] = True  # at least one label
+            chosen = [" ".join(labels[n] for n in np.flatnonzero(row)) for row in above]
         return pd.DataFrame({self.columns[0]: chosen})
 
 
