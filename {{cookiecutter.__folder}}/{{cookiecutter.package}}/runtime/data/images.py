@@ -140,7 +140,7 @@ def checked(paths: list[str], flag: str) -> None:
     headers): a missing or empty file, or one of another kind, is named before the first step."""
     odd = []
     for path in paths:
-        if is_dicom(path):
+        if read_as_dicom(path):
             problem = dicom_problem(path, flag)
             odd += [f"{path} ({problem})"] if problem else []
             continue
@@ -163,8 +163,9 @@ def checked(paths: list[str], flag: str) -> None:
         )
 
 
-def is_dicom(path: str) -> bool:
-    """A DICOM file or series: image_files finds these beside the files AN_IMAGE names."""
+def read_as_dicom(path: str) -> bool:
+    """Whether the pipeline reads `path` as a DICOM file or series: image_files finds these
+    (by their content, dicom.is_dicom) beside the files AN_IMAGE names."""
     return not re.fullmatch(AN_IMAGE, path.lower())
 
 
@@ -274,7 +275,7 @@ class CompetitionImages:
         else:
             split_paths, ids = test_images(cfg)
             paths, flag = split_paths, named("test_images")
-        if any(is_dicom(path) for path in paths):  # the window before any header is read
+        if any(read_as_dicom(path) for path in paths):  # the window before any header is read
             dicom.window(self.window, named("window"))
         checked(paths, flag)
         folder = places_of(cfg).file("train_images" if labeled else "test_images")
