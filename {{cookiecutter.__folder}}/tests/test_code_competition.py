@@ -49,6 +49,11 @@ QUICK = [
 ]  # fmt: skip
 # Each notebook sees its inputs read-only, as on Kaggle.
 READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+# The prediction loop's cell, in view in the inference notebook; an edit prints a line as it
+# averages each fold model's probabilities.
+PREDICTION_LOOP = f"%%writefile {PACKAGE}/runtime/stages/predict.py"
+AVERAGED = "        averaged, ids = averaged + probabilities / len(runs), keys\n"
+EDITED_LOOP = AVERAGED + '        print(f"edited loop: fold {run.fold} averaged")\n'
 # `jupyter execute`, as its script runs it, on any python that has nbclient.
 JUPYTER_EXECUTE = "import sys; from nbclient.cli import main; sys.exit(main())"
 
@@ -227,7 +232,13 @@ def test_kaggles_rerun_of_the_inference_notebook_predicts_the_hidden_test_set(
     assert "    trained_dir=" in config_cell and "    tta=" in config_cell  # what it reads
     for field in ("backbone", "image_size", "weights", "epochs", "crop_area", "fold", "folds"):
         assert f"    {field}=" not in config_cell, field  # from the trained run, or training's
+    edited = nbformat.read(notebook, as_version=4)  # its prediction loop, edited in its cell
+    (loop,) = [cell for cell in edited.cells if cell.source.startswith(PREDICTION_LOOP)]
+    assert AVERAGED in loop.source and not loop.metadata.get("_kg_hide-input")  # in view
+    loop.source = loop.source.replace(AVERAGED, EDITED_LOOP)
+    nbformat.write(edited, notebook)
     written, said = rerun(tmp_path, notebook, root, mounts, "error" if by_kind else False)
+    assert "edited loop: fold 0 averaged\n" in said and "edited loop: fold 1 averaged\n" in said
     assert f"kaggle:competitions/{SLUG}: {data} (found in Kaggle's {layout} mount layout)" in said
     assert written.columns.tolist() == ["image_id", "label"]
     assert written["image_id"].tolist() == hidden["image_id"].tolist()  # every row, in order

@@ -205,7 +205,7 @@ def test_the_notebook_runs_alone_offline_writes_a_submission_and_reruns_edited_c
 
     assert "edited" not in text
     cells = nbformat.read(again, as_version=4).cells
-    for call in ("= train.train(cfg", "show(evaluate(cfg", "= predict(cfg"):
+    for call in ("= train.train(cfg", "show(evaluate(cfg", "= predict.predict(cfg"):
         (cell,) = [c for c in cells if call in c.source]
         said = "".join(output.get("text", "") for output in cell.outputs)
         assert "edited data steps" in said and "edited model" in said, call

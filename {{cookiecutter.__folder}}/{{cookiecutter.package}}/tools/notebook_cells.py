@@ -33,14 +33,16 @@ STACK = {}  # a stack's notebook only
 # %% [markdown]
 # ## The project's code
 #
-# Each hidden cell writes one module of `{{ cookiecutter.package }}` that this notebook's run uses (open one to
-# read it); the data steps, the datasets, the model and the training loop are in view below. The cell after them installs only what this machine lacks,
-# before anything imports it, and says what it installs: on Colab's TPU runtime, which has no
-# TensorFlow, `tensorflow-cpu` for the input pipeline; and where the image's keras-hub cannot
-# build a backbone this notebook uses (Kaggle's and Colab's GPU images carry keras-hub 0.26,
-# which has no Swin), the newest keras-hub that has it and runs on the image's Keras (never
-# upgraded: its TensorFlow and JAX are built for it). That needs the internet on, or the wheels
-# `kaggle wheels` pushed as a dataset, attached (`WHEELS`): then it installs from them, offline.
+# Each hidden cell writes one module of `{{ cookiecutter.package }}` that this notebook's run uses (open
+# one to read it); the data steps, the datasets, the model and the training loop (or, in a
+# notebook that predicts with one trained run, the prediction loop) are in view below. The
+# cell after them installs only what this machine lacks, before anything imports it, and
+# says what it installs: on Colab's TPU runtime, which has no TensorFlow, `tensorflow-cpu`
+# for the input pipeline; and where the image's keras-hub cannot build a backbone this
+# notebook uses (Kaggle's and Colab's GPU images carry keras-hub 0.26, which has no Swin),
+# the newest keras-hub that has it and runs on the image's Keras (never upgraded: its
+# TensorFlow and JAX are built for it). That needs the internet on, or the wheels `kaggle
+# wheels` pushed as a dataset, attached (`WHEELS`): then it installs from them, offline.
 
 # %% runtime
 # In the notebook, the hidden cells here write the package's runtime beside it.
@@ -142,6 +144,18 @@ for backbone in BACKBONES_BUILT:
 
 # %% training
 # %%writefile {{ cookiecutter.package }}/runtime/stages/train.py
+
+# %% single [markdown]
+# ## Prediction loop
+#
+# For each trained fold model: the test dataset, the model rebuilt in the accelerator's scope
+# with the run's weights, and its probabilities (with `tta`, averaged with the flipped
+# images'); then their average, written as `submission.csv` in the sample submission's
+# columns and order. Every test id and every model's weights are checked before the first
+# model loads.
+
+# %% single
+# %%writefile {{ cookiecutter.package }}/runtime/stages/predict.py
 
 # %% [markdown]
 # ## Accelerator
@@ -267,9 +281,10 @@ if cfg.fold == "all":
 # %% predict
 import pandas as pd
 
-from {{ cookiecutter.package }}.runtime.stages.predict import predict
+from {{ cookiecutter.package }}.runtime.stages import predict
 
-submission = predict(cfg, found)
+importlib.reload(predict)  # as its cell wrote it, where the prediction loop is in view
+submission = predict.predict(cfg, found)
 pd.read_csv(submission).head()
 
 # %% training [markdown]
