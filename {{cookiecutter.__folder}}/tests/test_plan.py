@@ -16,12 +16,12 @@ CPU = Accelerator("cpu", "tensorflow", 1, "fake")
 
 
 def test_precision_and_steps_per_execution_follow_the_accelerator():
-    assert [plan.precision(a, "auto") for a in (TPU, MIRRORED, CPU)] == [
+    assert [found.precision("auto") for found in (TPU, MIRRORED, CPU)] == [
         "mixed_bfloat16",
         "mixed_float16",
         "float32",
     ]
-    assert plan.precision(TPU, "float32") == "float32"
+    assert TPU.precision("float32") == "float32"
     assert plan.steps_per_execution(TPU, 0, steps_per_epoch=100) == (32, "")
     assert plan.steps_per_execution(TPU, 0, steps_per_epoch=10) == (10, "")  # one epoch
     assert plan.steps_per_execution(CPU, 0, steps_per_epoch=100) == (1, "")

@@ -119,8 +119,8 @@ def the_run(cfg: Config, found: Accelerator) -> tuple[Config, plan.Plan, list[st
                 return cfg, checked.plan.value, checked.train.value.files, ""
             problems = checked.problems or ["no training records"]
     steps, note = plan.steps_per_execution(found, cfg.steps_per_execution, sys.maxsize)
-    precision = plan.precision(found, cfg.precision)
-    run = plan.Plan(plan.global_batch_size(cfg, found), 0, precision, steps, note)
+    precision = found.precision(cfg.precision)
+    run = plan.Plan(found.global_batch(cfg.batch_size), 0, precision, steps, note)
     return cfg, run, [], "; ".join(problems)
 
 

@@ -32,12 +32,8 @@ class Plan:
         return "\n".join(lines + ([self.note] if self.note else []))
 
 
-def global_batch_size(cfg: Config, found: Accelerator) -> int:
-    return cfg.batch_size * found.replicas
-
-
 def make(cfg: Config, found: Accelerator, training_records: int) -> Plan:
-    global_batch = global_batch_size(cfg, found)
+    global_batch = found.global_batch(cfg.batch_size)
     steps = cfg.steps_per_epoch or training_records // global_batch
     if steps == 0:
         raise UserError(
@@ -46,19 +42,12 @@ def make(cfg: Config, found: Accelerator, training_records: int) -> Plan:
             f"lower {named('batch_size')}"
         )
     multi_step, note = steps_per_execution(found, cfg.steps_per_execution, steps)
-    chosen, why = precision(found, cfg.precision), precision_why(found, cfg.precision)
+    chosen, why = found.precision(cfg.precision), precision_why(found, cfg.precision)
     return Plan(global_batch, steps, chosen, multi_step, note, why)
 
 
-def precision(found: Accelerator, requested: str) -> str:
-    """The Keras dtype policy: bfloat16 compute on TPUs, float16 on GPUs, float32 on CPUs."""
-    if requested != "auto":
-        return requested
-    return {"tpu": "mixed_bfloat16", "gpu": "mixed_float16"}.get(found.kind, "float32")
-
-
 def precision_why(found: Accelerator, requested: str) -> str:
-    """Why `precision` chose what it chose, in a few words (docs/speed.md has the figures)."""
+    """Why Accelerator.precision chose what it chose, in a few words (docs/speed.md has the figures)."""
     if requested != "auto":
         return f"{named('precision')} {requested}"
     if found.kind == "gpu":

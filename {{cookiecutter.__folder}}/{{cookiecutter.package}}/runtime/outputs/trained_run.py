@@ -14,7 +14,7 @@ import keras
 from ..backbone_choices import uses_preset
 from ..config import Config, fields_with, places_of, targets, uses_metadata
 from ..errors import UserError, first_line, named
-from ..learning import backbones, plan
+from ..learning import backbones
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, on_this_machine, place
 from .run_record import read_record
@@ -86,7 +86,7 @@ def load_trained(cfg: Config, found: Accelerator):
 
     check_trained(cfg)
     path = trained_weights(cfg)
-    precision = plan.precision(found, cfg.precision)
+    precision = found.precision(cfg.precision)
     saved = path.with_name(ARCHITECTURE)  # the preset's architecture, saved by the run
     with contextlib.ExitStack() as stack:
         if uses_preset(cfg) and (saved / "config.json").is_file():

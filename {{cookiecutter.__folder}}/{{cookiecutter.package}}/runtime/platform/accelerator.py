@@ -55,6 +55,16 @@ class Accelerator:
         # TPUs under TensorFlow take no uint8 infeed; bfloat16 holds 0..255 exactly.
         return "bfloat16" if (self.kind, self.backend) == ("tpu", "tensorflow") else "uint8"
 
+    def global_batch(self, batch_size: int) -> int:
+        """Images per step over every replica, `batch_size` each."""
+        return batch_size * self.replicas
+
+    def precision(self, requested: str) -> str:
+        """The Keras dtype policy: bfloat16 compute on TPUs, float16 on GPUs, float32 on CPUs."""
+        if requested != "auto":
+            return requested
+        return {"tpu": "mixed_bfloat16", "gpu": "mixed_float16"}.get(self.kind, "float32")
+
     @property
     def writes_files(self) -> bool:
         """Only process 0 writes checkpoints and weights; the others hold the same values."""

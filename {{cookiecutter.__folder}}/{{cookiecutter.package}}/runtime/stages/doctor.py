@@ -23,7 +23,6 @@ def doctor(
     TPU machine then stops at once instead of training for hours on the host's CPU. `full_scan`
     decodes every image of every split too, and lists every problem per shard."""
     from ..data import source
-    from ..learning import plan  # Keras: `doctor --help` needs none
     from . import preflight, training_checks
 
     cfg = paths.placed(cfg)  # where it reads and writes, found once
@@ -34,7 +33,7 @@ def doctor(
     except UserError as error:
         problems.append(str(error))
         print(f"accelerator: PROBLEM: {error}")
-    global_batch = plan.global_batch_size(cfg, found)
+    global_batch = found.global_batch(cfg.batch_size)
     print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {found.replicas})")
     manifest = None
     try:  # with what the records' manifest or the TFDS set says
@@ -58,10 +57,10 @@ def attention_line(cfg: Config, found: Accelerator, checked: preflight.Preflight
     """Which attention kernel the backbone's layers run on this device, and why."""
     if not BACKBONES[cfg.backbone].attention:  # a convolutional network: no kernel to pick
         return f"attention: none ({BACKBONES[cfg.backbone].title} has no attention layers)"
-    from ..learning import attention, plan
+    from ..learning import attention
 
     planned = checked.plan.value if checked.plan else None
-    precision = planned.precision if planned else plan.precision(found, cfg.precision)
+    precision = planned.precision if planned else found.precision(cfg.precision)
     device = attention.Device.of(found.backend, found.devices[0] if found.devices else None)
     return attention.choose(cfg.backbone, cfg.image_size, precision, device).describe()
 

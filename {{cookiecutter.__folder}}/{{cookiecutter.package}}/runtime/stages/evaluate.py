@@ -13,7 +13,7 @@ from sklearn.metrics import classification_report
 
 from ..config import Config, class_names, places_of, targets, uses_metadata
 from ..data import pipeline, source
-from ..learning import cuts, plan, scoring
+from ..learning import cuts, scoring
 from ..learning.predictions import predict_probabilities
 from ..outputs import plots, trained_run
 from ..platform import accelerator, paths
@@ -75,7 +75,7 @@ def validate(cfg: Config, found: Accelerator) -> tuple[Config, Validated]:
         from ..data import metadata_inputs
 
         table = metadata_inputs.for_validation(cfg, said, trained_run.metadata_spec(cfg))
-    files, batch = checked.valid.value.files, plan.global_batch_size(cfg, found)
+    files, batch = checked.valid.value.files, found.global_batch(cfg.batch_size)
     batches = pipeline.for_inference(files, cfg, batch, True, found.image_dtype, metadata=table)
     with found.scope():
         net = trained_run.load_trained(cfg, found)

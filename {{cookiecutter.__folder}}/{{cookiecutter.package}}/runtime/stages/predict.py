@@ -12,7 +12,6 @@ import tensorflow as tf
 from ..config import Config, class_names, places_of, uses_metadata
 from ..data import pipeline, source
 from ..errors import UserError, named
-from ..learning import plan
 from ..learning.predictions import predict_probabilities
 from ..outputs import submission, trained_run
 from ..outputs.run_record import with_trained
@@ -61,7 +60,7 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
     averaged, ids = 0, None
     for run, table in zip(runs, tables, strict=True):
         batches = pipeline.for_inference(
-            test.files, cfg, plan.global_batch_size(cfg, found), False, found.image_dtype,
+            test.files, cfg, found.global_batch(cfg.batch_size), False, found.image_dtype,
             metadata=table,
         )  # fmt: skip
         with found.scope():
