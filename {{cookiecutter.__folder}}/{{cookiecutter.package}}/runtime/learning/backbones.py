@@ -1,4 +1,4 @@
-"""The backbone: a keras-hub preset from Kaggle Models, or a small CNN for CPU demos.
+"""The backbone: a keras-hub preset from Kaggle Models (or small_cnn.py's CNN for CPU demos).
 
 A preset folder holds the architecture, the ImageNet weights and the input scaling those weights
 were trained with. The scaling becomes a layer of our model, so the input pipeline hands every
@@ -47,8 +47,10 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
         from . import attention
 
         attention.prepare(cfg.backbone, cfg.image_size, precision)  # read as layers are made
-    if not uses_preset(cfg):
-        return small_cnn(cfg, with_weights)
+    if not BACKBONES[cfg.backbone].handle:  # no preset: the demos' small CNN, in its own module
+        from . import small_cnn
+
+        return small_cnn.load(cfg, with_weights)
     if refused := versions.refusal(cfg.backbone):  # not from_preset's, which blames the folder
         raise UserError(refused)
     folder, source = preset_folder(cfg)
@@ -171,32 +173,3 @@ def downloaded(handle: str) -> str:
                 raise
             # not attached: kagglehub downloads it where the notebook has the internet
     return kagglehub.model_download(handle)
-
-
-def small_cnn(cfg: Config, with_weights: bool) -> Backbone:
-    """A few conv blocks: trains in seconds on a CPU. Config.weights may be a file it saved;
-    without `with_weights` (trained weights replace them) it is not read."""
-    if not with_weights:
-        return small_cnn(dataclasses.replace(cfg, weights="none"), True)
-    if weights(cfg) == "imagenet":
-        raise UserError(
-            f"{named('backbone')} small-cnn has no ImageNet weights; set {named('weights')} none"
-        )
-    if weights(cfg) != "none" and not os.path.isfile(cfg.weights):
-        raise UserError(
-            f"{named('weights')} {cfg.weights!r} is neither imagenet, none, nor an existing "
-            "file; attach the .weights.h5 file (for example as a Kaggle dataset) and give its path"
-        )
-    inputs = keras.Input((cfg.image_size, cfg.image_size, 3))
-    x = inputs
-    for filters in (32, 64, 128):
-        x = layers.Conv2D(filters, 3, padding="same", use_bias=False)(x)
-        # momentum 0.9: few steps per epoch.
-        x = layers.BatchNormalization(momentum=0.9, synchronized=SYNC_BATCH_STATISTICS)(x)
-        x = layers.Activation("relu")(x)
-        x = layers.MaxPooling2D()(x)
-    model = keras.Model(inputs, x, name="small_cnn")
-    if weights(cfg) != "none":
-        model.load_weights(cfg.weights)
-        return Backbone(model, 1 / 255, 0.0, f"weights from {cfg.weights}")
-    return Backbone(model, 1 / 255, 0.0, "trained from scratch")
