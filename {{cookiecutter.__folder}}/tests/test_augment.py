@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.runtime.config import Config, recipe_line
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, crop_windows, resize_matrix
 from {{ cookiecutter.package }}.runtime.learning.backbones import load
 from {{ cookiecutter.package }}.runtime.learning.model import build_model, model_augmentations
+from {{ cookiecutter.package }}.runtime.stages.fitting import recipe_line
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
 

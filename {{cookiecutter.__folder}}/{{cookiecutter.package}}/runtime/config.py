@@ -631,29 +631,6 @@ def flips(cfg: Config) -> bool:
     return cfg.flip if cfg.flip != AUTO else cfg.image_size >= FLIP_FROM_SIZE
 
 
-def recipe_line(cfg: Config) -> str:
-    """What the recipe's auto values chose for this run, and why, as train prints it."""
-    lines = []
-    if not cfg.crop_area and crop_area(cfg) < 1.0:
-        lines.append(f"crop_area auto: {crop_area(cfg)} (random crops at {cfg.image_size} px)")
-    elif not cfg.crop_area:
-        lines.append(
-            f"crop_area auto: 1.0, no random crops at {cfg.image_size} px (below "
-            f"{CROP_FROM_SIZE} px they cost accuracy, measured; --crop-area 0.75 crops)"
-        )
-    if cfg.flip == AUTO and flips(cfg):
-        lines.append(
-            f"flip auto: on at {cfg.image_size} px (photos: the recipes it follows all flip "
-            "them, docs/recipe.md; --no-flip turns it off)"
-        )
-    elif cfg.flip == AUTO:
-        lines.append(
-            f"flip auto: off at {cfg.image_size} px (below {FLIP_FROM_SIZE} px, measured in "
-            "docs/recipe.md; --flip flips)"
-        )
-    return "\n".join(lines)
-
-
 def validating_fold(cfg: Config) -> int:
     """The fold that validates; with every fold in turn (`all`), fold 0 is checked first."""
     return 0 if cfg.fold == "all" else int(cfg.fold)

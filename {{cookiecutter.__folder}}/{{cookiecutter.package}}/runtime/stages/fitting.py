@@ -13,12 +13,16 @@ import numpy as np
 import tensorflow as tf
 
 from ..config import (
+    AUTO,
+    CROP_FROM_SIZE,
+    FLIP_FROM_SIZE,
     Config,
     class_names,
+    crop_area,
+    flips,
     given_values,
     places_of,
     reads,
-    recipe_line,
     targets,
     uses_metadata,
     validating_fold,
@@ -92,6 +96,29 @@ def ready(cfg: Config, found: Accelerator) -> Ready:
         metadata_width=(table.width,) if table else (), class_shares=balanced(cfg, said),
         values=standardization(cfg, train, found),
     )  # fmt: skip
+
+
+def recipe_line(cfg: Config) -> str:
+    """What the recipe's auto values chose for this run, and why, as train prints it."""
+    lines = []
+    if not cfg.crop_area and crop_area(cfg) < 1.0:
+        lines.append(f"crop_area auto: {crop_area(cfg)} (random crops at {cfg.image_size} px)")
+    elif not cfg.crop_area:
+        lines.append(
+            f"crop_area auto: 1.0, no random crops at {cfg.image_size} px (below "
+            f"{CROP_FROM_SIZE} px they cost accuracy, measured; --crop-area 0.75 crops)"
+        )
+    if cfg.flip == AUTO and flips(cfg):
+        lines.append(
+            f"flip auto: on at {cfg.image_size} px (photos: the recipes it follows all flip "
+            "them, docs/recipe.md; --no-flip turns it off)"
+        )
+    elif cfg.flip == AUTO:
+        lines.append(
+            f"flip auto: off at {cfg.image_size} px (below {FLIP_FROM_SIZE} px, measured in "
+            "docs/recipe.md; --flip flips)"
+        )
+    return "\n".join(lines)
 
 
 def metadata_table(cfg: Config, said: dict | None, checked, found: Accelerator):
