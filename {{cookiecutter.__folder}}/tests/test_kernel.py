@@ -27,6 +27,7 @@ from {{ cookiecutter.package }}.runtime.learning import backbones
 from {{ cookiecutter.package }}.runtime.learning.model import build_model
 from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools import kernel
+from {{ cookiecutter.package }}.tools import notebook as notebooks
 from {{ cookiecutter.package }}.tools.demo import from_preset
 
 PACKAGE = "{{ cookiecutter.package }}"
@@ -406,6 +407,7 @@ FEATURES = {
     "rehearsal": ({"simulate_replicas": 8}, ["platform/rehearsal.py"]),
     "mixing": ({"mixup": 0.2}, ["learning/mixing.py"]),
     "attention": ({"backbone": "dinov3-small", "image_size": 224}, ["learning/attention.py"]),
+    "small cnn": ({"backbone": "small-cnn"}, ["learning/small_cnn.py"]),
 }
 # What the command line and the other stages use, and no notebook of the default render does.
 NEVER = ["stages/ablate.py", "stages/blend.py", "stages/stack.py", "stages/score.py"]
@@ -413,7 +415,7 @@ NEVER = ["stages/ablate.py", "stages/blend.py", "stages/stack.py", "stages/score
 TRAINING = [
     "stages/train.py", "stages/fitting.py", "stages/training_checks.py", "stages/doctor.py",
     "stages/preview.py", "stages/evaluate.py", "stages/out_of_fold.py",
-    "outputs/checkpoints.py", "outputs/plots.py",
+    "outputs/checkpoints.py", "outputs/plots.py", "learning/plan.py",
 ]  # fmt: skip
 
 
@@ -440,6 +442,23 @@ def test_a_notebook_carries_the_modules_its_settings_use_and_no_other(tmp_path, 
     for name, (changes, reaches) in FEATURES.items():
         notebook = carried(tmp_path, name.replace(" ", "-"), Config(**changes))
         assert {f"runtime/{path}" for path in reaches} <= set(notebook), name
+
+
+def test_a_blends_notebook_carries_what_the_backbone_of_each_of_its_runs_reaches():
+    """Each run of a blend is rebuilt with its own backbone: a transformer's attention module
+    and the small CNN's are carried where one run needs them, though the project's own
+    backbone needs neither."""
+    runs = [
+        {"name": "vit", "backbone": "dinov3-small", "image_size": 224, "tta": False},
+        {"name": "cnn", "backbone": "small-cnn", "image_size": 64, "tta": True},
+    ]
+    runs = [{**run, "weight": 0.5, "cv": 0.9} for run in runs]
+    blend = {"metric": "macro_f1", "blend_cv": 0.9, "runs": runs}
+    cells = notebooks.cells(placed(Config()), "gpu", None, inference=True, blend=blend)
+    written = {cell.path.removeprefix(f"{PACKAGE}/runtime/") for cell in cells}
+    assert {"learning/attention.py", "learning/small_cnn.py", "stages/blend.py"} <= written
+    alone = notebooks.cells(placed(Config()), "gpu", None, inference=True)
+    assert not {cell.path for cell in alone} & {f"{PACKAGE}/runtime/learning/attention.py"}
 
 
 def test_the_title_names_the_classes_when_they_are_known(tmp_path):

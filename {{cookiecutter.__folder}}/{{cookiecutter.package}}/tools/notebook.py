@@ -119,7 +119,8 @@ def cells(
     `wheels`: the attached dataset of wheels (kaggle:datasets/OWNER/SLUG) the install cell installs
     what the image lacks from, offline. `reading`: the config as the notebook will read its data
     (kernel's as_it_reads; `cfg` where not given). A cell that does nothing with it is left out,
-    with its heading; the hidden cells carry what the others reach with it (carried.py)."""
+    with its heading; the hidden cells carry what the others reach with it (carried.py), or with
+    any run of the blend (its backbone, image size and flips)."""
     reading = reading or cfg
     notebook = "inference" if inference else "training"
     if blend:
@@ -150,7 +151,13 @@ def cells(
         if not idle[index] and not (cell.kind == "markdown" and idle[index + 1])
     ]
     shown = [cell.source for cell in made if cell.kind in ("code", "module")]
-    hidden = runtime_cells(carried.modules(reading, shown), {cell.path for cell in made})
+    # A blend's or a stack's runs each build their own backbone: what any of them reaches.
+    runs = [
+        dataclasses.replace(reading, **{key: run[key] for key in blend_record.PREDICTED_WITH})
+        for run in (blend or {}).get("runs", [])
+    ]
+    modules = {path for each in runs or [reading] for path in carried.modules(each, shown)}
+    hidden = runtime_cells(sorted(modules), {cell.path for cell in made})
     at = next(index for index, cell in enumerate(made) if cell.kind == "runtime")
     return made[:at] + hidden + made[at + 1 :]
 
