@@ -34,15 +34,16 @@ STACK = {}  # a stack's notebook only
 # ## The project's code
 #
 # Each hidden cell writes one module of `{{ cookiecutter.package }}` that this notebook's run uses (open
-# one to read it); the data steps, the datasets, the model and the training loop (or, in a
-# notebook that predicts with one trained run, the prediction loop) are in view below. The
-# cell after them installs only what this machine lacks, before anything imports it, and
-# says what it installs: on Colab's TPU runtime, which has no TensorFlow, `tensorflow-cpu`
-# for the input pipeline; and where the image's keras-hub cannot build a backbone this
-# notebook uses (Kaggle's and Colab's GPU images carry keras-hub 0.26, which has no Swin),
-# the newest keras-hub that has it and runs on the image's Keras (never upgraded: its
-# TensorFlow and JAX are built for it). That needs the internet on, or the wheels `kaggle
-# wheels` pushed as a dataset, attached (`WHEELS`): then it installs from them, offline.
+# one to read it); the data steps, the datasets and the model are in view below, with the
+# training loop in a training notebook and the prediction loop in one that predicts with one
+# trained run. The cell after them installs only what this machine lacks, before anything
+# imports it, and says what it installs: on Colab's TPU runtime, which has no TensorFlow,
+# `tensorflow-cpu` for the input pipeline; and where the image's keras-hub cannot build a
+# backbone this notebook uses (Kaggle's and Colab's GPU images carry keras-hub 0.26, which
+# has no Swin), the newest keras-hub that has it and runs on the image's Keras (never
+# upgraded: its TensorFlow and JAX are built for it). That needs the internet on, or the
+# wheels `kaggle wheels` pushed as a dataset, attached (`WHEELS`): then it installs from
+# them, offline.
 
 # %% runtime
 # In the notebook, the hidden cells here write the package's runtime beside it.
