@@ -47,7 +47,7 @@ def make(cfg: Config, found: Accelerator, training_records: int) -> Plan:
 
 
 def precision_why(found: Accelerator, requested: str) -> str:
-    """Why Accelerator.precision chose what it chose, in a few words (docs/speed.md has the figures)."""
+    """Why Accelerator.precision chose its policy, in a few words (docs/speed.md: the figures)."""
     if requested != "auto":
         return f"{named('precision')} {requested}"
     if found.kind == "gpu":
