@@ -150,10 +150,10 @@ for backbone in BACKBONES_BUILT:
 # ## Prediction loop
 #
 # For each trained fold model: the test dataset, the model rebuilt in the accelerator's scope
-# with the run's weights, and its probabilities (with `tta`, averaged with the flipped
-# images'); then their average, written as `submission.csv` in the sample submission's
-# columns and order. Every test id and every model's weights are checked before the first
-# model loads.
+# with the run's weights, and its probabilities (with `tta`, averaged with those of the
+# flipped images); then their average, written as `submission.csv` in the sample
+# submission's columns and order. Every test id and every model's weights are checked before
+# the first model loads.
 
 # %% single
 # %%writefile {{ cookiecutter.package }}/runtime/stages/predict.py
