@@ -213,6 +213,19 @@ def test_a_ct_slice_is_stored_in_the_window_given(tmp_path):
     assert dicom.window("bone") == "bone"
 
 
+def test_the_files_own_window_follows_its_voi_lut_function_as_pydicom_applies_it(tmp_path):
+    """SIGMOID (as many mammograms say) and LINEAR_EXACT shape the file's own window; a window
+    given is the viewers' linear one all the same."""
+    linear = dicom.pixels(str(copied(tmp_path, "MR_small.dcm")))[..., 0].astype(int)
+    for function in ("SIGMOID", "LINEAR_EXACT"):
+        path = copied(tmp_path, "MR_small.dcm", f"{function}.dcm", VOILUTFunction=function)
+        pixels = dicom.pixels(str(path))[..., 0].astype(int)
+        assert np.abs(pixels - as_viewed(path)).max() <= 1, function
+        given = dicom.pixels(str(path), "600,1600")[..., 0].astype(int)
+        assert np.abs(given - linear).max() <= 1, function
+    assert np.abs(dicom.pixels(str(tmp_path / "SIGMOID.dcm"))[..., 0] - linear).max() > 10
+
+
 def test_without_pylibjpeg_only_the_files_that_need_it_are_skipped_each_naming_the_fix(
     competition, tmp_path, monkeypatch, capsys
 ):

@@ -1,11 +1,12 @@
 """DICOM files and series as a radiologist's viewer shows them, 8 bits a channel.
 
 A grey image's stored values are rescaled first (Rescale Slope and Intercept: Hounsfield
-units for CT), then windowed (the file's own Window Center and Width or VOI LUT, else its
-range; or a window given), then cut to 8 bits, never before: 12- and 16-bit data keep their
-contrast. MONOCHROME1 (white is zero) is inverted. A series (a folder of single-frame slices,
-or a multi-frame file's frames) gives `slices` of its slices, sorted by position and stacked
-as channels. pydicom is imported where a file is read, so nothing else pays for it.
+units for CT), then windowed (the file's own Window Center and Width, by its VOI LUT
+Function, or its VOI LUT, else its range; or a window given), then cut to 8 bits, never
+before: 12- and 16-bit data keep their contrast. MONOCHROME1 (white is zero) is inverted. A
+series (a folder of single-frame slices, or a multi-frame file's frames) gives `slices` of its
+slices, sorted by position and stacked as channels. pydicom is imported where a file is read,
+so nothing else pays for it.
 """
 
 from __future__ import annotations
@@ -159,11 +160,13 @@ def grey(planes: list, window: str) -> list:
 
     values = [apply_modality_lut(stored, ds).astype(np.float64) for ds, stored in planes]
     first = planes[0][0]
+    function = "LINEAR"  # how the window maps values to grey: a given window, as viewers draw it
     if centre_width(window):
         centre, width = centre_width(window)
     elif "WindowCenter" in first and "WindowWidth" in first:
         own = [first[name] for name in ("WindowCenter", "WindowWidth")]
         centre, width = (float(item.value if item.VM == 1 else item.value[0]) for item in own)
+        function = str(first.get("VOILUTFunction") or "LINEAR").strip().upper()
     elif "VOILUTSequence" in first:  # a table in place of a window: it spans its bit depth
         values = [apply_voi_lut(value, ds) for value, (ds, _) in zip(values, planes, strict=True)]
         depth = 2 ** int(first.VOILUTSequence[0].LUTDescriptor[2])
@@ -172,9 +175,21 @@ def grey(planes: list, window: str) -> list:
         low, high = min(value.min() for value in values), max(value.max() for value in values)
         centre, width = (low + high + 1) / 2, high - low + 1
     inverted = first.PhotometricInterpretation == "MONOCHROME1"  # white is zero
-    # DICOM's linear window (PS3.3 C.11.2.1.2), as viewers draw it: centre - 0.5 is mid-grey.
-    scaled = [np.clip((value - centre + 0.5) / max(width - 1, 1) + 0.5, 0, 1) for value in values]
+    scaled = [windowed(value, centre, width, function) for value in values]
     return [np.round((1 - part if inverted else part) * 255).astype(np.uint8) for part in scaled]
+
+
+def windowed(values, centre: float, width: float, function: str):
+    """Values as 0..1 through a window, by the file's VOI LUT Function (DICOM PS3.3 C.11.2.1.2
+    and C.11.2.1.3): SIGMOID (many mammograms), LINEAR_EXACT, else LINEAR, where centre - 0.5
+    is mid-grey."""
+    import numpy as np
+
+    if function == "SIGMOID":
+        return 1 / (1 + np.exp(-4 * (values - centre) / max(width, 1e-6)))
+    if function == "LINEAR_EXACT":
+        return np.clip((values - centre) / max(width, 1e-6) + 0.5, 0, 1)
+    return np.clip((values - centre + 0.5) / max(width - 1, 1) + 0.5, 0, 1)
 
 
 def coloured(ds, stored):
