@@ -21,6 +21,7 @@ from PIL import Image
 from test_competitions import readme_commands
 
 from {{ cookiecutter.package }}.__main__ import main
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import dicom
 from {{ cookiecutter.package }}.runtime.data.images import CompetitionImages
 
@@ -226,6 +227,17 @@ def test_the_files_own_window_follows_its_voi_lut_function_as_pydicom_applies_it
     assert np.abs(dicom.pixels(str(tmp_path / "SIGMOID.dcm"))[..., 0] - linear).max() > 10
 
 
+def test_a_dicom_file_that_does_not_decode_mid_run_is_named_with_pydicoms_reason(tmp_path):
+    """What `doctor --scan`, and train or predict where decoding stops, say of a DICOM file
+    read from the competition's folder whose pixels do not decode: why, and what to do."""
+    path = str(copied(tmp_path, "MR_truncated.dcm"))
+    (shard,) = CompetitionImages().scanned(Config(image_size=64), [path], labeled=True)
+    assert shard.describe().startswith(
+        f"{path}: does not decode as an image: its pixels do not decode (ValueError: "
+    )
+    assert shard.describe().endswith("; it is damaged or cut short: download it again")
+
+
 def test_without_pylibjpeg_only_the_files_that_need_it_are_skipped_each_naming_the_fix(
     competition, tmp_path, monkeypatch, capsys
 ):
@@ -375,3 +387,15 @@ def test_a_dicom_competition_is_read_from_its_files_as_a_notebook_reads_it(
     read = tf.io.decode_png(CompetitionImages("soft-tissue").encoded(tf.constant(str(path))))
     viewed = as_viewed(path, dicom.WINDOWS["soft-tissue"]).astype(int)
     assert np.abs(read.numpy()[..., 0] - viewed).max() <= 1
+    # Downloads cut short, which only decoding finds: each named with what to do.
+    for name, why in (("t0", "its pixels do not decode ("), ("t1", "its pixel data is missing")):
+        cut = tmp_path / "data" / "test_images" / f"{name}.dcm"
+        whole = cut.read_bytes()
+        cut.write_bytes(whole[:-300])
+        command = ["predict", *QUICK.split(), "--data-dir", "data", "--window", "soft-tissue"]
+        assert main(command) == 2
+        said = capsys.readouterr().err
+        where = f"test_images/{name}.dcm: does not decode as an image (id {name}"
+        assert where in said and f"): {why}" in said, said
+        assert "Traceback" not in said
+        cut.write_bytes(whole)

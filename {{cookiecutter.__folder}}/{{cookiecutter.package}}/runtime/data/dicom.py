@@ -122,6 +122,11 @@ def read(path: str, pixels: bool = True):
             f"not a DICOM file pydicom can read ({first_line(error)}); {LEAVE_OUT}"
         ) from error
     if pixels and ("PixelData" not in ds or "Rows" not in ds):
+        # pydicom reads a file cut short in its compressed pixels as an empty dataset.
+        if "Rows" in pydicom.dcmread(path, stop_before_pixels=True):  # an image's header
+            raise Unreadable(
+                "its pixel data is missing or cut short; it is damaged: download it again"
+            )
         raise Unreadable(f"a DICOM file without pixel data (a report, not an image); {LEAVE_OUT}")
     return ds
 

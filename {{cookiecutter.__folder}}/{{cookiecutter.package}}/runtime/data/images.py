@@ -323,18 +323,21 @@ class CompetitionImages:
         return dicom.pixels(np.asarray(path).item().decode(), self.window)
 
     def scanned(self, cfg: Config, paths: list[str], labeled: bool) -> list[scan.Shard] | None:
-        """Every image decoded; each one that does not is named by its path (and its id)."""
+        """Every image decoded; each one that does not is named by its path (and its id), a
+        DICOM file or series with pydicom's reason."""
         ids, bad = None if labeled else ids_of(cfg, paths), []
         for number, path in enumerate(paths):
-            tried = scan.Shard(path, records=1)
+            tried, why = scan.Shard(path, records=1), ""
             try:
                 read = self.encoded(tf.constant(path)).numpy()
-            except tf.errors.OpError:  # a DICOM file that does not decode
+            except dicom.Unreadable as error:  # run eagerly, its own error comes through
+                read, why = b"", f": {error}"
+            except tf.errors.OpError:
                 read = b""
             scan.check_image(tried, 0, read, cfg.image_size)
             if tried.problems:
                 shard = scan.Shard(path, records=1, bad={0})  # bad: what --bad-records skip leaves
                 what = "does not decode as an image" + (f" (id {ids[number]})" if ids else "")
-                shard.problem(what, scan.WHOLE_FILE)
+                shard.problem(what + why, scan.WHOLE_FILE)
                 bad.append(shard)
         return bad

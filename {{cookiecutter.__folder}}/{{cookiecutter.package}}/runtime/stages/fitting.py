@@ -236,7 +236,7 @@ def bad_images_named(ready: Ready, stopped: str):
     """An image that does not decode stops `fit`: the shards (and test ids) at fault named."""
     try:
         yield
-    except tf.errors.InvalidArgumentError as error:
+    except (tf.errors.InvalidArgumentError, tf.errors.UnknownError) as error:  # DICOM's: Unknown
         raise preflight.bad_image(
             ready.checked,
             error,

@@ -70,7 +70,8 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
                     net, batches, cfg.tta, timed, len(runs)
                 )
                 timed = 0
-            except tf.errors.InvalidArgumentError as error:  # an image that does not decode
+            except (tf.errors.InvalidArgumentError, tf.errors.UnknownError) as error:
+                # An image that does not decode (a DICOM file's error comes from a py function).
                 raise preflight.bad_image(
                     checked,
                     error,
