@@ -50,7 +50,9 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
     if not BACKBONES[cfg.backbone].handle:  # no preset: the demos' small CNN, in its own module
         from . import small_cnn
 
-        return small_cnn.load(cfg, with_weights)
+        model, source = small_cnn.load(cfg, with_weights)
+        synchronize_batch_statistics(model)
+        return Backbone(model, small_cnn.SCALE, 0.0, source)
     if refused := versions.refusal(cfg.backbone):  # not from_preset's, which blames the folder
         raise UserError(refused)
     folder, source = preset_folder(cfg)

@@ -11,12 +11,13 @@ from keras import layers
 from ..backbone_choices import weights
 from ..config import Config
 from ..errors import UserError, named
-from .backbones import SYNC_BATCH_STATISTICS, Backbone
+
+SCALE = 1 / 255  # its input: 0..1
 
 
-def load(cfg: Config, with_weights: bool) -> Backbone:
-    """The CNN, with Config.weights a file it saved, or none; without `with_weights` (trained
-    weights replace them) that file is not read."""
+def load(cfg: Config, with_weights: bool) -> tuple[keras.Model, str]:
+    """The CNN, with Config.weights a file it saved, or none, and where its weights came from;
+    without `with_weights` (trained weights replace them) that file is not read."""
     if not with_weights:
         return load(dataclasses.replace(cfg, weights="none"), True)
     if weights(cfg) == "imagenet":
@@ -33,11 +34,11 @@ def load(cfg: Config, with_weights: bool) -> Backbone:
     for filters in (32, 64, 128):
         x = layers.Conv2D(filters, 3, padding="same", use_bias=False)(x)
         # momentum 0.9: few steps per epoch.
-        x = layers.BatchNormalization(momentum=0.9, synchronized=SYNC_BATCH_STATISTICS)(x)
+        x = layers.BatchNormalization(momentum=0.9)(x)
         x = layers.Activation("relu")(x)
         x = layers.MaxPooling2D()(x)
     model = keras.Model(inputs, x, name="small_cnn")
     if weights(cfg) != "none":
         model.load_weights(cfg.weights)
-        return Backbone(model, 1 / 255, 0.0, f"weights from {cfg.weights}")
-    return Backbone(model, 1 / 255, 0.0, "trained from scratch")
+        return model, f"weights from {cfg.weights}"
+    return model, "trained from scratch"
