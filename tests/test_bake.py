@@ -81,10 +81,13 @@ def test_every_combination_renders_the_same_clean_parseable_files(baker, answers
 
 
 def printed(baked, python: str, expression: str) -> str:
-    """What `expression` prints in the rendered project, with its config module's names."""
+    """What `expression` prints in the rendered project, with Config and the line train
+    prints about the recipe (recipe_line)."""
+    package = baked.package.name
     script = (
         "import json, dataclasses; "
-        f"from {baked.package.name}.runtime.config import Config, recipe_line; "
+        f"from {package}.runtime.config import Config; "
+        f"from {package}.runtime.stages.fitting import recipe_line; "
         f"print({expression})"
     )
     result = baked.run(python, "-c", script)
