@@ -10,7 +10,6 @@ import dataclasses
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from ..config import (
     AUTO,
@@ -234,16 +233,12 @@ def skipping(skipped: frozenset[str]) -> list[keras.callbacks.Callback]:
 @contextlib.contextmanager
 def bad_images_named(ready: Ready, stopped: str):
     """An image that does not decode stops `fit`: the shards (and test ids) at fault named."""
-    try:
+    with preflight.bad_images_named(
+        ready.checked,
+        f"{stopped} stopped at a bad record; the checkpoint of the last finished epoch is kept",
+        "write those records again, leave their shards out, or skip them with --bad-records skip",
+    ):
         yield
-    except (tf.errors.InvalidArgumentError, tf.errors.UnknownError) as error:  # DICOM's: Unknown
-        raise preflight.bad_image(
-            ready.checked,
-            error,
-            f"{stopped} stopped at a bad record; the checkpoint of the last finished epoch is kept",
-            "write those records again, leave their shards out, or skip them with "
-            "--bad-records skip",
-        ) from error
 
 
 def keep_the_better(

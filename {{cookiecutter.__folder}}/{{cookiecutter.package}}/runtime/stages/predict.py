@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import tensorflow as tf
 
 from ..config import Config, class_names, places_of, uses_metadata
 from ..data import pipeline, source
@@ -44,6 +43,11 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
     timed = test.records  # the speed is said once, with the first model's
     as_files = source.of(cfg, "test_files").kind == "images"
     undecodable, fix = UNDECODABLE["files" if as_files else "records"]
+    stopped = (
+        f"prediction stopped at {undecodable}; no submission was written (the one before, if "
+        "any, is kept)"
+    )
+    fix += "; a submission needs every id"
     print(f"predicting {test.said} with {len(runs)} trained models")
     names = class_names(cfg)
     if shape.numbering(names):  # which number is which, said
@@ -65,20 +69,11 @@ def predict(cfg: Config, found: accelerator.Accelerator | None = None) -> Path:
         )  # fmt: skip
         with found.scope():
             net = trained_run.load_trained(run, found)
-            try:
+            with preflight.bad_images_named(checked, stopped, fix):
                 probabilities, (keys,) = predict_probabilities(
                     net, batches, cfg.tta, timed, len(runs)
                 )
-                timed = 0
-            except (tf.errors.InvalidArgumentError, tf.errors.UnknownError) as error:
-                # An image that does not decode (a DICOM file's error comes from a py function).
-                raise preflight.bad_image(
-                    checked,
-                    error,
-                    f"prediction stopped at {undecodable}; no submission was written (the one "
-                    "before, if any, is kept)",
-                    f"{fix}; a submission needs every id",
-                ) from error
+        timed = 0
         if ids is not None and not np.array_equal(ids, keys):  # one fixed order: never
             raise RuntimeError("the test records came in another order for another model")
         averaged, ids = averaged + probabilities / len(runs), keys

@@ -9,6 +9,7 @@ for a problem; it returns None where a check it reads found one (said already).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable
@@ -355,6 +356,18 @@ CHECKS = (
     # Here training_checks.CHECKS run: a notebook that only predicts carries none of them.
     Check(trained, "trained weights", ("predict", "evaluate", "doctor"), keep="trained"),
 )
+
+
+@contextlib.contextmanager
+def bad_images_named(checked: Preflight, stopped: str, fix: str):
+    """An image that does not decode stops the block (fit, predict): bad_image's error for it.
+    TensorFlow's decoders raise InvalidArgumentError; a DICOM file's py function, UnknownError."""
+    import tensorflow as tf
+
+    try:
+        yield
+    except (tf.errors.InvalidArgumentError, tf.errors.UnknownError) as error:
+        raise bad_image(checked, error, stopped, fix) from error
 
 
 def bad_image(checked: Preflight, error: Exception, stopped: str, fix: str) -> Exception:
