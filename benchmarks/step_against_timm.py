@@ -4,9 +4,9 @@ device: what a competitor would get from PyTorch instead.
     python benchmarks/step_against_timm.py PROJECT --backbone dinov3-small \\
         --image-size 224 --batch-size 128 --steps 25
 
-PROJECT is a rendered project (its package is imported). Ours: `bench-train`'s CACHED
+PROJECT is a rendered project (its package is imported). Ours: `bench train`'s CACHED
 variant (model.py's model and compile_model, one cached batch fed as arrays, the precision
-and attention train would use on this device), through tools/step_timings.py. timm's: its
+and attention train would use on this device), through tools/bench.py. timm's: its
 model of the same architecture (BACKBONES below), AdamW, bfloat16 autocast, channels_last,
 the batch resident on the device, eager and under torch.compile. Each prints images a second;
 the last lines are ours over each of timm's. Needs torch and timm where it runs (the project
@@ -97,11 +97,11 @@ def timm_step(arch: str, size: int, batch: int, compiled: bool, warm: int, steps
 
 
 def ours(project: Path, backbone: str, size: int, batch: int, steps: int) -> tuple[float, str]:
-    """Median seconds a step of bench-train's CACHED variant, and what ran it."""
+    """Median seconds a step of bench train's CACHED variant, and what ran it."""
     package = next(path.parent.name for path in project.glob("*/__main__.py"))
     sys.path.insert(0, str(project))
     config = importlib.import_module(f"{package}.runtime.config")
-    step_timings = importlib.import_module(f"{package}.tools.step_timings")
+    bench = importlib.import_module(f"{package}.tools.bench")
     cfg = config.Config(
         backbone=backbone,
         image_size=size,
@@ -113,7 +113,7 @@ def ours(project: Path, backbone: str, size: int, batch: int, steps: int) -> tup
     found = importlib.import_module(f"{package}.runtime.platform.accelerator").detect(cfg)
     if found.replicas > 1:  # one device, as timm's side has it
         cfg = dataclasses.replace(cfg, batch_size=max(1, batch // found.replicas))
-    medians = step_timings.bench(cfg, ("CACHED",), found, steps=steps, repeats=1)
+    medians = bench.step_seconds(cfg, ("CACHED",), found, steps=steps, repeats=1)
     return medians["CACHED"], f"Keras on {found.backend}, {found.replicas} replica(s)"
 
 

@@ -66,7 +66,7 @@ def test_the_templates_readme_names_each_backbone():
 
 
 def test_bench_trains_offline_architectures_are_of_backbones_of_the_list():
-    """tools/architectures.py builds a backbone for bench-train with no download: by a name the
+    """tools/architectures.py builds a backbone for bench train with no download: by a name the
     list holds, as a keras-hub class, which a test of the rendered project builds."""
     architectures = PROJECT_TEMPLATE / "{{cookiecutter.package}}" / "tools" / "architectures.py"
     built = runpy.run_path(str(architectures))["ARCHITECTURES"]

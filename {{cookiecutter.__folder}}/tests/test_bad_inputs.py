@@ -465,8 +465,8 @@ SUBMISSIONS: list[Row] = [
         "labels its images with class names (e.g. 'rust'), ",
     ),
     Row(
-        "bench-input: a data folder that is not there",
-        lambda tmp, given: words(f"bench-input --preset demo --data-dir {tmp}/nowhere"),
+        "bench input: a data folder that is not there",
+        lambda tmp, given: words(f"bench input --preset demo --data-dir {tmp}/nowhere"),
         "no training records match",
     ),
     Row(
@@ -636,24 +636,24 @@ COMMAND_LINE: list[Row] = [
         "ablate --runs = '0': must be a whole number of at least 1",
     ),
     Row(
-        "bench-input --repeats not a number",
-        lambda tmp, given: words("bench-input --synthetic --repeats five"),
-        "bench-input --repeats = 'five': must be a whole number of at least 1",
+        "bench --repeats not a number",
+        lambda tmp, given: words("bench input --synthetic --repeats five"),
+        "bench --repeats = 'five': must be a whole number of at least 1",
     ),
     Row(
-        "bench-input --images-per-pass 0",
-        lambda tmp, given: words("bench-input --synthetic --images-per-pass 0"),
-        "bench-input --images-per-pass = '0': must be a whole number of at least 1",
+        "bench input --images-per-pass 0",
+        lambda tmp, given: words("bench input --synthetic --images-per-pass 0"),
+        "bench input --images-per-pass = '0': must be a whole number of at least 1",
     ),
     Row(
-        "bench-train --timed-steps 0",
+        "bench-train (bench train's older name) --timed-steps 0",
         lambda tmp, given: words("bench-train --timed-steps 0"),
-        "bench-train --timed-steps = '0': must be a whole number of at least 1",
+        "bench train --timed-steps = '0': must be a whole number of at least 1",
     ),
     Row(
-        "bench-train --repeats below zero",
-        lambda tmp, given: words("bench-train --repeats -1"),
-        "bench-train --repeats = '-1': must be a whole number of at least 1",
+        "bench --repeats below zero",
+        lambda tmp, given: words("bench train --repeats -1"),
+        "bench --repeats = '-1': must be a whole number of at least 1",
     ),
     Row(
         "demo-data into a folder of records",

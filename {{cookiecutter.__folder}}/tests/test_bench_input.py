@@ -1,4 +1,4 @@
-"""`bench-input` prints each pipeline's images per second and ours against the others.
+"""`bench input` prints each pipeline's images per second and ours against the others.
 (What the figures are is for the benchmark to say on a real machine, not for a test.)"""
 
 import argparse
@@ -8,19 +8,15 @@ import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.platform.paths import placed
-from {{ cookiecutter.package }}.tools.bench_input import (
-    FILE_VARIANTS,
-    VARIANTS,
-    bench,
-    bench_files,
-    command,
-    photo_like,
-)
+from {{ cookiecutter.package }}.tools.bench import command, input_rates, photo_like
+
+VARIANTS = ("DN", "DA", "OURS", "B1")
+FILE_VARIANTS = ("DN", "OURS", "DN-REC", "OURS-REC")  # on image files
 
 
 def test_bench_input_measures_every_pipeline_on_photo_like_jpegs_it_writes(tmp_path, capsys):
     cfg = Config(output_dir=str(tmp_path), image_size=64, batch_size=16)
-    medians = bench(placed(cfg), synthetic=True, images=96, repeats=2)
+    medians = input_rates(placed(cfg), synthetic=True, images=96, repeats=2)
     printed = capsys.readouterr().out
     assert f"writing 96 photo-like JPEGs at 64x64 to {tmp_path}" in printed
     heading = r"^cores: \d+, records: 96 in 8 shards .*mean JPEG \d+\.\d KiB, 64x64, batch 16"
@@ -30,7 +26,7 @@ def test_bench_input_measures_every_pipeline_on_photo_like_jpegs_it_writes(tmp_p
         assert medians[name] > 0
     for other in ("DN", "DA", "B1"):
         assert re.search(rf"^OURS/{other} \d+\.\d\d$", printed, re.MULTILINE), other
-    bench(placed(cfg), synthetic=True, images=96, repeats=1)  # the set is written once, then reused
+    input_rates(placed(cfg), synthetic=True, images=96, repeats=1)  # written once, then reused
     assert "writing" not in capsys.readouterr().out
 
 
@@ -51,7 +47,9 @@ def test_bench_input_on_image_files_measures_them_and_records_of_them_in_one_run
         data_dir=str(tmp_path / "data"), output_dir=str(tmp_path / "out"), image_size=64,
         batch_size=16, folds=1,
     )  # fmt: skip
-    asked = argparse.Namespace(synthetic=False, image_folder="", images_per_pass=96, repeats=2)
+    asked = argparse.Namespace(
+        mode="input", synthetic=False, image_folder="", images_per_pass=96, repeats=2
+    )
     assert command(asked, placed(cfg)) == 0
     printed = capsys.readouterr().out
     records = tmp_path / "out" / "bench-input" / "train_images-records-48"
@@ -70,6 +68,6 @@ def test_bench_input_on_image_files_measures_them_and_records_of_them_in_one_run
     for ratio, of in ratios.items():
         assert re.search(rf"^{ratio} \d+\.\d\d \({of}\)$", printed, re.MULTILINE), ratio
     plain = Config(output_dir=str(tmp_path / "out"), image_size=64, batch_size=16)
-    medians = bench_files(placed(plain), str(images), images_wanted=48, repeats=1)
+    medians = input_rates(placed(plain), folder=str(images), images=48, repeats=1)
     assert "image files: 48" in capsys.readouterr().out
     assert all(medians[name] > 0 for name in FILE_VARIANTS)

@@ -1,6 +1,6 @@
-"""`bench-train` times each variant of a training step, prints their ratios and says what it
-could not measure. (What the figures are is for the benchmark to say on a real machine, not
-for a test.)"""
+"""`bench train` times each variant of a training step, prints their ratios and says what it
+could not measure; `bench compile` times each fold's first step with the cache off and on.
+(What the figures are is for the benchmark to say on a real machine, not for a test.)"""
 
 import dataclasses
 import re
@@ -12,8 +12,7 @@ import pytest
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.platform.paths import placed
-from {{ cookiecutter.package }}.tools import step_timings
-from {{ cookiecutter.package }}.tools.bench_train import VARIANTS
+from {{ cookiecutter.package }}.tools.bench import STEP_RATIOS, STEP_VARIANTS, step_seconds
 
 PACKAGE = "{{ cookiecutter.package }}"
 
@@ -35,7 +34,7 @@ def test_bench_train_times_our_step_and_each_variant_of_it(demo_cfg, preset, cap
     cfg = dataclasses.replace(
         demo_cfg, backbone="efficientnet-b0", weights=folder, batch_size=2, mixup=0.2
     )
-    medians = step_timings.bench(placed(cfg), VARIANTS, steps=2, repeats=1)
+    medians = step_seconds(placed(cfg), STEP_VARIANTS, steps=2, repeats=1)
     printed = capsys.readouterr().out
     assert list(medians) == ["CACHED", "OURS", "UNMIXED", "BARE", "STOCK", "APPS"]
     assert all(seconds > 0 for seconds in medians.values())
@@ -53,7 +52,7 @@ def test_bench_train_times_our_step_and_each_variant_of_it(demo_cfg, preset, cap
         r"APPS -?\d+\.\d s",
         printed,
     )
-    for over, under, meaning in step_timings.RATIOS:
+    for over, under, meaning in STEP_RATIOS:
         assert printed_line(rf"{over}/{under} \d+\.\d\d \({meaning}\)", printed), over
     assert "not measured" not in printed
 
@@ -62,9 +61,10 @@ def test_bench_train_says_what_it_could_not_measure(tmp_path, capsys):
     """Without training records, keras-hub or keras.applications' network of the backbone."""
     cfg = Config(backbone="small-cnn", weights="none", image_size=32, batch_size=2)
     cfg = dataclasses.replace(cfg, data_dir=str(tmp_path), output_dir=str(tmp_path / "output"))
-    assert main(["bench-train", "--variants", "BARE,FAST", "--weights", "none"]) == 2
-    assert "--variants FAST: no such variant; pick from CACHED," in capsys.readouterr().err
-    medians = step_timings.bench(placed(cfg), VARIANTS, steps=1, repeats=1)
+    for command in (["bench", "train"], ["bench-train"]):  # bench-train: its older name
+        assert main([*command, "--variants", "BARE,FAST", "--weights", "none"]) == 2
+        assert "--variants FAST: no such variant; pick from CACHED," in capsys.readouterr().err
+    medians = step_seconds(placed(cfg), STEP_VARIANTS, steps=1, repeats=1)
     printed = capsys.readouterr().out
     assert list(medians) == ["CACHED", "BARE"]
     assert printed_line(
@@ -96,7 +96,7 @@ def test_bench_train_runs_where_keras_runs_on_jax_without_tensorflow(
         flags += ["--output-dir", str(tmp_path / backbone), "--variants", "CACHED,BARE,OURS"]
         script = "tests/without_tensorflow.py"  # as if TensorFlow were never installed
         runs[backbone] = start_python(
-            script, PACKAGE, "bench-train", *flags, backend="", warm=False
+            script, PACKAGE, "bench", "train", *flags, backend="", warm=False
         )
     for backbone, process in runs.items():
         try:
@@ -121,3 +121,18 @@ def test_bench_train_runs_where_keras_runs_on_jax_without_tensorflow(
             printed,
         )
         assert "Failed to apply" not in done.stderr
+
+
+@pytest.mark.slow
+def test_bench_compile_times_each_folds_first_step_with_the_cache_off_and_on(tmp_path, capfd):
+    """Two folds in a process, each a new model, with JAX's compilation cache off, then in
+    another with it on; the table has a row for each."""
+    flags = ["--backbone", "small-cnn", "--weights", "none", "--image-size", "32"]
+    flags += ["--batch-size", "2", "--output-dir", str(tmp_path)]
+    assert main(["bench", "compile", *flags]) == 0
+    printed = capfd.readouterr().out
+    assert printed.count("fold 2: first step") == 2, printed
+    seconds, ratio = r" +-?\d+\.\d\d s", r" +-?\d+\.\d\d"
+    for cache in ("off", "on"):
+        row = f"{cache}{seconds}{seconds}{ratio}{seconds}{seconds}{ratio}"
+        assert printed_line(row, printed), printed

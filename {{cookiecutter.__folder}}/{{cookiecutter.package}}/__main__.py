@@ -110,22 +110,14 @@ COMMANDS = {
     "demo-data": Command(
         "tools.demo", "write the offline digits demo competition to --output-dir", config=False
     ),
-    "bench-input": Command(
-        "tools.bench_input",
-        "images per second of the input pipeline against decoding alone and the textbook",
-    ),
-    "bench-train": Command(
-        "tools.bench_train",
-        "seconds a training step takes and images a second, and without the input pipeline, "
-        "our layers or keras-hub",
-        on_accelerator=True,
-        tensorflow=False,  # its cached batch needs none; it reads records where it is installed
-    ),
-    "bench-compile": Command(
-        "tools.bench_compile",
-        "two folds' first training steps under JAX, with its compilation cache off and on",
+    "bench": Command(
+        "tools.bench",
+        "time the input pipeline, a training step or JAX's compilation cache",
+        tensorflow=False,  # each mode loads what it needs: `bench train` runs without it
     ),
 }
+# Older names, still taken: `bench-input` is `bench input`.
+ALIASES = {f"bench-{mode}": ["bench", mode] for mode in ("input", "train", "compile")}
 # What to install when an import fails, by the module that is missing.
 INSTALL = {
     "tensorflow": "tensorflow-cpu", "keras": "keras", "jax": "jax", "sklearn": "scikit-learn",
@@ -147,9 +139,7 @@ class Parser(argparse.ArgumentParser):
 
 # Commands that train, or look at what training would do (doctor checks every field; kernel
 # writes every one into the notebook).
-TRAINING = (
-    "train", "preview", "ablate", "doctor", "kernel", "bench-input", "bench-train", "bench-compile",
-)  # fmt: skip
+TRAINING = ("train", "preview", "ablate", "doctor", "kernel", "bench")
 PREDICTING = ("predict", "doctor", "kernel")
 # Fields only some commands read, by the commands that read them; every other field, every
 # command that takes settings. A command's --help offers what it reads (no --epochs for
@@ -252,7 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     every = HELP_ALL in argv
     argv = ["--help" if word == HELP_ALL else word for word in argv]
-    asked = next((word for word in argv if word in COMMANDS), None)
+    asked = next((word for word in argv if word in COMMANDS or word in ALIASES), None)
+    if asked in ALIASES:  # an older name, as the words it stands for
+        at = argv.index(asked)
+        argv[at : at + 1] = ALIASES[asked]
+        asked = argv[at]
     try:
         found = None
         with startup_logs.held_to_level():  # TensorFlow loads and the accelerator is found

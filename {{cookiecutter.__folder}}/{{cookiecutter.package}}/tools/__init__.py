@@ -1,2 +1,2 @@
 """What a competitor runs from a shell, never in the notebook: the notebook writer, the
-kaggle commands, the records writer, the offline demo and the input benchmark."""
+kaggle commands, the records writer, the offline demo and the benchmarks."""

@@ -1,7 +1,8 @@
-"""Each backbone's keras-hub architecture as its preset was built, so that `bench-train
+"""Each backbone's keras-hub architecture as its preset was built, so that `bench train
 --weights none` builds it with no download, and keras.applications' network of the same
-architecture (bench-train's APPS variant): by the backbone's name in the runtime's registry
-(runtime/backbone_choices.py), which tests/test_backbone_choices.py holds them to."""
+architecture (bench train's APPS variant): by the backbone's name in the runtime's registry
+(runtime/backbone_choices.py), which the template repository's tests/test_backbone_choices.py
+(not this project's tests) holds them to."""
 
 from __future__ import annotations
 
