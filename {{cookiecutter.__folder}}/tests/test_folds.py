@@ -1,5 +1,6 @@
-"""k-fold on the demo as a competition ships it: images and a CSV, records in three folds,
-every fold trained in turn, out-of-fold scores, and a fold ensemble with flips."""
+"""k-fold on the demo as a competition ships it: Kaggle's own records (train, val and test
+shards, no folds in them), records in three folds, every fold trained in turn, out-of-fold
+scores, and a fold ensemble with flips."""
 
 import dataclasses
 import shutil
@@ -7,9 +8,12 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+import tensorflow as tf
 from builders import ids
 
+from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.data import record_folds
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages.evaluate import evaluate
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
@@ -124,3 +128,86 @@ def test_a_fold_folder_train_cannot_write_stops_doctor_as_it_stops_train(
         train(run)
     assert str(caught.value) == message
     assert (out / "fold0").read_text() == "my notes\n"
+
+
+def record_ids(pattern: str) -> list[str]:
+    """The ids of the records in the files `pattern` matches."""
+    spec = {"id": tf.io.FixedLenFeature([], tf.string)}
+    records = tf.data.TFRecordDataset(sorted(tf.io.gfile.glob(pattern)))
+    return [tf.io.parse_single_example(r, spec)["id"].numpy().decode() for r in records]
+
+
+@pytest.mark.slow
+def test_kaggles_own_records_train_five_folds_pooled_and_predict_averages_them(
+    demo_dir, tmp_path, capsys
+):
+    """The demo's shards as Kaggle ships a TFRecords competition (train/, val/, test/, no folds
+    in them): `--fold all` trains five models over the train and val records pooled, each
+    record validated once; `--fold 2` trains fold 2 of the same split; no fold asked, the
+    train files train and the val files validate, as given."""
+    out = tmp_path / "out"
+    flags = ["--preset", "demo", "--data-dir", str(demo_dir), "--steps-per-epoch", "2"]
+    flags += ["--epochs", "1", "--output-dir", str(out)]
+    assert main(["train", *flags, "--fold", "all"]) == 0
+    printed = capsys.readouterr().out
+    said = (
+        "records: 5 folds over the 1,437 records of 6 files (4 train, 2 val), stratified by "
+        "class: each fold validates on 287 or 288 records; fold 0 validates"
+    )
+    assert said in printed
+    assert sorted(path.parent.name for path in out.glob("fold*/model.weights.h5")) == [
+        f"fold{fold}" for fold in range(5)
+    ]
+    labelled = record_ids(f"{demo_dir}/train/*.tfrec") + record_ids(f"{demo_dir}/val/*.tfrec")
+    oof = pd.read_csv(out / "oof.csv", dtype={"id": str})
+    assert sorted(oof["id"]) == sorted(labelled)  # every train and val record, once
+    assert sorted(oof["fold"].unique()) == [0, 1, 2, 3, 4]
+
+    assert main(["predict", *flags]) == 0
+    assert "averaged 5 fold models" in capsys.readouterr().out
+    assert ids(out / "submission.csv") == ids(demo_dir / "sample_submission.csv")
+
+    again = tmp_path / "again"
+    assert main(["train", *flags, "--output-dir", str(again), "--fold", "2"]) == 0
+    assert "; fold 2 validates" in capsys.readouterr().out
+    fold2 = pd.read_csv(again / "fold2" / "valid.csv", dtype={"id": str})
+    assert sorted(fold2["id"]) == sorted(oof.loc[oof["fold"] == 2, "id"])  # the same split
+    assert not (again / "fold0").exists()
+
+    given = tmp_path / "given"
+    assert main(["train", *flags, "--output-dir", str(given)]) == 0
+    assert "\nrecords: " not in capsys.readouterr().out
+    valid = pd.read_csv(given / "valid.csv", dtype={"id": str})
+    assert sorted(valid["id"]) == sorted(record_ids(f"{demo_dir}/val/*.tfrec"))
+    assert not list(given.glob("fold*"))
+
+
+@pytest.mark.quick
+def test_enough_files_are_dealt_whole_into_folds_of_as_many_records():
+    """Kaggle's flowers ship 16 train and 16 val files (798 and 232 records): five folds of
+    whole files, six or seven each, none far from a fifth of the records."""
+    train = [f"train/{n:02d}-512x512-798.tfrec" for n in range(16)]
+    valid = [f"val/{n:02d}-512x512-232.tfrec" for n in range(16)]
+    pooled = record_folds.split(train, valid, [798] * 16 + [232] * 16, None, 5, 42)
+    assert pooled.describe() == (
+        "5 folds over 32 files (16 train, 16 val): each fold validates on 6 or 7 files"
+    )
+    held = [pooled.records(fold, True) for fold in range(5)]
+    assert sum(held) == 16 * (798 + 232) and max(held) - min(held) <= 798
+    for fold in range(5):  # a fold trains on every file it does not validate on
+        assert sorted(pooled.files_of(fold, True) + pooled.files_of(fold, False)) == sorted(
+            train + valid
+        )
+    assert record_folds.split(train, valid, [798] * 16 + [232] * 16, None, 5, 42) == pooled
+
+
+@pytest.mark.quick
+def test_fewer_labelled_records_than_folds_is_refused_with_the_counts_and_the_flag():
+    with pytest.raises(UserError) as caught:
+        record_folds.split(["train/a.tfrec"], ["val/b.tfrec"], [2, 1], lambda files: None, 5, 42)
+    assert str(caught.value) == (
+        "Config.fold / --fold: Config.folds / --folds 5 folds need at least 5 labelled records, "
+        "and the train and val files (2) hold 3; give --folds 3 or fewer, or leave "
+        "Config.fold / --fold out to train on the train files and validate on the val files "
+        "as given"
+    )

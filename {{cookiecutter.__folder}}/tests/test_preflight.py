@@ -310,6 +310,26 @@ def trained(demo_cfg, trained_demo):
     return demo_cfg
 
 
+@pytest.mark.parametrize("id_column", ["id", "image_id"])
+def test_a_sample_with_its_labels_first_is_submitted_in_its_columns_and_order(
+    trained, id_column, tmp_path
+):
+    """A sample whose label column comes first (`label,id`, or `label,image_id`, a name the
+    config does not give): predict, through the command, finds the column of test ids and
+    writes the sample's columns, its ids in its order."""
+    data = trained.data_dir
+    rows = (Path(data) / "sample_submission.csv").read_text().splitlines()[1:]
+    sample = tmp_path / "sample.csv"
+    ids = [row.split(",")[0] for row in rows][::-1]  # another order than the demo's own
+    sample.write_text(f"label,{id_column}\n" + "".join(f"0,{key}\n" for key in ids))
+    flags = ["--preset", "demo", "--data-dir", data, "--output-dir", trained.output_dir]
+    assert main(["predict", *flags, "--sample-submission", str(sample)]) == 0
+    written = (Path(trained.output_dir) / "submission.csv").read_text().splitlines()
+    assert written[0] == f"label,{id_column}"
+    assert [row.split(",")[1] for row in written[1:]] == ids
+    assert {row.split(",")[0] for row in written[1:]} <= {str(n) for n in range(10)}
+
+
 def test_resuming_with_another_image_size_refuses_naming_the_difference(trained, no_model):
     before = snapshot(Path(trained.output_dir))
     bigger = dataclasses.replace(trained, image_size=48, epochs=2)

@@ -60,6 +60,9 @@ def test_a_stopped_run_resumes_from_its_last_finished_epoch(
         "--output-dir", str(tmp_path), "--epochs", str(EPOCHS), "--steps-per-epoch", "2",
         *(["--valid-files", ""] if backend == "tensorflow" else []),
     ]  # fmt: skip
+    # JAX keeps only programs that took a second or more to compile: the suite's quick
+    # compiles (conftest's XLA flags) of this small step take about that, either side of it.
+    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     first = start_python(*command, backend=backend)
     wait_for_checkpoint(tmp_path, 1, first)
     first.send_signal(signal.SIGSTOP)  # held mid-run: the second run cannot slip in after it

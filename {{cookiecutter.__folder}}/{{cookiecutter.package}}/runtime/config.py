@@ -46,6 +46,14 @@ def reads(cfg, kind: str) -> bool:
     return inputs is None or kind in (inputs.trains_from, inputs.tests_from)
 
 
+def of_records(cfg) -> bool:
+    return reads(cfg, "records")
+
+
+def of_images(cfg) -> bool:
+    return reads(cfg, "images")
+
+
 def uses_metadata(cfg) -> bool:
     """Whether a table of metadata joins each image: columns named, or "auto" where the data
     holds some; before it is resolved, it could."""
@@ -58,9 +66,12 @@ def uses_metadata(cfg) -> bool:
 
 
 def in_folds(cfg) -> bool:
-    """Whether the data is in folds (Config.fold picks one); before it is resolved, it could be."""
+    """Whether Config.fold picks a fold: the data is in folds, or is records that carry none
+    (their files are pooled into folds where a fold is asked); before it is resolved, it could."""
     inputs = data_read(cfg)
-    return inputs is None or ((inputs.said or {}).get("folds") or 1) > 1
+    if inputs is None or (inputs.trains_from == "records" and inputs.said is None):
+        return True
+    return ((inputs.said or {}).get("folds") or 1) > 1
 
 
 def targets(cfg) -> str:
@@ -112,23 +123,33 @@ class Config:
         {{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }},
         "training TFRecords",
         checkpoint="data",
+        used=of_records,
     )
-    valid_files: str = knob({{ (cookiecutter.__records_prefix ~ "val/*.tfrec") | tojson }}, "validation TFRecords, or none")
-    test_files: str = knob({{ (cookiecutter.__records_prefix ~ "test/*.tfrec") | tojson }}, "test TFRecords")
+    valid_files: str = knob(
+        {{ (cookiecutter.__records_prefix ~ "val/*.tfrec") | tojson }},
+        "validation TFRecords, or none",
+        used=of_records,
+    )
+    test_files: str = knob(
+        {{ (cookiecutter.__records_prefix ~ "test/*.tfrec") | tojson }},
+        "test TFRecords",
+        used=of_records,
+    )
     sample_submission: str = knob("sample_submission.csv", "the competition's sample; empty: none")
     # A competition's own images and CSV, read where the data folder holds no records (images.py).
     train_csv: str = knob("train.csv", "the training CSV: ids and labels", checkpoint="data")
-    train_images: str = knob("train_images", "the training images' folder")
+    train_images: str = knob("train_images", "the training images' folder", used=of_images)
     test_images: str = knob(
         "test_images", "the folder of test images; given, predict reads it instead of test_files",
         checkpoint="where",
     )  # fmt: skip
     group_column: str = knob(
-        "", "images and CSV: rows sharing it share a fold (patient)", checkpoint="data"
-    )
+        "", "images and CSV: rows sharing it share a fold (patient)", checkpoint="data",
+        used=of_images,
+    )  # fmt: skip
     window: str = knob(
         "auto", "DICOM images: auto (each file's own), CENTER,WIDTH, or lung, bone...", rare=True,
-        checkpoint="trained",
+        checkpoint="trained", used=of_images,
     )  # fmt: skip
     # The table beside each image (data/metadata.py), and the columns the model's head joins.
     test_csv: str = knob(
@@ -190,15 +211,17 @@ class Config:
         {{ "1e-3" if cookiecutter.backbone == "small-cnn" else "1e-4" }}, "peak learning rate for one replica; scaled by replicas", tuned=True
     )
     warmup_epochs: float = knob(1.0, "epochs of linear warm-up before the cosine decay", tuned=True)
-    folds: int = knob(5, "folds `records` splits the training images into (1: none)")
+    folds: int = knob(5, "folds the training images are split into (1: none)", checkpoint="data")
+    # Empty: data in folds validates on fold 0; records that carry none train on their train
+    # files and validate on their val files, as given. A fold asked for pools those files.
     fold: str = knob(
-        "0", "records with folds: the fold that validates, or all: each in turn", tuned=True,
-        used=in_folds,
+        "", "the fold that validates, or all; empty: fold 0 of data in folds, else train/val",
+        tuned=True, used=in_folds,
     )  # fmt: skip
     # Not Config.seed: runs of other seeds (the commonest ensemble) must hold the same folds,
     # or their out-of-fold predictions cannot be blended.
     fold_seed: int = knob(
-        42, "seed of the folds records and images with a CSV are split into; --seed leaves them",
+        42, "seed of the folds the training images are split into; --seed leaves them",
         checkpoint="data", rare=True,
     )  # fmt: skip
     # Corrections to the training labels (data/corrections.py), such as audit's rows kept.
@@ -281,7 +304,7 @@ class Config:
     )
     ema: float = knob(
         0.99,
-        "momentum of the weights' average (warmed up), kept where it validates better; 0: off",
+        "momentum of the weights' average (warmed up), the weights kept; 0: off",
         tuned=True,
     )
     backbone_learning_rate: float = knob(
@@ -545,7 +568,7 @@ def problems(cfg: Config) -> list[str]:
         ("dropout", 0 <= cfg.dropout < 1, "from 0 to below 1"),
         ("pseudo_weight", 0 < cfg.pseudo_weight <= 10, "above 0 and at most 10"),
         ("folds", cfg.folds >= 1, "at least 1 (1: no folds)"),
-        ("fold", cfg.fold == "all" or cfg.fold.isdigit(), "a fold number, or all"),
+        ("fold", cfg.fold in ("", "all") or cfg.fold.isdigit(), "a fold number, all, or empty"),
         ("bad_records", cfg.bad_records in ("fail", "skip"), "fail or skip"),
         ("shuffle_buffer", cfg.shuffle_buffer >= 1, "at least 1 (1: no shuffling)"),
         ("seed", 0 <= cfg.seed < 2**32, "from 0 to 2**32 - 1"),
@@ -632,8 +655,9 @@ def flips(cfg: Config) -> bool:
 
 
 def validating_fold(cfg: Config) -> int:
-    """The fold that validates; with every fold in turn (`all`), fold 0 is checked first."""
-    return 0 if cfg.fold == "all" else int(cfg.fold)
+    """The fold that validates; with every fold in turn (`all`), fold 0 is checked first, and
+    with none asked (""), data in folds validates on fold 0."""
+    return int(cfg.fold) if cfg.fold.isdigit() else 0
 
 
 def names_in(text: str) -> list[str]:

@@ -255,7 +255,7 @@ class CompetitionImages:
         shown = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
         names = f": {shown}" if classes else ""
         folds = manifest["folds"]
-        held_out = f", fold {cfg.fold} validates" if folds > 1 else ""
+        held_out = f", fold {cfg.fold or 0} validates" if folds > 1 else ""
         heading = (
             f"images: {places_of(cfg).file('train_csv')} and {places_of(cfg).file('train_images')}: "
             f"{manifest['train']['records']} images, {folds} folds {manifest['folds_from']}"

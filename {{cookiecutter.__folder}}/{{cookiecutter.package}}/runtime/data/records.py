@@ -9,10 +9,10 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, inputs_of, places_of, targets
+from ..config import Config, inputs_of, places_of, targets, validating_fold
 from ..errors import UserError, named
 from ..platform.files import MANIFEST, reaching
-from . import scan, steps
+from . import record_folds, scan, steps
 from .manifest import check_count, skipped_tests, with_manifest
 from .scan import COUNT_IN_NAME
 
@@ -162,9 +162,41 @@ def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     return files
 
 
-def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every_nth: bool):
-    """Whether this process trains on record n of a file: not a skipped one, and with
-    `every_nth`, only every num_processes-th record, numbered over all the files in order."""
+def pools(cfg: Config) -> bool:
+    """Whether the run's records carry no folds (no manifest) for Config.folds to split them
+    into (record_folds.py), as the command resolved them."""
+    inputs = inputs_of(cfg)
+    return inputs.trains_from == "records" and inputs.said is None and cfg.folds > 1
+
+
+pooled_splits: dict[tuple, record_folds.Pooled] = {}  # split once a session while unchanged
+
+
+def pooled(cfg: Config) -> record_folds.Pooled | None:
+    """The train and val files split into folds, where the run asks for a fold (Config.fold)
+    of records that carry none; None where it reads the splits as given."""
+    if not cfg.fold or not pools(cfg):
+        return None
+    train = find_checked(cfg, "train_files", True)
+    valid = find_checked(cfg, "valid_files", True) if cfg.valid_files else []
+    one_class = targets(cfg) == "classes" and not cfg.multi_label  # else not stratified
+    key = (tuple(train), tuple(valid), cfg.folds, cfg.fold_seed, cfg.label_key, one_class)
+    if key not in pooled_splits:
+        files = [*train, *[path for path in valid if path not in train]]
+        pooled_splits[key] = record_folds.split(
+            train, valid, [count([path]) for path in files],
+            lambda files: record_folds.class_numbers(files, cfg.label_key) if one_class else None,
+            cfg.folds, cfg.fold_seed,
+        )  # fmt: skip
+    return pooled_splits[key]
+
+
+def wanted_records(
+    files: list[str], cfg: Config, skipped: frozenset[str], every_nth: bool, pooled_keep=None
+):
+    """Whether this process trains on record n of a file: not a skipped one, with
+    `pooled_keep` (record_folds.Pooled.keep) one of its fold's, and with `every_nth`, only
+    every num_processes-th record, numbered over all the files in order."""
     processes, process = cfg.num_processes, cfg.process_id
     if every_nth:  # each file's first record's number over all the files
         starts = np.cumsum([0] + [count([path]) for path in files[:-1]])
@@ -179,6 +211,8 @@ def wanted_records(files: list[str], cfg: Config, skipped: frozenset[str], every
         if leave_out is not None:
             key = path + "#" + tf.strings.as_string(n)
             wanted = tf.logical_and(wanted, tf.logical_not(leave_out.lookup(key)))
+        if pooled_keep is not None:
+            wanted = tf.logical_and(wanted, pooled_keep(path, n))
         return wanted
 
     return keep
@@ -198,6 +232,20 @@ class Split:
     labels: list = dataclasses.field(default_factory=list)  # a labeled split's values or shares
 
 
+def of_records(shards: list[scan.Shard], name: str, kept: list | None) -> list:
+    """What the shards read of each record ("ids", "labels"), less those `kept` leaves out
+    (each shard's records; None: all). A shard that read none of a record's, none."""
+    if kept is None:
+        return [item for shard in shards for item in getattr(shard, name)]
+    return [
+        item
+        for shard, keep in zip(shards, kept, strict=True)
+        if len(getattr(shard, name)) == len(keep)
+        for item, wanted in zip(getattr(shard, name), keep, strict=True)
+        if wanted
+    ]
+
+
 class Records:
     """TFRecord shards, with the manifest `records` writes beside them where there is one."""
 
@@ -208,7 +256,7 @@ class Records:
 
     def describe(self, cfg: Config, manifest: dict) -> str:
         folds, classes = manifest["folds"], manifest["classes"] or []
-        held_out = f", fold {cfg.fold} validates" if folds > 1 else ""
+        held_out = f", fold {cfg.fold or 0} validates" if folds > 1 else ""
         more = ", ..." if len(classes) > 5 else ""
         names = f": {', '.join(classes[:5])}{more}" if classes else ""
         heading = (
@@ -224,17 +272,30 @@ class Records:
 
     def split(self, cfg: Config, field: str, labeled: bool) -> Split:
         """Every record's label (or id) read, shard by shard; the first shard's features
-        checked by name and kind first, so a wrong key is named before anything is read."""
-        files = find_checked(cfg, field, labeled)
+        checked by name and kind first, so a wrong key is named before anything is read. With
+        the files pooled into folds (`pooled`), the records of the fold's side."""
+        pool = pooled(cfg) if labeled else None
+        fold, validating = validating_fold(cfg), field == "valid_files"
+        if pool:
+            files = pool.files_of(fold, validating)
+        else:
+            files = find_checked(cfg, field, labeled)
         shards = scan.check_split(files, cfg, field, labeled)
-        count = sum(shard.records for shard in shards)
+        kept = pool.kept(fold, validating) if pool else None
+        count = (
+            sum(shard.records for shard in shards)
+            if kept is None
+            else pool.records(fold, validating)
+        )
         manifest = inputs_of(cfg).said  # as the command resolved it (source.resolved)
         check_count(cfg, field, count, manifest)
-        ids = [key for shard in shards for key in shard.ids]
-        said = f"{len(files)} files, {count} records ({places_of(cfg).file(field)})"
+        ids = of_records(shards, "ids", kept)
+        where = f"fold {fold} of {pool.folds}" if pool else places_of(cfg).file(field)
+        said = f"{len(files)} files, {count} records ({where})"
         skipped = {} if labeled else skipped_tests(manifest)
-        labels = [row for shard in shards for row in shard.labels]
-        return Split(files, count, ids, said, skipped=skipped, labels=labels)
+        return Split(
+            files, count, ids, said, skipped=skipped, labels=of_records(shards, "labels", kept)
+        )
 
     def training(
         self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
@@ -247,8 +308,10 @@ class Records:
         own = files[process::processes] if by_file else files
         names = tf.data.Dataset.from_tensor_slices(own).shuffle(len(own), seed=cfg.seed)
         read = tf.data.TFRecordDataset
-        if skipped or not by_file:  # records have no other name than their file and number
-            keep = wanted_records(files, cfg, skipped, every_nth=not by_file)
+        pool = pooled(cfg)
+        in_fold = pool.keep(validating_fold(cfg), False) if pool and not pool.by_file else None
+        if skipped or not by_file or in_fold:  # records have no other name than file and number
+            keep = wanted_records(files, cfg, skipped, not by_file, in_fold)
 
             def read(path):
                 numbered = tf.data.TFRecordDataset(path).enumerate()
@@ -260,9 +323,23 @@ class Records:
     def in_order(
         self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
     ) -> tuple[tf.data.Dataset, int]:
-        """Every record once, parsed, in order, and their count, which a short shard fails."""
-        total = count(files)
-        serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
+        """Every record once, parsed, in order, and their count, which a short shard fails.
+        With the files pooled into folds by record (`pooled`), labelled records are those the
+        fold validates on."""
+        pool = pooled(cfg) if labeled else None
+        if pool and not pool.by_file:
+            fold = validating_fold(cfg)
+            keep, total = pool.keep(fold, True), pool.records(fold, True)
+
+            def read(path):
+                numbered = tf.data.TFRecordDataset(path).enumerate()
+                return numbered.filter(lambda n, record: keep(path, n)).map(lambda n, rec: rec)
+
+            names = tf.data.Dataset.from_tensor_slices(files)
+            serialized = names.interleave(read, min(len(files), 16), num_parallel_calls=AUTO)
+        else:
+            total = count(files)
+            serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
         serialized = serialized.apply(tf.data.experimental.assert_cardinality(total))
         return serialized.map(steps.parse(cfg, labeled, with_ids), num_parallel_calls=AUTO), total
 

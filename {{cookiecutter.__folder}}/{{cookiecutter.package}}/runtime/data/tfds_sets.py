@@ -145,7 +145,7 @@ def with_splits(cfg: Config) -> tuple[Config, dict]:
 
 
 def describe(cfg: Config, manifest: dict) -> str:
-    held_out = f", fold {cfg.fold} validates" if manifest["folds"] > 1 else ""
+    held_out = f", fold {cfg.fold or 0} validates" if manifest["folds"] > 1 else ""
     classes = manifest["classes"]
     names = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
     splits = ", ".join(f"{split} {count}" for split, count in sorted(manifest["splits"].items()))

@@ -7,14 +7,14 @@ scored a fraction of what the raw weights had learned. So the momentum grows wit
 as TensorFlow's ExponentialMovingAverage(num_updates) and timm's model EMA warm up:
 min(ema, (1 + step) / (10 + step)), which averages about the last tenth of the steps until it
 reaches `ema`. Each epoch scores both on the validation records with the competition's metric, and
-the run keeps (saves, predicts with) whichever scored better at its last epoch, saying which."""
+says both; the run keeps (saves, predicts with) the average, by a rule fixed before it started
+(Config.ema above 0), not by which scored better: a score picked on the validation records would
+overstate the CV it reports on them."""
 
 from __future__ import annotations
 
 import keras
 from keras import ops
-
-from . import scoring
 
 KEPT = ("average", "raw")  # the weights a run can keep, as model.json names them
 
@@ -39,43 +39,34 @@ def scored_keys(metric: str) -> dict[str, str]:
 
 
 def chosen(history: dict, metric: str) -> dict | None:
-    """Which weights a run keeps, from its last epoch's validation scores: the average where
-    it scored at least as well as the raw weights, else the raw weights. None where the run
-    has no scores of both (no validation, or no average)."""
+    """What model.json records of the weights kept: the average (the rule), and both weights'
+    scores at the last epoch. None where the run has no scores of both (no validation, or no
+    average)."""
     keys = scored_keys(metric)
     if not all(history.get(key) for key in keys.values()):
         return None
-    scores = {which: history[key][-1] for which, key in keys.items()}
-    kept = "average" if scoring.better(scores["average"], scores["raw"], metric) else "raw"
-    return {"kept": kept, "metric": metric, **{f"valid_{k}": v for k, v in scores.items()}}
+    scores = {f"valid_{which}": history[key][-1] for which, key in keys.items()}
+    return {"kept": "average", "rule": "Config.ema above 0", "metric": metric, **scores}
 
 
 def said(choice: dict | None, averaged: bool) -> str:
     """The line that says which weights the run keeps, and why."""
     if not averaged:
         return "weights kept: the raw weights (no average: --ema 0)"
+    rule = "the weights' average (the rule with --ema above 0, fixed before the run)"
     if choice is None:
-        return "weights kept: the weights' average (no validation records to compare it with)"
-    other = "raw" if choice["kept"] == "average" else "average"
-    name = {"average": "the weights' average", "raw": "the raw weights"}
+        return f"weights kept: {rule}"
     return (
-        f"weights kept: {name[choice['kept']]}, valid {choice['metric']} "
-        f"{choice['valid_' + choice['kept']]:.4f} against {choice['valid_' + other]:.4f} for "
-        f"{name[other]}"
+        f"weights kept: {rule}: valid {choice['metric']} {choice['valid_average']:.4f}, and "
+        f"{choice['valid_raw']:.4f} with the raw weights"
     )
 
 
-def keep(net: keras.Model, choice: dict | None, raw: list | None = None) -> None:
-    """Leave the chosen weights in the model. Keras' fit ends by putting the average into the
-    weights (`finalize_variable_values`); where the raw weights scored better, `raw` (their
-    values at the last epoch, ValidatedEachEpoch.raw) goes back in. A run resumed after its
-    last epoch, which fit nothing, holds the raw weights: the average goes in as fit puts it.
-    The checkpoints keep both, so resuming is exact either way."""
+def keep(net: keras.Model) -> None:
+    """Leave the average in the model, as Keras' fit ends (`finalize_variable_values`); a run
+    resumed after its last epoch, which fit nothing, holds the raw weights: the average goes in
+    as fit puts it. The checkpoints keep both, so resuming is exact."""
     if not averages_weights(net):
-        return
-    if choice and choice["kept"] == "raw":
-        for variable, value in zip(net.trainable_variables, raw or [], strict=False):
-            variable.assign(value)
         return
     net.optimizer.finalize_variable_values(net.trainable_variables)
     unshared(net)
@@ -93,37 +84,32 @@ def unshared(net: keras.Model) -> None:
 
 class ValidatedEachEpoch(keras.callbacks.Callback):
     """At the end of every epoch: the competition's metric on the validation records for the
-    raw weights and, with an average, for the average too; the better one's scores become
-    the epoch's val_ scores, both are in the history, and a line says them. `score(net)`
-    returns {"metric": ..., "loss": ..., "accuracy": ...} on the validation records. `raw`
-    holds the raw weights' values where they scored better at the last epoch, for `keep`."""
+    raw weights and, with an average, for the average too; the weights the run keeps (the
+    average, where there is one) give the epoch's val_ scores, both are in the history, and
+    a line says them. `score(net)` returns {"metric": ..., "loss": ..., "accuracy": ...} on
+    the validation records."""
 
     def __init__(self, score, metric: str):
         super().__init__()
         self.score, self.metric = score, metric
-        self.raw = None
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs if logs is not None else {}
         raw = self.score(self.model)
-        better, line = raw, f"valid {self.metric}: {raw['metric']:.4f}"
+        kept, line = raw, f"valid {self.metric}: {raw['metric']:.4f}"
         if averages_weights(self.model):
             swap = swapped(self.model)
             swap.on_test_begin()
             try:
-                average = self.score(self.model)
+                kept = self.score(self.model)
             finally:
                 swap.on_test_end()
             keys = scored_keys(self.metric)
-            logs[keys["raw"]], logs[keys["average"]] = raw["metric"], average["metric"]
-            if scoring.better(average["metric"], raw["metric"], self.metric):
-                better, self.raw = average, None
-            else:  # fit ends by putting the average in: keep the raw weights' values
-                self.raw = [ops.convert_to_numpy(v) for v in self.model.trainable_variables]
+            logs[keys["raw"]], logs[keys["average"]] = raw["metric"], kept["metric"]
             line = (
-                f"valid {self.metric}: {average['metric']:.4f} with the weights' average, "
+                f"valid {self.metric}: {kept['metric']:.4f} with the weights' average, "
                 f"{raw['metric']:.4f} with the raw weights"
             )
-        logs.update({f"val_{name}": value for name, value in better.items() if name != "metric"})
-        logs[f"val_{self.metric}"] = better["metric"]
+        logs.update({f"val_{name}": value for name, value in kept.items() if name != "metric"})
+        logs[f"val_{self.metric}"] = kept["metric"]
         print(line)

@@ -209,11 +209,6 @@ def classes_scored(metric: str) -> str:
     return f"{least} classes or more" if not most else f"{least} to {most} classes"
 
 
-def better(new: float, old: float, metric: str) -> bool:
-    """Whether `new` scores at least as well as `old` (lower is better for log loss)."""
-    return new <= old if METRICS[metric].lower_is_better else new >= old
-
-
 def gain(new: float, old: float, metric: str) -> float:
     """How much better `new` is than `old`: positive where better, whichever way is better."""
     return old - new if METRICS[metric].lower_is_better else new - old

@@ -61,10 +61,11 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
     return sample
 
 
-def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) -> Shape:
+def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names, ids=()) -> Shape:
     """The submission's shape: Config.submission's, or for auto as the sample's columns say
     (`shape_of`); its id column the user's, else the records' (their manifest's) where the
-    sample has it, else the sample's first."""
+    sample has it, else the one holding most of the test `ids` (a sample may put its labels
+    first), else the sample's first."""
     if sample is None:
         shape = shape_of(cfg, 1).without_sample(cfg.id_column, cfg.label_column, names, num_classes)
         return with_k(shape, cfg)
@@ -76,7 +77,7 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
                 f"({came_from(cfg, field)}); give one of its columns, or leave it out to "
                 "follow the sample"
             )
-    id_column = cfg.id_column if cfg.id_column in present else present[0]
+    id_column = cfg.id_column if cfg.id_column in present else holding(sample, ids)
     rest = [column for column in present if column != id_column]
     shape = shape_of(cfg, len(rest)).of_sample(sample, id_column, rest, names, num_classes)
     repeated = sample[id_column][sample[id_column].duplicated()].unique().tolist()
@@ -88,6 +89,12 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names) ->
             f"its id column ({named('id_column')})"
         )
     return with_k(shape, cfg)
+
+
+def holding(sample: pd.DataFrame, ids) -> str:
+    """The sample's column that holds the most of `ids` as it spells them; its first on a tie."""
+    held = [len(set(as_sample_spells(ids, sample, name)) & set(sample[name])) for name in sample]
+    return sample.columns[held.index(max(held))]
 
 
 def shape_of(cfg: Config, columns: int) -> type[Shape]:

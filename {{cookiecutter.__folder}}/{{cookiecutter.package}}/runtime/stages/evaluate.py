@@ -39,7 +39,7 @@ def evaluate(cfg: Config, found: Accelerator | None = None) -> list[Path]:
     if folds.count(cfg) > 1 and cfg.fold == "all":
         return every_fold(cfg, found)
     if folds.count(cfg) > 1:  # the model of the fold asked for, on its validation records
-        cfg = folds.run_config(cfg, int(cfg.fold))
+        cfg = folds.run_config(cfg, folds.chosen(cfg)[0])
     cfg, validated = validate(cfg, found)
     return report(cfg, validated, places_of(cfg).output / "confusion.png")
 

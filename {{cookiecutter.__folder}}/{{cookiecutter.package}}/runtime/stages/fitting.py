@@ -74,6 +74,8 @@ def ready(cfg: Config, found: Accelerator) -> Ready:
     if recipe_line(cfg):
         print(recipe_line(cfg))
     checked = preflight.ready(cfg, found, "train", training_checks.CHECKS)
+    if said is None and checked.manifest.line:  # records pooled into folds: how
+        print(checked.manifest.line)
     if reads(cfg, "images") and checked.data.kind == "images" and found.writes_files:
         from ..data import images
 
@@ -241,12 +243,13 @@ def bad_images_named(ready: Ready, stopped: str):
         yield
 
 
-def keep_the_better(
-    net: keras.Model, history: dict, cfg: Config, validation: list, found: Accelerator
+def keep_the_average(
+    net: keras.Model, history: dict, cfg: Config, found: Accelerator
 ) -> dict | None:
-    """Keep the weights or their average, whichever validated better (averaging.py); say which."""
+    """Keep the weights' average where there is one, by the rule fixed before the run, not by
+    the validation score it then reports (averaging.py); say so, with both scores."""
     choice = averaging.chosen(history, cfg.metric)
-    averaging.keep(net, choice, validation[0].raw if validation else None)
+    averaging.keep(net)
     print(averaging.said(choice, averaging.averages_weights(net)))
     if found.writes_files:  # an earlier run's cuts: this run fits its own, or none
         for name in (FITTED["grades"], FITTED["thresholds"]):

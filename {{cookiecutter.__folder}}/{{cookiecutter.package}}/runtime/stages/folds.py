@@ -1,7 +1,8 @@
 """k-fold: which folds a run trains, where each fold's run writes, and the trained fold models
 `predict` averages (out_of_fold.py scores every fold's validation predictions together). With
-records in folds (`records --folds K`), fold k's run validates on fold k, trains on the others
-and writes into <output>/fold<k>/, so each fold resumes on its own."""
+data in folds (`records --folds K`, images and a CSV, a TFDS set), or records that carry none
+pooled into folds where a fold is asked (record_folds.py), fold k's run validates on fold k,
+trains on the others and writes into <output>/fold<k>/, so each fold resumes on its own."""
 
 from __future__ import annotations
 
@@ -9,26 +10,29 @@ import dataclasses
 import re
 from pathlib import Path
 
-from ..config import Config, given, places_of
+from ..config import Config, given, places_of, validating_fold
 from ..errors import UserError, named
 
 
 def count(cfg: Config) -> int:
-    """The folds of the records in the data folder; 1 without a manifest or without folds."""
+    """The folds the run trains in; 1 where it reads its splits as given."""
     return data_folds(cfg) or 1
 
 
-def data_folds(cfg: Config) -> int | None:
-    """The folds the data says it has; None where it says nothing (records without a
-    manifest, or a folder that holds only a test set)."""
-    from ..data import source  # TensorFlow: `scored` alone (kaggle submit) needs none
+def data_folds(cfg: Config, asked: bool = True) -> int | None:
+    """The folds the data has: the manifest's, or Config.folds for records that carry none
+    where a fold is asked (or, without `asked`, could be); None where it says nothing (records
+    read as given, or a folder that holds only a test set)."""
+    from ..data import records, source  # TensorFlow: `scored` alone (kaggle submit) needs none
 
-    _, manifest = source.resolved(cfg)
-    return manifest["folds"] if manifest else None
+    cfg, manifest = source.resolved(cfg)
+    if manifest:
+        return manifest["folds"]
+    return cfg.folds if records.pools(cfg) and (cfg.fold or not asked) else None
 
 
 def chosen(cfg: Config) -> list[int]:
-    return list(range(count(cfg))) if cfg.fold == "all" else [int(cfg.fold)]
+    return list(range(count(cfg))) if cfg.fold == "all" else [validating_fold(cfg)]
 
 
 def runs(cfg: Config) -> list[Config]:
@@ -39,6 +43,10 @@ def runs(cfg: Config) -> list[Config]:
 def check_each_fold_validates(cfg: Config) -> None:
     """`--fold all` scores each fold's model on the fold it holds out; validating nothing
     (valid_files given empty) would leave every fold unscored and no out-of-fold table."""
+    from ..data import records, source
+
+    if records.pools(source.resolved(cfg)[0]):  # each fold validates on its share of the pool
+        return
     if cfg.fold == "all" and not cfg.valid_files and given(cfg, "valid_files"):
         raise UserError(
             f"{named('fold')} all scores each fold's model on the images its fold holds out, "
@@ -68,7 +76,7 @@ def trained_runs(cfg: Config) -> list[Config]:
     beside records in 5 folds) is refused, not averaged in. Where the data says nothing of
     folds (a code competition's rerun mounts only the test set beside the trained run), a
     trained run given by Config.trained_dir is taken as it was trained."""
-    said = data_folds(cfg)
+    said = data_folds(cfg, asked=False)  # a run asking for none averages every fold's model
     found = {
         int(match.group(1)): path
         for path in sorted(places_of(cfg).trained.glob("fold*/model.weights.h5"))

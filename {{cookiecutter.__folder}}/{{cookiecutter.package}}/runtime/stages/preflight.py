@@ -20,7 +20,7 @@ import pandas as pd
 
 from .. import config
 from ..config import Config, given_values, places_of
-from ..data import source
+from ..data import records, source
 from ..errors import UserError, first_line, named
 from ..learning.scoring import METRICS
 from ..outputs import submission, trained_run
@@ -253,7 +253,11 @@ def manifest(p: Preflight) -> Result[dict | None] | None:
     if p.data_dir is None:
         return None  # the data folder is missing: said once
     _, found = source.resolved(p.cfg)  # what the command read, for the config it resolved
-    return Result(p.data.describe(p.cfg, found) if found else "", found)
+    if found:
+        return Result(p.data.describe(p.cfg, found), found)
+    pool = records.pooled(p.cfg)  # records that carry no folds, a fold asked: pooled
+    held_out = "all in turn" if p.cfg.fold == "all" else f"fold {p.cfg.fold} validates"
+    return Result(f"records: {pool.describe()}; {held_out}" if pool else "", found)
 
 
 def values(p: Preflight) -> Result:
@@ -265,7 +269,8 @@ def split(name: str) -> Callable[[Preflight], Result[source.Split | None] | None
     field, labeled = SPLITS[name]
 
     def check_split(p: Preflight) -> Result[source.Split | None] | None:
-        if not getattr(p.cfg, field):
+        pooled = labeled and p.cfg.fold and records.pools(p.cfg)  # valid: a share of the pool
+        if not getattr(p.cfg, field) and not pooled:
             if p.command == NEEDED_BY[name]:
                 raise UserError(f"nothing to {p.command}: {named(field)} is empty")
             return Result(f"{name}: none ({named(field)} is empty)")
@@ -280,8 +285,8 @@ def split(name: str) -> Callable[[Preflight], Result[source.Split | None] | None
 def sample(p: Preflight) -> Result[Sample]:
     cfg, names = p.cfg, config.class_names(p.cfg)
     table = submission.load_sample(cfg)
-    shape = submission.layout(cfg, table, cfg.num_classes, names)
     test = p.test.value if p.test else None
+    shape = submission.layout(cfg, table, cfg.num_classes, names, test.ids if test else ())
     if test:  # a submission must never lack an id: check before the model
         submission.check_ids(test.ids, table, shape.id_column, test.fields, test.skipped)
     what = shape.describe(cfg.multi_label)

@@ -5,8 +5,9 @@ out-of-fold predictions. The notebook shows this module as its training loop's c
 
 What is not the recipe stays behind one call each (fitting.py): the checks before the first
 step and what they found, the run's lock, resuming from the last finished epoch, and keeping
-the weights or their average, whichever validated better. A checkpoint after every epoch
-means a run killed mid-way and started again continues from the last finished epoch.
+the weights' average (the raw weights with --ema 0), by a rule fixed before the run. A
+checkpoint after every epoch means a run killed mid-way and started again continues from the
+last finished epoch.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from . import fitting, folds, out_of_fold
 def train(cfg: Config, found: Accelerator | None = None) -> dict:
     """Fit the model on the training records; returns the history (loss and metrics per epoch).
 
-    With records in folds, fold `cfg.fold` validates and the others train, in
-    <output>/fold<k>/; `fold="all"` trains every fold in turn, then scores their out-of-fold
-    predictions together and returns {"folds": {k: history}, "out_of_fold": score}.
+    With data in folds (or records pooled into folds where a fold is asked), fold `cfg.fold`
+    validates and the others train, in <output>/fold<k>/; `fold="all"` trains every fold in
+    turn, then scores their out-of-fold predictions together and returns
+    {"folds": {k: history}, "out_of_fold": score}.
     Pass the accelerator from `accelerator.detect(cfg)`; without it, train detects it itself.
     """
     cfg = paths.placed(cfg)  # where it reads and writes, found once
@@ -43,7 +45,7 @@ def train(cfg: Config, found: Accelerator | None = None) -> dict:
         for run in runs:  # each fold in turn, in its own folder
             histories[int(run.fold)] = train_fold(run, found)
         if cfg.fold != "all":
-            return histories[int(cfg.fold)]
+            return histories[int(run.fold)]  # the one fold asked for
         score = out_of_fold.scored_folds(cfg, list(histories)) if found.writes_files else None
         return {"folds": histories, "out_of_fold": score}
 
@@ -92,7 +94,7 @@ def train_fold(cfg: Config, found: Accelerator) -> dict:
                 )
         else:
             print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
-        kept = fitting.keep_the_better(model, history, cfg, validation, found)
+        kept = fitting.keep_the_average(model, history, cfg, found)
         if valid is not None:  # valid.csv: the fold's out-of-fold predictions, and its score
             history[f"final_valid_{cfg.metric}"] = fitting.score_validation(
                 cfg, model, ready, found
