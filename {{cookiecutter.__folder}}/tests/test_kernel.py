@@ -20,13 +20,17 @@ from builders import ids
 from conftest import OFFLINE, PROJECT
 from PIL import Image
 
+from {{ cookiecutter.package }}.runtime import config
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
-from {{ cookiecutter.package }}.runtime.config import Config, knobs
+from {{ cookiecutter.package }}.runtime.config import BACKENDS, PRECISIONS, Config, knobs
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import backbones
 from {{ cookiecutter.package }}.runtime.learning.model import build_model
+from {{ cookiecutter.package }}.runtime.outputs.submission_shapes import SHAPES
+from {{ cookiecutter.package }}.runtime.platform import backend
 from {{ cookiecutter.package }}.runtime.platform.paths import placed
-from {{ cookiecutter.package }}.tools import kernel
+from {{ cookiecutter.package }}.tools import carried as carrying
+from {{ cookiecutter.package }}.tools import kernel, settings_cell
 from {{ cookiecutter.package }}.tools import notebook as notebooks
 from {{ cookiecutter.package }}.tools.demo import from_preset
 
@@ -334,14 +338,18 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     assert "    dropout=0.2," in config_cell  # tuned often: shown with its default
     assert "    # Training\n" in config_cell  # grouped as Config groups its fields
     assert "seed=" not in config_cell and "| `seed` | `42` | random seed |" in settings
-    for field in ("coordinator", "num_processes", "process_id"):  # several hosts: out of view
-        assert f"{field}=" not in config_cell and f"| `{field}` |" in settings
-    for field in knobs():  # none left out: in the cell, or one click away with its default
-        assert f"    {field.name}=" in config_cell or f"| `{field.name}` |" in settings
+    reading = kernel.as_it_reads(placed(cfg), inference=False)  # the competition's records
+    offered = {field.name for field in settings_cell.settings("training", reading)}
+    for field in knobs():  # what the run uses: in the cell, or one click away with its default
+        listed = f"    {field.name}=" in config_cell or f"| `{field.name}` |" in settings
+        assert listed == (field.name in offered), field.name
+    for field in ("coordinator", "num_processes", "process_id", "simulate_replicas"):
+        assert field not in offered  # a notebook is one process: a setting it cannot use
     assert 'ACCELERATOR = "tpu"' in config_cell
     headings = [c.source.splitlines()[0] for c in shown if c.cell_type == "markdown"]
     assert headings[1:] == [  # the label audit and pseudo-labels need fold="all": left out
         "## Settings",
+        "## Accelerator check",
         "## The project's code",
         "## Data steps",
         "## Datasets",
@@ -379,7 +387,20 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     assert metadata["dataset_sources"] == ["alice/effnet"]
 
 
-# A setting, and the modules only it reaches: a notebook carries them where it is set.
+# A setting the notebook offers, and the modules only it reaches: carried in every training
+# notebook, so that it works when set in the config cell.
+OFFERED = {
+    "pseudo-labels": (
+        {"pseudo_labels": "kaggle:notebooks/alice/all/pseudo_labels.csv"},
+        ["data/pseudo_labels.py"],
+    ),
+    "corrections": ({"drop_ids": "kaggle:datasets/alice/x/drop.csv"}, ["data/corrections.py"]),
+    "mixing": ({"mixup": 0.2}, ["learning/mixing.py"]),
+    "attention": ({"backbone": "dinov3-small", "image_size": 224}, ["learning/attention.py"]),
+    "small cnn": ({"backbone": "small-cnn"}, ["learning/small_cnn.py"]),
+}
+# A setting no notebook of the default render offers (the competition's metric, its data's
+# kind, several hosts), and the modules only it reaches: carried where it is set.
 FEATURES = {
     "every fold": ({"fold": "all"}, ["stages/audit.py", "stages/pseudo.py"]),
     "multi-label": ({"multi_label": True, "metric": "samples_f1"}, ["learning/thresholds.py"]),
@@ -389,11 +410,6 @@ FEATURES = {
         {"metric": "rmse", "num_classes": 1, "train_csv": "labels.csv"},
         ["data/value_labels.py"],
     ),
-    "pseudo-labels": (
-        {"pseudo_labels": "kaggle:notebooks/alice/all/pseudo_labels.csv"},
-        ["data/pseudo_labels.py"],
-    ),
-    "corrections": ({"drop_ids": "kaggle:datasets/alice/x/drop.csv"}, ["data/corrections.py"]),
     "metadata": ({"metadata_columns": "age"}, ["data/metadata.py", "data/metadata_inputs.py"]),
     "images and a CSV": (
         {"train_csv": "labels.csv"},
@@ -405,9 +421,6 @@ FEATURES = {
         ["platform/processes.py"],
     ),
     "rehearsal": ({"simulate_replicas": 8}, ["platform/rehearsal.py"]),
-    "mixing": ({"mixup": 0.2}, ["learning/mixing.py"]),
-    "attention": ({"backbone": "dinov3-small", "image_size": 224}, ["learning/attention.py"]),
-    "small cnn": ({"backbone": "small-cnn"}, ["learning/small_cnn.py"]),
 }
 # What the command line and the other stages use, and no notebook of the default render does.
 NEVER = ["stages/ablate.py", "stages/blend.py", "stages/stack.py", "stages/score.py"]
@@ -428,18 +441,21 @@ def carried(tmp_path: Path, name: str, cfg: Config, inference: bool = False) -> 
 
 def test_a_notebook_carries_the_modules_its_settings_use_and_no_other(tmp_path, monkeypatch):
     """Followed from its cells through the package's imports, for its config: the default
-    render's notebooks carry none of the features it leaves off, the inference notebook nothing
-    of training, and a notebook whose settings turn a feature on carries that feature."""
+    render's notebooks carry none of the features it leaves off and its settings cell does not
+    offer, but every feature a setting it offers reaches; the inference notebook nothing of
+    training; and a notebook whose settings turn a feature on carries that feature."""
     monkeypatch.chdir(tmp_path)  # no data/ here: the competition's TFRecords, as Kaggle has them
     plain = carried(tmp_path, "plain", Config())
     every_feature = {path for _, paths in FEATURES.values() for path in paths}
     assert not [path for path in plain if path.removeprefix("runtime/") in every_feature]
+    offered = {f"runtime/{path}" for _, paths in OFFERED.values() for path in paths}
+    assert offered <= set(plain)
     assert not [path for path in plain if path.removeprefix("runtime/") in NEVER]
     assert "runtime/data/records.py" in plain and "runtime/stages/train.py" in plain
     rerun = carried(tmp_path, "rerun", Config(), inference=True)
     assert set(rerun) < set(plain)
     assert not [path for path in rerun if path.removeprefix("runtime/") in TRAINING]
-    for name, (changes, reaches) in FEATURES.items():
+    for name, (changes, reaches) in {**FEATURES, **OFFERED}.items():
         notebook = carried(tmp_path, name.replace(" ", "-"), Config(**changes))
         assert {f"runtime/{path}" for path in reaches} <= set(notebook), name
 
@@ -531,3 +547,68 @@ def test_label_files_another_notebook_wrote_attach_it_and_local_ones_are_named(t
         "kaggle:notebooks/OWNER/SLUG/drop.csv"
     ) in said
     assert "pseudo_labels" not in said  # read from the attached notebook's output
+
+
+def trials(field, value) -> list:
+    """Values a competitor could set a field to: each choice of a registry, else values that
+    turn each way the tests a run makes of it."""
+    choices = {
+        "backbone": list(BACKBONES),
+        "fold": ["", "all", "1"],
+        "submission": ["auto", *SHAPES],
+        "precision": list(PRECISIONS),
+        "backend": ["", *BACKENDS],
+    }
+    if field.name in choices:
+        return choices[field.name]
+    kind = config.types()[field.name]
+    if kind in (bool, config.Switch):
+        return [True, False]
+    if kind in (int, float):
+        return [kind(0), kind(1), kind(2), value * 2 + 1]
+    return [[], ["x"]] if kind is list else ["", "x", value]
+
+
+@pytest.mark.parametrize("inference", [False, True], ids=["training", "inference"])
+def test_every_setting_the_settings_cell_offers_works_when_set_there(tmp_path, inference):
+    """The notebook carries what a run reaches with any value of any field its settings cell
+    offers (the cell and the table of the rest), so a setting changed there runs; what it
+    cannot run with (several hosts, another metric) it does not offer. Where the data is
+    (notebook.DATA_PLACES) is the notebook's own: another kind of data is another notebook."""
+    folder = kernel.write_kernel(
+        placed(Config()), "tpu", "alice", str(tmp_path), inference=inference
+    )
+    _, notebook = read(folder)
+    written = {f"{PACKAGE}/{path}" for path in modules_written(notebook)}
+    cells = [
+        c.source for c in notebook.cells if c.cell_type == "code" and "%%writefile" not in c.source
+    ]
+    reading = kernel.as_it_reads(placed(Config()), inference)
+    kind = "inference" if inference else "training"
+    offered = settings_cell.settings(kind, reading)
+    assert offered and not {field.name for field in offered} & {"num_processes", "metric"}
+    for field in offered:
+        if field.name in notebooks.DATA_PLACES:
+            continue
+        for value in trials(field, getattr(reading, field.name)):
+            changed = copy.copy(reading)
+            setattr(changed, field.name, value)
+            lacking = set(carrying.modules(changed, cells)) - written
+            assert not lacking, (field.name, value, lacking)
+
+
+def test_the_accelerator_check_runs_before_anything_is_installed_written_or_trained(tmp_path):
+    """Kaggle can run a TPU notebook on a CPU image: the check stops it in its first code cells,
+    before the install cell, before any cell writes a module, and before training; it reads
+    the signs backend.py reads."""
+    folder = kernel.write_kernel(placed(Config()), "tpu", "alice", str(tmp_path))
+    code = [c.source for c in read(folder)[1].cells if c.cell_type == "code"]
+    (check,) = [index for index, source in enumerate(code) if "raise SystemExit(" in source]
+    assert check <= 1  # after the settings cell, which it reads
+    install = [index for index, source in enumerate(code) if "pip" in source]
+    written = [index for index, source in enumerate(code) if source.startswith("%%writefile")]
+    trains = [index for index, source in enumerate(code) if "train.train(" in source]
+    assert install and written and trains
+    assert check < min(install + written + trains)
+    signs = [*backend.TPU_ENV, *backend.TPU_DEVICE_FILES, *backend.GPU_DEVICE_FILES]
+    assert all(f'"{sign}"' in code[check] for sign in signs)

@@ -22,9 +22,12 @@ from ..runtime.config import Config
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
-def modules(cfg: Config, sources: list[str]) -> list[str]:
+def modules(cfg: Config, sources: list[str], offered=frozenset()) -> list[str]:
     """The package's modules, as paths under it, that code `sources` (the cells) reaches with
-    `cfg`: the modules it imports, what they import in turn, and each one's package."""
+    `cfg`: the modules it imports, what they import in turn, and each one's package. A test
+    that reads a field the notebook `offered` (its settings cell lists) could turn either way
+    there: its imports are followed, so that a setting the notebook offers works when set."""
+    cfg = Reading(cfg, frozenset(offered))
     found, waiting = set(), [name for source in sources for name in imported(source, "", cfg)]
     while waiting:
         name = waiting.pop()
@@ -99,14 +102,28 @@ def blocks(node: ast.stmt):
             yield from (item.body for item in value if isinstance(item, ast.excepthandler))
 
 
-def holds(test: ast.expr, cfg: Config) -> bool | None:
+class Reading:
+    """A config that notes the fields a test reads: one the notebook offers makes it open."""
+
+    def __init__(self, cfg: Config, offered: frozenset[str]):
+        self.__dict__.update(cfg=cfg, offered=offered, read=set())
+
+    def __getattr__(self, name: str):
+        self.read.add(name)
+        return getattr(self.cfg, name)
+
+
+def holds(test: ast.expr, cfg: Config | Reading) -> bool | None:
     """Whether an `if`'s test holds for `cfg`, where it reads only the config (config.py's
-    names and `cfg`); None where it reads anything else."""
+    names and `cfg`); None where it reads anything else, or a field the notebook offers."""
     namespace = {**vars(config), "cfg": cfg, "TYPE_CHECKING": False}
+    if isinstance(cfg, Reading):
+        cfg.read.clear()
     try:
-        return bool(eval(compile(ast.Expression(test), "<test>", "eval"), namespace))
+        held = bool(eval(compile(ast.Expression(test), "<test>", "eval"), namespace))
     except Exception:  # noqa: BLE001 (a name only the running code has): the import is followed
         return None
+    return None if isinstance(cfg, Reading) and cfg.read & cfg.offered else held
 
 
 def does_nothing(source: str, cfg: Config) -> bool:

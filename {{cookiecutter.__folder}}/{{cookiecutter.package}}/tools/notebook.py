@@ -1,12 +1,16 @@
 """The project as one notebook for a competitor to read, edit and run, and as one script.
 
 The cells a competitor reads and edits are notebook_cells.py, a Python file in jupytext's percent
-format (its docstring says how its cells are marked): top to bottom as Martin Gorner's "Getting
-started with 100+ flowers on TPU", the data steps (written as the module the pipeline reads), the
-accelerator, the checks, a look at the data, the model (passed to train, evaluate and predict),
-training, evaluation and the submission. This module adds what depends on the run: the title and the
-settings (settings_cell.py), and the hidden cells that write the rest of the runtime beside the
-notebook, so nothing is installed; the tools that make the notebook stay out of it.
+format (its docstring says how its cells are marked), in its order, top to bottom as Martin
+Gorner's "Getting started with 100+ flowers on TPU": the accelerator checked first, before
+anything is installed or written; the settings; the install cell; the modules a competitor edits,
+in view, each written where the package reads it (the data steps, the datasets, the model and its
+recipe, the training loop; an inference notebook's prediction loop); then the checks, a look at
+the data, training, evaluation and the submission. This module adds what depends on the run: the
+title, which says what the notebook installs and when it needs the internet; the settings
+(settings_cell.py); and the hidden cells that write the rest of the runtime beside the notebook,
+so it needs no code dataset. The install cell installs only what the machine lacks (on Kaggle's
+images, for the backbones they build, nothing). The tools that make the notebook stay out of it.
 """
 
 from __future__ import annotations
@@ -19,11 +23,11 @@ from pathlib import Path
 import nbformat
 
 from ..runtime.backbone_choices import BACKBONES, from_kaggle_models
-from ..runtime.config import Config
+from ..runtime.config import FILE_FIELDS, Config
 from ..runtime.outputs import blend_record
 from ..runtime.platform import versions
 from . import carried
-from .settings_cell import config_source, other_settings
+from .settings_cell import config_source, other_settings, settings
 
 PACKAGE = Path(__file__).resolve().parents[1]
 PROJECT = {{ cookiecutter.project | tojson }}
@@ -80,6 +84,10 @@ class NotCarried:
 
 
 sys.meta_path.append(NotCarried())  # after Python's own finders: only what they miss"""
+# Where the data is: another folder of the same kind is read the same way, another kind of data
+# (images for records) is another notebook, which `kernel` writes; the rest of what the settings
+# cell offers may be set there, and what it reaches is carried.
+DATA_PLACES = ("data_dir", *FILE_FIELDS, "test_csv")
 # How a cell is folded, as its metadata says it to Jupyter and to Kaggle.
 HIDDEN = {"jupyter": {"source_hidden": True}, "_kg_hide-input": True, "_kg_hide-output": True}
 ON_KAGGLE_HIDDEN = {"_kg_hide-input": True}  # Kaggle reads it only; what installs stays in view
@@ -156,7 +164,8 @@ def cells(
         dataclasses.replace(reading, **{key: run[key] for key in blend_record.PREDICTED_WITH})
         for run in (blend or {}).get("runs", [])
     ]
-    modules = {path for each in runs or [reading] for path in carried.modules(each, shown)}
+    offered = {field.name for field in settings(notebook, reading)} - set(DATA_PLACES)
+    modules = {path for each in runs or [reading] for path in carried.modules(each, shown, offered)}
     hidden = runtime_cells(sorted(modules), {cell.path for cell in made})
     at = next(index for index, cell in enumerate(made) if cell.kind == "runtime")
     return made[:at] + hidden + made[at + 1 :]
@@ -274,36 +283,48 @@ def title(
         f"# {TITLE}\n\n"
         f"{article} {name} image classifier{weights} for {competition}, "
         f"{classes}, trained on {WHERE[accelerator]}; it writes `submission.csv`.\n\n"
-        "**Run all.** The settings come first; the data steps and the model are in view to "
-        "edit; the accelerator cell stops the run at once if the accelerator is missing. "
-        + installs(cfg.backbone, wheels)
+        "**Run all.** The settings come first, then the accelerator check, which stops the run "
+        "at once on a machine without the accelerator it was made for; the data steps and the "
+        "model are in view to edit. " + installs(cfg, wheels)
     )
 
 
 def offline(wheels: str) -> str:
     """What an inference notebook needs, as its title says it."""
     if not wheels:
-        return "It trains nothing, installs nothing and needs no internet."
+        return "It trains nothing; on Kaggle's images it installs nothing and needs no internet."
     return (
         "It trains nothing and needs no internet: it installs what Kaggle's image lacks from "
         f"the wheels of `{wheels}`."
     )
 
 
-def installs(backbone: str, wheels: str = "") -> str:
-    """What the training notebook installs, as its title says it."""
-    lacking = versions.unbuildable(backbone, image_packages())
-    if not lacking:
-        return "Nothing is installed and nothing needs the internet."
-    hub = versions.keras_hub_for(backbone, image_packages().get("keras", "0"))
-    where = (
-        f"from the wheels of `{wheels}`, with the internet off"
-        if wheels
-        else "with the internet on (Settings > Internet)"
+def installs(cfg: Config, wheels: str = "") -> str:
+    """What the training notebook installs, and when it needs the internet, as its title says:
+    what the install cell installs on Kaggle's images and on Colab's TPU runtime, and the
+    TensorFlow Datasets set it downloads."""
+    lacking = versions.unbuildable(cfg.backbone, image_packages())
+    hub = versions.keras_hub_for(cfg.backbone, image_packages().get("keras", "0"))
+    where = "offline" if wheels else "with the internet on (Settings > Internet)"
+    said = (
+        f"On Kaggle's images, {lacking}: the install cell installs keras-hub {hub} "
+        + (f"from the wheels of `{wheels}`, " if wheels else "with pip, ")
+        + f"{where}."
+        if lacking
+        else "On Kaggle's images it installs nothing."
+    )
+    if cfg.data_dir.startswith("tfds:"):
+        said += (
+            f" It downloads the TensorFlow Datasets set `{cfg.data_dir[5:]}`, with the internet on."
+        )
+    elif not lacking or wheels:
+        said += " It needs no internet."
+    packages = (
+        "tensorflow-cpu and keras-hub" if BACKBONES[cfg.backbone].handle else "tensorflow-cpu"
     )
     return (
-        f"On Kaggle's image, {lacking}: the cell after the hidden ones installs keras-hub {hub} "
-        f"{where}."
+        f"{said} On Colab's TPU runtime, which has neither TensorFlow nor keras-hub, the install "
+        f"cell installs {packages} with pip (Colab's runtime is online)."
     )
 
 

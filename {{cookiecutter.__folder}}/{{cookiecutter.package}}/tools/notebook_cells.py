@@ -15,9 +15,10 @@ notebook.py puts the notebook's title first, and more by a cell's title (the wor
   stacks them (`--blend stack.json`); `predict`: of the training notebook and the one-run
   inference notebook. The rest are in every notebook.
 And a cell whose first line is `# %%writefile PATH` (IPython's magic, as jupytext writes it)
-holds, in the notebook, that module of the package in view, written where the package reads it:
-the data steps, the datasets, the model and its recipe, the training loop. The accelerator
-cell loads them again, so an edit takes effect when the notebook runs again.
+is, in the notebook, a cell in view holding that module of the package, which it writes where
+the package reads it: the data steps, the datasets, the model and its recipe, the training
+loop, the prediction loop. The cells that use them load them again first (importlib.reload),
+so an edit takes effect when the notebook runs again, with no kernel restart.
 
 Nothing imports it: importing it would run every notebook's cells, one after the other.
 """
@@ -31,19 +32,48 @@ BLEND = {}  # a blend's notebook only
 STACK = {}  # a stack's notebook only
 
 # %% [markdown]
+# ## Accelerator check
+#
+# Before anything is installed, written or loaded: the machine has the accelerator this
+# notebook was made for, or the run stops here (Kaggle can run a pushed TPU notebook on a CPU
+# image). The accelerator cell below checks again, once Keras has found the devices.
+
+# %%
+import glob
+import os
+
+# The signs backend.py reads, read here before the package is written: a TPU VM's environment
+# or devices (Kaggle's and Colab's TPU runtimes), an NVIDIA GPU's devices.
+TPU_ENV = (
+    "TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR", "ISTPUVM",
+    "TPU_PROCESS_ADDRESSES",
+)  # fmt: skip
+tpu = any(map(os.environ.get, TPU_ENV)) or glob.glob("/dev/accel*") or glob.glob("/dev/vfio/[0-9]*")
+has = "tpu" if tpu else "gpu" if glob.glob("/dev/nvidia[0-9]*") else "cpu"
+if ACCELERATOR and has != ACCELERATOR:
+    raise SystemExit(
+        f"error: this run needs a {ACCELERATOR.upper()} but would use the {has} (this machine "
+        f"shows no {ACCELERATOR.upper()}); pick a {ACCELERATOR.upper()} accelerator in the "
+        "notebook's settings (Kaggle: Settings > Accelerator) and run it again"
+    )
+print(f"accelerator: this machine shows {'the CPU alone' if has == 'cpu' else 'a ' + has.upper()}")
+
+# %% [markdown]
 # ## The project's code
 #
 # Each hidden cell writes one module of `{{ cookiecutter.package }}` that this notebook's run uses (open
 # one to read it); the data steps, the datasets and the model are in view below, with the
 # training loop in a training notebook and the prediction loop in one that predicts with one
-# trained run. The cell after them installs only what this machine lacks, before anything
-# imports it, and says what it installs: on Colab's TPU runtime, which has no TensorFlow,
-# `tensorflow-cpu` for the input pipeline; and where the image's keras-hub cannot build a
-# backbone this notebook uses (Kaggle's and Colab's GPU images carry keras-hub 0.26, which
-# has no Swin), the newest keras-hub that has it and runs on the image's Keras (never
-# upgraded: its TensorFlow and JAX are built for it). That needs the internet on, or the
-# wheels `kaggle wheels` pushed as a dataset, attached (`WHEELS`): then it installs from
-# them, offline.
+# trained run. The install cell installs only what this machine lacks, before anything
+# imports it, and says what it installs: on Colab's TPU runtime, which has no TensorFlow and
+# no keras-hub, `tensorflow-cpu` for the input pipeline and keras-hub; and where the image's
+# keras-hub cannot build a backbone this notebook uses, the newest keras-hub that builds it
+# and runs on the image's Keras (never upgraded: its TensorFlow and JAX are built for it).
+# On Kaggle's images (keras-hub 0.26 on Keras 3.13) every backbone but Swin-T builds, so
+# nothing is installed there; Swin-T needs Keras 3.15, and no keras-hub for Keras 3.13 can
+# train it, so this cell stops, naming the backbones the image trains. An install needs the
+# internet on, or the wheels `kaggle wheels` pushed as a dataset, attached (`WHEELS`): then
+# it installs from them, offline.
 
 # %% runtime
 # In the notebook, the hidden cells here write the package's runtime beside it.
@@ -213,8 +243,9 @@ del built  # train builds its own
 # %% training [markdown]
 # ## Data preview
 #
-# A training batch as the model receives it (mixed, with its mixed labels, cropped and
-# flipped), and the learning rate over the whole run.
+# A training batch as the model's layers pass it on (after RandAugment on the host, where
+# asked for; then in the model MixUp or CutMix, with the labels they mix, where the run mixes,
+# and the crop and flip the image size calls for), and the learning rate over the whole run.
 
 # %% training
 from {{ cookiecutter.package }}.runtime.outputs.plots import show
@@ -226,9 +257,11 @@ show(preview.learning_rate(cfg, found))
 # %% training [markdown]
 # ## Training
 #
-# The training loop above, run: with records in folds, `fold` validates and the others train
-# (`fold="all"`: each in turn, then the out-of-fold score); each fold's run has its own folder
-# and curves.
+# The training loop above, run: with data in folds, `fold` validates (fold 0 where it is
+# empty) and the others train; records that carry no folds (Kaggle's own) train on their train
+# files and validate on their val files, unless `fold` asks for one, which pools them into
+# `folds` folds first. `fold="all"`: each fold in turn, then the out-of-fold score; each fold's
+# run has its own folder and curves.
 
 # %% training
 from {{ cookiecutter.package }}.runtime.config import places_of
@@ -284,7 +317,7 @@ import pandas as pd
 
 from {{ cookiecutter.package }}.runtime.stages import predict
 
-importlib.reload(predict)  # as its cell wrote it, where the prediction loop is in view
+importlib.reload(predict)  # as its cell wrote it: in view in the inference notebook, else hidden
 submission = predict.predict(cfg, found)
 pd.read_csv(submission).head()
 

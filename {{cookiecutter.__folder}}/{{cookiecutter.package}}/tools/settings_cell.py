@@ -23,34 +23,48 @@ from ..runtime.outputs import blend_record
 def shown_fields(
     cfg: Config, notebook: str = "training", reading: Config | None = None
 ) -> set[str]:
-    """The config cell's fields: those tuned most that this run uses (knob's `used`, read with
-    `reading`, the config as the notebook reads its data), and every value this notebook was
-    made with that is not a default; of what `settings` offers."""
-    defaults, reading = Config(), reading or cfg
+    """The config cell's fields: those tuned most, and every value this notebook was made
+    with that is not a default; of what `settings` offers."""
+    defaults = Config()
     return {
         field.name
-        for field in settings(notebook)
-        if (field.metadata["tuned"] and field.metadata["used"](reading))
-        or value(cfg, field.name) != getattr(defaults, field.name)
+        for field in settings(notebook, reading or cfg)
+        if field.metadata["tuned"] or value(cfg, field.name) != getattr(defaults, field.name)
     }
 
 
-def settings(notebook: str = "training") -> list:
-    """The fields the notebook offers. The inference notebooks leave out what only training
-    reads, and what predict takes from the trained run (the model, the classes, and the
-    weights: its own): a value there would count as given, and refuse a run trained with
-    another. A blend's notebook leaves out the trained run and its flips too: BLEND gives
-    each run's; a stack's, as a blend's, but for the training table."""
+# No notebook offers these: a notebook is one process on one machine, and replicas rehearsed
+# on the CPU are a laptop's (`--simulate-replicas`); the metric and whether an image has several
+# labels are the competition's, and what scores and answers for them is carried as it is
+# (`kernel --metric` writes a notebook for another).
+NOT_IN_NOTEBOOKS = (
+    "simulate_replicas", "coordinator", "coordinator_timeout", "num_processes", "process_id",
+    "metric", "multi_label",
+)  # fmt: skip
+
+
+def settings(notebook: str = "training", reading: Config | None = None) -> list:
+    """The fields the notebook offers: those its run uses (knob's `used`, read with `reading`,
+    the config as the notebook reads its data). The inference notebooks leave out what only
+    training reads, the folds, and what predict takes from the trained run (the model, the
+    classes, the metric, and the weights: its own): a value there would count as given, and
+    refuse a run trained with another. A blend's notebook leaves out the trained run and its
+    flips too: BLEND gives each run's; a stack's, as a blend's, but for the training table."""
     from_the_run = (*fields_with("trained", "model"), "weights")
+    folds = ("fold", "folds", "fold_seed")
     left_out = {
-        "training": (),
-        "inference": (*TRAINING_ONLY, *TRAINING_DATA, *from_the_run, "fold", "folds"),
+        "training": NOT_IN_NOTEBOOKS,
+        "inference": (*NOT_IN_NOTEBOOKS, *TRAINING_ONLY, *TRAINING_DATA, *from_the_run, *folds),
     }
     left_out["blend"] = (*left_out["inference"], "trained_dir", "tta")
     # A stack's trees are fitted again on the training table's metadata: it reads train_csv.
     left_out["stack"] = tuple(name for name in left_out["blend"] if name != "train_csv")
     fields = [field for fields in sections().values() for field in fields]
-    return [field for field in fields if field.name not in left_out[notebook]]
+    return [
+        field
+        for field in fields
+        if field.name not in left_out[notebook] and (not reading or field.metadata["used"](reading))
+    ]
 
 
 def value(cfg: Config, name: str):
@@ -122,7 +136,7 @@ def blend_source(blend: dict | None) -> list[str]:
 def other_settings(cfg: Config, notebook: str = "training", reading: Config | None = None) -> str:
     """Every field the config cell leaves out, with its default, one click away."""
     shown = shown_fields(cfg, notebook, reading)
-    offered = {field.name for field in settings(notebook)}
+    offered = {field.name for field in settings(notebook, reading or cfg)}
     rows = []
     for title_, fields in sections().items():
         rest = [field for field in fields if field.name in offered and field.name not in shown]
