@@ -3,8 +3,9 @@ kernel-metadata.json that `kaggle kernels push` reads.
 
 The notebook (notebook.py) carries the package's runtime: hidden cells write each module next
 to it, and the cells a competitor reads and edits (notebook_cells.py) run the steps in order.
-So what runs on Kaggle is exactly what the tests run, with nothing to pip install and no code
-dataset to attach; this module says what Kaggle attaches and runs it on.
+So what runs on Kaggle is exactly what the tests run, with no code dataset to attach (its
+install cell installs only what the machine lacks: on Kaggle's images, nothing); this module
+says what Kaggle attaches and runs it on.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ datasets cell, and every command reads it: what you change here is what trains a
 
 Images leave as uint8 (a quarter of float32's bytes; the model casts them), or as bfloat16 in
 0..255 for TPUs under TensorFlow, which take no uint8. XLA and TPUs need static shapes: every
-batch has one. MixUp, CutMix, random crops and flips run in the model, on the accelerator
-(augment.py): the host decodes and does the least it can. The same pipeline feeds Keras on
-TensorFlow and on JAX.
+batch has one. MixUp and CutMix (mixing.py), random crops and flips (augment.py) run in the
+model, on the accelerator: the host decodes and does the least it can. The same pipeline feeds
+Keras on TensorFlow and on JAX.
 """
 
 from __future__ import annotations

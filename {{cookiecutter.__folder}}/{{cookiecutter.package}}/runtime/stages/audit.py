@@ -12,10 +12,11 @@ their count estimates how many labels are wrong. The out-of-fold probabilities c
 never trained on the image, so an image cannot vouch for its own label.
 
 Writes label_audit.csv (every training image: id, fold, the given label, the label the
-models give, both probabilities, the threshold, whether it is a suspect) and label_audit.png
-(the first suspects, each titled with both labels) into the run's folder. The rows a
-competitor keeps become `train --drop-ids FILE` or `--relabel FILE`: the run trains without
-them, or with the models' labels, and the records stay as they are.
+models give, both probabilities, the threshold, whether it is a suspect), likely_wrong.csv (its
+first rows, as many as it counts suspects) and label_audit.png (the first suspects, each
+titled with both labels) into the run's folder. The rows a competitor keeps become `train
+--drop-ids FILE` or `--relabel FILE`: the run trains without them, or with the models' labels,
+and the records stay as they are.
 """
 
 from __future__ import annotations

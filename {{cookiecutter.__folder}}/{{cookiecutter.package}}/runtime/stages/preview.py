@@ -19,8 +19,9 @@ IMAGES = 16
 
 def augmented_batch(cfg: Config, found: Accelerator) -> Path:
     """Training images as the training step sees them: the pipeline's, through the host's
-    augmentations, then the model's (mixed, with their mixed labels, cropped and flipped),
-    titled with their class names when the config knows them."""
+    augmentations, then the model's (mixed, with their mixed labels, where the run mixes;
+    cropped and flipped where the image size calls for it), titled with their class names
+    when the config knows them."""
     cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
     files = preflight.ready(cfg, found, "preview", training_checks.CHECKS).train.value.files
     batches = pipeline.for_training(files, cfg, IMAGES, augmentations=model.host_augmentations(cfg))

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 from ..config import uses_metadata
 from ..data import pipeline, scan, source
 from ..errors import UserError, named
-from ..learning import backbones, plan
-from ..learning.model import host_augmentations
+from ..learning import backbones, model, plan
 from ..outputs import checkpoints
 from ..platform import versions
 from .preflight import Check, Preflight, Result, train_runs
@@ -119,9 +118,9 @@ def batch(p: Preflight) -> Result | None:
     if p.plan is None:
         return None
     files, global_batch = p.train.value.files, p.plan.value.global_batch
-    # The host's augmentations (model.py's, as train runs them) make the labels rows.
+    augmentations = model.host_augmentations(p.cfg)  # looked up now: the model cell's edit too
     training = pipeline.for_training(
-        files, p.cfg, global_batch, p.found.image_dtype, augmentations=host_augmentations(p.cfg)
+        files, p.cfg, global_batch, p.found.image_dtype, augmentations=augmentations
     )
     pipeline.check_static(training, "train_files")
     return Result(f"train batch: {pipeline.describe_spec(training.element_spec)}")
