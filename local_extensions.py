@@ -7,12 +7,11 @@ from pathlib import Path
 
 from jinja2.ext import Extension
 
-# The project's metrics, named once: its runtime/learning/scoring.py's METRICS.
+# The project's metrics, named once: its runtime/scoring.py's METRICS.
 SCORING = (
     "{{cookiecutter.__folder}}",
     "{{cookiecutter.package}}",
     "runtime",
-    "learning",
     "scoring.py",
 )
 

@@ -19,7 +19,7 @@ CHOICES = json.loads(
 """.strip()
 )
 BACKBONES = CHOICES["backbone"]
-# The project's metrics, named once in its runtime/learning/scoring.py (local_extensions.py
+# The project's metrics, named once in its runtime/scoring.py (local_extensions.py
 # reads them there), each with the classes it scores: [least, most], most 0 for any (a
 # metric of values scores targets, num_classes of them: least 1).
 METRICS = json.loads(

@@ -1,4 +1,4 @@
-"""A metric is named once, in the rendered project's runtime/learning/scoring.py: renamed there,
+"""A metric is named once, in the rendered project's runtime/scoring.py: renamed there,
 the template's metric answer and its check, the project's --metric and the settings of the
 notebook it writes all follow, and nothing else holds the old name."""
 
@@ -10,7 +10,7 @@ import pytest
 from conftest import PROJECT_TEMPLATE, TEMPLATE, bake
 from cookiecutter.exceptions import FailedHookException
 
-SCORING = ("{{cookiecutter.package}}", "runtime", "learning", "scoring.py")
+SCORING = ("{{cookiecutter.package}}", "runtime", "scoring.py")
 OLD, NEW = "macro_f1", "f1_of_each_class"
 
 

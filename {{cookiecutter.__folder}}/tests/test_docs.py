@@ -25,7 +25,7 @@ INLINE = re.compile(r"`([^`\n]+(?:\n[^`\n]+)?)`")  # an inline span may wrap ont
 # A command of the package (COMMAND, upper case, stands for any), or make at a line's start.
 RUN = re.compile(rf"python -m {PACKAGE} ([a-z][\w-]*)|^\s*make ([a-z][\w-]*)")
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
-# Where a doc's path may start (`tests/presets.py`, `tools/carried.py`, `learning/scoring.py`),
+# Where a doc's path may start (`tests/presets.py`, `tools/carried.py`, `runtime/scoring.py`),
 # and the folders the project ships (a user's .venv/, data/ and output/ are not looked into).
 BASES = (PROJECT, PROJECT / PACKAGE, PROJECT / PACKAGE / "runtime")
 SHIPPED = (PACKAGE, "tests", "docs", "platforms")

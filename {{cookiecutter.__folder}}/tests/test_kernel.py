@@ -26,9 +26,9 @@ from {{ cookiecutter.package }}.runtime.config import BACKENDS, PRECISIONS, Conf
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import backbones
 from {{ cookiecutter.package }}.runtime.learning.model import build_model
-from {{ cookiecutter.package }}.runtime.outputs.submission_shapes import SHAPES
 from {{ cookiecutter.package }}.runtime.platform import backend
 from {{ cookiecutter.package }}.runtime.platform.paths import placed
+from {{ cookiecutter.package }}.runtime.submission_shapes import SHAPES
 from {{ cookiecutter.package }}.tools import carried as carrying
 from {{ cookiecutter.package }}.tools import kernel, settings_cell
 from {{ cookiecutter.package }}.tools import notebook as notebooks

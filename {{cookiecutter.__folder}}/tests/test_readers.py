@@ -13,8 +13,7 @@ from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data.competition_files import read_csv
 from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.learning import thresholds
-from {{ cookiecutter.package }}.runtime.outputs import run_record
+from {{ cookiecutter.package }}.runtime.outputs import fitted, run_record
 from {{ cookiecutter.package }}.runtime.outputs.submission import layout, read_sample
 from {{ cookiecutter.package }}.runtime.platform.files import MANIFEST
 from {{ cookiecutter.package }}.runtime.platform.paths import placed
@@ -69,7 +68,9 @@ def test_the_sample_reader_reads_or_refuses_any_bytes(data):
 )
 def test_the_thresholds_reader_reads_or_refuses_any_bytes(data):
     """Read, thresholds are one number in 0..1 per class."""
-    cuts = read_or_refused("thresholds.json", thresholds.read, data, "thresholds.json", 3, "abc")
+    cuts = read_or_refused(
+        "thresholds.json", fitted.read_thresholds, data, "thresholds.json", 3, "abc"
+    )
     if cuts is not None:
         assert len(cuts) == 3 and all(0 <= cut <= 1 for cut in cuts)
 

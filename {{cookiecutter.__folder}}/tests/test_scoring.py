@@ -7,7 +7,7 @@ from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning.cuts import scored
-from {{ cookiecutter.package }}.runtime.learning.scoring import metric_named, score, score_labels
+from {{ cookiecutter.package }}.runtime.scoring import metric_named, score, score_labels
 from {{ cookiecutter.package }}.runtime.stages.score import check_rows_match, score_files
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it

@@ -18,7 +18,7 @@ from PIL import Image
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.learning.scoring import METRICS, kl_divergence
+from {{ cookiecutter.package }}.runtime.scoring import METRICS, kl_divergence
 from {{ cookiecutter.package }}.tools.images_to_records import write_records
 
 QUICK = "--backbone small-cnn --weights none --image-size 32 --batch-size 8 --learning-rate 3e-3"

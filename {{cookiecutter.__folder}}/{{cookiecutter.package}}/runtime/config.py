@@ -17,8 +17,8 @@ import typing
 
 from .backbone_choices import BACKBONES, size_fits, size_rule
 from .errors import UserError, flag, named
-from .learning.scoring import METRICS, classes_scored, scores_classes
-from .outputs.submission_shapes import SHAPES
+from .scoring import METRICS, classes_scored, scores_classes
+from .submission_shapes import SHAPES
 
 # The competition this project was made for; see --competition to point it at another.
 COMPETITION = {{ cookiecutter.competition | tojson }}

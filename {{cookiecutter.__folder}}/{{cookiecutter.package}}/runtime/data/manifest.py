@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..config import Config, filled, given, places_of, validating_fold
 from ..errors import UserError, first_line, named
-from ..learning.scoring import METRICS
 from ..platform.files import MANIFEST, reaching
+from ..scoring import METRICS
 
 
 def with_manifest(cfg: Config) -> tuple[Config, dict | None]:

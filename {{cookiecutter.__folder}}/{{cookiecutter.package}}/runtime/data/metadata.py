@@ -22,8 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
-from ..outputs.run_files import FITTED
-from ..platform.files import METADATA_TABLE
+from ..platform.files import FITTED, METADATA_TABLE
 from .tables import read_csv, stem
 
 AUTO = "auto"  # Config.metadata_columns: the columns both tables hold

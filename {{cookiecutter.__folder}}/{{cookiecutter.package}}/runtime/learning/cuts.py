@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import scoring
-from .scoring import METRICS
+from .. import scoring
+from ..scoring import METRICS
 
 
 def cuts_for(cfg, truth, probabilities) -> list[float] | None:

@@ -2,23 +2,14 @@
 are grades, 0 to K-1 in class order. Each image's expected grade (its class probabilities
 weighed by the grades) may be cut into a grade at points fitted on the validation records,
 where they score the best kappa, as those competitions' winners cut a regression's output.
-The cuts are kept (beside the trained weights, grade_cuts.json, for `predict`) only where
+The cuts are kept (beside the trained weights: outputs/fitted.py) only where
 they beat the most probable grade on validation records they were not fitted on: on classes
 that are not in order (the digits), the expected grade mixes them, and the cuts lose."""
 
 from __future__ import annotations
 
-import json
-import math
-
 import numpy as np
 
-from ..config import Config, places_of
-from ..errors import UserError, first_line
-from ..outputs.run_files import FITTED
-from ..platform.files import write_json
-
-CUTS = FITTED["grades"]
 STEPS = 40  # candidates tried between a cut's neighbours, each pass
 PASSES = 3
 
@@ -88,46 +79,3 @@ def chosen(truth, probabilities: np.ndarray) -> list[float] | None:
         cut.append(kappa(truth[held], graded(probabilities[held], cuts), classes))
         most_probable.append(kappa(truth[held], probabilities[held].argmax(1), classes))
     return fitted(truth, probabilities) if np.mean(cut) > np.mean(most_probable) else None
-
-
-def save(cfg: Config, cuts: list[float]) -> None:
-    write_json(places_of(cfg).output / CUTS, {"grade_cuts": cuts})
-
-
-def averaged(runs: list[Config]) -> list[float]:
-    """The trained runs' cuts (beside their weights), each file checked, averaged over the
-    folds; None (the most probable grade) unless every run kept cuts."""
-    classes = runs[0].num_classes
-    kept = [
-        read(path.read_bytes(), str(path), classes)
-        for path in (places_of(run).trained / CUTS for run in runs)
-        if path.is_file()
-    ]
-    if len(kept) < len(runs):
-        print(f"grades: the most probable ({len(kept)} of {len(runs)} trained runs kept cuts)")
-        return None
-    return np.mean(kept, axis=0).tolist()
-
-
-def read(data: bytes, where: str, classes: int) -> list[float]:
-    """A grade_cuts.json, checked: K-1 increasing numbers within 0..K-1."""
-    fix = "fix the file, or train again: `train` fits them on the validation records"
-    try:
-        held = json.loads(data)
-    except (ValueError, RecursionError) as error:
-        raise UserError(f"{where} is not JSON ({first_line(error)}); {fix}") from None
-    cuts = held.get("grade_cuts") if isinstance(held, dict) else None
-    numbers = isinstance(cuts, list) and all(
-        isinstance(cut, int | float) and not isinstance(cut, bool) and math.isfinite(cut)
-        for cut in cuts
-    )
-    if not numbers or len(cuts) != classes - 1:
-        raise UserError(
-            f'{where} holds no list "grade_cuts" of {classes - 1} numbers (one between each '
-            f"two of the {classes} grades); {fix}"
-        )
-    if any(not 0 <= cut <= classes - 1 for cut in cuts) or cuts != sorted(cuts):
-        raise UserError(
-            f"{where}: the cuts {cuts} are not increasing within 0..{classes - 1}; {fix}"
-        )
-    return [float(cut) for cut in cuts]

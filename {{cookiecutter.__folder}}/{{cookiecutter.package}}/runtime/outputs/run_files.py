@@ -9,17 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import named
-from ..platform.files import FETCHED_FROM, refuse_foreign
+from ..platform.files import FETCHED_FROM, FITTED, refuse_foreign
 from ..platform.kaggle_inputs import WORKING
 
-# What a run fits and keeps beside its weights for some configs only: the cuts between grades
-# (qwk), each class's threshold (multi-label), the metadata's encoding, each target's mean and
-# spread (a metric of values). A run that fits none removes an earlier run's, which its
-# weights would not go with.
-FITTED = {
-    "grades": "grade_cuts.json", "thresholds": "thresholds.json", "metadata": "metadata.json",
-    "standardized": "standardized.json",
-}  # fmt: skip
 # The files a run writes at the top of its folder (a fold's run, in fold<k>/ likewise).
 RUN_FILES = {
     "model.json", "model.weights.h5", "history.json", "curves.png", "valid.csv", "folds.csv",

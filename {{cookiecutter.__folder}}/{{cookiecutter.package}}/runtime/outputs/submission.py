@@ -13,9 +13,9 @@ import tensorflow as tf
 from ..config import Config, came_from, class_names, inputs_of, names_in, places_of, targets
 from ..data import tables
 from ..errors import UserError, first_line, named
-from ..learning.scoring import METRICS
 from ..platform.files import DICOM_SUFFIXES, IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
-from .submission_shapes import SHAPES, Labels, Shape, TopLabels, probability_columns
+from ..scoring import METRICS
+from ..submission_shapes import SHAPES, Labels, Shape, TopLabels, probability_columns
 
 
 def load_sample(cfg: Config) -> pd.DataFrame | None:

@@ -17,6 +17,7 @@ from ..errors import UserError, first_line, named
 from ..learning import backbones
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, on_this_machine, place
+from . import fitted
 from .run_record import read_record
 
 # What shapes the model (config.knob's "model" fields): the trained weights were made for them.
@@ -95,9 +96,7 @@ def load_trained(cfg: Config, found: Accelerator):
     keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made
     values = {}
     if targets(cfg) == "values":  # each target's mean and spread, saved beside the weights
-        from ..learning import regression
-
-        values = regression.saved(path)
+        values = fitted.standardized(path)
     net = model.build_model(cfg, architecture, found.image_dtype, *metadata_width(cfg), **values)
     try:
         net.load_weights(str(path))  # trained weights replace the backbone's

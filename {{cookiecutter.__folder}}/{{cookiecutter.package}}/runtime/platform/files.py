@@ -22,6 +22,14 @@ METADATA_TABLE = "metadata.csv"  # `records --test-csv`'s: each image's metadata
 BLEND = "blend.json"  # beside `blend`'s submission: the runs, their weights and CVs
 STACK = "stack.json"  # beside `stack`'s submission: the runs, the metadata columns, the CVs
 FETCHED_FROM = "kaggle-notebook.json"  # beside `kaggle output`'s files: the notebook they are of
+# What a run fits and keeps beside its weights for some configs only: the cuts between grades
+# (qwk), each class's threshold (multi-label), the metadata's encoding, each target's mean and
+# spread (a metric of values). A run that fits none removes an earlier run's, which its
+# weights would not go with.
+FITTED = {
+    "grades": "grade_cuts.json", "thresholds": "thresholds.json", "metadata": "metadata.json",
+    "standardized": "standardized.json",
+}  # fmt: skip
 # Image files `records` reads; an id may carry or drop them (t0.jpg and t0).
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 DICOM_SUFFIXES = {".dcm", ".dicom"}  # read as DICOM even without its mark; ids may drop them too

@@ -202,7 +202,7 @@ def picture(rows: list[dict], metric: str, path: Path) -> Path:
 
 
 def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
-    from ..learning import scoring  # NumPy: `ablate --help` needs none
+    from .. import scoring  # NumPy: `ablate --help` needs none
 
     over = f"{runs} {'folds' if in_folds else 'seeds'}"
     lines = [

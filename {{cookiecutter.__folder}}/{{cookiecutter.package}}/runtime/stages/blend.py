@@ -23,9 +23,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import scoring
 from ..config import Config, class_names, filled, names_in, places_of
 from ..errors import UserError, first_line
-from ..learning import blending, cuts, scoring
+from ..learning import blending, cuts
 from ..outputs.run_record import read_record, run_records
 from ..platform.files import (
     BLEND,

@@ -11,13 +11,15 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import classification_report
 
+from .. import scoring
 from ..config import Config, class_names, places_of, targets, uses_metadata
 from ..data import pipeline, source
-from ..learning import cuts, scoring
+from ..learning import cuts
 from ..learning.predictions import predict_probabilities
 from ..outputs import plots, trained_run
 from ..platform import accelerator, paths
 from ..platform.accelerator import Accelerator
+from ..scoring import METRICS
 from . import folds, preflight
 
 
@@ -96,14 +98,12 @@ def score(cfg: Config, validated: Validated) -> float:
 def report(cfg: Config, validated: Validated, picture: Path) -> list[Path]:
     """Print the per-class report and the metric; draw the confusion matrix into `picture`,
     and the first validation images with what the model answered beside it. A metric of
-    values: each target's scores, and its values drawn (regression.py)."""
+    values: each target's scores, and its values drawn (`values_report`)."""
     names = class_names(cfg) or [str(n) for n in range(cfg.num_classes)]
     if targets(cfg) == "values":
-        from ..learning import regression
-
         print(f"valid {cfg.metric}: {score(cfg, validated):.4f}")
         values = picture.with_name("values.png")
-        return [regression.report(cfg, validated.labels, validated.probabilities, values)]
+        return [values_report(cfg, validated.labels, validated.probabilities, values)]
     labels = validated.labels  # shares: each image's most voted class
     labels = labels.argmax(-1) if labels.ndim > 1 and not cfg.multi_label else labels
     print(
@@ -129,3 +129,32 @@ def command(args, cfg: Config, found=None) -> int:
     for picture in evaluate(cfg, found):
         print(f"picture: {picture}")
     return 0
+
+
+def values_report(cfg: Config, truth: np.ndarray, predicted: np.ndarray, path: Path) -> Path:
+    """Each target's score by every metric of values, printed; and drawn into `path`, each
+    target's predicted values against the true ones (on the diagonal where right) and its
+    residuals (true less predicted) against the predictions."""
+    from matplotlib.figure import Figure
+
+    names = class_names(cfg) or [str(number) for number in range(cfg.num_classes)]
+    figure = Figure(figsize=(9, 3.6 * len(names)), layout="constrained")
+    for number, name in enumerate(names):
+        true, guess = truth[:, number], predicted[:, number]
+        scores = {
+            metric: entry.of(true[:, None], guess[:, None])
+            for metric, entry in METRICS.items()
+            if entry.targets == "values"
+        }
+        print(f"{name}: " + ", ".join(f"{metric} {value:.4f}" for metric, value in scores.items()))
+        against, residuals = (figure.add_subplot(len(names), 2, 2 * number + n) for n in (1, 2))
+        against.scatter(true, guess, s=8, alpha=0.6)
+        ends = [min(true.min(), guess.min()), max(true.max(), guess.max())]
+        against.plot(ends, ends, color="black", linewidth=1)
+        title = f"{name}: {cfg.metric} {scores[cfg.metric]:.4f}"
+        against.set(xlabel=f"true {name}", ylabel=f"predicted {name}", title=title)
+        residuals.scatter(guess, true - guess, s=8, alpha=0.6)
+        residuals.axhline(0, color="black", linewidth=1)
+        residuals.set(xlabel=f"predicted {name}", ylabel="true - predicted", title="residuals")
+    figure.suptitle(f"Validation, {len(truth)} images: predicted against true values")
+    return plots.save(figure, path)

@@ -11,6 +11,7 @@ import dataclasses
 import keras
 import numpy as np
 
+from .. import scoring
 from ..config import (
     AUTO,
     CROP_FROM_SIZE,
@@ -28,15 +29,14 @@ from ..config import (
 )
 from ..data import pipeline, source
 from ..errors import named
-from ..learning import averaging, cuts, model, scoring
+from ..learning import averaging, cuts, model
 from ..learning.plan import Plan
 from ..learning.predictions import predict_probabilities
-from ..learning.scoring import METRICS
-from ..outputs import plots, trained_run
-from ..outputs.run_files import FITTED
+from ..outputs import fitted, plots, trained_run
 from ..platform.accelerator import Accelerator
-from ..platform.files import write_json
+from ..platform.files import FITTED, write_json
 from ..platform.run_lock import one_run_at_a_time
+from ..scoring import METRICS
 from . import out_of_fold, preflight, training_checks
 
 
@@ -133,7 +133,7 @@ def metadata_table(cfg: Config, said: dict | None, checked, found: Accelerator):
             table = metadata_inputs.with_test_rows(cfg, table, checked.pseudo.value.ids)
         return table
     if found.writes_files:
-        (places_of(cfg).output / FITTED["metadata"]).unlink(missing_ok=True)
+        fitted.forget(places_of(cfg).output, FITTED["metadata"])
     return None
 
 
@@ -143,9 +143,12 @@ def standardization(cfg: Config, train, found: Accelerator) -> dict:
     if targets(cfg) == "values":
         from ..learning import regression
 
-        return {"standardized": regression.fitted(cfg, train.labels, found.writes_files)}
+        standardized = regression.fitted(cfg, train.labels)
+        if found.writes_files:
+            fitted.save(places_of(cfg).output, fitted.STANDARDIZED, standardized)
+        return {"standardized": standardized}
     if found.writes_files:
-        (places_of(cfg).output / FITTED["standardized"]).unlink(missing_ok=True)
+        fitted.forget(places_of(cfg).output, fitted.STANDARDIZED)
     return {}
 
 
@@ -252,8 +255,7 @@ def keep_the_average(
     averaging.keep(net)
     print(averaging.said(choice, averaging.averages_weights(net)))
     if found.writes_files:  # an earlier run's cuts: this run fits its own, or none
-        for name in (FITTED["grades"], FITTED["thresholds"]):
-            (places_of(cfg).output / name).unlink(missing_ok=True)
+        fitted.forget(places_of(cfg).output, fitted.GRADE_CUTS, fitted.THRESHOLDS)
     return choice
 
 
@@ -267,22 +269,18 @@ def score_validation(cfg: Config, net, ready: Ready, found: Accelerator) -> floa
         metadata=ready.table,
     )  # fmt: skip
     probabilities, (labels, *id_column) = predict_probabilities(net, batches)
-    fitted = cuts.cuts_for(cfg, labels, probabilities)
-    result = cuts.scored(cfg, labels, probabilities, fitted)
+    chosen = cuts.cuts_for(cfg, labels, probabilities)
+    result = cuts.scored(cfg, labels, probabilities, chosen)
     print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {result:.4f}")
     if found.writes_files:
         keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
-        out_of_fold.write_predictions(cfg, probabilities, labels, keys, fitted)
-        if cfg.multi_label and fitted is not None:
-            from ..learning import thresholds
-
-            thresholds.save(cfg, fitted)
-            print(f"thresholds per class (best validation F1 each): {fitted}")
-        elif METRICS[cfg.metric].graded and fitted is not None:
-            from ..learning import grades
-
-            grades.save(cfg, fitted)
-            print(f"cuts between grades (best validation kappa): {fitted}")
+        out_of_fold.write_predictions(cfg, probabilities, labels, keys, chosen)
+        if cfg.multi_label and chosen is not None:
+            fitted.save(places_of(cfg).output, fitted.THRESHOLDS, chosen)
+            print(f"thresholds per class (best validation F1 each): {chosen}")
+        elif METRICS[cfg.metric].graded and chosen is not None:
+            fitted.save(places_of(cfg).output, fitted.GRADE_CUTS, chosen)
+            print(f"cuts between grades (best validation kappa): {chosen}")
         elif METRICS[cfg.metric].graded:
             print("grades: the most probable; cuts of the expected grade scored no better")
     return result

@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import scoring
 from ..config import Config, class_names, places_of, targets
-from ..learning import cuts, scoring
-from ..outputs.submission_shapes import probability_columns
+from ..learning import cuts
 from ..platform.files import for_pandas, written_whole
+from ..submission_shapes import probability_columns
 from .folds import run_config
 
 

@@ -22,13 +22,13 @@ from .. import config
 from ..config import Config, given_values, places_of
 from ..data import records, source
 from ..errors import UserError, first_line, named
-from ..learning.scoring import METRICS
-from ..outputs import submission, trained_run
+from ..outputs import fitted, submission, trained_run
 from ..outputs.run_files import CHECKPOINTS, refuse_others
 from ..platform import versions
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, unwritable
 from ..platform.lock_holder import held_by
+from ..scoring import METRICS
 from . import folds
 
 if TYPE_CHECKING:  # what training_checks.py finds
@@ -321,13 +321,10 @@ def trained(p: Preflight) -> Result[Trained] | None:
     # predict's and evaluate's: read before the model runs
     cuts = None
     if cfg.multi_label:
-        from ..learning import thresholds
-
-        cuts = thresholds.averaged(runs)
+        folders = [places_of(run).trained for run in runs]
+        cuts = fitted.averaged_thresholds(folders, cfg.num_classes, config.class_names(cfg))
     elif METRICS[cfg.metric].graded:
-        from ..learning import grades
-
-        cuts = grades.averaged(runs)
+        cuts = fitted.averaged_grade_cuts([places_of(run).trained for run in runs], cfg.num_classes)
     return Result(f"trained weights: {', '.join(paths)}", Trained(runs, cuts))
 
 

@@ -1,5 +1,5 @@
 """`score`: the output's submission.csv against the true labels, joined by id, with the
-metrics the submission's columns allow (learning/scoring.py computes them), and whether its
+metrics the submission's columns allow (scoring.py computes them), and whether its
 rows follow the sample submission row for row."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import scoring
 from ..config import Config, inputs_of, names_in, places_of
 from ..data import tables
 from ..errors import UserError, named
-from ..learning import scoring
-from ..learning.scoring import METRICS
 from ..outputs.run_record import read_record, run_records
+from ..scoring import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import scoring
 from ..config import Config, places_of, targets
 from ..errors import UserError
-from ..learning import cuts, scoring
+from ..learning import cuts
 from ..platform.files import STACK, output_folder, place, refuse_foreign, write_json
 from . import blend, out_of_fold
 

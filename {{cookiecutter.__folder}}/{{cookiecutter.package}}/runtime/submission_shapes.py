@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from ..errors import UserError, named
+from .errors import UserError, named
 
 if TYPE_CHECKING:
     import numpy as np

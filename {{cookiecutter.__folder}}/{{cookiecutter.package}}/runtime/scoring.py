@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import UserError, named
+from .errors import UserError, named
 
 CLIP = 1e-15  # log loss: probabilities held in [1e-15, 1 - 1e-15], as Kaggle's metric holds them
 
