@@ -20,13 +20,9 @@ EFFICIENTNET_V1 = {
     "stackwise_block_types": ["v1"] * 7,
 }
 EFFICIENTNET = {
-    "min_depth": None,
-    "use_depth_divisor_as_min_depth": True,
-    "cap_round_filter_decrease": True,
-    "batch_norm_momentum": 0.9,
-    "batch_norm_epsilon": 1e-5,
-    "dropout": 0,
-}
+    "min_depth": None, "use_depth_divisor_as_min_depth": True, "cap_round_filter_decrease": True,
+    "batch_norm_momentum": 0.9, "batch_norm_epsilon": 1e-5, "dropout": 0,
+}  # fmt: skip
 EFFICIENTNET_V2_S = {
     **EFFICIENTNET,
     "stackwise_kernel_sizes": [3, 3, 3, 3, 3, 3],
@@ -39,11 +35,8 @@ EFFICIENTNET_V2_S = {
     "stackwise_block_types": ["fused"] * 3 + ["unfused"] * 3,
     "stackwise_force_input_filters": [0] * 6,
     "stackwise_nores_option": [False] * 6,
-    "width_coefficient": 1.0,
-    "depth_coefficient": 1.0,
-    "activation": "silu",
-    "num_features": 1792,
-}
+    "width_coefficient": 1.0, "depth_coefficient": 1.0, "activation": "silu", "num_features": 1792,
+}  # fmt: skip
 RESNET_VD_50 = {
     "input_conv_filters": [32, 32, 64],
     "input_conv_kernel_sizes": [3, 3, 3],
@@ -59,60 +52,27 @@ RESNET_VD_50 = {
 # SigLIP's whole backbone 203,156,230 exactly; DINOv3 21,596,544 and 85,660,416 (Hugging
 # Face's counts); SigLIP's vision tower 92,884,420.
 DINOV3_SMALL = {
-    "patch_size": 16,
-    "num_layers": 12,
-    "hidden_dim": 384,
-    "num_heads": 6,
-    "intermediate_dim": 1536,
-    "layer_scale_init_value": 1.0,
-    "num_register_tokens": 4,
-    "use_mask_token": True,
-    "hidden_activation": "gelu",
-    "use_gated_mlp": False,
-    "use_query_bias": True,
-    "use_key_bias": False,
-    "use_value_bias": True,
-    "use_proj_bias": True,
-    "use_mlp_bias": True,
-    "attention_dropout": 0.0,
-    "drop_path_rate": 0.0,
-    "layer_norm_eps": 1e-5,
-    "image_shape": [224, 224, 3],
-    "rope_theta": 100.0,
-    "apply_layernorm": False,
-}
+    "patch_size": 16, "num_layers": 12, "hidden_dim": 384, "num_heads": 6,
+    "intermediate_dim": 1536, "layer_scale_init_value": 1.0, "num_register_tokens": 4,
+    "use_mask_token": True, "hidden_activation": "gelu", "use_gated_mlp": False,
+    "use_query_bias": True, "use_key_bias": False, "use_value_bias": True, "use_proj_bias": True,
+    "use_mlp_bias": True, "attention_dropout": 0.0, "drop_path_rate": 0.0, "layer_norm_eps": 1e-5,
+    "image_shape": [224, 224, 3], "rope_theta": 100.0, "apply_layernorm": False,
+}  # fmt: skip
 DINOV3_BASE = {**DINOV3_SMALL, "hidden_dim": 768, "num_heads": 12, "intermediate_dim": 3072}
 SWIN_TINY = {
-    "image_shape": [224, 224, 3],
-    "patch_size": 4,
-    "embed_dim": 96,
-    "depths": [2, 2, 6, 2],
-    "num_heads": [3, 6, 12, 24],
-    "window_size": 7,
-    "mlp_ratio": 4.0,
-    "qkv_bias": True,
-    "dropout_rate": 0.0,
-    "attention_dropout": 0.0,
-    "drop_path": 0.1,
-    "patch_norm": True,
-}
+    "image_shape": [224, 224, 3], "patch_size": 4, "embed_dim": 96, "depths": [2, 2, 6, 2],
+    "num_heads": [3, 6, 12, 24], "window_size": 7, "mlp_ratio": 4.0, "qkv_bias": True,
+    "dropout_rate": 0.0, "attention_dropout": 0.0, "drop_path": 0.1, "patch_norm": True,
+}  # fmt: skip
 SIGLIP_BASE_VISION = {  # the vision tower alone: the part the classifier uses
-    "patch_size": 16,
-    "hidden_dim": 768,
-    "num_layers": 12,
-    "num_heads": 12,
-    "intermediate_dim": 3072,
-    "intermediate_activation": "gelu_approximate",
-    "layer_norm_epsilon": 1e-6,
-    "image_shape": [224, 224, 3],
-}
+    "patch_size": 16, "hidden_dim": 768, "num_layers": 12, "num_heads": 12,
+    "intermediate_dim": 3072, "intermediate_activation": "gelu_approximate",
+    "layer_norm_epsilon": 1e-6, "image_shape": [224, 224, 3],
+}  # fmt: skip
 HGNETV2_B4 = {
-    "depths": [1, 1, 3, 1],
-    "embedding_size": 48,
-    "hidden_sizes": [128, 512, 1024, 2048],
-    "stem_channels": [3, 32, 48],
-    "hidden_act": "relu",
-    "use_learnable_affine_block": False,
+    "depths": [1, 1, 3, 1], "embedding_size": 48, "hidden_sizes": [128, 512, 1024, 2048],
+    "stem_channels": [3, 32, 48], "hidden_act": "relu", "use_learnable_affine_block": False,
     # in, middle and out channels, blocks, layers a block, kernel size: each stage
     "stackwise_stage_filters": [
         [48, 48, 128, 1, 6, 3],
@@ -123,7 +83,7 @@ HGNETV2_B4 = {
     "apply_downsample": [False, True, True, True],
     "use_lightweight_conv_block": [False, False, True, True],
     "image_shape": [224, 224, 3],
-}
+}  # fmt: skip
 
 
 def efficientnet_v1(width: float, depth: float) -> dict:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import itertools
 import json
 import math
@@ -84,33 +85,27 @@ def arguments(parser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the lines as written
     parser.epilog = "modes:\n" + "\n".join(f"  {mode:<9}{about}" for mode, about in MODES.items())
     parser.epilog += "\ntrain, compile: --weights none builds a backbone without downloading it"
+    defaults = ", ".join(f"{times} for {mode}" for mode, times in REPEATS.items())
     parser.add_argument(
-        "--repeats",
-        type=whole_number("bench --repeats", 1),
-        help="input: passes of each pipeline; train: turns of each variant (default: "
-        + ", ".join(f"{times} for {mode}" for mode, times in REPEATS.items())
-        + ")",
-    )
+        "--repeats", type=whole_number("bench --repeats", 1),
+        help=f"input: passes of each pipeline; train: turns of each variant (default: {defaults})",
+    )  # fmt: skip
     given = parser.add_argument_group("bench input")
     given.add_argument(
-        "--synthetic",
-        action="store_true",
+        "--synthetic", action="store_true",
         help="measure on photo-like JPEGs it writes at --image-size, not the records",
-    )
+    )  # fmt: skip
     given.add_argument(
-        "--image-folder",
-        default="",
+        "--image-folder", default="",
         help="measure on the image files under this folder (nested too), and on records of them",
-    )
+    )  # fmt: skip
     count_flag(given, "bench input", "--images-per-pass", 2048, "images a pass")
     steps = parser.add_argument_group("bench train")
     count_flag(steps, "bench train", "--timed-steps", 5, "steps of each variant timed a turn")
     steps.add_argument(
-        "--variants",
-        type=chosen,
-        default=",".join(STEP_VARIANTS),
+        "--variants", type=chosen, default=",".join(STEP_VARIANTS),
         help=f"those to time, comma-separated (default: {','.join(STEP_VARIANTS)})",
-    )
+    )  # fmt: skip
 
 
 def command(args, cfg: Config, found=None) -> int:
@@ -182,6 +177,8 @@ def on_records(cfg: Config, synthetic: bool, images: int) -> tuple[dict, int, st
     from ..runtime.data import records, steps
 
     size, batch, image_of = cfg.image_size, cfg.batch_size, encoded(cfg)
+    # Pixels resized only where not at --image-size, as a batch needs and as ours does on the host
+    at_size = functools.partial(steps.image, cfg=cfg)
     pattern = places_of(cfg).in_data(cfg.train_files).split(",")[0]
     if not synthetic:
         files = tf.io.gfile.glob(pattern)
@@ -223,11 +220,12 @@ def on_records(cfg: Config, synthetic: bool, images: int) -> tuple[dict, int, st
     def decode_only(jpeg):
         return tf.ensure_shape(steps.decoded(jpeg), [size, size, 3])
 
+    read = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)
     made = {
-        "DN": lambda: decoded_batches(read(files), image_of, decode_only, batch),
-        "DA": lambda: decoded_batches(read(files), image_of, at_size(cfg), batch),
+        "DN": lambda: decoded_batches(read, image_of, decode_only, batch),
+        "DA": lambda: decoded_batches(read, image_of, at_size, batch),
         "OURS": lambda: ours(files, cfg, batch),
-        "B1": lambda: decoded_batches(read(files), image_of, textbook, batch, ordered=True),
+        "B1": lambda: decoded_batches(read, image_of, textbook, batch, ordered=True),
     }
     return made, batches, heading, INPUT_RATIOS
 
@@ -239,7 +237,7 @@ def on_image_files(cfg: Config, folder: str, wanted: int) -> tuple[dict, int, st
     import pandas as pd
     import tensorflow as tf
 
-    from ..runtime.data import competition_files, images, source
+    from ..runtime.data import competition_files, images, source, steps
 
     under = places_of(cfg).output / "bench-input"
     if folder:
@@ -275,13 +273,13 @@ def on_image_files(cfg: Config, folder: str, wanted: int) -> tuple[dict, int, st
         f"to {size}x{size} where not at it, batch {batch}, {batches} batches a pass; records "
         f"of them: {len(record_files)} shards ({shards})"
     )
-    files = tf.data.Dataset.from_tensor_slices(paths)
+    files = tf.data.Dataset.from_tensor_slices(paths).repeat()
+    at_size = functools.partial(steps.image, cfg=cfg)  # as on_records
+    read = tf.data.TFRecordDataset(record_files, num_parallel_reads=tf.data.AUTOTUNE).repeat()
     made = {  # each endless, as ours is, so a pass may read the images more than once
-        "DN": lambda: decoded_batches(files.repeat(), tf.io.read_file, at_size(cfg), batch),
+        "DN": lambda: decoded_batches(files, tf.io.read_file, at_size, batch),
         "OURS": lambda: ours(paths, cfg, batch),
-        "DN-REC": lambda: decoded_batches(
-            read(record_files).repeat(), encoded(cfg), at_size(cfg), batch
-        ),
+        "DN-REC": lambda: decoded_batches(read, encoded(cfg), at_size, batch),
         "OURS-REC": lambda: ours(record_files, records_cfg, batch),
     }
     return made, batches, heading, FILE_RATIOS
@@ -319,27 +317,12 @@ def written(cfg: Config, folder: Path, count: int, examples, what: str) -> list[
     return write_shards(str(folder), list(examples), 8, cfg.image_size)
 
 
-def read(files: list[str]):
-    """The records of `files`, read in parallel."""
-    import tensorflow as tf
-
-    return tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)
-
-
 def encoded(cfg: Config):
     """A function from a record to its encoded image."""
     import tensorflow as tf
 
     spec = {cfg.image_key: tf.io.FixedLenFeature([], tf.string)}
     return lambda record: tf.io.parse_single_example(record, spec)[cfg.image_key]
-
-
-def at_size(cfg: Config):
-    """A function from an encoded image to its pixels, resized only where not at --image-size
-    (as a batch needs and as ours does on the host)."""
-    from ..runtime.data import steps
-
-    return lambda encoded_image: steps.to_size(steps.decoded(encoded_image), cfg.image_size)
 
 
 def decoded_batches(read, image_of, decode, batch: int, ordered: bool = False):

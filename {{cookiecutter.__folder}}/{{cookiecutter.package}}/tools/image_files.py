@@ -60,8 +60,7 @@ def prepare(path: str, decoding: Decoding = AS_THEY_ARE, at: str = "") -> Prepar
             pixels = dicom.pixels(path, decoding.window, decoding.slices, decoding.frames, at)
             image = Image.fromarray(pixels[..., 0] if pixels.shape[-1] == 1 else pixels)
             return too_large(image.size, decoding) or stored(image, decoding, "PNG")
-        with open(path, "rb") as file:
-            raw = file.read()
+        raw = Path(path).read_bytes()
         with Image.open(io.BytesIO(raw)) as image:
             size = image.size
             if refused := too_large(size, decoding):
@@ -105,8 +104,3 @@ def stored(image: Image.Image, decoding: Decoding, kind: str, original: tuple = 
     encoded = io.BytesIO()
     image.save(encoded, kind, **({"quality": QUALITY} if kind == "JPEG" else {}))
     return Prepared(encoded.getvalue(), *image.size, original=original)
-
-
-def prepare_all(job: tuple) -> Prepared:
-    """`prepare` for a pool's map: one (path, decoding, at) tuple."""
-    return prepare(*job)

@@ -1,11 +1,5 @@
-"""A competition's images and CSV become sharded TFRecords with folds, and a manifest.
-
-    python -m {{ cookiecutter.package }} records --images train_images --csv train.csv --output-dir records \
-        [--group-column patient] [--folds 5] [--resize 512] [--test-images test_images] \
-        [--id-column image_id] [--label-column label] [--multi-label] \
-        [--window auto] [--slices 3] [--max-image-pixels N]
-
-writes
+"""`records`: a competition's images and CSV become sharded TFRecords with folds, and a
+manifest. It writes
     <output>/train/fold0-00-<records>.tfrec ...  image (JPEG; DICOM: PNG), class, id, fold: one
                                                  fold a file
     <output>/test/00-<records>.tfrec ...         image, id (the file's path under --test-images,
@@ -15,19 +9,10 @@ writes
                                                  image sizes, skipped files, the images stored
                                                  reduced, how DICOM was decoded, the command
 
-Ids stay as the competition spells them. Without --id-column the id column is the one whose
-values name the most images; without --label-column the labels are in "label" or "target",
-else in the one column left. A label of several space-separated names (`scab frog_eye_leaf_spot`), or
---multi-label, makes the competition multi-label: "class" is then a multi-hot row (1 for each
-label the image has, one value per class), and folds are stratified by each image's rarest
-label. A metric of values (--metric rmse) reads --label-column's columns (a,b,c) as numbers,
-a metric of shares (kl_divergence) as votes, made shares: "class" is then a row of floats,
-and folds are stratified by the values' bins or the most voted class (value_labels.py).
-
-An id may name a DICOM file (found by content, whatever its name) or a folder of one series
-of slices: dicom.py decodes them, windowed (--window), a series as --slices slices stacked as
-channels. An image past Pillow's decompression-bomb limit is read, stored reduced to fit it,
-and named; --max-image-pixels N refuses any larger than N.
+Ids stay as the competition spells them; competition_files.py finds the id and label columns
+(docs/data.md). A multi-label record's "class" is a multi-hot row, and one of values or shares
+a row of floats (value_labels.py). An id may name a DICOM file or a folder of one series
+(dicom.py decodes them); an image past Pillow's decompression-bomb limit is stored reduced.
 
 Every input is checked before the first shard is written (competition_files.py). Images are decoded
 in parallel over the cores (image_files.py) into shards of about 150 MB, written as shards.py writes
@@ -48,6 +33,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import json
 import math
 import multiprocessing
@@ -70,7 +56,7 @@ from ..runtime.platform.files import (
     written_whole,
 )
 from ..runtime.platform.run_lock import one_run_at_a_time
-from .image_files import AS_THEY_ARE, Decoding, Prepared
+from .image_files import AS_THEY_ARE, Decoding, Prepared, prepare
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -88,11 +74,8 @@ OWN_TOP = {
     *(start + name for start in ("", ".tmp-") for name in (MANIFEST, PROGRESS, METADATA_TABLE)),
 }
 # How messages name the inputs of the metadata (metadata.metadata_tables).
-FLAGS = {
-    "test_csv": "records --test-csv",
-    "metadata": "records --metadata-columns",
-    "test_images": "records --test-images",
-}
+FLAGS = {"test_csv": "records --test-csv", "metadata": "records --metadata-columns",
+         "test_images": "records --test-images"}  # fmt: skip
 OWN_SPLITS = ("train", "test")
 OWN_SUFFIXES = (".tfrec", ".partial")
 
@@ -137,25 +120,15 @@ def write_records(
     )
     planned = plan(rows, tests, cfg.folds)
     manifest = {
-        "command": command,
-        "csv": csv,
-        "images": images,
-        "test_images": test_images,
-        "id_column": found["id_column"],
-        "label_column": found["label_column"],
-        "group_column": group_column,
-        "classes": found["classes"],
-        "multi_label": found["multi_label"],
-        "num_classes": found["num_classes"],
+        "command": command, "csv": csv, "images": images, "test_images": test_images,
+        "id_column": found["id_column"], "label_column": found["label_column"],
+        "group_column": group_column, "classes": found["classes"],
+        "multi_label": found["multi_label"], "num_classes": found["num_classes"],
         "targets": targets(cfg),  # classes; or values or shares, which this metric scores
-        "metric": cfg.metric,
-        "folds": cfg.folds,
-        "fold_seed": cfg.fold_seed,
-        "resize": decoding.resize,
-        "max_image_pixels": decoding.max_pixels,
-        "dicom": dicom,
+        "metric": cfg.metric, "folds": cfg.folds, "fold_seed": cfg.fold_seed,
+        "resize": decoding.resize, "max_image_pixels": decoding.max_pixels, "dicom": dicom,
         "metadata": {**columns, "file": METADATA_TABLE if table is not None else None},
-    }
+    }  # fmt: skip
     with one_run_at_a_time(output, "records --output-dir"):  # two writers would mix their shards
         shards = write_plan(output, planned, decoding, command, force)
         train = [shard for shard in shards if shard["file"] and "fold" in shard]
@@ -190,31 +163,13 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
                 f"with --force removes, what --output-dir holds; give an --output-dir apart from the "
                 f"inputs{suggestion}"
             )
-    if test_images and inside(Path(images), Path(test_images)):
+    if test_images and Path(images).resolve().is_relative_to(Path(test_images).resolve()):
         raise UserError(
             f"records --test-images {test_images} holds --images {images}: the training images "
             "would become the test set; give the competition's folder of test images"
         )
-    foreign = [str(path.relative_to(output)) for path in not_written_by_records(output)]
-    refuse_foreign("records --output-dir", output, "records", foreign)
-
-
-def inside(path: Path, folder: Path) -> bool:
-    """Whether `path` is `folder` or under it, links followed."""
-    path, folder = path.resolve(), folder.resolve()
-    return path == folder or folder in path.parents
-
-
-def overlap(one: Path, other: Path) -> bool:
-    return inside(one, other) or inside(other, one)
-
-
-def not_written_by_records(output: Path) -> list[Path]:
-    """What `output` holds that records never writes there."""
-    if not output.is_dir():
-        return []
-    foreign = []
-    for path in sorted(output.iterdir()):
+    foreign = []  # what records never writes there
+    for path in sorted(output.iterdir()) if output.is_dir() else []:
         if path.name in OWN_SPLITS and path.is_dir():
             foreign += [
                 inner
@@ -223,12 +178,20 @@ def not_written_by_records(output: Path) -> list[Path]:
             ]
         elif not (path.name in OWN_TOP and path.is_file()):
             foreign.append(path)
-    return foreign
+    names = [str(path.relative_to(output)) for path in foreign]
+    refuse_foreign("records --output-dir", output, "records", names)
 
 
-def written_before(output: Path) -> list[Path]:
-    """The files an earlier run of records named as its own in `output`: the shards its
-    manifest or progress file lists, the shards half-written, and those two files."""
+def overlap(one: Path, other: Path) -> bool:
+    """Whether either is the other or under it, links followed."""
+    one, other = one.resolve(), other.resolve()
+    return one.is_relative_to(other) or other.is_relative_to(one)
+
+
+def removed_for_force(output: Path) -> None:
+    """Remove what an earlier run of records named as its own in `output` (the shards its
+    manifest or progress file lists, the shards half-written, and those two files), naming
+    each; refuse, removing nothing, when --output-dir holds shards no earlier run names."""
     named = []
     for written in (MANIFEST, PROGRESS):
         path = output / written
@@ -249,13 +212,7 @@ def written_before(output: Path) -> list[Path]:
             ) from None
         named += [output / file for file in shards if file] + [path]
     partial = [path for split in OWN_SPLITS for path in (output / split).glob("*.partial")]
-    return sorted({path for path in named + partial if path.is_file()})
-
-
-def removed_for_force(output: Path) -> None:
-    """Remove what an earlier run of records wrote, naming each; refuse, removing nothing,
-    when --output-dir holds shards no earlier run names."""
-    known = written_before(output)
+    known = sorted({path for path in named + partial if path.is_file()})
     unknown = sorted(
         path for split in OWN_SPLITS for path in (output / split).glob("*.tfrec")
         if path not in known
@@ -360,15 +317,14 @@ def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Dec
     """One planned shard, written whole: its file (None when every image was skipped), its
     record count and what the manifest needs of it."""
     from ..runtime.data.competition_files import classes_held
-    from .image_files import prepare_all
     from .shards import write_shard
 
     split, stem = name.split("/")
     folder = output / split
     if not is_url(folder):  # a bucket has no folders: an object's name holds its path
         folder.mkdir(parents=True, exist_ok=True)
-    jobs = [(row["path"], decoding, row.get("at", "")) for row in part]
-    prepared = pool.map(prepare_all, jobs, chunksize=16)
+    paths, ats = [row["path"] for row in part], [row.get("at", "") for row in part]
+    prepared = pool.map(prepare, paths, itertools.repeat(decoding), ats, chunksize=16)
     skipped, sizes, classes, reduced = [], [], collections.Counter(), []
 
     def kept_records():
@@ -473,21 +429,16 @@ def arguments(parser) -> None:
         "--csv", required=True, help="one row per training image: id and label columns"
     )
     parser.add_argument(  # --output: its name before
-        "--output-dir",
-        "--output",
-        dest="output",
-        required=True,
+        "--output-dir", "--output", dest="output", required=True,
         help="folder to write (empty, or an interrupted run's)",
-    )
+    )  # fmt: skip
     parser.add_argument(
         "--group-column", default="", help="keep each group in one fold (e.g. patient)"
     )
     parser.add_argument(
-        "--resize",
-        type=whole_number("records --resize", 32, zero="as they are"),
-        default=0,
+        "--resize", type=whole_number("records --resize", 32, zero="as they are"), default=0,
         help="store N x N images (default: as they are)",
-    )
+    )  # fmt: skip
     parser.add_argument("--test-images", default="", help="folder of test images (ids: file names)")
     parser.add_argument(
         "--force", action="store_true", help="write the records again over what --output-dir holds"
@@ -496,39 +447,29 @@ def arguments(parser) -> None:
         "--test-csv", default="", help="the test images' table of metadata (ids and columns)"
     )
     parser.add_argument(
-        "--metadata-columns",
-        default="auto",
+        "--metadata-columns", default="auto",
         help="columns kept beside each image; auto: those both tables hold; '': none",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--max-image-pixels",
-        type=whole_number("records --max-image-pixels", 1, zero="no limit"),
-        default=0,
-        metavar="N",
+        "--max-image-pixels", type=whole_number("records --max-image-pixels", 1, zero="no limit"),
+        default=0, metavar="N",
         help="refuse images of more pixels (default: read any; those past Pillow's limit reduced)",
-    )
+    )  # fmt: skip
     dicom = parser.add_argument_group("DICOM")
     dicom.add_argument(
-        "--window",
-        type=window,
-        default="auto",
+        "--window", type=window, default="auto",
         help=f"auto (the file's own, else its range), CENTER,WIDTH or {', '.join(WINDOWS)}",
-    )
+    )  # fmt: skip
     dicom.add_argument(
-        "--slices",
-        type=int,
-        choices=(1, 3),
-        default=3,
+        "--slices", type=int, choices=(1, 3), default=3,
         help="of a series (a folder of slices), stacked as channels, evenly spaced (default: 3)",
-    )
+    )  # fmt: skip
     centre = "the CSV column naming the slice to centre on (Instance Number or file name)"
     dicom.add_argument("--slice-column", default="", metavar="COLUMN", help=centre)
     dicom.add_argument(
-        "--frames",
-        choices=("middle", "slices"),
-        default="middle",
+        "--frames", choices=("middle", "slices"), default="middle",
         help="of a multi-frame file: its middle one, or --slices of them as a series' slices",
-    )
+    )  # fmt: skip
 
 
 def command(args, cfg: Config, found=None) -> int:

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import tempfile
-import zipfile
 from pathlib import Path
 
 from ..runtime.config import SLUG, Config, places_of
@@ -40,6 +39,10 @@ PACKAGE = __package__.partition(".")[0]  # as `python -m` names it
 CONFIG_FIELDS = ("competition", "data_dir", "output_dir", "backbone", "epochs", "image_size")
 KERNEL_DIR = "kernel"  # where `kernel` writes the training notebook
 INFERENCE_DIR = "kernel-inference"  # where `kernel --inference` writes a code competition's
+KERNEL_METADATA = "kernel-metadata.json"  # what `kernel` writes and the client pushes by
+# What the client reads from a folder it pushes as a dataset; it names the dataset, so
+# `kernel` finds there which dataset holds a records folder.
+DATASET_METADATA = "dataset-metadata.json"
 SUBMISSION = "submission.csv"  # what Kaggle scores: the output folder's, or a notebook's output
 # The CV of the run a submission came from, as `submit` ends its description and `submissions` reads
 # it back: "cv macro_f1 0.8123", or "cv: none". A blend's says so: "cv macro_f1 0.8345, blend of 3".
@@ -51,26 +54,19 @@ def refusal(error: Exception, cfg: Config, doing: str) -> UserError:
     """What to do about an HTTP refusal from Kaggle."""
     response = getattr(error, "response", None)
     status = response.status_code if response is not None else None  # a Response is falsy
-    if status == 401:
-        return UserError(f"Kaggle refused the credentials while {doing} (401): {CREDENTIALS_HELP}")
-    if status == 403 and cfg.competition not in doing:  # not about the rules
+    said = f"{status}: {briefly(error)}"
+    if status == 403 and cfg.competition in doing:  # the competition's rules, not accepted
         return UserError(
-            f"Kaggle refused {doing} (403: {briefly(error)}); check the credentials' account"
-        )
-    if status == 403:
-        return UserError(
-            f"Kaggle refused {doing} (403: {briefly(error)}); accept the competition's rules at "
+            f"Kaggle refused {doing} ({said}); accept the competition's rules at "
             f"https://www.kaggle.com/competitions/{cfg.competition}/rules with the account of "
             f"your credentials, then run this again (and check {named('competition')})"
         )
-    if status == 404:
-        return UserError(
-            f"Kaggle found nothing while {doing} (404: {briefly(error)}); check the name"
-        )
-    return UserError(f"Kaggle answered an error while {doing} ({status}: {briefly(error)})")
-
-
-KERNEL_METADATA = "kernel-metadata.json"  # what `kernel` writes and the client pushes by
+    messages = {
+        401: f"Kaggle refused the credentials while {doing} (401): {CREDENTIALS_HELP}",
+        403: f"Kaggle refused {doing} ({said}); check the credentials' account",
+        404: f"Kaggle found nothing while {doing} ({said}); check the name",
+    }
+    return UserError(messages.get(status, f"Kaggle answered an error while {doing} ({said})"))
 
 
 def kernel_id(kernel_dir: str) -> str:
@@ -118,7 +114,7 @@ def latest_run(api, kernel_dir: str) -> tuple[str, int | None, str, str]:
         raise UserError(
             f"Kaggle has no notebook {kernel} these credentials can read ({code}); push it "
             f"first with `kaggle push --kernel-dir {kernel_dir}`, or check the id in "
-            f"{Path(kernel_dir) / 'kernel-metadata.json'}"
+            f"{Path(kernel_dir) / KERNEL_METADATA}"
         ) from error
     version = found.metadata.current_version_number if found.metadata else None
     run = api.kernels_status(kernel)
@@ -142,8 +138,7 @@ def download(api, cfg: Config) -> None:
     with tempfile.TemporaryDirectory(dir=folder, prefix=".download-") as scratch:
         api.competition_download_files(cfg.competition, path=scratch, force=True, quiet=False)
         archive, unpacked = Path(scratch) / f"{cfg.competition}.zip", Path(scratch) / "unpacked"
-        with zipfile.ZipFile(archive) as unpacking:
-            unpacking.extractall(unpacked)
+        shutil.unpack_archive(archive, unpacked)
         archive.unlink()  # its room, for the files it held
         for entry in unpacked.iterdir():
             target = folder / entry.name
@@ -159,7 +154,7 @@ def push(api, kernel_dir: str) -> None:
         response = api.kernels_push(kernel_dir)
     except ValueError as error:  # the client checks the metadata before sending anything
         raise UserError(
-            f"{kernel_dir}/kernel-metadata.json: {error}; write it again with `kernel`"
+            f"{kernel_dir}/{KERNEL_METADATA}: {error}; write it again with `kernel`"
         ) from error
     if response.error:  # Kaggle answers 200 with the reason in `error`
         raise UserError(f"Kaggle refused the kernel {kernel}: {response.error}")
@@ -205,8 +200,7 @@ def cv_of_run(cfg: Config) -> str:
     run recorded in its model.json: a run trained with other flags, or fetched from a
     notebook with `kaggle output`, scores as it trained. A blend's or a stack's folder: its CV."""
     folder = places_of(cfg).output
-    blend = blend_of(folder)
-    if blend:
+    if blend := blend_of(folder):
         return blend_record.cv(blend)
     # Its validation predictions: oof.csv (a `--fold all` run), else its valid.csv, else its
     # folds' (fold<k>/valid.csv: a run of one fold of records in folds).
@@ -247,21 +241,15 @@ def described(cfg: Config, message: str, kernel_dir: str = "") -> str:
     return f"{message}; {blend_record.cv(blend)}"
 
 
-def submitted_notebook(kernel_dir: str | None) -> tuple[str, str]:
-    """The notebook `submit` sends, and why: --kernel-dir's, else the inference notebook
-    `kernel --inference` wrote; ("", why) when the output's submission.csv goes instead."""
-    if kernel_dir:
-        return kernel_dir, "--kernel-dir"
-    if (Path(INFERENCE_DIR) / "kernel-metadata.json").is_file():
-        return INFERENCE_DIR, f"{INFERENCE_DIR}/ is here; --kernel-dir chooses another"
-    return "", f"no {INFERENCE_DIR}/kernel-metadata.json here, so no code submission"
-
-
 def submit(api, cfg: Config, message: str, kernel_dir: str | None) -> None:
-    notebook, chosen = submitted_notebook(kernel_dir)
-    if notebook:
-        submit_notebook(api, cfg, message, notebook, chosen)
-        return
+    """--kernel-dir's notebook, else the inference notebook `kernel --inference` wrote, else
+    the output's submission.csv."""
+    if kernel_dir:
+        return submit_notebook(api, cfg, message, kernel_dir, "--kernel-dir")
+    if (Path(INFERENCE_DIR) / KERNEL_METADATA).is_file():
+        chosen = f"{INFERENCE_DIR}/ is here; --kernel-dir chooses another"
+        return submit_notebook(api, cfg, message, INFERENCE_DIR, chosen)
+    chosen = f"no {INFERENCE_DIR}/{KERNEL_METADATA} here, so no code submission"
     path = places_of(cfg).output / SUBMISSION
     if not path.is_file():
         raise UserError(
@@ -275,10 +263,6 @@ def submit(api, cfg: Config, message: str, kernel_dir: str | None) -> None:
     print(f"{result.message}: {path} ({chosen}) ({message!r})")
 
 
-# A run Kaggle may still finish; any other state than these and COMPLETE has ended short.
-UNDER_WAY = ("QUEUED", "RUNNING")
-
-
 def submit_notebook(api, cfg: Config, message: str, kernel_dir: str, chosen: str) -> None:
     """A code competition's submission: Kaggle reruns the notebook's latest version, whose
     run must be complete, on the hidden test set and scores the submission.csv it writes."""
@@ -288,7 +272,7 @@ def submit_notebook(api, cfg: Config, message: str, kernel_dir: str, chosen: str
         flags = f"--kernel-dir {kernel_dir}"
         todo = (
             f"wait until `python -m {PACKAGE} kaggle status {flags}` says COMPLETE, then submit"
-            if state in UNDER_WAY
+            if state in ("QUEUED", "RUNNING")  # Kaggle may still finish it; others ended short
             else f"read its log (`kaggle output {flags}`), fix it, `kaggle push {flags}` and "
             "submit once that run is COMPLETE"
         )
@@ -313,15 +297,6 @@ def submit_notebook(api, cfg: Config, message: str, kernel_dir: str, chosen: str
     print(f"follow its score with `python -m {PACKAGE} kaggle submissions`")
 
 
-def sent_cv(description: str) -> str:
-    """The CV that `submit` wrote into a description: "macro_f1 0.8123", "none", or "-" for
-    a submission sent some other way."""
-    found = CV.search(description)
-    if not found:
-        return "none" if NO_CV in description else "-"
-    return f"{found[1]} {found[2]}{found[3] or ''}"
-
-
 def submissions(api, cfg: Config) -> None:
     """The competition's latest submissions, newest first: one line each."""
     made = api.competition_submissions(cfg.competition, page_size=100) or []
@@ -331,53 +306,26 @@ def submissions(api, cfg: Config) -> None:
     rows = [("date", "status", "public", "private", "cv", "description")]
     for sent in made:
         description = sent.description or ""
+        # The CV `submit` wrote into it ("macro_f1 0.8123", "none"); "-": sent some other way
+        found = CV.search(description)
+        cv = f"{found[1]} {found[2]}{found[3] or ''}" if found else "-"
+        cv = "none" if not found and NO_CV in description else cv
         if sent.error_description:
             description += f" [{sent.error_description}]"
         when = sent.date.strftime("%Y-%m-%d %H:%M") if sent.date else "-"
         state = getattr(sent.status, "name", str(sent.status))
         scores = (sent.public_score or "-", sent.private_score or "-")
-        rows.append((when, state, *scores, sent_cv(sent.description or ""), description))
+        rows.append((when, state, *scores, cv, description))
     widths = [max(len(row[column]) for row in rows) for column in range(5)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True)]
         print("  ".join([*cells, row[5]]))
 
 
-# What the client reads from a folder it pushes as a dataset; it names the dataset, so
-# `kernel` finds there which dataset holds a records folder.
-DATASET_METADATA = "dataset-metadata.json"
-
-
 def pushed_dataset(folder: str) -> str:
     """The Kaggle dataset (owner/slug) that `kaggle dataset` pushed this folder as, or ""."""
     path = Path(folder) / DATASET_METADATA
     return metadata_id(path) if path.is_file() else ""
-
-
-def created_or_versioned(api, folder: Path, ref: str, what: str = "records"):
-    """The dataset `ref` made from the folder, or its new version when it exists; nothing is
-    made when a file's upload fails."""
-    import requests
-
-    raise_on_a_failed_upload(api)
-    try:
-        try:
-            api.dataset_status(ref)
-        except requests.HTTPError as error:  # 404: not made yet
-            if getattr(error.response, "status_code", None) != 404:
-                raise
-            made = api.dataset_create_new(str(folder), public=False, quiet=False, dir_mode="zip")
-        else:
-            notes = f"{what} from {folder}"
-            made = api.dataset_create_version(str(folder), notes, quiet=False, dir_mode="zip")
-    except ValueError as error:
-        said = failed_upload(error, folder)
-        if said is None:
-            raise
-        raise said from None
-    if (made.status or "").lower() != "ok" or made.error:
-        raise UserError(f"Kaggle refused the dataset {ref}: {made.error or made.status}")
-    return made
 
 
 def push_dataset(api, cfg: Config, slug: str) -> None:
@@ -413,20 +361,37 @@ def dataset_ref(api, folder: Path, slug: str, kind: str) -> str:
 
 
 def pushed_folder(api, folder: Path, ref: str, what: str):
-    """The folder pushed as the private dataset `ref`, its dataset-metadata.json written; that
-    file is left as it was when the push fails, so that `kernel` attaches only what is there."""
+    """The folder pushed as the private dataset `ref`, new or a new version, its
+    dataset-metadata.json written. Nothing is made when a file's upload fails, and that file
+    is left as it was when the push fails, so that `kernel` attaches only what is there."""
+    import requests
+
     name = ref.split("/")[1]
     metadata = folder / DATASET_METADATA
     before = metadata.read_bytes() if metadata.is_file() else None
     write_json(metadata, {"title": name.replace("-", " ").title(), "id": ref,
                           "licenses": [{"name": "CC0-1.0"}]})  # fmt: skip
     try:
-        return created_or_versioned(api, folder, ref, what)
-    except BaseException:
+        raise_on_a_failed_upload(api)
+        try:
+            api.dataset_status(ref)
+        except requests.HTTPError as error:  # 404: not made yet
+            if getattr(error.response, "status_code", None) != 404:
+                raise
+            made = api.dataset_create_new(str(folder), public=False, quiet=False, dir_mode="zip")
+        else:
+            notes = f"{what} from {folder}"
+            made = api.dataset_create_version(str(folder), notes, quiet=False, dir_mode="zip")
+        if (made.status or "").lower() != "ok" or made.error:
+            raise UserError(f"Kaggle refused the dataset {ref}: {made.error or made.status}")
+        return made
+    except BaseException as error:
         if before is None:  # not pushed: `kernel` must not attach a dataset that is not there
             metadata.unlink()
         else:
             metadata.write_bytes(before)
+        if isinstance(error, ValueError) and str(error).startswith(UPLOAD_FAILED):
+            raise failed_upload(error, folder) from None
         raise
 
 
@@ -479,11 +444,9 @@ def raise_on_a_failed_upload(api) -> None:
     api._upload_file = every_file
 
 
-def failed_upload(error: ValueError, folder: Path) -> UserError | None:
-    """The one line for an upload the client reports failed; None for its other ValueErrors.
-    A folder goes up zipped (train/ as train.zip): the folder is what the user knows."""
-    if not str(error).startswith(UPLOAD_FAILED):
-        return None
+def failed_upload(error: ValueError, folder: Path) -> UserError:
+    """The one line for an upload the client reports failed. A folder goes up zipped (train/
+    as train.zip): the folder is what the user knows."""
     name = str(error).removeprefix(UPLOAD_FAILED)
     path = folder / name
     if not path.exists() and (folder / Path(name).stem).is_dir():
@@ -497,22 +460,11 @@ def failed_upload(error: ValueError, folder: Path) -> UserError | None:
 def run(
     action: str, cfg: Config, kernel_dir: str | None = None, message: str = "", slug: str = ""
 ) -> int:
-    """`submit` sends a notebook when given `kernel_dir` (see `submitted_notebook`); the
-    other actions take the training notebook's folder by default."""
-    folder = kernel_dir or KERNEL_DIR
-    doing = {
-        "download": f"downloading {cfg.competition}",
-        "push": f"pushing {folder}",
-        "status": "reading the kernel's status",
-        "output": "fetching the kernel's output",
-        "submit": f"submitting to {cfg.competition}",
-        "submissions": f"listing the submissions to {cfg.competition}",
-        "dataset": "pushing the records as a dataset",
-        "wheels": "pushing the wheels as a dataset",
-    }[action]
+    """`submit` sends a notebook when given `kernel_dir` (see `submit`); the other actions
+    take the training notebook's folder by default."""
+    folder, needed = kernel_dir or KERNEL_DIR, {}
     if action in ("push", "status", "output") and (Path(folder) / KERNEL_METADATA).is_file():
         kernel_id(folder)  # a file here, perhaps edited by hand: checked before signing in
-    needed = []
     if action == "wheels":  # decided before signing in: with nothing lacking, nothing to push
         from . import wheels
 
@@ -521,26 +473,22 @@ def run(
             print(f"{wheels.ON_KAGGLE} builds {cfg.backbone}: no wheels to push, and `kernel` "
                   "attaches none")  # fmt: skip
             return 0
+    doing, act = {  # as an error says it, and the call
+        "download": (f"downloading {cfg.competition}", lambda api: download(api, cfg)),
+        "push": (f"pushing {folder}", lambda api: push(api, folder)),
+        "status": ("reading the kernel's status", lambda api: status(api, folder)),
+        "output": ("fetching the kernel's output", lambda api: output(api, cfg, folder)),
+        "submit": (f"submitting to {cfg.competition}",
+                   lambda api: submit(api, cfg, message, kernel_dir)),
+        "submissions": (f"listing the submissions to {cfg.competition}",
+                        lambda api: submissions(api, cfg)),
+        "dataset": ("pushing the records as a dataset", lambda api: push_dataset(api, cfg, slug)),
+        "wheels": ("pushing the wheels as a dataset", lambda api: push_wheels(api, needed, slug)),
+    }[action]  # fmt: skip
     import requests
 
     try:
-        api = client()  # a token is checked with Kaggle: no network fails here
-        if action == "download":
-            download(api, cfg)
-        elif action == "push":
-            push(api, folder)
-        elif action == "status":
-            return status(api, folder)
-        elif action == "output":
-            output(api, cfg, folder)
-        elif action == "submit":
-            submit(api, cfg, message, kernel_dir)
-        elif action == "submissions":
-            submissions(api, cfg)
-        elif action == "dataset":
-            push_dataset(api, cfg, slug)
-        elif action == "wheels":
-            push_wheels(api, needed, slug)
+        return act(client()) or 0  # a token is checked with Kaggle: no network fails there
     except requests.HTTPError as error:
         raise refusal(error, cfg, doing) from error
     except (requests.ConnectionError, requests.Timeout) as error:
@@ -552,7 +500,6 @@ def run(
             f"Kaggle gives no access to the kernel while {doing} ({error}); push it first "
             "with `kaggle push`, or check the id in kernel-metadata.json"
         ) from error
-    return 0
 
 
 ACTIONS = {
@@ -582,23 +529,19 @@ def arguments(parser) -> None:
     )
     parser.add_argument(
         "--kernel-dir",
-        help=(
-            f"the notebook's folder: `kernel` writes {KERNEL_DIR} (the default), `kernel "
-            f"--inference` writes {INFERENCE_DIR}; submit sends this notebook, by default "
-            f"{INFERENCE_DIR} when it is there, else the output's submission.csv as a file"
-        ),
+        help=f"the notebook's folder: `kernel` writes {KERNEL_DIR} (the default), `kernel "
+        f"--inference` writes {INFERENCE_DIR}; submit sends this notebook, by default "
+        f"{INFERENCE_DIR} when it is there, else the output's submission.csv as a file",
     )
     parser.add_argument(
-        "--message",
-        default="",
+        "--message", default="",
         help="submit: the submission's description, to which the output's CV is added",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--slug",
-        default="",
+        "--slug", default="",
         help="dataset, wheels: its slug (default: the one pushed before, else "
         "<package>-records, <package>-wheels)",
-    )
+    )  # fmt: skip
 
 
 def command(args, cfg: Config, found=None) -> int:

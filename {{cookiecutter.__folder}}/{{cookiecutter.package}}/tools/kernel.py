@@ -34,7 +34,8 @@ from ..runtime.platform.files import (
     write_json,
     written_whole,
 )
-from . import notebook, wheels
+from . import kaggle_auth, notebook, wheels
+from .kaggle_api import KERNEL_METADATA, metadata_id, pushed_dataset
 from .notebook import PROJECT, TITLE
 
 # Whether the competition this project was made for ships TFRecords (tpu-getting-started's
@@ -56,21 +57,15 @@ def write_kernel(
 ) -> Path:  # fmt: skip
     """Write the notebook, the script and kernel-metadata.json into `output`; returns it.
     `datasets` are Kaggle datasets (owner/slug) to attach beside the competition; `slug_`
-    the notebook's slug on Kaggle (default: the project's), one per run to blend.
-
-    With `inference`, the notebook a code competition reruns on its hidden test set: it
-    predicts with the run the training notebook (`trained_kernel`, OWNER/SLUG; by default
-    this project's) left in its output, and writes submission.csv; it trains nothing. With
-    `blend` (a blend.json), it predicts with every run of the blend, each from its own
-    training notebook's output, and blends them; with a stack.json there, it stacks them
-    with the stack's trees, fitted again on the runs' out-of-fold predictions."""
+    the notebook's slug on Kaggle (default: the project's), one per run to blend;
+    `inference`, `trained_kernel` and `blend` as their flags say (`arguments`)."""
     inference = inference or bool(blend)
     given = cfg
     accelerator = accelerator or ("gpu" if inference else "tpu")
     if accelerator not in ACCELERATORS:
         raise UserError(f"--accelerator {accelerator!r}: one of {', '.join(ACCELERATORS)}")
     output = output or ("kernel-inference" if inference else "kernel")
-    user = user or configured_user()
+    user = user or kaggle_auth.username()  # the one the kaggle client signs in as
     check_names(user, datasets)
     if slug_:
         check_kernel_ref(f"{user}/{slug_}", "--slug")
@@ -82,7 +77,12 @@ def write_kernel(
         cfg = dataclasses.replace(cfg, data_dir="", trained_dir="")
     elif inference:
         check_kernel_ref(trained[0])
-        cfg = for_inference(cfg, trained[0])
+        # The competition as its rerun mounts it (the hidden test set); the model and classes
+        # from the run in the training notebook's output.
+        where = f"{kaggle_inputs.PREFIX}notebooks/{trained[0]}"
+        cfg = dataclasses.replace(
+            cfg, data_dir="", trained_dir=where, sources={**cfg.sources, "trained_dir": "flag"}
+        )
     else:
         cfg, pushed = with_pushed_records(cfg)
     built = [run["backbone"] for run in runs["runs"]] if runs else [cfg.backbone]
@@ -90,7 +90,10 @@ def write_kernel(
     pushed += [wheels_ref] if wheels_ref else []
     sources = dataset_sources(cfg, user, [*pushed, *datasets])
     folder = output_folder(output, "kernel --kernel-dir")
-    kernels = trained if inference else notebook_sources(cfg)
+    # Notebooks whose output a value reads (kaggle:notebooks/OWNER/SLUG/...: another run's
+    # pseudo_labels.csv, say), which Kaggle mounts only for a notebook attached.
+    read = [input_named(getattr(cfg, field.name), "notebooks") for field in knobs()]
+    kernels = trained if inference else read
     described = metadata(cfg, accelerator, user, sources, kernels, slug_, inference)
     if online:
         described["enable_internet"] = True
@@ -108,12 +111,8 @@ def write_kernel(
         temporary.write_text(notebook.as_script(cells))
     if blend:  # `kaggle submit` reads the blend's CV from here
         write_json(folder / (STACK if blend_record.is_stack(recorded) else BLEND), recorded)
-    write_json(folder / "kernel-metadata.json", described)
+    write_json(folder / KERNEL_METADATA, described)
     return folder
-
-
-# What the notebook predicts each run with, as blend.json and stack.json list them.
-RUN_KEYS = (*blend_record.PREDICTED_WITH, "cv")
 
 
 def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
@@ -133,11 +132,13 @@ def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
     for run in blend["runs"]:
         if run.get("weight") == 0:  # adds nothing: predicting it would only spend the rerun's time
             print(f"leaving out {run['name']}: the blend gives it no weight")
+    # What the notebook predicts each run with, as blend.json and stack.json list them.
+    keys = (*blend_record.PREDICTED_WITH, "cv", "weight")
     runs = [
         {
             "name": run["name"],
             "trained_dir": f"{kaggle_inputs.PREFIX}notebooks/{run['notebook']}",
-            **{key: run[key] for key in (*RUN_KEYS, "weight") if key in run},
+            **{key: run[key] for key in keys if key in run},
         }
         for run in weighed
     ]
@@ -146,18 +147,6 @@ def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
     )  # fmt: skip
     described = {**{key: blend[key] for key in kept if key in blend}, "runs": runs}
     return described, list(dict.fromkeys(run["notebook"] for run in weighed))
-
-
-def for_inference(cfg: Config, trained: str) -> Config:
-    """The inference notebook's config: the competition's test set where Kaggle mounts it when
-    the notebook runs, and the trained run from the training notebook's output; the model
-    and classes come from the trained run."""
-    return dataclasses.replace(
-        cfg,
-        data_dir="",  # the competition, as its rerun mounts it: the hidden test set
-        trained_dir=f"{kaggle_inputs.PREFIX}notebooks/{trained}",
-        sources={**cfg.sources, "trained_dir": "flag"},
-    )
 
 
 def as_it_reads(cfg: Config, inference: bool) -> Config:
@@ -198,6 +187,11 @@ def check_kernel_ref(ref: str, flag: str = "--trained-kernel") -> None:
 
 def check_names(user: str, datasets) -> None:
     """Names Kaggle could never have are refused here, not by Kaggle after a push."""
+    if not user:
+        raise UserError(
+            "no Kaggle username for the kernel's id: pass --kaggle-user NAME, or give the "
+            f"kaggle client your credentials ({kaggle_auth.CREDENTIALS_HELP})"
+        )
     if not USER.fullmatch(user):
         raise UserError(
             f"--kaggle-user {user!r}: not a Kaggle username (lower-case letters, digits, - and "
@@ -215,9 +209,7 @@ def check_names(user: str, datasets) -> None:
 def check_not_another_kernel(folder: Path, kernel: str) -> None:
     """A folder holding another kernel is refused: its kernel-metadata.json names which
     notebook `kaggle push` replaces on Kaggle."""
-    from .kaggle_api import metadata_id
-
-    held = folder / "kernel-metadata.json"
+    held = folder / KERNEL_METADATA
     if not held.is_file():
         return
     try:
@@ -240,8 +232,6 @@ def keras_hub_installed(backbones: list[str], inference: bool) -> tuple[str, boo
     needed = wheels.lacked(backbones)
     if not needed:
         return "", False
-    from .kaggle_api import pushed_dataset
-
     ref = pushed_dataset(wheels.FOLDER) if wheels.holds(list(needed)) else ""
     said = "; ".join(f"{why}: {need}" for need, why in needed.items())
     if ref:
@@ -304,19 +294,6 @@ def names_known(cfg: Config) -> list[str] | None:
     return manifest.get("classes") or None
 
 
-def configured_user() -> str:
-    """The username the kaggle client signs in as."""
-    from . import kaggle_auth
-
-    user = kaggle_auth.username()
-    if not user:
-        raise UserError(
-            "no Kaggle username for the kernel's id: pass --kaggle-user NAME, or give the "
-            f"kaggle client your credentials ({kaggle_auth.CREDENTIALS_HELP})"
-        )
-    return user
-
-
 def slug(text: str) -> str:
     """As Kaggle makes a kernel's slug from its title: lowercase words joined by '-'."""
     return "-".join(re.findall(r"[a-z0-9]+", text.lower()))
@@ -340,36 +317,24 @@ def metadata(
     title = TITLE + (" inference" if inference else "")
     title = title if slug(title) == name else name.replace("-", " ").title()
     return {
-        "id": f"{user}/{name}",
-        "title": title,
-        "code_file": f"{PROJECT}.ipynb",
-        "language": "python",
-        "kernel_type": "notebook",
-        "is_private": True,
+        "id": f"{user}/{name}", "title": title, "code_file": f"{PROJECT}.ipynb",
+        "language": "python", "kernel_type": "notebook", "is_private": True,
         # The client's default is true; competitions run offline, TFDS sets download.
         "enable_internet": cfg.data_dir.startswith("tfds:"),
         **ACCELERATORS[accelerator],
-        "competition_sources": [cfg.competition],
-        "dataset_sources": datasets,
-        "kernel_sources": list(dict.fromkeys(kernels)),
-        # The inference notebook builds the backbone from the architecture the trained run
-        # saved, so it attaches no model.
-        "model_sources": [] if inference else model_sources(cfg),
-    }
-
-
-def model_sources(cfg: Config) -> list[str]:
-    """The backbone's keras-hub preset on Kaggle Models, attached so that it loads with the
-    internet off; its config.json is the architecture, so it is needed with weights none too.
-    A preset folder given in Config.weights comes from a dataset instead (dataset_sources)."""
-    return [handle(cfg)] if from_kaggle_models(cfg) else []
+        "competition_sources": [cfg.competition], "dataset_sources": datasets,
+        "kernel_sources": list(dict.fromkeys(filter(None, kernels))),
+        # The backbone's keras-hub preset on Kaggle Models, so that it loads with the internet
+        # off; its config.json is the architecture, needed with weights none too (a preset
+        # folder in Config.weights comes from a dataset). The inference notebook builds the
+        # backbone from the architecture the trained run saved: it attaches no model.
+        "model_sources": [handle(cfg)] if not inference and from_kaggle_models(cfg) else [],
+    }  # fmt: skip
 
 
 def with_pushed_records(cfg: Config) -> tuple[Config, list[str]]:
     """A records folder pushed with `kaggle dataset` is read from Kaggle's input in the
     notebook, and the competition's sample submission from the competition's folder there."""
-    from .kaggle_api import pushed_dataset
-
     folder = places_of(cfg).data
     ref = "" if "://" in folder or folder.startswith("tfds:") else pushed_dataset(folder)
     if not ref:
@@ -403,14 +368,6 @@ def dataset_sources(cfg: Config, user: str, datasets) -> list[str]:
     return attached
 
 
-def notebook_sources(cfg: Config) -> list[str]:
-    """The notebooks (OWNER/SLUG) whose output a Config value reads as
-    kaggle:notebooks/OWNER/SLUG/...: another run's pseudo_labels.csv, say, which Kaggle mounts
-    only for a notebook attached."""
-    refs = [input_named(getattr(cfg, field.name), "notebooks") for field in knobs()]
-    return [ref for ref in refs if ref]
-
-
 def input_named(value, kind: str) -> str:
     """The Kaggle input (OWNER/SLUG) of `kind` (datasets, notebooks) that a Config value names
     as kaggle:KIND/OWNER/SLUG/...; "" for any other value."""
@@ -422,56 +379,42 @@ def input_named(value, kind: str) -> str:
 
 def arguments(parser) -> None:
     parser.add_argument(
-        "--inference",
-        action="store_true",
+        "--inference", action="store_true",
         help="the notebook a code competition reruns on its hidden test set: it predicts with "
         "the training notebook's output and trains nothing (default folder: kernel-inference)",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--trained-kernel",
-        default="",
-        metavar="OWNER/SLUG",
+        "--trained-kernel", default="", metavar="OWNER/SLUG",
         help="with --inference: the training notebook whose output it predicts with "
         "(default: the one `kernel` writes for this project)",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--blend",
-        default="",
-        metavar="BLEND_OR_STACK_JSON",
+        "--blend", default="", metavar="BLEND_OR_STACK_JSON",
         help="the inference notebook of a blend or a stack: it predicts with every run "
         "blend.json or stack.json names, each from the output of the notebook that trained it, "
         "and blends them, or fits the stack's trees again and stacks them (implies --inference)",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--slug",
-        default="",
+        "--slug", default="",
         help="the notebook's slug on Kaggle (default: the project's, with -inference for "
         "--inference): give each run you will blend a notebook of its own",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--accelerator",
-        choices=tuple(ACCELERATORS),
-        default="",
+        "--accelerator", choices=tuple(ACCELERATORS), default="",
         help="what Kaggle runs it on: TPU v5e-8, T4 x2 GPUs, or the CPU (default: tpu; with "
         "--inference, gpu: code competitions rerun without TPUs)",
-    )
+    )  # fmt: skip
     parser.add_argument(
         "--kaggle-user", default="", help="owner of the kernel (default: the kaggle config's)"
     )
     parser.add_argument(
-        "--dataset",
-        action="append",
-        default=[],
-        metavar="OWNER/SLUG",
+        "--dataset", action="append", default=[], metavar="OWNER/SLUG",
         help="a Kaggle dataset to attach (repeatable)",
-    )
+    )  # fmt: skip
     parser.add_argument(  # --output: its name before; kaggle's actions call it --kernel-dir
-        "--kernel-dir",
-        "--output",
-        dest="output",
-        default="",
+        "--kernel-dir", "--output", dest="output", default="",
         help="folder to write (default: kernel, or kernel-inference)",
-    )
+    )  # fmt: skip
 
 
 def command(args, cfg: Config, found=None) -> int:
