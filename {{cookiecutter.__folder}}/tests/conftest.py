@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from {{ cookiecutter.package }}.runtime.platform import versions
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools.demo import from_preset
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -79,9 +78,9 @@ def trained_demo(demo_dir, tmp_path_factory):
 
 def demo_config(demo_dir: Path, output: Path):
     """The demo preset cut to one epoch of two steps, reading demo_dir, writing into output."""
-    cfg = from_preset("demo", {"data_dir": str(demo_dir), "output_dir": str(output)})
+    cfg, _ = from_preset("demo", {"data_dir": str(demo_dir), "output_dir": str(output)})
     cfg.epochs, cfg.steps_per_epoch = 1, 2
-    return placed(cfg)
+    return cfg
 
 
 @pytest.fixture(scope="session")

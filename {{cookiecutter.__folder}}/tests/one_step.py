@@ -24,7 +24,7 @@ import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.platform.paths import find, placed
+from {{ cookiecutter.package }}.runtime.stages.run import Run, start, started
 from {{ cookiecutter.package }}.tools.demo import from_preset
 
 GLOBAL_BATCH = 32
@@ -34,26 +34,24 @@ def settings(data_dir, output, replicas, preset="", coordinator="", num_processe
     """The demo preset, as a user sets it for this many replicas; its output folder (under
     JAX, the compiled programs) where OUTPUT goes, not the project's."""
     backbone = {"backbone": "efficientnet-b0", "weights": preset} if preset else {}
-    return placed(
-        from_preset(
-            "demo",
-            {
-                **backbone,
-                "data_dir": data_dir,
-                "output_dir": str(Path(output).parent),
-                "batch_size": GLOBAL_BATCH // replicas,
-                "learning_rate": 8e-3 / replicas,
-                "warmup_epochs": 0,
-                "dropout": 0.0,  # dropout masks differ from one device layout to another
-                "crop_area": 1.0,  # and so do random crops and flips
-                "flip": False,
-                "mix_probability": 0.0,  # and mixes: each device pairs the images of its share
-                "simulate_replicas": replicas if replicas > 1 and num_processes == 1 else 0,
-                "coordinator": coordinator,
-                "num_processes": num_processes,
-                "process_id": process_id,
-            },
-        )
+    return from_preset(
+        "demo",
+        {
+            **backbone,
+            "data_dir": data_dir,
+            "output_dir": str(Path(output).parent),
+            "batch_size": GLOBAL_BATCH // replicas,
+            "learning_rate": 8e-3 / replicas,
+            "warmup_epochs": 0,
+            "dropout": 0.0,  # dropout masks differ from one device layout to another
+            "crop_area": 1.0,  # and so do random crops and flips
+            "flip": False,
+            "mix_probability": 0.0,  # and mixes: each device pairs the images of its share
+            "simulate_replicas": replicas if replicas > 1 and num_processes == 1 else 0,
+            "coordinator": coordinator,
+            "num_processes": num_processes,
+            "process_id": process_id,
+        },
     )
 
 
@@ -66,14 +64,16 @@ def on_one_replica(found: accelerator.Accelerator) -> accelerator.Accelerator:
     return dataclasses.replace(found, replicas=1, devices=found.devices[:1])
 
 
-def global_batch(cfg: Config):
+def global_batch(run: Run):
     """The first GLOBAL_BATCH training images and labels, as one dataset element."""
     import tensorflow as tf
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
 
-    files = records.find(find(cfg).in_data(cfg.train_files), "train_files")
-    images, labels, _ = next(iter(pipeline.for_inference(files, cfg, GLOBAL_BATCH, labeled=True)))
+    run, cfg = started(run), run.cfg  # its data read
+    files = records.find(run.places.in_data(cfg.train_files), "train_files")
+    read = pipeline.for_inference(run.data, files, cfg, GLOBAL_BATCH, labeled=True)
+    images, labels, _ = next(iter(read))
     return tf.data.Dataset.from_tensors((images, labels))
 
 
@@ -108,12 +108,12 @@ def step(cfg: Config, found: accelerator.Accelerator, batch, output: str) -> Non
 
 
 def main(data_dir, replicas, output, one="", preset="", **processes) -> None:
-    cfg = settings(data_dir, output, replicas, preset, **processes)
-    found = accelerator.detect(cfg)  # before Keras is imported
-    batch = global_batch(cfg)  # read once: the same images for every replica count
-    step(cfg, found, batch, output)
+    run = start(*settings(data_dir, output, replicas, preset, **processes), read=False)
+    found = run.accelerator  # before Keras is imported
+    batch = global_batch(run)  # read once: the same images for every replica count
+    step(run.cfg, found, batch, output)
     if one:
-        step(settings(data_dir, one, 1, preset), on_one_replica(found), batch, one)
+        step(settings(data_dir, one, 1, preset)[0], on_one_replica(found), batch, one)
 
 
 if __name__ == "__main__":

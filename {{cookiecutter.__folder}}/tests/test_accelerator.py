@@ -16,7 +16,7 @@ import tensorflow as tf
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import accelerator, backend
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
+from {{ cookiecutter.package }}.runtime.stages.run import start
 
 PACKAGE = "{{ cookiecutter.package }}"
 
@@ -89,7 +89,7 @@ class Machine:
         return [self.jax_gpu] if self.jax_gpu and platform in ("gpu", None) else [Device("cpu")]
 
     def detect(self, **fields):
-        return accelerator.detect(placed(Config(**fields)))
+        return start(Config(**fields), read=False).accelerator  # as a command finds it
 
 
 @pytest.fixture

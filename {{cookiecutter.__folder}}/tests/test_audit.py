@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from {{ cookiecutter.package }}.__main__ import main
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.runtime.stages.audit import audited
+from {{ cookiecutter.package }}.runtime.stages.run import start
 
 
 def test_the_audit_ranks_labels_the_models_contradict_first():
@@ -74,8 +74,11 @@ def test_audit_of_a_fold_all_run_writes_every_image_and_pictures_its_suspects(
     from {{ cookiecutter.package }}.runtime.config import Config
     from {{ cookiecutter.package }}.runtime.data import corrections
 
-    dropped = corrections.read(placed(Config(drop_ids=str(first)))).dropped
-    relabeled = corrections.read(placed(Config(relabel=str(first)))).relabeled  # classes by number
+    def read(cfg: Config) -> corrections.Corrections:  # as train reads them where it starts
+        return corrections.read(cfg, start(cfg, on_accelerator=False, read=False).places)
+
+    dropped = read(Config(drop_ids=str(first))).dropped
+    relabeled = read(Config(relabel=str(first))).relabeled  # classes by number
     assert dropped == set(likely["id"]) == set(relabeled)
     suggested = likely["suggested_label"].astype(int)  # the classes are numbers here
     assert [relabeled[key] for key in likely["id"]] == suggested.tolist()
@@ -85,8 +88,7 @@ def test_dropped_and_relabeled_images_train_so_and_validate_as_given(blendable, 
     """Every training image of class 2 left out and every one of class 1 relabeled 0: the
     batches train holds only class 0, one step fewer a pass; validation keeps its labels."""
     from {{ cookiecutter.package }}.runtime.config import Config
-    from {{ cookiecutter.package }}.runtime.data import pipeline, source
-    from {{ cookiecutter.package }}.runtime.platform import accelerator
+    from {{ cookiecutter.package }}.runtime.data import pipeline
     from {{ cookiecutter.package }}.runtime.stages import preflight, training_checks
 
     rows = pd.read_csv(blendable.data / "train.csv", dtype=str)
@@ -103,15 +105,15 @@ def test_dropped_and_relabeled_images_train_so_and_validate_as_given(blendable, 
         drop_ids=str(tmp_path / "drop.csv"),
         relabel=str(tmp_path / "relabel.csv"),
     )  # fmt: skip
-    cfg, _ = source.resolved(cfg)  # with what the CSV says: its classes
-    checked = preflight.ready(cfg, accelerator.detect(cfg), "train", training_checks.CHECKS)
+    run = start(cfg)  # as train starts it: with what the CSV says, its classes
+    checked = preflight.ready(run, "train", training_checks.CHECKS)
     dropped = len(training & set(rows["image_id"][rows["label"] == "2"]))
     kept = len(training) - dropped
     line = f"{dropped} of {len(training)} training images left out"
     assert line in checked.corrections.line
     assert checked.plan.value.steps_per_epoch == kept // 4
     batches = pipeline.for_training(
-        checked.train.value.files, cfg, 4, corrections=checked.corrections.value
+        run.data, checked.train.value.files, run.cfg, 4, corrections=checked.corrections.value
     )
     labels = np.concatenate([label for _, label in batches.take(3 * kept // 4)])
     assert set(labels.tolist()) == {0}

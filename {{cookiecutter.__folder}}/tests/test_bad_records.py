@@ -11,7 +11,6 @@ import tensorflow as tf
 from PIL import Image
 
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.platform import accelerator
 from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
 from {{ cookiecutter.package }}.runtime.stages.train import train
@@ -111,7 +110,7 @@ def stops_train_before_the_model(cfg, *expected: str) -> str:
 
 
 def problems(cfg, full_scan=False):
-    return doctor(cfg, accelerator.find(cfg), full_scan=full_scan)
+    return doctor(cfg, full_scan=full_scan)
 
 
 def shard(data, split, index):

@@ -7,7 +7,6 @@ import re
 import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools.bench import command, input_rates, photo_like
 
 VARIANTS = ("DN", "DA", "OURS", "B1")
@@ -16,7 +15,7 @@ FILE_VARIANTS = ("DN", "OURS", "DN-REC", "OURS-REC")  # on image files
 
 def test_bench_input_measures_every_pipeline_on_photo_like_jpegs_it_writes(tmp_path, capsys):
     cfg = Config(output_dir=str(tmp_path), image_size=64, batch_size=16)
-    medians = input_rates(placed(cfg), synthetic=True, images=96, repeats=2)
+    medians = input_rates(cfg, synthetic=True, images=96, repeats=2)
     printed = capsys.readouterr().out
     assert f"writing 96 photo-like JPEGs at 64x64 to {tmp_path}" in printed
     heading = r"^cores: \d+, records: 96 in 8 shards .*mean JPEG \d+\.\d KiB, 64x64, batch 16"
@@ -26,7 +25,7 @@ def test_bench_input_measures_every_pipeline_on_photo_like_jpegs_it_writes(tmp_p
         assert medians[name] > 0
     for other in ("DN", "DA", "B1"):
         assert re.search(rf"^OURS/{other} \d+\.\d\d$", printed, re.MULTILINE), other
-    input_rates(placed(cfg), synthetic=True, images=96, repeats=1)  # written once, then reused
+    input_rates(cfg, synthetic=True, images=96, repeats=1)  # written once, then reused
     assert "writing" not in capsys.readouterr().out
 
 
@@ -50,7 +49,7 @@ def test_bench_input_on_image_files_measures_them_and_records_of_them_in_one_run
     asked = argparse.Namespace(
         mode="input", synthetic=False, image_folder="", images_per_pass=96, repeats=2
     )
-    assert command(asked, placed(cfg)) == 0
+    assert command(asked, cfg) == 0
     printed = capsys.readouterr().out
     records = tmp_path / "out" / "bench-input" / "train_images-records-48"
     assert f"writing 48 images as records to {records}\n" in printed
@@ -68,6 +67,6 @@ def test_bench_input_on_image_files_measures_them_and_records_of_them_in_one_run
     for ratio, of in ratios.items():
         assert re.search(rf"^{ratio} \d+\.\d\d \({of}\)$", printed, re.MULTILINE), ratio
     plain = Config(output_dir=str(tmp_path / "out"), image_size=64, batch_size=16)
-    medians = input_rates(placed(plain), folder=str(images), images=48, repeats=1)
+    medians = input_rates(plain, folder=str(images), images=48, repeats=1)
     assert "image files: 48" in capsys.readouterr().out
     assert all(medians[name] > 0 for name in FILE_VARIANTS)

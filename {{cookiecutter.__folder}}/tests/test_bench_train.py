@@ -11,7 +11,6 @@ import pytest
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools.bench import STEP_RATIOS, STEP_VARIANTS, step_seconds
 
 PACKAGE = "{{ cookiecutter.package }}"
@@ -34,7 +33,7 @@ def test_bench_train_times_our_step_and_each_variant_of_it(demo_cfg, preset, cap
     cfg = dataclasses.replace(
         demo_cfg, backbone="efficientnet-b0", weights=folder, batch_size=2, mixup=0.2
     )
-    medians = step_seconds(placed(cfg), STEP_VARIANTS, steps=2, repeats=1)
+    medians = step_seconds(cfg, STEP_VARIANTS, steps=2, repeats=1)
     printed = capsys.readouterr().out
     assert list(medians) == ["CACHED", "OURS", "UNMIXED", "BARE", "STOCK", "APPS"]
     assert all(seconds > 0 for seconds in medians.values())
@@ -64,7 +63,7 @@ def test_bench_train_says_what_it_could_not_measure(tmp_path, capsys):
     for command in (["bench", "train"], ["bench-train"]):  # bench-train: its older name
         assert main([*command, "--variants", "BARE,FAST", "--weights", "none"]) == 2
         assert "--variants FAST: no such variant; pick from CACHED," in capsys.readouterr().err
-    medians = step_seconds(placed(cfg), STEP_VARIANTS, steps=1, repeats=1)
+    medians = step_seconds(cfg, STEP_VARIANTS, steps=1, repeats=1)
     printed = capsys.readouterr().out
     assert list(medians) == ["CACHED", "BARE"]
     assert printed_line(

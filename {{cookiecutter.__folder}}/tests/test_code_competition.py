@@ -35,6 +35,7 @@ from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import kaggle_inputs, paths, versions
+from {{ cookiecutter.package }}.runtime.stages.run import start
 from {{ cookiecutter.package }}.tools import notebook as notebooks
 from {{ cookiecutter.package }}.tools.kaggle_api import described
 
@@ -53,7 +54,7 @@ READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift &&
 # averages each fold model's probabilities.
 PREDICTION_LOOP = f"%%writefile {PACKAGE}/runtime/stages/predict.py"
 AVERAGED = "        averaged, ids = averaged + probabilities / len(runs), keys\n"
-EDITED_LOOP = AVERAGED + '        print(f"edited loop: fold {run.fold} averaged")\n'
+EDITED_LOOP = AVERAGED + '        print(f"edited loop: fold {fold.cfg.fold} averaged")\n'
 # `jupyter execute`, as its script runs it, on any python that has nbclient.
 JUPYTER_EXECUTE = "import sys; from nbclient.cli import main; sys.exit(main())"
 
@@ -337,8 +338,8 @@ def test_the_inference_push_attaches_the_training_notebook_offline_without_a_tpu
     cells = [cell["source"] for cell in json.loads(sent["text"])["cells"]]
     cells = ["".join(cell) if isinstance(cell, list) else cell for cell in cells]
     shown = "".join(cell for cell in cells if not cell.startswith("%%writefile"))
-    assert f"kaggle:notebooks/{USER}/{NAME}" in shown and "predict(cfg, found" in shown
-    assert "train(cfg, found" not in shown  # its cells train nothing
+    assert f"kaggle:notebooks/{USER}/{NAME}" in shown and "predict.predict(run)" in shown
+    assert "train.train(run)" not in shown  # its cells train nothing
 
 
 def test_an_input_is_found_in_either_layout_and_a_missing_one_lists_what_is_attached(
@@ -352,13 +353,14 @@ def test_an_input_is_found_in_either_layout_and_a_missing_one_lists_what_is_atta
     (tmp_path / "competitions" / SLUG).mkdir(parents=True)
     (tmp_path / "datasets" / "bob" / "extra").mkdir(parents=True)
     (tmp_path / NAME).mkdir()  # a notebook's output, mounted the older way
-    assert paths.resolve_data_dir(Config(competition=SLUG)) == (
+    places = paths.find(Config(competition=SLUG), {})
+    assert (places.data, places.data_from) == (
         str(tmp_path / "competitions" / SLUG),
         f"the competition {SLUG}, found in Kaggle's by kind mount layout",
     )
     assert paths.local(f"kaggle:notebooks/{USER}/{NAME}/fold0") == str(tmp_path / NAME / "fold0")
     with pytest.raises(UserError) as caught:
-        paths.resolve_data_dir(Config(competition="digit-recognizer"))
+        paths.find(Config(competition="digit-recognizer"), {}).file("data_dir")
     assert str(caught.value) == (
         "kaggle:competitions/digit-recognizer is not attached to this notebook: not at "
         f"{tmp_path}/competitions/digit-recognizer or {tmp_path}/digit-recognizer; {tmp_path} "
@@ -531,7 +533,8 @@ def test_a_stacks_inference_notebook_fits_its_trees_again_and_predicts_the_hidde
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
     assert metadata["kernel_sources"] == [notebook_id]
     submitted_as = f"a stack; cv {stack['metric']} {stack['stack_cv']:.4f}, stack of 1"
-    assert described(Config(), "", str(folder)) == submitted_as  # kaggle submit's description
+    run_here = start(Config(), on_accelerator=False, read=False)
+    assert described(run_here, "", str(folder)) == submitted_as  # kaggle submit's description
     said = rerun_of(folder, tmp_path, root, mounts)
     assert f"--- run 1 of 1: {run.name} (kaggle:notebooks/{notebook_id})" in said
     cv = f"{stack['stack_cv']:.4f}"

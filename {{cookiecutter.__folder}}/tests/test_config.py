@@ -9,11 +9,11 @@ import pytest
 from {{ cookiecutter.package }}.__main__ import from_flags, main, parser
 from {{ cookiecutter.package }}.runtime import config
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import load_sample
 from {{ cookiecutter.package }}.runtime.platform import paths
 from {{ cookiecutter.package }}.runtime.stages import preflight
+from {{ cookiecutter.package }}.runtime.stages.run import Run, start
 from {{ cookiecutter.package }}.tools.demo import PRESETS
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
@@ -60,10 +60,12 @@ def test_each_command_lists_the_settings_it_reads_and_refuses_the_others(capsys)
 
 def test_flags_override_the_preset_and_the_rest_keep_defaults():
     args = parser().parse_args(["train", "--preset", "demo", "--epochs", "2", "--flip"])
-    cfg = from_flags(args)
+    cfg, sources = from_flags(args)
     assert cfg.epochs == 2 and cfg.flip is True  # the preset has none
     assert cfg.backbone == PRESETS["demo"]["backbone"]
     assert cfg.seed == Config().seed
+    assert (sources["epochs"], sources["backbone"]) == ("flag", "preset demo")
+    assert "seed" not in sources  # a default: what the data says may fill it
 
 
 def test_data_dir_comes_from_flag_then_env_then_kaggle_then_data(tmp_path, monkeypatch):
@@ -71,18 +73,26 @@ def test_data_dir_comes_from_flag_then_env_then_kaggle_then_data(tmp_path, monke
     monkeypatch.setattr(paths, "KAGGLE_INPUT", tmp_path)
     monkeypatch.delenv("DATA_DIR", raising=False)
     cfg = Config(competition="some-competition")
-    assert paths.resolve_data_dir(cfg) == (
+    sources = config.notebook_sources(cfg)  # as a notebook's config cell gives it
+    assert paths.data_folder(cfg, sources) == (
         "data",
         f"default: no Config.data_dir / --data-dir, $DATA_DIR or {tmp_path / 'some-competition'}",
     )
     (tmp_path / "some-competition").mkdir()
-    assert paths.resolve_data_dir(cfg) == (str(tmp_path / "some-competition"), "Kaggle input")
+    assert paths.data_folder(cfg, sources) == (str(tmp_path / "some-competition"), "Kaggle input")
     monkeypatch.setenv("DATA_DIR", "/elsewhere")
-    assert paths.resolve_data_dir(cfg) == ("/elsewhere", "$DATA_DIR")
+    assert paths.data_folder(cfg, sources) == ("/elsewhere", "$DATA_DIR")
     flagged = dataclasses.replace(cfg, data_dir="gs://bucket/flowers")
-    assert paths.resolve_data_dir(flagged) == ("gs://bucket/flowers", "Config.data_dir, notebook")
-    assert paths.find(flagged).in_data("train/*.tfrec") == "gs://bucket/flowers/train/*.tfrec"
-    assert paths.find(flagged).in_data("/abs/*.tfrec") == "/abs/*.tfrec"
+    sources = config.notebook_sources(flagged)
+    assert paths.data_folder(flagged, sources) == (
+        "gs://bucket/flowers", "Config.data_dir, notebook"
+    )  # fmt: skip
+    assert paths.data_folder(flagged, {"data_dir": "flag"}) == (
+        "gs://bucket/flowers", "--data-dir"
+    )  # fmt: skip
+    places = paths.find(flagged, sources)
+    assert places.in_data("train/*.tfrec") == "gs://bucket/flowers/train/*.tfrec"
+    assert places.in_data("/abs/*.tfrec") == "/abs/*.tfrec"
 
 
 def test_every_bad_value_is_named_by_its_flag():
@@ -100,8 +110,8 @@ def test_epochs_0_is_one_problem_and_valid_files_none_means_no_validation():
     with pytest.raises(UserError) as caught:
         Config(epochs=0)
     assert str(caught.value) == "Config.epochs / --epochs = 0: must be at least 1"
-    parsed = from_flags(parser().parse_args(["train", "--valid-files", "none"]))
-    assert parsed.valid_files == "" and config.given(parsed, "valid_files") == "flag"
+    parsed, sources = from_flags(parser().parse_args(["train", "--valid-files", "none"]))
+    assert parsed.valid_files == "" and config.given(parsed, sources, "valid_files") == "flag"
 
 
 def test_cli_reports_a_bad_flag_in_one_line_and_exits_2(capsys):
@@ -117,26 +127,30 @@ def test_output_goes_where_kaggle_keeps_it_unless_the_config_says_otherwise(tmp_
     """In a Kaggle notebook submission.csv must land in /kaggle/working; elsewhere output/."""
     monkeypatch.setattr(paths, "KAGGLE_WORKING", tmp_path / "working")
     monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
-    assert paths.find(Config()).output == Path("output")
+    assert paths.find(Config(), {}).output == Path("output")
     monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Batch")  # set in every Kaggle notebook
-    assert paths.find(Config()).output == tmp_path / "working"
+    assert paths.find(Config(), {}).output == tmp_path / "working"
     chosen = Config(output_dir=str(tmp_path / "mine"))
-    assert paths.find(chosen).output == tmp_path / "mine"
+    assert paths.find(chosen, {"output_dir": "notebook"}).output == tmp_path / "mine"
 
 
 @pytest.mark.quick
-def test_places_found_once_follow_a_config_changed_since_and_look_up_inputs_only_when_read(
+def test_places_are_found_once_each_fold_writes_its_own_and_inputs_are_looked_up_when_read(
     tmp_path,
 ):
-    """The places a command found are read from its config; a value they come from changed
-    later (a fold's run, a notebook cell) is followed, and a Kaggle input a field names that
-    is not attached stops only what reads it."""
-    cfg = paths.placed(Config(output_dir=str(tmp_path / "run"), drop_ids="kaggle:datasets/a/b"))
-    assert config.places_of(cfg).output == tmp_path / "run"
-    cfg.output_dir = str(tmp_path / "fold0")  # set after the places were found
-    assert config.places_of(cfg).output == tmp_path / "fold0"
+    """The places a command found where it started are its run's: fold k's run writes into
+    <output>/fold<k>/, a config changed later (a notebook cell) and started again has its own,
+    and a Kaggle input a field names that is not attached stops only what reads it."""
+    cfg = Config(output_dir=str(tmp_path / "run"), drop_ids="kaggle:datasets/a/b")
+    run = start(cfg, on_accelerator=False, read=False)
+    assert run.places.output == tmp_path / "run"
+    assert run.fold(0).places.output == tmp_path / "run" / "fold0"
+    assert run.fold(0).cfg.fold == "0" and run.cfg.fold == ""  # the run itself unchanged
+    cfg.output_dir = str(tmp_path / "elsewhere")  # set after the run started
+    assert start(cfg, on_accelerator=False, read=False).places.output == tmp_path / "elsewhere"
+    assert run.places.output == tmp_path / "run"
     with pytest.raises(UserError, match="kaggle:datasets/a/b"):
-        config.places_of(cfg).file("drop_ids")
+        run.places.file("drop_ids")
 
 
 def test_a_missing_package_is_named_with_the_command_that_installs_it(capsys, monkeypatch):
@@ -167,22 +181,28 @@ def test_a_value_given_wins_over_the_manifest_even_when_it_equals_the_default(tm
     folder = str(manifest_folder(tmp_path / "records"))
     default = Config().num_classes
     flags = ["doctor", "--data-dir", folder, "--num-classes", str(default)]
-    filled, _ = with_manifest(from_flags(parser().parse_args(flags)))
-    assert filled.num_classes == default
-    assert (filled.id_column, filled.sources["id_column"]) == ("image_id", "manifest")
-    said = preflight.values(preflight.Preflight("doctor", filled, None)).line
+    run = start(*from_flags(parser().parse_args(flags)), on_accelerator=False)
+    assert run.cfg.num_classes == default
+    assert (run.cfg.id_column, run.sources["id_column"]) == ("image_id", "manifest")
+    said = preflight.values(preflight.Preflight("doctor", run)).line
     assert f"num_classes = {default} (flag)" in said
     assert "id_column = 'image_id' (manifest)" in said
 
-    assert with_manifest(paths.placed(Config(data_dir=folder)))[0].num_classes == 7
-    in_notebook = config.from_settings(data_dir=folder, num_classes=default)  # the config cell
-    filled = with_manifest(paths.placed(in_notebook))[0]
-    assert (filled.num_classes, config.given(filled, "num_classes")) == (default, "notebook")
-    assert with_manifest(paths.placed(Config(data_dir=folder, num_classes=6)))[0].num_classes == 6
+    def read(cfg: Config, sources: config.Sources | None = None) -> Run:
+        return start(cfg, sources, on_accelerator=False)
+
+    assert read(Config(data_dir=folder)).cfg.num_classes == 7
+    cell = {"data_dir": folder, "num_classes": default}  # the config cell: a default given too
+    in_notebook = read(Config(**cell), dict.fromkeys(cell, "notebook"))
+    assert in_notebook.cfg.num_classes == default
+    assert config.given(in_notebook.cfg, in_notebook.sources, "num_classes") == "notebook"
+    assert read(Config(data_dir=folder, num_classes=6)).cfg.num_classes == 6
     set_later = Config(data_dir=folder)
     set_later.num_classes = 6  # a notebook cell after the config cell
-    filled = with_manifest(paths.placed(set_later))[0]
-    assert (filled.num_classes, config.given(filled, "num_classes")) == (6, "notebook")
+    filled = read(set_later)
+    assert (filled.cfg.num_classes, config.given(filled.cfg, filled.sources, "num_classes")) == (
+        6, "notebook"
+    )  # fmt: skip
 
 
 def test_a_path_given_is_used_from_where_you_run_and_refused_when_missing(tmp_path, monkeypatch):
@@ -192,15 +212,18 @@ def test_a_path_given_is_used_from_where_you_run_and_refused_when_missing(tmp_pa
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "sample_submission.csv").write_text("image_id,label\nt0.jpg,0\n")
     flags = ["predict", "--data-dir", "data/records"]
-    given = from_flags(
-        parser().parse_args([*flags, "--sample-submission", "data/sample_submission.csv"])
-    )
-    assert load_sample(given)["image_id"].tolist() == ["t0.jpg"]
-    missing = from_flags(parser().parse_args([*flags, "--sample-submission", "data/x.csv"]))
+
+    def sample(*more: str):
+        args = parser().parse_args([*flags, *more])
+        run = start(*from_flags(args), on_accelerator=False, read=False)
+        return load_sample(run.cfg, run.sources, run.places)
+
+    given = sample("--sample-submission", "data/sample_submission.csv")
+    assert given["image_id"].tolist() == ["t0.jpg"]
     with pytest.raises(UserError, match=r"data/x.csv \(--sample-submission\) does not exist"):
-        load_sample(missing)
+        sample("--sample-submission", "data/x.csv")
     # Left out, it is looked up in the data folder, and may be missing (rows sorted by id).
-    assert load_sample(from_flags(parser().parse_args(flags))) is None
+    assert sample() is None
 
 
 def test_records_shipped_at_several_sizes_are_read_at_the_image_size(tmp_path):
@@ -211,11 +234,9 @@ def test_records_shipped_at_several_sizes_are_read_at_the_image_size(tmp_path):
     shipped = "tfrecords-jpeg-512x512/train/*.tfrec"
 
     def read_at(image_size: int, source: str = "preset flowers") -> str:
-        cfg = Config(
-            data_dir=str(tmp_path), image_size=image_size, train_files=shipped,
-            sources={"data_dir": "flag", "image_size": "flag", "train_files": source},
-        )  # fmt: skip
-        return paths.find(cfg).file("train_files").removeprefix(f"{tmp_path}/")
+        cfg = Config(data_dir=str(tmp_path), image_size=image_size, train_files=shipped)
+        sources = {"data_dir": "flag", "image_size": "flag", "train_files": source}
+        return paths.find(cfg, sources).file("train_files").removeprefix(f"{tmp_path}/")
 
     assert read_at(192) == "tfrecords-jpeg-192x192/train/*.tfrec"
     assert read_at(256) == "tfrecords-jpeg-331x331/train/*.tfrec"

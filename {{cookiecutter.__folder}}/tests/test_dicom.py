@@ -24,6 +24,7 @@ from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import dicom
 from {{ cookiecutter.package }}.runtime.data.images import CompetitionImages
+from {{ cookiecutter.package }}.runtime.stages.run import start
 
 pydicom = pytest.importorskip("pydicom")
 from pydicom.data import get_testdata_file
@@ -227,11 +228,18 @@ def test_the_files_own_window_follows_its_voi_lut_function_as_pydicom_applies_it
     assert np.abs(dicom.pixels(str(tmp_path / "SIGMOID.dcm"))[..., 0] - linear).max() > 10
 
 
+def competition_images(**fields) -> CompetitionImages:
+    """The reader of a competition's image files, made as a run that reads them makes it."""
+    cfg = Config(**fields)
+    places = start(cfg, on_accelerator=False, read=False).places
+    return CompetitionImages(cfg, places, None, "images")
+
+
 def test_a_dicom_file_that_does_not_decode_mid_run_is_named_with_pydicoms_reason(tmp_path):
     """What `doctor --scan`, and train or predict where decoding stops, say of a DICOM file
     read from the competition's folder whose pixels do not decode: why, and what to do."""
     path = str(copied(tmp_path, "MR_truncated.dcm"))
-    (shard,) = CompetitionImages().scanned(Config(image_size=64), [path], labeled=True)
+    (shard,) = competition_images(image_size=64).scanned([path], labeled=True)
     assert shard.describe().startswith(
         f"{path}: does not decode as an image: its pixels do not decode (ValueError: "
     )
@@ -384,7 +392,8 @@ def test_a_dicom_competition_is_read_from_its_files_as_a_notebook_reads_it(
     assert written["id"].tolist() == ["t0", "t1", "t2", "t3"]
     assert re.search(r"^accuracy: [01]\.\d+", capsys.readouterr().out, re.MULTILINE)
     path = tmp_path / "data" / "test_images" / "t0.dcm"
-    read = tf.io.decode_png(CompetitionImages("soft-tissue").encoded(tf.constant(str(path))))
+    read = competition_images(window="soft-tissue").encoded(tf.constant(str(path)))
+    read = tf.io.decode_png(read)
     viewed = as_viewed(path, dicom.WINDOWS["soft-tissue"]).astype(int)
     assert np.abs(read.numpy()[..., 0] - viewed).max() <= 1
     # Downloads cut short, which only decoding finds: each named with what to do.

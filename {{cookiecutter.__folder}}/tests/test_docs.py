@@ -118,15 +118,15 @@ def test_every_flag_a_doc_names_is_a_flag_of_its_command():
 
 
 def test_every_config_field_a_doc_names_exists():
-    """`Config.x`, `cfg.x` anywhere, and `x=` given to Config(...) or from_settings(...):
-    a field (or a property) Config has."""
+    """`Config.x`, `cfg.x` anywhere (`run.cfg.x` too), and `x=` given to Config(...): a field
+    (or a property) Config has."""
     known = {field.name for field in dataclasses.fields(Config)} | set(dir(Config))
     wrong = []
     for doc in docs():
         for field in re.finditer(r"\b(?:Config|cfg)\.(\w+)", doc.text):
             if field[1] not in known:
                 wrong.append(f"{doc.where(field.start())}: {field[0]}: Config has no such field")
-        for call in re.finditer(r"\b(?:Config|from_settings)\(([^()]*)\)", doc.text):
+        for call in re.finditer(r"\bConfig\(([^()]*)\)", doc.text):
             for given in re.finditer(r"\b(\w+)=(?!=)", call[1]):
                 if given[1] not in known:
                     wrong.append(f"{doc.where(call.start())}: {given[1]}=: not a Config field")

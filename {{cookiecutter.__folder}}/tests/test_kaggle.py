@@ -21,7 +21,7 @@ from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import versions
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
+from {{ cookiecutter.package }}.runtime.stages.run import start
 from {{ cookiecutter.package }}.tools.kaggle_api import RAISES_ON_A_FAILED_UPLOAD, client_version
 from {{ cookiecutter.package }}.tools.kaggle_auth import (
     CREDENTIALS_HELP,
@@ -511,6 +511,7 @@ def test_a_model_json_edited_by_hand_is_named_before_the_cv_is_scored(text, prob
     (tmp_path / "valid.csv").write_text("id,label,predicted\na,1,1\nb,0,1\n")
     (tmp_path / "model.json").write_text(text)
     with pytest.raises(UserError, match=re.escape(f"{tmp_path / 'model.json'}") + ".*" + problem):
-        cv_of_run(placed(Config(output_dir=str(tmp_path))))
+        cv_of_run(start(Config(output_dir=str(tmp_path)), on_accelerator=False, read=False))
     (tmp_path / "model.json").write_text('{"metric": "accuracy", "num_classes": 2}')
-    assert cv_of_run(placed(Config(output_dir=str(tmp_path)))) == "cv accuracy 0.5000"
+    run = start(Config(output_dir=str(tmp_path)), on_accelerator=False, read=False)
+    assert cv_of_run(run) == "cv accuracy 0.5000"

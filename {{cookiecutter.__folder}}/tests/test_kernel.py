@@ -6,6 +6,7 @@ competition laid out as Kaggle mounts a competition: /kaggle/input/<competition>
 """
 
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -27,7 +28,7 @@ from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import backbones
 from {{ cookiecutter.package }}.runtime.learning.model import build_model
 from {{ cookiecutter.package }}.runtime.platform import backend
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
+from {{ cookiecutter.package }}.runtime.stages.run import start
 from {{ cookiecutter.package }}.runtime.submission_shapes import SHAPES
 from {{ cookiecutter.package }}.tools import carried as carrying
 from {{ cookiecutter.package }}.tools import kernel, settings_cell
@@ -50,7 +51,7 @@ WIDER_HEAD = HEAD + '    x = layers.Dense(32, activation="relu", name="hidden")(
 IMAGE_STEP = "    return to_size(decoded(encoded), cfg.image_size)\n"
 MODEL_INPUT = "    inputs = keras.Input("
 # The training loop's callbacks; an edit adds one that prints at each epoch's end.
-CALLBACKS = "            checkpoints.EveryEpoch(cfg, run, history, found.writes_files),\n"
+CALLBACKS = "            checkpoints.EveryEpoch(cfg, run.places, plan, history, accelerator.writes_files),\n"
 EDITED_CALLBACK = (
     "            keras.callbacks.LambdaCallback(\n"
     "                on_epoch_end=lambda epoch, logs: print(f'edited loop: epoch {epoch + 1}')\n"
@@ -189,7 +190,7 @@ def test_the_notebook_runs_alone_offline_writes_a_submission_and_reruns_edited_c
     assert "Total params: " in layers  # the model's layers, in a folded output
     startup = re.search(r"^[IWE]\d{4} |absl::InitializeLog|oneDNN", text, re.MULTILINE)
     assert not startup, text[:3000]  # TensorFlow's start-up lines stay out of the notebook
-    cfg = from_preset("demo", {"backbone": BACKBONE, "weights": preset(BACKBONE)})
+    cfg, _ = from_preset("demo", {"backbone": BACKBONE, "weights": preset(BACKBONE)})
     unedited = build_model(cfg, backbones.load(cfg))
     features = unedited.get_layer("pool").output.shape[-1]
     wider = (features * 32 + 32) + (32 * 10 + 10) - (features * 10 + 10)
@@ -210,11 +211,11 @@ def test_the_notebook_runs_alone_offline_writes_a_submission_and_reruns_edited_c
 
     assert "edited" not in text
     cells = nbformat.read(again, as_version=4).cells
-    for call in ("= train.train(cfg", "show(evaluate(cfg", "= predict.predict(cfg"):
+    for call in ("= train.train(run", "show(evaluate(run", "= predict.predict(run"):
         (cell,) = [c for c in cells if call in c.source]
         said = "".join(output.get("text", "") for output in cell.outputs)
         assert "edited data steps" in said and "edited model" in said, call
-    (training,) = [c for c in cells if "= train.train(cfg" in c.source]
+    (training,) = [c for c in cells if "= train.train(run" in c.source]
     said = "".join(output.get("text", "") for output in training.outputs)
     assert "edited loop: epoch 3" in said and "Epoch 3/3" in said  # its callback, fit resumed
 
@@ -305,7 +306,7 @@ def read(folder: Path):
 def test_kernel_metadata_asks_kaggle_for_the_accelerator_with_internet_off(
     tmp_path, accelerator, asked
 ):
-    folder = kernel.write_kernel(placed(Config()), accelerator, "alice", str(tmp_path))
+    folder = kernel.write_kernel(Config(), accelerator, "alice", str(tmp_path))
     metadata, notebook = read(folder)
     assert metadata["id"] == f"alice/{kernel.slug(NAME)}"
     assert kernel.slug(metadata["title"]) == kernel.slug(NAME)  # else Kaggle makes a new kernel
@@ -322,7 +323,7 @@ def test_kernel_metadata_asks_kaggle_for_the_accelerator_with_internet_off(
 
 def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_cell(tmp_path):
     cfg = Config(epochs=3, batch_size=64, weights="/kaggle/input/effnet/b0.h5")
-    folder = kernel.write_kernel(placed(cfg), "tpu", "alice", str(tmp_path))
+    folder = kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path))
     metadata, notebook = read(folder)
     shown = [c for c in notebook.cells if not c.metadata.get("_kg_hide-input")]
     hidden = [c for c in notebook.cells if c.metadata.get("jupyter", {}).get("source_hidden")]
@@ -338,8 +339,9 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     assert "    dropout=0.2," in config_cell  # tuned often: shown with its default
     assert "    # Training\n" in config_cell  # grouped as Config groups its fields
     assert "seed=" not in config_cell and "| `seed` | `42` | random seed |" in settings
-    reading = kernel.as_it_reads(placed(cfg), inference=False)  # the competition's records
-    offered = {field.name for field in settings_cell.settings("training", reading)}
+    # the competition's records
+    reading = kernel.as_it_reads(start(cfg, on_accelerator=False, read=False), inference=False)
+    offered = {field.name for field in settings_cell.settings("training", reading.data)}
     for field in knobs():  # what the run uses: in the cell, or one click away with its default
         listed = f"    {field.name}=" in config_cell or f"| `{field.name}` |" in settings
         assert listed == (field.name in offered), field.name
@@ -372,9 +374,9 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     }
     for path, holding in in_view.items():
         assert holding in code[f"%%writefile {PACKAGE}/runtime/{path}"], path
-    assert [s for s in code.values() if "history = train.train(cfg, found)" in s]
-    assert [s for s in code.values() if "preview.augmented_batch(cfg, found)" in s]
-    assert [s for s in code.values() if "if doctor(cfg, found):" in s]
+    assert [s for s in code.values() if "history = train.train(run)" in s]
+    assert [s for s in code.values() if "preview.augmented_batch(run)" in s]
+    assert [s for s in code.values() if "if doctor(run):" in s]
     (summary,) = [c for c in shown if "built.summary()" in c.source]
     assert summary.metadata["jupyter"]["outputs_hidden"]  # the layers, one click away
     (folders, *modules) = [c.source.splitlines()[0] for c in hidden]
@@ -433,9 +435,7 @@ TRAINING = [
 
 
 def carried(tmp_path: Path, name: str, cfg: Config, inference: bool = False) -> list[str]:
-    folder = kernel.write_kernel(
-        placed(cfg), "", "alice", str(tmp_path / name), inference=inference
-    )
+    folder = kernel.write_kernel(cfg, "", "alice", str(tmp_path / name), inference=inference)
     return modules_written(read(folder)[1])
 
 
@@ -470,15 +470,17 @@ def test_a_blends_notebook_carries_what_the_backbone_of_each_of_its_runs_reaches
     ]
     runs = [{**run, "weight": 0.5, "cv": 0.9} for run in runs]
     blend = {"metric": "macro_f1", "blend_cv": 0.9, "runs": runs}
-    cells = notebooks.cells(placed(Config()), "gpu", None, inference=True, blend=blend)
+    run = start(Config(), on_accelerator=False, read=False)
+    cells = notebooks.cells(run, "gpu", None, inference=True, blend=blend)
     written = {cell.path.removeprefix(f"{PACKAGE}/runtime/") for cell in cells}
     assert {"learning/attention.py", "learning/small_cnn.py", "stages/blend.py"} <= written
-    alone = notebooks.cells(placed(Config()), "gpu", None, inference=True)
+    alone = notebooks.cells(run, "gpu", None, inference=True)
     assert not {cell.path for cell in alone} & {f"{PACKAGE}/runtime/learning/attention.py"}
 
 
 def test_the_title_names_the_classes_when_they_are_known(tmp_path):
-    folder = kernel.write_kernel(placed(from_preset("demo")), "cpu", "alice", str(tmp_path))
+    demo = start(*from_preset("demo"), on_accelerator=False, read=False)
+    folder = kernel.write_kernel(demo, "cpu", "alice", str(tmp_path))
     title = read(folder)[1].cells[0].source
     assert "A small CNN image classifier for the Kaggle competition" in title
     assert "10 classes (zero, one, two, three, four, five, six, seven, ...)" in title
@@ -487,45 +489,41 @@ def test_the_title_names_the_classes_when_they_are_known(tmp_path):
 def test_a_short_project_name_still_makes_a_slug_kaggle_takes(tmp_path, monkeypatch):
     monkeypatch.setattr(kernel, "PROJECT", "cv")
     monkeypatch.setattr(kernel, "TITLE", "CV")
-    metadata, _ = read(kernel.write_kernel(placed(Config()), "tpu", "alice", str(tmp_path)))
+    metadata, _ = read(kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path)))
     assert metadata["id"] == "alice/cv-notebook" and metadata["title"] == "Cv Notebook"
 
 
 def test_an_unknown_accelerator_is_refused():
     with pytest.raises(UserError, match="--accelerator 'tpu-v3': one of tpu, gpu, cpu"):
-        kernel.write_kernel(placed(Config()), "tpu-v3", "alice", "unused")
+        kernel.write_kernel(Config(), "tpu-v3", "alice", "unused")
 
 
 def test_names_kaggle_cannot_have_and_a_folder_holding_another_kernel_are_refused(tmp_path):
     """Refused before anything is written, each naming the flag and what to give instead."""
     for user in ("Alice", "al ice", "al/ice"):
         with pytest.raises(UserError, match=f"--kaggle-user {re.escape(repr(user))}: not a Kaggle"):
-            kernel.write_kernel(placed(Config()), "tpu", user, str(tmp_path / "mine"))
+            kernel.write_kernel(Config(), "tpu", user, str(tmp_path / "mine"))
     with pytest.raises(UserError, match="--dataset 'flower-records': not OWNER/SLUG as the "):
-        kernel.write_kernel(
-            placed(Config()), "tpu", "alice", str(tmp_path / "mine"), ["flower-records"]
-        )
+        kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path / "mine"), ["flower-records"])
     assert not (tmp_path / "mine").exists()
-    theirs = kernel.write_kernel(placed(Config()), "tpu", "bob", str(tmp_path / "theirs"))
+    theirs = kernel.write_kernel(Config(), "tpu", "bob", str(tmp_path / "theirs"))
     held = {path.name: path.read_bytes() for path in theirs.iterdir()}
     with pytest.raises(UserError, match=r"theirs holds another kernel \(bob/.*, in kernel-metada"):
-        kernel.write_kernel(placed(Config(epochs=3)), "tpu", "alice", str(theirs))
+        kernel.write_kernel(Config(epochs=3), "tpu", "alice", str(theirs))
     assert {path.name: path.read_bytes() for path in theirs.iterdir()} == held
-    kernel.write_kernel(
-        placed(Config(epochs=3)), "tpu", "bob", str(theirs)
-    )  # its own: written again
+    kernel.write_kernel(Config(epochs=3), "tpu", "bob", str(theirs))  # its own: written again
     assert read(theirs)[0]["id"].startswith("bob/")
 
 
 def test_folders_that_exist_only_on_this_machine_are_named_with_what_to_do(tmp_path, capsys):
     """Fine for running the notebook here, wrong on Kaggle: kernel says so and goes on."""
     cfg = Config(data_dir=str(tmp_path / "records"), output_dir="out")
-    kernel.write_kernel(placed(cfg), "tpu", "alice", str(tmp_path / "kernel"))
+    kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path / "kernel"))
     said = capsys.readouterr().out
     local = f"warning: Config.data_dir / --data-dir '{tmp_path / 'records'}' is a folder on "
     assert local in said and "push your records first with `kaggle dataset`" in said
     assert "warning: Config.output_dir / --output-dir 'out' is not under /kaggle/working" in said
-    kernel.write_kernel(placed(Config()), "tpu", "alice", str(tmp_path / "plain"))
+    kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path / "plain"))
     assert "warning" not in capsys.readouterr().out  # the defaults are Kaggle's own folders
 
 
@@ -535,7 +533,7 @@ def test_label_files_another_notebook_wrote_attach_it_and_local_ones_are_named(t
     corrections on this machine is named with what to give instead."""
     pseudo = "kaggle:notebooks/alice/flowers-all/pseudo_labels.csv"
     cfg = Config(pseudo_labels=pseudo, drop_ids=str(tmp_path / "drop.csv"))
-    folder = kernel.write_kernel(placed(cfg), "tpu", "alice", str(tmp_path / "kernel"))
+    folder = kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path / "kernel"))
     metadata, notebook = read(folder)
     assert metadata["kernel_sources"] == ["alice/flowers-all"]
     (config_cell,) = [c.source for c in notebook.cells if c.source.startswith("# The settings")]
@@ -575,24 +573,23 @@ def test_every_setting_the_settings_cell_offers_works_when_set_there(tmp_path, i
     offers (the cell and the table of the rest), so a setting changed there runs; what it
     cannot run with (several hosts, another metric) it does not offer. Where the data is
     (notebook.DATA_PLACES) is the notebook's own: another kind of data is another notebook."""
-    folder = kernel.write_kernel(
-        placed(Config()), "tpu", "alice", str(tmp_path), inference=inference
-    )
+    folder = kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path), inference=inference)
     _, notebook = read(folder)
     written = {f"{PACKAGE}/{path}" for path in modules_written(notebook)}
     cells = [
         c.source for c in notebook.cells if c.cell_type == "code" and "%%writefile" not in c.source
     ]
-    reading = kernel.as_it_reads(placed(Config()), inference)
+    reading = kernel.as_it_reads(start(Config(), on_accelerator=False, read=False), inference)
     kind = "inference" if inference else "training"
-    offered = settings_cell.settings(kind, reading)
+    offered = settings_cell.settings(kind, reading.data)
     assert offered and not {field.name for field in offered} & {"num_processes", "metric"}
     for field in offered:
         if field.name in notebooks.DATA_PLACES:
             continue
-        for value in trials(field, getattr(reading, field.name)):
-            changed = copy.copy(reading)
-            setattr(changed, field.name, value)
+        for value in trials(field, getattr(reading.cfg, field.name)):
+            cfg = copy.copy(reading.cfg)
+            setattr(cfg, field.name, value)
+            changed = dataclasses.replace(reading, cfg=cfg)
             lacking = set(carrying.modules(changed, cells)) - written
             assert not lacking, (field.name, value, lacking)
 
@@ -601,7 +598,7 @@ def test_the_accelerator_check_runs_before_anything_is_installed_written_or_trai
     """Kaggle can run a TPU notebook on a CPU image: the check stops it in its first code cells,
     before the install cell, before any cell writes a module, and before training; it reads
     the signs backend.py reads."""
-    folder = kernel.write_kernel(placed(Config()), "tpu", "alice", str(tmp_path))
+    folder = kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path))
     code = [c.source for c in read(folder)[1].cells if c.cell_type == "code"]
     (check,) = [index for index, source in enumerate(code) if "raise SystemExit(" in source]
     assert check <= 1  # after the settings cell, which it reads

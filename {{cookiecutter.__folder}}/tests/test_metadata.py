@@ -9,8 +9,10 @@ import pytest
 from builders import competition, ids, write_csv
 
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.data import images, metadata, metadata_inputs, source
+from {{ cookiecutter.package }}.runtime.data import images, metadata, metadata_inputs
 from {{ cookiecutter.package }}.runtime.errors import UserError
+from {{ cookiecutter.package }}.runtime.stages import fitting, preflight
+from {{ cookiecutter.package }}.runtime.stages.run import start
 
 TRAIN = pd.DataFrame(
     {
@@ -119,7 +121,7 @@ def test_beside_images_the_training_csv_columns_are_fitted_on_the_training_folds
     ]
     write_csv(folder / "train.csv", ["image_id", "label", "age", "only_here"], rows)
     write_csv(folder / "test.csv", ["image_id", "age"], [("5000", "3")])
-    cfg, said = source.resolved(
+    run = start(  # as train starts it: its accelerator found, its data read
         Config(
             data_dir=str(folder),
             test_csv="test.csv",
@@ -128,13 +130,14 @@ def test_beside_images_the_training_csv_columns_are_fitted_on_the_training_folds
             output_dir=str(tmp_path / "out"),
         )
     )
-    features = metadata_inputs.for_training(cfg, said, writes_files=True)
-    training = images.table(cfg).rows["fold"] == 1  # fold 0 validates
+    no_pseudo = preflight.Result("", None)  # no test images trained on
+    features = fitting.metadata_table(run, preflight.Preflight("train", run, pseudo=no_pseudo))
+    training = images.table(run.cfg, run.places).rows["fold"] == 1  # fold 0 validates
     ages = np.arange(len(labels))[training.to_numpy()]
     saved = json.loads((tmp_path / "out" / metadata.SPEC).read_text())
     assert saved["columns"] == [
         {"column": "age", "kind": "number", "mean": ages.mean(), "std": ages.std()}
     ]
     assert features.ids == names and features.width == 2
-    (tested,) = metadata_inputs.for_test(cfg, [saved], ["5000.jpg"])
+    (tested,) = metadata_inputs.for_test(run.cfg, run.places, run.data, [saved], ["5000.jpg"])
     assert np.allclose(tested.values, [[(3 - ages.mean()) / ages.std(), 0]])

@@ -19,8 +19,8 @@ from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning import backbones, model
 from {{ cookiecutter.package }}.runtime.platform import versions
-from {{ cookiecutter.package }}.runtime.platform.accelerator import detect
 from {{ cookiecutter.package }}.runtime.stages import preflight, training_checks
+from {{ cookiecutter.package }}.runtime.stages.run import start
 
 
 def built(cfg):
@@ -150,7 +150,7 @@ def test_preflight_loads_the_backbone_once_and_train_builds_on_it(demo_cfg, pres
 
     train(cfg)
     assert loads == [True]  # preflight's check; the model is built on what it loaded
-    checked = preflight.check(cfg, detect(cfg), "doctor", training=training_checks.CHECKS)
+    checked = preflight.check(start(cfg), "doctor", training=training_checks.CHECKS)
     assert f"weights: efficientnet-b0, ImageNet weights of {cfg.weights}" in checked.weights.line
 
 

@@ -24,9 +24,9 @@ def test_pseudo_keeps_each_fold_models_confident_rows_and_a_run_trains_on_its_ow
     blendable, tmp_path, capsys
 ):
     from {{ cookiecutter.package }}.runtime.config import Config
-    from {{ cookiecutter.package }}.runtime.data import pipeline, source
-    from {{ cookiecutter.package }}.runtime.platform import accelerator
+    from {{ cookiecutter.package }}.runtime.data import pipeline
     from {{ cookiecutter.package }}.runtime.stages import preflight, training_checks
+    from {{ cookiecutter.package }}.runtime.stages.run import start
 
     run, flags = predicted(blendable, tmp_path)
     assert main(["pseudo", str(run), "--min-confidence", "0.4"]) == 0
@@ -43,8 +43,8 @@ def test_pseudo_keeps_each_fold_models_confident_rows_and_a_run_trains_on_its_ow
         image_size=32, backbone="small-cnn", weights="none", batch_size=4, epochs=1,
         pseudo_labels=str(run / "pseudo_labels.csv"), pseudo_weight=0.25,
     )  # fmt: skip
-    cfg, _ = source.resolved(cfg)  # with what the CSV says: its classes
-    checked = preflight.ready(cfg, accelerator.detect(cfg), "train", training_checks.CHECKS)
+    started = start(cfg)  # as train starts it: with what the CSV says, its classes
+    checked = preflight.ready(started, "train", training_checks.CHECKS)
     ours = pseudo[pseudo["fold"] == "1"]
     added = checked.pseudo.value
     assert added.ids == ours["image_id"].tolist()
@@ -54,11 +54,13 @@ def test_pseudo_keeps_each_fold_models_confident_rows_and_a_run_trains_on_its_ow
     unsuffixed = pseudo.assign(image_id=pseudo["image_id"].str.removesuffix(".jpg"))
     unsuffixed.to_csv(tmp_path / "unsuffixed.csv", index=False)
     again = dataclasses.replace(cfg, pseudo_labels=str(tmp_path / "unsuffixed.csv"))
-    again_checked = preflight.ready(again, accelerator.detect(cfg), "train", training_checks.CHECKS)
+    again_run = start(again, accelerator=started.accelerator)
+    again_checked = preflight.ready(again_run, "train", training_checks.CHECKS)
     assert again_checked.pseudo.value.ids == added.ids
     training = checked.train.value.records
     assert checked.plan.value.steps_per_epoch == (training + len(ours)) // 4
-    batches = pipeline.for_training(checked.train.value.files, cfg, 4, pseudo=added)
+    files = checked.train.value.files
+    batches = pipeline.for_training(started.data, files, started.cfg, 4, pseudo=added)
     seen = [(label, weight) for _, label, weight in batches.take(40).as_numpy_iterator()]
     labels = np.concatenate([label for label, _ in seen])
     weights = np.concatenate([weight for _, weight in seen])
@@ -85,9 +87,9 @@ def test_a_run_joining_metadata_trains_on_test_images_with_their_own_rows(
     pseudo-labeled test images with their rows of the test table (--test-csv), encoded as the
     training rows are: each image beside its own metadata, in the pipeline and end to end."""
     from {{ cookiecutter.package }}.runtime.config import Config
-    from {{ cookiecutter.package }}.runtime.data import metadata_inputs, pipeline, source
-    from {{ cookiecutter.package }}.runtime.platform import accelerator
+    from {{ cookiecutter.package }}.runtime.data import metadata_inputs, pipeline
     from {{ cookiecutter.package }}.runtime.stages import preflight, training_checks
+    from {{ cookiecutter.package }}.runtime.stages.run import start
 
     data = shutil.copytree(blendable.data, tmp_path / "data")
     train = pd.read_csv(data / "train.csv", dtype=str)
@@ -105,16 +107,16 @@ def test_a_run_joining_metadata_trains_on_test_images_with_their_own_rows(
         folds=2, fold="0", image_size=32, backbone="small-cnn", weights="none", batch_size=4,
         epochs=1, steps_per_epoch=2, pseudo_labels=str(tmp_path / "soft.csv"), pseudo_weight=0.5,
     )  # fmt: skip
-    cfg, said = source.resolved(cfg)
-    checked = preflight.ready(cfg, accelerator.detect(cfg), "train", training_checks.CHECKS)
+    run = start(cfg)  # as train starts it: its data read
+    checked = preflight.ready(run, "train", training_checks.CHECKS)
     added = checked.pseudo.value
-    table = metadata_inputs.for_training(cfg, said, False)
-    joined = metadata_inputs.with_test_rows(cfg, table, added.ids)
+    table = metadata_inputs.for_training(run.cfg, run.places, run.data)
+    joined = metadata_inputs.with_test_rows(run.cfg, run.places, run.data, table, added.ids)
     encoded = dict(zip(joined.ids, map(tuple, joined.values.round(5)), strict=True))
     tested = {encoded[key] for key in added.ids}
     trained = {encoded[key] for key in table.ids}
     batches = pipeline.for_training(
-        checked.train.value.files, cfg, 4, metadata=joined, pseudo=added
+        run.data, checked.train.value.files, run.cfg, 4, metadata=joined, pseudo=added
     )
     seen = {0.5: set(), 1.0: set()}  # the rows of the test images, and of the training ones
     for inputs, _, weight in batches.take(30).as_numpy_iterator():

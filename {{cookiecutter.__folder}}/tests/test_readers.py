@@ -16,7 +16,7 @@ from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs import fitted, run_record
 from {{ cookiecutter.package }}.runtime.outputs.submission import layout, read_sample
 from {{ cookiecutter.package }}.runtime.platform.files import MANIFEST
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
+from {{ cookiecutter.package }}.runtime.platform.paths import find
 from {{ cookiecutter.package }}.tools.kaggle_api import metadata_id
 from {{ cookiecutter.package }}.tools.kaggle_auth import check_key_file
 
@@ -57,7 +57,7 @@ def test_the_sample_reader_reads_or_refuses_any_bytes(data):
     """A sample submission, and the columns predict would write from it for 3 classes."""
     sample = read_or_refused("sample.csv", read_sample, data, "sample.csv")
     if sample is not None:
-        read_or_refused("sample.csv", layout, Config(), sample, 3, None)
+        read_or_refused("sample.csv", layout, Config(), {}, sample, 3, None)
 
 
 @QUICK
@@ -95,11 +95,12 @@ def data_dir(tmp_path_factory):
 @given(data=st.binary(max_size=100) | JSON.map(json.dumps).map(str.encode) | MANIFESTS)
 def test_the_manifest_reader_reads_or_refuses_any_bytes(data_dir, data):
     (data_dir / MANIFEST).write_bytes(data)
-    cfg = placed(Config(data_dir=str(data_dir)))
-    found = read_or_refused(MANIFEST, with_manifest, cfg)
+    cfg, sources = Config(data_dir=str(data_dir)), {"data_dir": "flag"}
+    found = read_or_refused(MANIFEST, with_manifest, cfg, sources, find(cfg, sources))
     if found is not None:
-        cfg, manifest = found
+        cfg, sources, manifest = found
         assert cfg.num_classes == manifest["num_classes"]
+        assert sources["num_classes"] == "manifest"
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,8 @@ from {{ cookiecutter.package }}.runtime.learning import averaging, backbones, mi
 from {{ cookiecutter.package }}.runtime.learning.mixing import MixUpOrCutMix, partners
 from {{ cookiecutter.package }}.runtime.outputs import checkpoints, trained_run
 from {{ cookiecutter.package }}.runtime.outputs.plots import label_title
-from {{ cookiecutter.package }}.runtime.platform import accelerator
 from {{ cookiecutter.package }}.runtime.stages import ablate, fitting, preview, train
+from {{ cookiecutter.package }}.runtime.stages.run import start
 from {{ cookiecutter.package }}.tools.demo import from_preset
 
 CLASSES = 8
@@ -134,7 +134,7 @@ def test_the_preview_shows_the_batch_mixed_as_the_training_step_mixes_it(demo_cf
     """Mixing runs in the model: preview runs the model's augmentations on a training batch
     and titles each image with the shares its mixed label gives."""
     cfg = dataclasses.replace(demo_cfg, mixup=0.4, mix_probability=1.0)
-    with Image.open(preview.augmented_batch(cfg, accelerator.detect(cfg))) as picture:
+    with Image.open(preview.augmented_batch(cfg)) as picture:
         titles = picture.text["Description"].split(" | ")
     two = [re.fullmatch(r"\w+ (0\.\d\d), \w+ (0\.\d\d)", title) for title in titles]
     shares = [float(match[1]) + float(match[2]) for match in two if match]
@@ -256,7 +256,8 @@ def test_the_weights_average_is_validated_saved_and_resumed_exactly(demo_cfg, mo
 
     net = model.build_model(cfg, backbones.load(cfg))
     model.compile_model(net, cfg, 1, cfg.steps_per_epoch)
-    assert checkpoints.resume(net, cfg)[0] == 1
+    places = start(cfg, on_accelerator=False, read=False).places
+    assert checkpoints.resume(net, cfg, places)[0] == 1
     for name, kept in (("raw", net.trainable_variables),
                        ("average", net.optimizer._model_variables_moving_average)):  # fmt: skip
         for now, then in zip(kept, seen[name], strict=True):
@@ -270,7 +271,7 @@ def test_the_weights_average_is_validated_saved_and_resumed_exactly(demo_cfg, mo
     assert all(len(each) == 2 for each in scores)  # both, every epoch, kept in the checkpoint
     line = f"valid {cfg.metric}: {scores[0][1]:.4f} with the weights' average, {scores[1][1]:.4f}"
     assert line in printed
-    record = json.loads((trained_run.trained_weights(cfg).with_name("model.json")).read_text())
+    record = json.loads((trained_run.trained_weights(places).with_name("model.json")).read_text())
     chosen = record["kept_weights"]
     assert chosen["kept"] == "average"
     assert (chosen["valid_average"], chosen["valid_raw"]) == (scores[0][1], scores[1][1])
@@ -281,10 +282,10 @@ def test_the_weights_average_is_validated_saved_and_resumed_exactly(demo_cfg, mo
         "weights"
     ) in printed
     trained = model.build_model(cfg, backbones.load(cfg))
-    trained.load_weights(trained_run.trained_weights(cfg))
+    trained.load_weights(trained_run.trained_weights(places))
     last = model.build_model(cfg, backbones.load(cfg))
     model.compile_model(last, cfg, 1, cfg.steps_per_epoch)
-    checkpoints.resume(last, cfg)  # epoch 2's checkpoint: raw weights and their average
+    checkpoints.resume(last, cfg, places)  # epoch 2's checkpoint: raw weights and their average
     averages = last.optimizer._model_variables_moving_average
     for saved, weights in zip(trained.trainable_variables, averages, strict=True):
         np.testing.assert_array_equal(np.asarray(saved), np.asarray(weights))
@@ -301,9 +302,10 @@ def test_a_short_run_with_the_defaults_scores_no_worse_than_with_the_recipe_off(
     is larger. The recipe before the defaults were measured (crops at 32 px, MixUp, flips)
     lost 0.13 here (0.79 against 0.92); the same seed run twice moved up to 0.015, as the
     training pipeline's order is not fixed, and two seeds' spread can be near 0 by chance."""
-    cfg = from_preset("demo", {"data_dir": str(demo_dir), "epochs": 2})
+    cfg, _ = from_preset("demo", {"data_dir": str(demo_dir), "epochs": 2})
+    recipe_off = ablate.variants(start(cfg, on_accelerator=False))["recipe off"]
     scores = {}
-    for name, changes in (("default", {}), ("recipe off", ablate.variants(cfg)["recipe off"])):
+    for name, changes in (("default", {}), ("recipe off", recipe_off)):
         scores[name] = [
             train.train(
                 dataclasses.replace(
@@ -336,7 +338,7 @@ def test_ablate_trains_each_part_switched_off_and_resumes(demo_cfg, capsys):
     assert rows[2]["changes"] == {"ema": 0.0}
     printed = capsys.readouterr().out
     assert "no ema" in printed.split("ablate: validation")[-1]
-    root = checkpoints.folder(cfg).parent / "ablate"
+    root = checkpoints.folder(start(cfg, on_accelerator=False, read=False).places).parent / "ablate"
     assert json.loads((root / "ablate.json").read_text()) == rows
     assert (root / "ablate.png").is_file()
     assert all(row["images_per_second"] > 0 for row in rows)
@@ -345,7 +347,7 @@ def test_ablate_trains_each_part_switched_off_and_resumes(demo_cfg, capsys):
     assert "all 1 epochs were done already" in capsys.readouterr().out
     assert [row["mean"] for row in again] == [row["mean"] for row in rows]
     with pytest.raises(UserError, match="no such part; pick from crop,flip"):
-        ablate.variants(cfg, ["mixop"])
+        ablate.variants(start(cfg, on_accelerator=False), ["mixop"])
 
 
 def test_ablate_calls_a_difference_a_finding_only_beyond_twice_its_standard_error():

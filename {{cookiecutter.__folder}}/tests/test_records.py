@@ -25,11 +25,10 @@ from PIL import Image
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import competition_files, pipeline, records, scan
-from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.runtime.platform.run_lock import one_run_at_a_time
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
+from {{ cookiecutter.package }}.runtime.stages.run import start as start_run
 from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools import images_to_records, shards
 
@@ -67,16 +66,19 @@ def test_images_and_a_csv_become_records_the_loader_reads_back_whole(tmp_path):
     manifest = write(folder)
     assert manifest["classes"] == ["cat", "dog", "owl"] and manifest["num_classes"] == 3
     assert manifest["multi_label"] is False
-    cfg, found = with_manifest(
-        placed(dataclasses.replace(Config(), data_dir=str(folder / "records"), image_size=32))
-    )
-    assert found == manifest and cfg.num_classes == 3
-    assert cfg.valid_files == "train/fold0-*.tfrec"  # fold 0 validates, the others train
+    run = start_run(Config(data_dir=str(folder / "records"), image_size=32), on_accelerator=False)
+    assert run.data.manifest == manifest and run.cfg.num_classes == 3
+    assert run.sources["num_classes"] == "manifest"
+    assert run.cfg.valid_files == "train/fold0-*.tfrec"  # fold 0 validates, the others train
     # Every id and label comes back through the loader, training and validation together.
-    everything = dataclasses.replace(cfg, train_files="train/*.tfrec")
-    files = records.find_checked(everything, "train_files", labeled=True)
-    labels = [number for number in real_keys(pipeline.for_inference(files, everything, 8, True))]
-    ids = [key.decode() for key in real_keys(pipeline.for_inference(files, everything, 8, False))]
+    everything = start_run(
+        dataclasses.replace(run.cfg, train_files="train/*.tfrec"),
+        {**run.sources, "train_files": "notebook"}, on_accelerator=False,
+    )  # fmt: skip
+    cfg, data = everything.cfg, everything.data
+    files = records.find_checked(cfg, everything.places, "train_files", labeled=True)
+    labels = [number for number in real_keys(pipeline.for_inference(data, files, cfg, 8, True))]
+    ids = [key.decode() for key in real_keys(pipeline.for_inference(data, files, cfg, 8, False))]
     rows = read_csv(folder / "train.csv")
     assert sorted(ids) == sorted(row["image_id"] for row in rows)
     names = manifest["classes"]
@@ -686,9 +688,10 @@ def test_multi_hot_records_pass_the_checks_of_a_run_the_manifest_makes_multi_lab
         Config(folds=2), str(tmp_path / "train_images"), str(tmp_path / "train.csv"),
         str(tmp_path / "records"),
     )  # fmt: skip
-    cfg, _ = with_manifest(placed(Config(data_dir=str(tmp_path / "records"), image_size=32)))
+    run = start_run(Config(data_dir=str(tmp_path / "records"), image_size=32), on_accelerator=False)
+    cfg = run.cfg  # with what the manifest says
     assert cfg.multi_label and cfg.num_classes == 6
-    files = records.find_checked(cfg, "train_files", labeled=True)
+    files = records.find_checked(cfg, run.places, "train_files", labeled=True)
     assert all(not shard.problems for shard in scan.scan_split(files, cfg, labeled=True))
 
 

@@ -24,7 +24,7 @@ from conftest import free_port, start
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.data import pipeline, records
-from {{ cookiecutter.package }}.runtime.platform.paths import find
+from {{ cookiecutter.package }}.runtime.stages.run import start as start_run
 from {{ cookiecutter.package }}.tools.shards import write_shards
 
 pytestmark = pytest.mark.slow  # fresh processes, each importing TensorFlow or JAX
@@ -316,8 +316,9 @@ def labels_read(data_dir: str, processes: int, process: int) -> list[int]:
         data_dir=data_dir, train_files="*.tfrec", image_size=32, shuffle_buffer=64,
         num_processes=processes, process_id=process, coordinator="localhost:1234",
     )  # fmt: skip
-    files = records.find(find(cfg).in_data(cfg.train_files), "train_files")
+    run = start_run(cfg, on_accelerator=False)  # its data read
+    files = records.find(run.places.in_data(cfg.train_files), "train_files")
     batch = 16  # global: 8 per process
     per_epoch = records.count(files) // batch  # one epoch, as plan.py counts it
-    batches = pipeline.for_training(files, cfg, batch).take(per_epoch)
+    batches = pipeline.for_training(run.data, files, cfg, batch).take(per_epoch)
     return [int(label) for _, labels in batches for label in labels.numpy()]

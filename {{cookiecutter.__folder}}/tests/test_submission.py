@@ -4,7 +4,7 @@ write loses nothing."""
 import numpy as np
 import pytest
 
-from {{ cookiecutter.package }}.runtime.config import Config, from_settings
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import (
     arrange,
@@ -24,9 +24,10 @@ def one_hot(classes, width=3):
 
 def submit(ids, probabilities, text=None, names=None, thresholds=None, **fields):
     """The rows predict writes for these ids and probabilities, given the sample's text."""
-    cfg = from_settings(**fields)  # as the notebook's config cell gives them
+    cfg = Config(**fields)
+    sources = dict.fromkeys(fields, "notebook")  # as the notebook's config cell gives them
     sample = read_sample(text.encode(), "sample.csv") if text is not None else None
-    shape = layout(cfg, sample, probabilities.shape[1], names)
+    shape = layout(cfg, sources, sample, probabilities.shape[1], names)
     return arrange(ids, shape.values(probabilities, names, thresholds), sample, shape)
 
 
@@ -141,9 +142,9 @@ def test_numbers_written_for_named_classes_say_which_number_is_which():
     names = ["healthy", "rust", "scab"]
     for text in ("id,label\na,0\n", "id,2,0,1\na,0,0,0\n"):
         sample = read_sample(text.encode(), "sample.csv")
-        shape = layout(Config(), sample, 3, names)
+        shape = layout(Config(), {}, sample, 3, names)
         assert "0 = healthy, 1 = rust, 2 = scab" in shape.numbering(names)
-    shape = layout(Config(), read_sample(b"id,label\na,rust\n", "s.csv"), 3, names)
+    shape = layout(Config(), {}, read_sample(b"id,label\na,rust\n", "s.csv"), 3, names)
     assert shape.numbering(names) == ""
 
 

@@ -15,10 +15,11 @@ import tensorflow_datasets as tfds
 from conftest import OFFLINE, PROJECT
 
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.data import source, tfds_sets
+from {{ cookiecutter.package }}.runtime.data import tfds_sets
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
+from {{ cookiecutter.package }}.runtime.stages.run import start
 from {{ cookiecutter.package }}.runtime.stages.train import train
 from {{ cookiecutter.package }}.tools.kernel import metadata
 
@@ -60,8 +61,8 @@ def tiny_shapes(tmp_path, monkeypatch):
 
 def ids_of(cfg, field):
     """Every id the pipeline serves for the split in `field`, with the configured folds."""
-    checked, _ = source.resolved(cfg)
-    served = tfds_sets.examples(checked, getattr(checked, field))
+    run = start(cfg, on_accelerator=False)  # its data read: the set's splits filled in
+    served = tfds_sets.examples(run.cfg, tfds_sets.name_of(run.places), getattr(run.cfg, field))
     return [key.decode() for key in served.map(lambda ex: ex["id"]).as_numpy_iterator()]
 
 

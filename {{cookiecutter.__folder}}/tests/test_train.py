@@ -107,11 +107,10 @@ def test_doctor_require_tpu_stops_a_run_that_would_train_on_the_cpu(demo_dir, do
 def test_doctor_reports_batches_of_unknown_shape_before_any_training(demo_cfg, monkeypatch):
     """XLA preflight: a pipeline that forgets to resize is caught by doctor and by train."""
     from {{ cookiecutter.package }}.runtime.data import steps
-    from {{ cookiecutter.package }}.runtime.platform import accelerator
     from {{ cookiecutter.package }}.runtime.stages.doctor import doctor as check
 
     monkeypatch.setattr(steps, "to_size", lambda image, size: image)
-    problems = check(demo_cfg, accelerator.detect(demo_cfg))
+    problems = check(demo_cfg)
     assert any("unknown dimension" in problem for problem in problems)
     with pytest.raises(UserError, match="train_files / --train-files have an unknown dimension"):
         train(demo_cfg)
@@ -127,14 +126,15 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
     from {{ cookiecutter.package }}.runtime.learning import backbones, model
-    from {{ cookiecutter.package }}.runtime.platform.paths import find
+    from {{ cookiecutter.package }}.runtime.stages.run import start
 
     cfg = dataclasses.replace(demo_cfg, mixup=0.2, cutmix=1.0, mix_probability=1.0)
-    files = records.find(find(cfg).in_data(cfg.train_files), "train_files")
+    run = start(cfg, on_accelerator=False)  # its data read
+    files = records.find(run.places.in_data(cfg.train_files), "train_files")
     net = model.build_model(cfg, backbones.load(cfg))
     model.compile_model(net, cfg, 1, 2, steps_per_execution=2, jit_compile=True)
     recipe = model.host_augmentations(cfg)
-    batches = pipeline.for_training(files, cfg, 32, augmentations=recipe)
+    batches = pipeline.for_training(run.data, files, cfg, 32, augmentations=recipe)
     history = net.fit(batches, steps_per_epoch=2, verbose=0)
     assert net.jit_compile is True and history.history["loss"][0] > 0
     assert keras.backend.backend() == "tensorflow"

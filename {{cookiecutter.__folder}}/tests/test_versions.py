@@ -16,7 +16,7 @@ from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import versions
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
+from {{ cookiecutter.package }}.runtime.stages.run import start
 from {{ cookiecutter.package }}.tools import kernel, notebook
 
 SWIN_ON_KAGGLE = "swin-tiny needs keras-hub 0.29.1 or later; keras-hub 0.26.0 is installed"
@@ -109,11 +109,9 @@ def test_kernel_refuses_a_backbone_no_keras_hub_trains_on_kaggles_image(tmp_path
     cfg = Config(backbone="swin-tiny", image_size=224)
     for name, inference in (("train", False), ("infer", True)):
         with pytest.raises(UserError, match="no keras-hub with swin-tiny runs on its Keras"):
-            kernel.write_kernel(
-                placed(cfg), "gpu", "alice", str(tmp_path / name), inference=inference
-            )
+            kernel.write_kernel(cfg, "gpu", "alice", str(tmp_path / name), inference=inference)
         assert not (tmp_path / name).exists()
-    plain = kernel.write_kernel(placed(Config()), "gpu", "alice", str(tmp_path / "plain"))
+    plain = kernel.write_kernel(Config(), "gpu", "alice", str(tmp_path / "plain"))
     assert json.loads((plain / "kernel-metadata.json").read_text())["enable_internet"] is False
 
 
@@ -121,7 +119,8 @@ def run_install_cell(cfg: Config, monkeypatch, wheels: str = "") -> list[list[st
     """The training notebook's config cell and install cell, run here with pip's calls kept
     (pip is where it meets the network): the pip commands it ran. `wheels`: the dataset of
     wheels `kernel` attached (kaggle:datasets/OWNER/SLUG)."""
-    cells = notebook.cells(cfg, "gpu", None, wheels=wheels)
+    run = start(cfg, on_accelerator=False, read=False)
+    cells = notebook.cells(run, "gpu", None, wheels=wheels)
     (config_cell,) = [cell for cell in cells if cell.source.startswith("# The settings")]
     (install,) = [cell for cell in cells if cell.folded == notebook.ON_KAGGLE_HIDDEN]
     ran: list[list[str]] = []

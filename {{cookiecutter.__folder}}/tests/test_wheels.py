@@ -14,7 +14,6 @@ from test_versions import DINOV3_ON_OLDER, installed_as, run_install_cell
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.platform import kaggle_inputs, paths
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
 from {{ cookiecutter.package }}.tools import kaggle_api, kernel, notebook
 
 DATASET = "alice/{{ cookiecutter.package | replace('_', '-') }}-wheels"
@@ -36,7 +35,7 @@ def test_with_nothing_lacking_nothing_is_downloaded_or_pushed(tmp_path, monkeypa
     """Kaggle's image (platforms/kaggle-gpu.txt) builds EfficientNet-B0: said, before any
     sign-in, and no folder written."""
     monkeypatch.chdir(tmp_path)
-    assert kaggle_api.run("wheels", Config(backbone="efficientnet-b0")) == 0
+    assert kaggle_api.act("wheels", Config(backbone="efficientnet-b0")) == 0
     said = capsys.readouterr().out
     assert said == (
         "Kaggle's image (platforms/kaggle-gpu.txt) builds efficientnet-b0: no wheels to push, "
@@ -91,25 +90,25 @@ def test_kernel_attaches_the_pushed_wheels_to_both_notebooks_else_refuses_the_re
     monkeypatch.setattr(notebook, "image_packages", lambda: OLDER)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(UserError) as refused:
-        kernel.write_kernel(placed(DINOV3), "gpu", "alice", "infer", inference=True)
+        kernel.write_kernel(DINOV3, "gpu", "alice", "infer", inference=True)
     assert str(refused.value).startswith(
         f"on Kaggle's image (platforms/kaggle-gpu.txt), {DINOV3_ON_OLDER}: keras-hub==0.29.1, "
         "and a code competition reruns this notebook offline: push the wheels first with "
         "`kaggle wheels --backbone dinov3-small` in this folder, then write the notebook again"
     )
     assert not (tmp_path / "infer").exists()
-    training = kernel.write_kernel(placed(DINOV3), "gpu", "alice", "train")
+    training = kernel.write_kernel(DINOV3, "gpu", "alice", "train")
     metadata = json.loads((training / "kernel-metadata.json").read_text())
     assert metadata["enable_internet"] is True and metadata["dataset_sources"] == []
 
     pushed_wheels(tmp_path / "wheels", "keras-hub==0.26.0")  # not the keras-hub needed
     with pytest.raises(UserError, match="push the wheels first"):
-        kernel.write_kernel(placed(DINOV3), "gpu", "alice", "infer", inference=True)
+        kernel.write_kernel(DINOV3, "gpu", "alice", "infer", inference=True)
     shutil.rmtree(tmp_path / "wheels")
     pushed_wheels(tmp_path / "wheels")
     capsys.readouterr()
     for folder, inference in (("train-offline", False), ("infer", True)):
-        made = kernel.write_kernel(placed(DINOV3), "gpu", "alice", folder, inference=inference)
+        made = kernel.write_kernel(DINOV3, "gpu", "alice", folder, inference=inference)
         metadata = json.loads((made / "kernel-metadata.json").read_text())
         assert metadata["enable_internet"] is False, folder
         assert metadata["dataset_sources"] == [DATASET], folder

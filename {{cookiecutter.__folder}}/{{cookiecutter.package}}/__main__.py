@@ -2,7 +2,8 @@
 
 COMMANDS holds every command: a new one is an entry there and its module. Each command's
 module owns its options (`arguments(parser)`, where it has any), the Config fields it reads
-(`CONFIG_FIELDS`; every field where it has none) and its run (`command(args, cfg, found)`).
+(`CONFIG_FIELDS`; every field where it has none) and its run (`command(args, run)`: the run
+`start` built here from the flags, which the command completes with what it needs).
 Only the module of the command asked for is imported, so `--help` answers at once and a
 command never needs another's packages; a command's module loads TensorFlow where it uses it,
 not at import, and `--help` of a command whose module declares no options imports nothing of it.
@@ -17,6 +18,7 @@ import sys
 
 from .runtime import config, errors
 from .runtime.platform import accelerator, paths, startup_logs
+from .runtime.stages.run import start
 from .tools import demo
 
 
@@ -229,13 +231,13 @@ def add_flag(group, field: dataclasses.Field, shown: bool) -> None:
     group.add_argument(config.flag(field.name), default=argparse.SUPPRESS, help=about, **how)
 
 
-def from_flags(args: argparse.Namespace) -> config.Config:
-    """The command's config, carrying the run's places: found here, where the command starts."""
+def from_flags(args: argparse.Namespace) -> tuple[config.Config, config.Sources]:
+    """The command's config, and where each value came from: a flag, or the preset named."""
     flags = {name: value for name, value in vars(args).items() if name in FIELD_NAMES}
     name = getattr(args, "preset", None)
     if name:
-        return paths.placed(demo.from_preset(name, flags, "flag"))
-    return paths.placed(config.Config(**flags, sources=dict.fromkeys(flags, "flag")))
+        return demo.from_preset(name, flags, "flag")
+    return config.Config(**flags), dict.fromkeys(flags, "flag")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,12 +254,15 @@ def main(argv: list[str] | None = None) -> int:
         with startup_logs.held_to_level():  # TensorFlow loads and the accelerator is found
             if asked and COMMANDS[asked].on_accelerator and not {"-h", "--help"} & set(argv):
                 flags, _ = parser(asked, own=False).parse_known_args(argv)
-                found = accelerator.detect(from_flags(flags))
+                cfg, sources = from_flags(flags)
+                found = accelerator.detect(cfg, paths.find(cfg, sources).output)
             args = parser(asked, every=every).parse_args(argv)
             if COMMANDS[args.command].tensorflow:
                 import tensorflow  # noqa: F401 (here, where its start-up lines are held)
-        cfg = from_flags(args) if COMMANDS[args.command].config else None
-        return owner(args.command).command(args, cfg, found)
+        run = None  # the run where the command takes settings: built here, once
+        if COMMANDS[args.command].config:
+            run = start(*from_flags(args), found, on_accelerator=False, read=False)
+        return owner(args.command).command(args, run)
     except errors.UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

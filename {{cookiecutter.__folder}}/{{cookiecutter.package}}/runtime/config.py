@@ -1,13 +1,13 @@
-"""Every knob of the project, in one dataclass.
+"""Every knob of the project, in one dataclass of plain values.
 
-In a notebook: `cfg = from_settings(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`.
-Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`).
-`Config.sources` records which values the user gave: what the data says fills only the others.
+In a notebook: `Config(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`.
+Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`). Where each
+value came from (a flag, the notebook, a preset, the data's manifest) is kept beside a config,
+as a run's `sources` (stages/run.py): what the data says fills only the fields nobody gave.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import itertools
@@ -37,72 +37,20 @@ class Switch:
     """The kind of a field that is True, False or "auto" (decided from the data, and said)."""
 
 
-# What a run uses of its data: the notebook carries a feature's modules (tools/carried.py), and
-# shows its fields (knob's `used`), only where these hold.
-def reads(cfg, kind: str) -> bool:
-    """Whether the run reads data of this kind for training or test: "records", "images" or
-    "tfds", as source.resolved chose; before that, any kind."""
-    inputs = data_read(cfg)
-    return inputs is None or kind in (inputs.trains_from, inputs.tests_from)
-
-
-def of_records(cfg) -> bool:
-    return reads(cfg, "records")
-
-
-def of_images(cfg) -> bool:
-    return reads(cfg, "images")
-
-
-def uses_metadata(cfg) -> bool:
-    """Whether a table of metadata joins each image: columns named, or "auto" where the data
-    holds some; before it is resolved, it could."""
-    inputs = data_read(cfg)
-    if not cfg.metadata_columns.strip():
-        return False
-    if cfg.metadata_columns != AUTO or inputs is None or inputs.trains_from == "images":
-        return True
-    return bool(((inputs.said or {}).get("metadata") or {}).get("columns"))  # tfds: none
-
-
-def in_folds(cfg) -> bool:
-    """Whether Config.fold picks a fold: the data is in folds, or is records that carry none
-    (their files are pooled into folds where a fold is asked); before it is resolved, it could."""
-    inputs = data_read(cfg)
-    if inputs is None or (inputs.trains_from == "records" and inputs.said is None):
-        return True
-    return ((inputs.said or {}).get("folds") or 1) > 1
-
-
 def targets(cfg) -> str:
     """What each image's truth is, as the run's metric scores it: "classes", "values" to
     regress or "shares" of the classes (Metric.targets)."""
     return METRICS[cfg.metric].targets if cfg.metric in METRICS else "classes"
 
 
-def data_read(cfg):
-    """The data as source.resolved found it (Inputs); None before it was resolved, or where the
-    data folder or a file field changed since."""
-    inputs = cfg.inputs
-    if inputs is None or not inputs.trains_from or inputs.read_from != reading(cfg):
-        return None
-    return inputs
-
-
-def reading(cfg) -> tuple:
-    """What decides the data a config reads: the data folder and the file fields."""
-    return (cfg.data_dir, *(getattr(cfg, name) for name in FILE_FIELDS))
-
-
-def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=False, used=None):
-    """A field of Config, with its flag's help. The notebook's config cell shows `tuned` ones
-    (where `used` holds); --help leaves `rare` ones to --help-all; a `section` title starts a
-    section; `checkpoint` says what a checkpoint does with the field (checkpoints.py's rules)."""
+def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=False):
+    """A field of Config, with its flag's help. The notebook's config cell shows `tuned` ones;
+    --help leaves `rare` ones to --help-all; a `section` title starts a section; `checkpoint`
+    says what a checkpoint does with the field (checkpoints.py's rules)."""
     if checkpoint not in ("where", "recorded", "trained", "data", "model"):
         raise ValueError(f"knob: checkpoint {checkpoint!r} is none of checkpoints.py's rules")
     metadata = {
-        "help": help, "tuned": tuned, "section": section, "checkpoint": checkpoint, "rare": rare,
-        "used": used or (lambda cfg: True),
+        "help": help, "tuned": tuned, "section": section, "checkpoint": checkpoint, "rare": rare
     }  # fmt: skip
     if isinstance(default, list):  # a mutable default: each Config gets its own copy
         return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
@@ -123,42 +71,36 @@ class Config:
         {{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }},
         "training TFRecords",
         checkpoint="data",
-        used=of_records,
     )
     valid_files: str = knob(
         {{ (cookiecutter.__records_prefix ~ "val/*.tfrec") | tojson }},
         "validation TFRecords, or none",
-        used=of_records,
     )
     test_files: str = knob(
         {{ (cookiecutter.__records_prefix ~ "test/*.tfrec") | tojson }},
         "test TFRecords",
-        used=of_records,
     )
     sample_submission: str = knob("sample_submission.csv", "the competition's sample; empty: none")
     # A competition's own images and CSV, read where the data folder holds no records (images.py).
     train_csv: str = knob("train.csv", "the training CSV: ids and labels", checkpoint="data")
-    train_images: str = knob("train_images", "the training images' folder", used=of_images)
+    train_images: str = knob("train_images", "the training images' folder")
     test_images: str = knob(
         "test_images", "the folder of test images; given, predict reads it instead of test_files",
         checkpoint="where",
     )  # fmt: skip
     group_column: str = knob(
-        "", "images and CSV: rows sharing it share a fold (patient)", checkpoint="data",
-        used=of_images,
-    )  # fmt: skip
+        "", "images and CSV: rows sharing it share a fold (patient)", checkpoint="data"
+    )
     window: str = knob(
         "auto", "DICOM images: auto (each file's own), CENTER,WIDTH, or lung, bone...", rare=True,
-        checkpoint="trained", used=of_images,
+        checkpoint="trained",
     )  # fmt: skip
     # The table beside each image (data/metadata.py), and the columns the model's head joins.
     test_csv: str = knob(
         "", "the test images' table of metadata; empty: none", tuned=True, checkpoint="where",
-        used=uses_metadata,
     )  # fmt: skip
     metadata_columns: str = knob(
         "auto", "columns beside each image; '': none", tuned=True, checkpoint="model",
-        used=uses_metadata,
     )  # fmt: skip
     image_key: str = knob(
         "image", "feature holding JPEG bytes", section="What the records hold", checkpoint="data",
@@ -216,7 +158,7 @@ class Config:
     # files and validate on their val files, as given. A fold asked for pools those files.
     fold: str = knob(
         "", "the fold that validates, or all; empty: fold 0 of data in folds, else train/val",
-        tuned=True, used=in_folds,
+        tuned=True,
     )  # fmt: skip
     # Not Config.seed: runs of other seeds (the commonest ensemble) must hold the same folds,
     # or their out-of-fold predictions cannot be blended.
@@ -337,20 +279,8 @@ class Config:
     process_id: int = knob(
         0, "this process's number, 0 to num_processes - 1", checkpoint="where", rare=True
     )
-    # Where each value the user gave came from, by field: "flag", "notebook", "preset NAME", or
-    # "manifest" for one the data filled in (`filled`); a field not listed holds its default, and
-    # only those are filled in from the data. Not a knob.
-    sources: dict[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)
-    # What the command reads, resolved once where it started: not a knob.
-    inputs: Inputs | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
-        if self.sources is None:  # made here, as Config(epochs=3): the values that are not
-            self.sources = {  # defaults were given in the notebook (from_settings: all)
-                field.name: "notebook"
-                for field in knobs()
-                if getattr(self, field.name) != default(field)
-            }
         if self.valid_files.strip().lower() == "none":  # as the help says it, and "" alike
             self.valid_files = ""
         if wrong := problems(self):
@@ -358,8 +288,8 @@ class Config:
 
 
 def knobs() -> list[dataclasses.Field]:
-    """The fields a user sets: every field of Config but `sources` and `inputs`."""
-    return [field for field in dataclasses.fields(Config) if "help" in field.metadata]
+    """The fields a user sets: every field of Config."""
+    return list(dataclasses.fields(Config))
 
 
 FIELDS = {field.name: field for field in knobs()}
@@ -388,96 +318,73 @@ def sections() -> dict[str, list[dataclasses.Field]]:
     return grouped
 
 
-def given(cfg: Config, name: str, typed: bool = False) -> str:
+# Where each value came from, by field (a run's `sources`): "flag", "notebook", "preset NAME",
+# or "manifest" for one the data filled in (`filled`). A field not listed holds its default, or
+# was set in a notebook after the config was made; only defaults are filled in from the data.
+Sources = dict[str, str]
+
+
+def notebook_sources(cfg: Config) -> Sources:
+    """Where the values of a config made in a notebook came from: each that is not a default."""
+    return {
+        field.name: "notebook" for field in knobs() if getattr(cfg, field.name) != default(field)
+    }
+
+
+def given(cfg: Config, sources: Sources, name: str, typed: bool = False) -> str:
     """Where the user gave this field ("flag", "notebook" or "preset NAME"), or "" for a
     default or what the data said. With `typed`, only a flag or the notebook counts: a path
     typed where the user runs, while a preset's, as the defaults, lie in the data folder."""
-    where = cfg.sources.get(name)
+    where = sources.get(name)
     if where is None:  # set after the config was made (`cfg.epochs = 3` in a later cell)
         where = "notebook" if getattr(cfg, name) != default(FIELDS[name]) else ""
     return "" if where == "manifest" or (typed and where.startswith("preset")) else where
 
 
-@dataclasses.dataclass(frozen=True)
-class Inputs:
-    """What a command reads, resolved once where it starts (source.resolved) and carried on
-    its config, so that no module after it decides again."""
-
-    given: frozenset[str]
-    typed: frozenset[str]
-    trains_from: str = ""  # "": the data not looked at yet
-    tests_from: str = ""
-    said: dict | None = None
-    made_for: tuple = ()  # the config it was resolved for (resolved_for)
-    read_from: tuple = ()  # what decided the data it read (reading)
-    places: typing.Any = None  # platform/paths.py's Places (it imports this module)
+def given_fields(cfg: Config, sources: Sources, typed: bool = False) -> frozenset[str]:
+    """The fields the user gave (with `typed`, of FILE_FIELDS, typed where they run)."""
+    names = FILE_FIELDS if typed else FIELDS
+    return frozenset(name for name in names if given(cfg, sources, name, typed))
 
 
-def resolved_for(cfg: Config) -> tuple:
-    """What inputs are resolved from: every value, and where each came from."""
-    return tuple(sorted(cfg.sources.items())), tuple(getattr(cfg, name) for name in FIELDS)
-
-
-def places_of(cfg: Config):
-    """Where the run reads and writes (paths.py's Places), as found where the command started."""
-    if cfg.inputs is None or cfg.inputs.places is None:
-        raise RuntimeError("places read before they were found: call platform/paths.py's placed")
-    return cfg.inputs.places.of(cfg)
-
-
-def carrying(cfg: Config, inputs: Inputs) -> Config:
-    """The config with these inputs. A copy, not dataclasses.replace: that would check every
-    value again, and a value set later in a notebook (`cfg.epochs = 0`) is preflight's to name."""
-    cfg = copy.copy(cfg)
-    cfg.inputs = inputs
-    return cfg
-
-
-def inputs_of(cfg: Config) -> Inputs:
-    """The inputs the command resolved for this config; else what the user gave, read now."""
-    if cfg.inputs is not None and cfg.inputs.made_for == resolved_for(cfg):
-        return cfg.inputs
-    return Inputs(
-        given=frozenset(name for name in FIELDS if given(cfg, name)),
-        typed=frozenset(name for name in FILE_FIELDS if given(cfg, name, typed=True)),
-    )
-
-
-def came_from(cfg: Config, name: str) -> str:
+def came_from(cfg: Config, sources: Sources, name: str) -> str:
     """Where a field's value came from, as a message says it: its flag, or Config.name."""
-    where = given(cfg, name)
+    where = given(cfg, sources, name)
     if where == "flag":
         return flag(name)
     return f"Config.{name}, {where}" if where else f"Config.{name}"
 
 
-def filled(cfg: Config, found: dict, where: str = "the data") -> Config:
-    """The config with what the data says for the fields the user did not give. Class names
-    the user gave must be the data's, in its order: another would rename a class silently."""
-    theirs = names_in(found["class_names"]) if found.get("class_names") else []
-    if theirs and given(cfg, "class_names") and names_in(cfg.class_names) != theirs:
+def filled(
+    cfg: Config, sources: Sources, values: dict, where: str = "the data"
+) -> tuple[Config, Sources]:
+    """The config with what the data says for the fields the user did not give, and where its
+    values came from. Class names the user gave must be the data's, in its order: another would
+    rename a class silently."""
+    theirs = names_in(values["class_names"]) if values.get("class_names") else []
+    gave = given(cfg, sources, "class_names")
+    if theirs and gave and names_in(cfg.class_names) != theirs:
         raise UserError(
-            f"{named('class_names')} ({cfg.class_names!r}, from the {given(cfg, 'class_names')}) "
-            f"disagrees with the classes {where} names, in class order ({','.join(theirs)!r}); "
-            "leave it out to use those"
+            f"{named('class_names')} ({cfg.class_names!r}, from the {gave}) disagrees with the "
+            f"classes {where} names, in class order ({','.join(theirs)!r}); leave it out to use "
+            "those"
         )
-    chosen = {name: value for name, value in found.items() if not given(cfg, name)}
+    chosen = {name: value for name, value in values.items() if not given(cfg, sources, name)}
     classes = chosen.get("num_classes", cfg.num_classes)
     names = names_in(chosen["class_names"]) if chosen.get("class_names") else []
     if len(names) > classes:  # the user gave fewer classes than the data names: which is which?
         del chosen["class_names"]
     elif names:  # more: the classes the data does not name keep their numbers
         chosen["class_names"] = ",".join(names + [str(n) for n in range(len(names), classes)])
-    sources = {**cfg.sources, **dict.fromkeys(chosen, "manifest")}
-    return dataclasses.replace(cfg, **chosen, sources=sources)
+    return dataclasses.replace(cfg, **chosen), {**sources, **dict.fromkeys(chosen, "manifest")}
 
 
-def given_values(cfg: Config) -> str:
+def given_values(cfg: Config, sources: Sources) -> str:
     """Each value that is not a default, and where it came from."""
     shown = [
-        f"  {field.name} = {getattr(cfg, field.name)!r} ({cfg.sources[field.name]})"
+        f"  {field.name} = {getattr(cfg, field.name)!r} ({sources[field.name]})"
         for field in knobs()
-        if field.name in cfg.sources
+        if field.name in sources
     ]
     return "values (flag, notebook, preset, manifest; the rest are defaults):\n" + "\n".join(shown)
 
@@ -683,11 +590,6 @@ SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 def is_address(text: str) -> bool:
     host, _, port = text.rpartition(":")
     return bool(host.strip()) and port.isdigit() and 1 <= int(port) <= 65535
-
-
-def from_settings(**values) -> Config:
-    """Config(**values), each value recorded as given in the notebook, defaults too."""
-    return Config(**values, sources=dict.fromkeys(values, "notebook"))
 
 
 def class_names(cfg: Config) -> list[str] | None:

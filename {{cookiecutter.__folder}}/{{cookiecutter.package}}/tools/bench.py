@@ -46,10 +46,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..runtime.backbone_choices import BACKBONES, weights
-from ..runtime.config import FIELDS, Config, places_of
+from ..runtime.config import Config
 from ..runtime.errors import UserError, count_flag, named, whole_number
 from ..runtime.learning import attention, plan
-from ..runtime.platform import accelerator, backend, startup_logs
+from ..runtime.platform import backend, startup_logs
+from ..runtime.stages.run import Run, start, started
 from .architectures import ARCHITECTURES
 
 if TYPE_CHECKING:
@@ -108,18 +109,18 @@ def arguments(parser) -> None:
     )  # fmt: skip
 
 
-def command(args, cfg: Config, found=None) -> int:
+def command(args, run: Run) -> int:
     repeats = args.repeats or REPEATS.get(args.mode, 1)
     if args.mode == "input":
         with startup_logs.held_to_level():  # TensorFlow's start-up lines, held back
             import tensorflow  # noqa: F401
-        input_rates(cfg, args.synthetic, args.image_folder, args.images_per_pass, repeats)
+        input_rates(run, args.synthetic, args.image_folder, args.images_per_pass, repeats)
     elif args.mode == "train":
         with startup_logs.held_to_level():  # found before Keras loads: it picks the backend
-            found = accelerator.detect(cfg)
-        step_seconds(cfg, args.variants, found, args.timed_steps, repeats)
+            run = started(run, read=False)
+        step_seconds(run, args.variants, args.timed_steps, repeats)
     else:
-        compile_cache(cfg)
+        compile_cache(run.cfg)
     return 0
 
 
@@ -146,13 +147,13 @@ def report(medians: dict, figure, ratios) -> None:
             print(f"{over}/{under} {medians[over] / medians[under]:.2f}{about}")
 
 
-def input_rates(cfg: Config, synthetic=False, folder="", images=2048, repeats=5) -> dict:
+def input_rates(run: Run | Config, synthetic=False, folder="", images=2048, repeats=5) -> dict:
     """Print bench input's table; returns each pipeline's median images/s."""
-    from ..runtime.data import source
-
-    on_files = folder or (not synthetic and source.of(cfg).kind == "images")
+    run = started(run, on_accelerator=False, read=not (synthetic or folder))
+    cfg = run.cfg
+    on_files = folder or (not synthetic and run.data.trains_from == "images")
     made, batches, heading, ratios = (
-        on_image_files(cfg, folder, images) if on_files else on_records(cfg, synthetic, images)
+        on_image_files(run, folder, images) if on_files else on_records(run, synthetic, images)
     )
 
     def rate(name: str, turn: int) -> list[float]:
@@ -169,21 +170,22 @@ def input_rates(cfg: Config, synthetic=False, folder="", images=2048, repeats=5)
     return medians
 
 
-def on_records(cfg: Config, synthetic: bool, images: int) -> tuple[dict, int, str, tuple]:
+def on_records(run: Run, synthetic: bool, images: int) -> tuple[dict, int, str, tuple]:
     """Each pipeline over the training records (or photo-like ones) as a function that builds
     it afresh, the batches a pass, the heading and the ratios."""
     import tensorflow as tf
 
     from ..runtime.data import records, steps
 
+    cfg = run.cfg
     size, batch, image_of = cfg.image_size, cfg.batch_size, encoded(cfg)
     # Pixels resized only where not at --image-size, as a batch needs and as ours does on the host
     at_size = functools.partial(steps.image, cfg=cfg)
-    pattern = places_of(cfg).in_data(cfg.train_files).split(",")[0]
+    pattern = run.places.in_data(cfg.train_files).split(",")[0]
     if not synthetic:
         files = tf.io.gfile.glob(pattern)
     else:  # written once under the output folder, then reused
-        folder = places_of(cfg).output / f"bench-input/{size}x{size}-{images}"
+        folder = run.places.output / f"bench-input/{size}x{size}-{images}"
         rng = np.random.default_rng(cfg.seed)
         jpegs = (
             {cfg.image_key: photo_like(rng, size), cfg.label_key: index % 2}
@@ -224,22 +226,22 @@ def on_records(cfg: Config, synthetic: bool, images: int) -> tuple[dict, int, st
     made = {
         "DN": lambda: decoded_batches(read, image_of, decode_only, batch),
         "DA": lambda: decoded_batches(read, image_of, at_size, batch),
-        "OURS": lambda: ours(files, cfg, batch),
+        "OURS": lambda: ours(files, run if run.data else as_records(run), batch),
         "B1": lambda: decoded_batches(read, image_of, textbook, batch, ordered=True),
     }
     return made, batches, heading, INPUT_RATIOS
 
 
-def on_image_files(cfg: Config, folder: str, wanted: int) -> tuple[dict, int, str, tuple]:
+def on_image_files(run: Run, folder: str, wanted: int) -> tuple[dict, int, str, tuple]:
     """As on_records, over the first `wanted` training image files and over records written
     from them: the competition's, or every image under `folder`, listed with made-up labels in
     a CSV it writes, so the pipeline reads them as training does."""
     import pandas as pd
     import tensorflow as tf
 
-    from ..runtime.data import competition_files, images, source, steps
+    from ..runtime.data import competition_files, images, steps
 
-    under = places_of(cfg).output / "bench-input"
+    under = run.places.output / "bench-input"
     if folder:
         paths = sorted(set(competition_files.image_files(folder, "--image-folder").values()))
         own = under / f"{Path(folder).name}-files"
@@ -249,22 +251,19 @@ def on_image_files(cfg: Config, folder: str, wanted: int) -> tuple[dict, int, st
         pd.DataFrame({"image_id": names, "label": labels}).to_csv(own / "labels.csv", index=False)
         given = {"train_images": folder, "train_csv": str(own / "labels.csv"), "folds": 1}
         given["output_dir"] = str(own)  # not the output's folds.csv, of another run
-        sources = {**cfg.sources, **dict.fromkeys(given, "flag")}
-        cfg = dataclasses.replace(cfg, **given, sources=sources)
-    cfg, _ = source.resolved(cfg)
-    paths = images.split_rows(cfg, "train_files")["path"].tolist()[:wanted]
-    found_in = places_of(cfg).file("train_images")
+        sources = {**run.sources, **dict.fromkeys(given, "flag")}
+        run = start(dataclasses.replace(run.cfg, **given), sources, on_accelerator=False)
+    run = started(run, on_accelerator=False)
+    cfg, places = run.cfg, run.places
+    paths = images.split_rows(cfg, places, "train_files")["path"].tolist()[:wanted]
+    found_in = places.file("train_images")
     shards = under / f"{Path(found_in).name}-records-{len(paths)}"
-    labels = images.labels_of(cfg, paths).tolist()
+    labels = images.labels_of(cfg, places, paths).tolist()
     examples = (
         {cfg.image_key: Path(path).read_bytes(), cfg.label_key: label}
         for path, label in zip(paths, labels, strict=True)
     )
     record_files = written(cfg, shards, len(paths), examples, f"{len(paths)} images as records")
-    # Read as records: the images and CSV no longer asked for, as a flag or a changed value would
-    plain = {name: FIELDS[name].default for name in ("train_csv", "train_images")}
-    untyped = {k: v for k, v in cfg.sources.items() if k not in plain}
-    records_cfg = dataclasses.replace(cfg, **plain, sources={**untyped, "train_files": "flag"})
     batch, size = cfg.batch_size, cfg.image_size
     batches = max(1, wanted // batch - 1)
     heading = (
@@ -278,9 +277,9 @@ def on_image_files(cfg: Config, folder: str, wanted: int) -> tuple[dict, int, st
     read = tf.data.TFRecordDataset(record_files, num_parallel_reads=tf.data.AUTOTUNE).repeat()
     made = {  # each endless, as ours is, so a pass may read the images more than once
         "DN": lambda: decoded_batches(files, tf.io.read_file, at_size, batch),
-        "OURS": lambda: ours(paths, cfg, batch),
+        "OURS": lambda: ours(paths, run, batch),
         "DN-REC": lambda: decoded_batches(read, encoded(cfg), at_size, batch),
-        "OURS-REC": lambda: ours(record_files, records_cfg, batch),
+        "OURS-REC": lambda: ours(record_files, as_records(run), batch),
     }
     return made, batches, heading, FILE_RATIOS
 
@@ -337,13 +336,24 @@ def decoded_batches(read, image_of, decode, batch: int, ordered: bool = False):
     return decoded.batch(batch, True).prefetch(tf.data.AUTOTUNE)
 
 
-def ours(files: list[str], cfg: Config, batch: int, image_dtype: str = "uint8"):
+def as_records(run: Run) -> Run:
+    """The run reading the shards it is given as records, as given: those bench writes."""
+    from ..runtime.data import records
+    from ..runtime.data.kinds import Data
+
+    shards = records.Records(run.cfg, run.places, None)
+    return dataclasses.replace(run, data=Data("records", "records", None, shards, shards))
+
+
+def ours(files: list[str], run: Run, batch: int, image_dtype: str = "uint8"):
     """The training pipeline as `train` builds it, with the recipe's host augmentations."""
     from ..runtime.data import pipeline
     from ..runtime.learning.model import host_augmentations
 
-    augmentations = host_augmentations(cfg)
-    return pipeline.for_training(files, cfg, batch, image_dtype, augmentations=augmentations)
+    augmentations = host_augmentations(run.cfg)
+    return pipeline.for_training(
+        run.data, files, run.cfg, batch, image_dtype, augmentations=augmentations
+    )
 
 
 def chosen(flag: str) -> tuple[str, ...]:
@@ -358,21 +368,22 @@ def chosen(flag: str) -> tuple[str, ...]:
 
 
 def step_seconds(
-    cfg: Config, variants: tuple[str, ...], found: accelerator.Accelerator | None = None,
-    steps: int = 5, repeats: int = 3,
-) -> dict:  # fmt: skip
+    run: Run | Config, variants: tuple[str, ...], steps: int = 5, repeats: int = 3
+) -> dict:
     """Print each variant's seconds a step and their ratios; returns the medians by variant.
     `variants` picks some of STEP_VARIANTS, in that order; the model and its recipe are
     model.py's."""
-    found = found or accelerator.detect(cfg)
+    run = started(run, read=False)
+    found = run.accelerator
     import keras
 
-    keras.utils.set_random_seed(cfg.seed)
-    cfg, run, files, no_records = the_run(cfg, found)
+    keras.utils.set_random_seed(run.cfg.seed)
+    read, run, files, no_records = the_run(run)
+    cfg = read.cfg
     calls = max(1, math.ceil(steps / run.steps_per_execution))  # timed device calls a turn
     training = None
     if files and "OURS" in variants:
-        training = ours(files, cfg, run.global_batch, found.image_dtype)
+        training = ours(files, read, run.global_batch, found.image_dtype)
     with found.scope():
         keras.mixed_precision.set_global_policy(run.precision)
         backbone = backbone_for(cfg, run.precision)
@@ -420,27 +431,28 @@ def step_seconds(
     return medians
 
 
-def the_run(cfg: Config, found) -> tuple[Config, plan.Plan, list[str], str]:
-    """The config as train resolves it, its plan, the training files, and why none (or "")."""
+def the_run(run: Run) -> tuple[Run, plan.Plan, list[str], str]:
+    """The run with its data as train reads it, its plan, the training files, and why none
+    (or "")."""
+    cfg, found = run.cfg, run.accelerator
     if not backend.tensorflow_installed():
         problems = ["no TensorFlow installed, whose tf.data reads them"]
     else:
-        from ..runtime.data import source
         from ..runtime.stages import preflight, training_checks
 
         try:
-            cfg, _ = source.resolved(cfg)
+            run = started(run)
         except UserError as error:
             problems = [str(error)]
         else:
-            checked = preflight.check(cfg, found, "preview", training=training_checks.CHECKS)
+            checked = preflight.check(run, "preview", training=training_checks.CHECKS)
             if checked.plan:  # made from the training files, once they are checked
-                return cfg, checked.plan.value, checked.train.value.files, ""
+                return run, checked.plan.value, checked.train.value.files, ""
             problems = checked.problems or ["no training records"]
     steps, note = plan.steps_per_execution(found, cfg.steps_per_execution, sys.maxsize)
     precision = found.precision(cfg.precision)
-    run = plan.Plan(found.global_batch(cfg.batch_size), 0, precision, steps, note)
-    return cfg, run, [], "; ".join(problems)
+    planned = plan.Plan(found.global_batch(cfg.batch_size), 0, precision, steps, note)
+    return run, planned, [], "; ".join(problems)
 
 
 def backbone_for(cfg: Config, precision: str):
@@ -464,14 +476,14 @@ def backbone_for(cfg: Config, precision: str):
     return backbones.Backbone(backbones.prepared(model), scale, offset, source)
 
 
-def our_model(cfg: Config, found, run: plan.Plan, steps: int, backbone=None):
+def our_model(cfg: Config, device, run: plan.Plan, steps: int, backbone=None):
     """model.py's model, compiled as train compiles it for `steps` steps."""
     from ..runtime.learning import model
 
     backbone = backbone or backbone_for(cfg, run.precision)
-    net = model.build_model(cfg, backbone, found.image_dtype)
+    net = model.build_model(cfg, backbone, device.image_dtype)
     each = run.steps_per_execution
-    model.compile_model(net, cfg, found.replicas, steps, steps_per_execution=each)
+    model.compile_model(net, cfg, device.replicas, steps, steps_per_execution=each)
     return net
 
 
@@ -599,9 +611,11 @@ def compile_cache(cfg: Config) -> dict[str, list[list[float]]]:
     firsts = {}
     with tempfile.TemporaryDirectory(prefix="bench-compile-") as scratch:
         for cache in ("off", "on"):
-            # The settings alone (no inputs): the child finds the data and its places again.
-            places = {"output_dir": f"{scratch}/{cache}", "inputs": None}
-            run = dataclasses.replace(cfg, backend="jax", compile_cache=cache == "on", **places)
+            # The settings alone: the child finds the data and its places again.
+            out = f"{scratch}/{cache}"
+            run = dataclasses.replace(
+                cfg, backend="jax", compile_cache=cache == "on", output_dir=out
+            )
             given, result = Path(scratch) / f"{cache}.json", Path(scratch) / f"{cache}-out.json"
             given.write_text(json.dumps(dataclasses.asdict(run)))
             print(f"--- compile cache {cache}: {FOLDS} folds in one process")
@@ -623,10 +637,11 @@ def first_steps(cfg: Config) -> list[tuple[float, float]]:
     """Each fold's first and second device calls' seconds in this process (a step each, or
     steps_per_execution): a new model, built, compiled and fit as train does it, on one
     cached batch."""
-    found = accelerator.detect(cfg)  # keeps compiled programs in the output, if asked
+    found = start(cfg, read=False).accelerator  # keeps compiled programs in the output, if asked
     import keras
 
-    cfg, run, _, _ = the_run(cfg, found)
+    read, run, _, _ = the_run(start(cfg, accelerator=found, read=False))
+    cfg = read.cfg
     steps = 2 * run.steps_per_execution  # two calls: one traces, compiles and runs; one runs
     batch = cached_batch(cfg, run, None, found.image_dtype)
     firsts = []
@@ -643,8 +658,6 @@ def first_steps(cfg: Config) -> list[tuple[float, float]]:
 
 
 if __name__ == "__main__":  # one cache setting of bench compile, in a process of its own
-    from ..runtime.platform.paths import placed
-
     given, result = sys.argv[1:]
-    cfg = placed(Config(**json.loads(Path(given).read_text())))
+    cfg = Config(**json.loads(Path(given).read_text()))
     Path(result).write_text(json.dumps(first_steps(cfg)))

@@ -3,32 +3,36 @@ imports, and no other.
 
 One rule, read from the code: every import of a module of the package is followed, at the top
 of a module or inside a function, except one that stands under an `if` whose test reads the
-run's config and nothing else (`if cfg.multi_label:`, `if reads(cfg, "tfds"):`, config.py's
-functions of a config) and is false for the notebook's config, or after such an `if` that
-returns where it holds (`if not cfg.pseudo_labels: return`): the feature that import reaches
-is off in this run. A test that reads anything else (a local value, an argument) cannot be told
-here, and its imports are followed. A cell whose every statement is such a false `if` does
-nothing in this run, and the notebook leaves it out.
+run's settings and data as read and nothing else (`cfg`, `data`, `run`, and the kinds of data
+`trains_from` and `tests_from`: `if cfg.multi_label:`, `if data.uses_metadata:`, config.py's
+functions of a config) and is false for the notebook's run, or after such an `if` that returns
+where it holds (`if not cfg.pseudo_labels: return`): the feature that import reaches is off in
+this run. A test that reads anything else (a local value, an argument) cannot be told here, and
+its imports are followed. A cell whose every statement is such a false `if` does nothing in
+this run, and the notebook leaves it out.
 """
 
 from __future__ import annotations
 
 import ast
+import types
 from pathlib import Path
 
 from ..runtime import config
 from ..runtime.config import Config
+from ..runtime.stages.run import Run
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
-def modules(cfg: Config, sources: list[str], offered=frozenset()) -> list[str]:
+def modules(run: Run, sources: list[str], offered=frozenset()) -> list[str]:
     """The package's modules, as paths under it, that code `sources` (the cells) reaches with
-    `cfg`: the modules it imports, what they import in turn, and each one's package. A test
-    that reads a field the notebook `offered` (its settings cell lists) could turn either way
-    there: its imports are followed, so that a setting the notebook offers works when set."""
-    cfg = Reading(cfg, frozenset(offered))
-    found, waiting = set(), [name for source in sources for name in imported(source, "", cfg)]
+    the notebook's `run` (its settings, and its data as read, or None where not read: every
+    reader is then carried): the modules it imports, what they import in turn, and each one's
+    package. A test that reads a field the notebook `offered` (its settings cell lists) could
+    turn either way there: its imports are followed, so that a setting it offers works when set."""
+    tests = tests_of(run, frozenset(offered))
+    found, waiting = set(), [name for source in sources for name in imported(source, "", tests)]
     while waiting:
         name = waiting.pop()
         path = path_of(name)
@@ -37,7 +41,7 @@ def modules(cfg: Config, sources: list[str], offered=frozenset()) -> list[str]:
         found.add(path)
         parent = name.rpartition(".")[0]
         waiting += [parent] if parent else []
-        waiting += imported((PACKAGE.parent / path).read_text(), name, cfg)
+        waiting += imported((PACKAGE.parent / path).read_text(), name, tests)
     return sorted(found)
 
 
@@ -54,12 +58,13 @@ def path_of(name: str) -> str | None:
     return None
 
 
-def imported(source: str, module: str, cfg: Config) -> list[str]:
+def imported(source: str, module: str, tests: dict) -> list[str]:
     """The dotted names `source` (the module `module`, "" for a cell) imports where it runs
-    with `cfg`; `from X import Y` gives X and X.Y (Y may be a module)."""
+    with the names tests read (`tests_of`); `from X import Y` gives X and X.Y (Y may be a
+    module)."""
     names = []
-    for node, tests in imports(ast.parse(source).body):
-        if any(holds(test, cfg) is (not wanted) for test, wanted in tests):
+    for node, gates in imports(ast.parse(source).body):
+        if any(holds(test, tests) is (not wanted) for test, wanted in gates):
             continue  # under a test that fails for this config: a feature left off
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
@@ -113,26 +118,35 @@ class Reading:
         return getattr(self.cfg, name)
 
 
-def holds(test: ast.expr, cfg: Config | Reading) -> bool | None:
-    """Whether an `if`'s test holds for `cfg`, where it reads only the config (config.py's
-    names and `cfg`); None where it reads anything else, or a field the notebook offers."""
-    namespace = {**vars(config), "cfg": cfg, "TYPE_CHECKING": False}
-    if isinstance(cfg, Reading):
-        cfg.read.clear()
+def tests_of(run: Run, offered: frozenset[str] = frozenset()) -> dict:
+    """The names a test may read, as the notebook's run holds them: config.py's, `cfg` (noting
+    the fields read), `data`, `run`, and the kinds of data read."""
+    cfg, data = Reading(run.cfg, offered), run.data
+    kinds = {"trains_from": data.trains_from, "tests_from": data.tests_from} if data else {}
+    seen = types.SimpleNamespace(cfg=cfg, data=data)
+    return {**vars(config), "cfg": cfg, "data": data, "run": seen, **kinds, "TYPE_CHECKING": False}
+
+
+def holds(test: ast.expr, namespace: dict) -> bool | None:
+    """Whether an `if`'s test holds for the notebook's run (`tests_of`), where it reads only
+    what that holds; None where it reads anything else, or a field the notebook offers."""
+    cfg = namespace["cfg"]
+    cfg.read.clear()
     try:
-        held = bool(eval(compile(ast.Expression(test), "<test>", "eval"), namespace))
+        held = bool(eval(compile(ast.Expression(test), "<test>", "eval"), dict(namespace)))
     except Exception:  # noqa: BLE001 (a name only the running code has): the import is followed
         return None
-    return None if isinstance(cfg, Reading) and cfg.read & cfg.offered else held
+    return None if cfg.read & cfg.offered else held
 
 
-def does_nothing(source: str, cfg: Config) -> bool:
-    """Whether a cell does nothing with `cfg`: all it does (its imports aside) stands under
-    `if` tests that fail for it."""
+def does_nothing(source: str, run: Run) -> bool:
+    """Whether a cell does nothing with the notebook's `run`: all it does (its imports aside)
+    stands under `if` tests that fail for it."""
+    tests = tests_of(run)
     done = [
         node for node in ast.parse(source).body if not isinstance(node, ast.Import | ast.ImportFrom)
     ]
     return bool(done) and all(
-        isinstance(node, ast.If) and not node.orelse and holds(node.test, cfg) is False
+        isinstance(node, ast.If) and not node.orelse and holds(node.test, tests) is False
         for node in done
     )

@@ -16,7 +16,7 @@ import csv
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.config import Config
+from ..runtime.config import Config, Sources
 from ..runtime.errors import whole_number
 from ..runtime.platform.files import output_folder, refuse_foreign, written_whole
 
@@ -42,12 +42,14 @@ PRESETS = {
 }  # fmt: skip
 
 
-def from_preset(name: str, changes: dict | None = None, source: str = "notebook") -> Config:
-    """A preset's values, then `changes` (given in the notebook, or as flags): the preset's
-    file patterns stay in its data folder, as defaults do."""
+def from_preset(
+    name: str, changes: dict | None = None, source: str = "notebook"
+) -> tuple[Config, Sources]:
+    """A preset's values, then `changes` (given in the notebook, or as flags), and where each
+    came from: the preset's file patterns stay in its data folder, as defaults do."""
     changes = changes or {}
     sources = {**dict.fromkeys(PRESETS[name], f"preset {name}"), **dict.fromkeys(changes, source)}
-    return Config(**{**PRESETS[name], **changes}, sources=sources)
+    return Config(**{**PRESETS[name], **changes}), sources
 
 
 # What demo-data writes, and nothing else: these files, and in these folders files of these
@@ -134,7 +136,7 @@ def arguments(parser) -> None:
     )  # fmt: skip
 
 
-def command(args, cfg, found=None) -> int:
+def command(args, run) -> int:
     counts = write_competition(args.output, seed=args.seed)
     print(f"demo competition in {args.output}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     return 0

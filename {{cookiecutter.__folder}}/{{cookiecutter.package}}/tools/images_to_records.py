@@ -42,7 +42,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runtime.config import Config, targets
+from ..runtime.config import Config, given_fields, notebook_sources, targets
 from ..runtime.data.dicom import WINDOWS, window
 from ..runtime.errors import UserError, whole_number
 from ..runtime.platform.files import (
@@ -91,18 +91,21 @@ def write_records(
     cfg: Config, images: str, csv: str, output: str, group_column: str = "",
     decoding: Decoding = AS_THEY_ARE, test_images: str = "", command: str = "",
     force: bool = False, test_csv: str = "", metadata_columns: str = "auto",
-    slice_column: str = "",
+    slice_column: str = "", given: frozenset[str] | None = None,
 ) -> dict:  # fmt: skip
     """Write the records and the manifest into `output`; returns the manifest. `command` is recorded
     in the manifest as what made it. An interrupted run of the same inputs is resumed; `force`
-    starts over. `slice_column`: the CSV's column naming the slice each series is centred on."""
+    starts over. `slice_column`: the CSV's column naming the slice each series is centred on.
+    `given`: the fields the user gave (the CSV's columns are found where they did not); by
+    default, those of `cfg` that are not defaults."""
     # scikit-learn and TensorFlow, loaded here: `records --help` needs neither
     from ..runtime.data import competition_files as files
     from ..runtime.data.metadata import metadata_tables
 
     output = output_folder(output, "records --output-dir", buckets=True)
     check_folders(output, images, csv, test_images)
-    rows, found = files.training_rows(cfg, images, csv, group_column, dicom=True)
+    given = given_fields(cfg, notebook_sources(cfg)) if given is None else given
+    rows, found = files.training_rows(cfg, images, csv, group_column, dicom=True, given=given)
     if slice_column:
         files.refuse_missing(found["columns"], csv, slice_column, "records --slice-column")
         rows["at"] = found["columns"][slice_column].to_numpy()
@@ -472,16 +475,16 @@ def arguments(parser) -> None:
     )  # fmt: skip
 
 
-def command(args, cfg: Config, found=None) -> int:
+def command(args, run) -> int:
     decoding = Decoding(
         resize=args.resize, max_pixels=args.max_image_pixels, window=args.window,
         slices=args.slices, frames=args.frames,
     )  # fmt: skip
     made = write_records(
-        cfg, args.images, args.csv, args.output, args.group_column, decoding,
+        run.cfg, args.images, args.csv, args.output, args.group_column, decoding,
         args.test_images, command=" ".join(["python -m {{ cookiecutter.package }}", *sys.argv[1:]]),
         force=args.force, test_csv=args.test_csv, metadata_columns=args.metadata_columns,
-        slice_column=args.slice_column,
+        slice_column=args.slice_column, given=given_fields(run.cfg, run.sources),
     )  # fmt: skip
     print(
         f"records in {args.output}: train {made['train']['records']} in {made['folds']} "

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..runtime.config import SLUG, Config, places_of
+from ..runtime.config import SLUG, Config
 from ..runtime.errors import UserError, first_line, named
 from ..runtime.outputs import blend_record
 from ..runtime.outputs.run_files import refuse_others
@@ -30,6 +30,7 @@ from ..runtime.platform.files import (
     unwritable,
     write_json,
 )
+from ..runtime.stages.run import Run, started
 from .kaggle_auth import CREDENTIALS_HELP, briefly, client, unreachable
 
 PACKAGE = __package__.partition(".")[0]  # as `python -m` names it
@@ -131,8 +132,9 @@ def writable(folder: str, field: str) -> Path:
     return Path(folder)
 
 
-def download(api, cfg: Config) -> None:
-    folder = writable(places_of(cfg).data, "data_dir")
+def download(api, run: Run) -> None:
+    cfg = run.cfg
+    folder = writable(run.places.data, "data_dir")
     # Downloaded and unpacked beside the folder's files, then moved in: a dropped connection
     # or a kill mid-way leaves no half file.
     with tempfile.TemporaryDirectory(dir=folder, prefix=".download-") as scratch:
@@ -170,9 +172,9 @@ def status(api, kernel_dir: str) -> int:
     return 1 if state == "ERROR" else 0
 
 
-def output(api, cfg: Config, kernel_dir: str) -> None:
+def output(api, run: Run, kernel_dir: str) -> None:
     kernel = kernel_id(kernel_dir)
-    folder = writable(str(places_of(cfg).output), "output_dir")
+    folder = writable(str(run.places.output), "output_dir")
     refuse_others(folder, "kaggle output")  # the download replaces files of the same names
     files, _ = api.kernels_output(kernel, path=str(folder), force=True, quiet=True)
     for name in [getattr(file, "file_name", file) for file in files or []]:
@@ -194,12 +196,12 @@ def blend_of(folder: Path) -> dict | None:
 SCORED_AS = ("metric", "num_classes", "multi_label", "pauc_min_tpr", "map_k", "target_weights")
 
 
-def cv_of_run(cfg: Config) -> str:
+def cv_of_run(run: Run) -> str:
     """The CV of the output folder's run as a description carries it ("cv macro_f1 0.8123",
     or "cv: none" without validation predictions), scored with the metric and classes the
     run recorded in its model.json: a run trained with other flags, or fetched from a
     notebook with `kaggle output`, scores as it trained. A blend's or a stack's folder: its CV."""
-    folder = places_of(cfg).output
+    cfg, folder = run.cfg, run.places.output
     if blend := blend_of(folder):
         return blend_record.cv(blend)
     # Its validation predictions: oof.csv (a `--fold all` run), else its valid.csv, else its
@@ -215,14 +217,14 @@ def cv_of_run(cfg: Config) -> str:
     path = next(iter(run_records(folder)), None)
     recorded = read_record(path) if path else {}
     try:
-        run = dataclasses.replace(
+        scored_as = dataclasses.replace(
             cfg, **{name: recorded[name] for name in SCORED_AS if name in recorded}
         )
     except UserError as error:  # a hand-edited model.json: name it, and the field
         raise UserError(f"{path}: {error}; train again, or put back its model.json") from None
     try:
         read = [read_predictions(path) for path in tables]
-        return f"cv {run.metric} {scored(run, pd.concat(read, ignore_index=True)):.4f}"
+        return f"cv {scored_as.metric} {scored(scored_as, pd.concat(read, ignore_index=True)):.4f}"
     except (ValueError, KeyError, IndexError) as error:
         raise UserError(
             f"cannot score {', '.join(map(str, tables))} for the run's CV "
@@ -230,45 +232,47 @@ def cv_of_run(cfg: Config) -> str:
         ) from error
 
 
-def described(cfg: Config, message: str, kernel_dir: str = "") -> str:
+def described(run: Run, message: str, kernel_dir: str = "") -> str:
     """The description: the message, then the CV of what is submitted (a blend's notebook's
     blend, else the output folder's run)."""
+    cfg = run.cfg
     blend = blend_of(Path(kernel_dir)) if kernel_dir else None
     if not blend:
         message = message or f"{cfg.backbone}, {cfg.epochs} epochs, {cfg.image_size}px"
-        return f"{message}; {cv_of_run(cfg)}"
+        return f"{message}; {cv_of_run(run)}"
     message = message or ("a stack" if blend_record.is_stack(blend) else "a blend")
     return f"{message}; {blend_record.cv(blend)}"
 
 
-def submit(api, cfg: Config, message: str, kernel_dir: str | None) -> None:
+def submit(api, run: Run, message: str, kernel_dir: str | None) -> None:
     """--kernel-dir's notebook, else the inference notebook `kernel --inference` wrote, else
     the output's submission.csv."""
     if kernel_dir:
-        return submit_notebook(api, cfg, message, kernel_dir, "--kernel-dir")
+        return submit_notebook(api, run, message, kernel_dir, "--kernel-dir")
     if (Path(INFERENCE_DIR) / KERNEL_METADATA).is_file():
         chosen = f"{INFERENCE_DIR}/ is here; --kernel-dir chooses another"
-        return submit_notebook(api, cfg, message, INFERENCE_DIR, chosen)
+        return submit_notebook(api, run, message, INFERENCE_DIR, chosen)
     chosen = f"no {INFERENCE_DIR}/{KERNEL_METADATA} here, so no code submission"
-    path = places_of(cfg).output / SUBMISSION
+    cfg, path = run.cfg, run.places.output / SUBMISSION
     if not path.is_file():
         raise UserError(
             f"no {path} to submit: run `predict`, or fetch a notebook's with `kaggle output`; "
             f"in a code competition, write the inference notebook with `kernel --inference`"
         )
-    message = described(cfg, message)
+    message = described(run, message)
     result = api.competition_submit(str(path), message, cfg.competition, quiet=True)
     if not str(result.message).startswith("Successfully"):
         raise UserError(f"Kaggle did not take {path}: {result.message}")
     print(f"{result.message}: {path} ({chosen}) ({message!r})")
 
 
-def submit_notebook(api, cfg: Config, message: str, kernel_dir: str, chosen: str) -> None:
+def submit_notebook(api, run: Run, message: str, kernel_dir: str, chosen: str) -> None:
     """A code competition's submission: Kaggle reruns the notebook's latest version, whose
     run must be complete, on the hidden test set and scores the submission.csv it writes."""
+    cfg = run.cfg
     kernel, version, state, failure = latest_run(api, kernel_dir)
     if state != "COMPLETE":
-        run = f"{kernel}'s latest run (version {version})" if version else f"{kernel}'s latest run"
+        latest = f"{kernel}'s latest run" + (f" (version {version})" if version else "")
         flags = f"--kernel-dir {kernel_dir}"
         todo = (
             f"wait until `python -m {PACKAGE} kaggle status {flags}` says COMPLETE, then submit"
@@ -278,7 +282,7 @@ def submit_notebook(api, cfg: Config, message: str, kernel_dir: str, chosen: str
         )
         why = f": {failure}" if failure else ""
         raise UserError(
-            f"{run} is {state}{why}: a code submission needs a version whose run is COMPLETE; "
+            f"{latest} is {state}{why}: a code submission needs a version whose run is COMPLETE; "
             f"{todo}"
         )
     if version is None:
@@ -286,7 +290,7 @@ def submit_notebook(api, cfg: Config, message: str, kernel_dir: str, chosen: str
             f"Kaggle named no version of {kernel}, and a code submission needs one; submit it "
             f"from https://www.kaggle.com/code/{kernel} instead"
         )
-    message = described(cfg, message, kernel_dir)
+    message = described(run, message, kernel_dir)
     result = api.competition_submit_code(
         SUBMISSION, message, cfg.competition, kernel, version, quiet=True
     )
@@ -297,8 +301,9 @@ def submit_notebook(api, cfg: Config, message: str, kernel_dir: str, chosen: str
     print(f"follow its score with `python -m {PACKAGE} kaggle submissions`")
 
 
-def submissions(api, cfg: Config) -> None:
+def submissions(api, run: Run) -> None:
     """The competition's latest submissions, newest first: one line each."""
+    cfg = run.cfg
     made = api.competition_submissions(cfg.competition, page_size=100) or []
     if not made:
         print(f"no submissions to {cfg.competition} yet")
@@ -328,10 +333,10 @@ def pushed_dataset(folder: str) -> str:
     return metadata_id(path) if path.is_file() else ""
 
 
-def push_dataset(api, cfg: Config, slug: str) -> None:
+def push_dataset(api, run: Run, slug: str) -> None:
     """The records folder as a private dataset: created, or a new version when it exists.
     Its train/ and test/ folders go up as zip files, which Kaggle unpacks in place."""
-    folder = Path(places_of(cfg).data)
+    folder = Path(run.places.data)
     if not (folder / MANIFEST).is_file():
         raise UserError(
             f"{folder} ({named('data_dir')}) holds no records that `records` wrote (no "
@@ -457,12 +462,13 @@ def failed_upload(error: ValueError, folder: Path) -> UserError:
     )
 
 
-def run(
-    action: str, cfg: Config, kernel_dir: str | None = None, message: str = "", slug: str = ""
+def act(
+    action: str, run: Run | Config, kernel_dir: str | None = None, message: str = "", slug: str = ""
 ) -> int:
     """`submit` sends a notebook when given `kernel_dir` (see `submit`); the other actions
     take the training notebook's folder by default."""
-    folder, needed = kernel_dir or KERNEL_DIR, {}
+    run = started(run, on_accelerator=False, read=False)
+    cfg, folder, needed = run.cfg, kernel_dir or KERNEL_DIR, {}
     if action in ("push", "status", "output") and (Path(folder) / KERNEL_METADATA).is_file():
         kernel_id(folder)  # a file here, perhaps edited by hand: checked before signing in
     if action == "wheels":  # decided before signing in: with nothing lacking, nothing to push
@@ -473,22 +479,22 @@ def run(
             print(f"{wheels.ON_KAGGLE} builds {cfg.backbone}: no wheels to push, and `kernel` "
                   "attaches none")  # fmt: skip
             return 0
-    doing, act = {  # as an error says it, and the call
-        "download": (f"downloading {cfg.competition}", lambda api: download(api, cfg)),
+    doing, call = {  # as an error says it, and the call
+        "download": (f"downloading {cfg.competition}", lambda api: download(api, run)),
         "push": (f"pushing {folder}", lambda api: push(api, folder)),
         "status": ("reading the kernel's status", lambda api: status(api, folder)),
-        "output": ("fetching the kernel's output", lambda api: output(api, cfg, folder)),
+        "output": ("fetching the kernel's output", lambda api: output(api, run, folder)),
         "submit": (f"submitting to {cfg.competition}",
-                   lambda api: submit(api, cfg, message, kernel_dir)),
+                   lambda api: submit(api, run, message, kernel_dir)),
         "submissions": (f"listing the submissions to {cfg.competition}",
-                        lambda api: submissions(api, cfg)),
-        "dataset": ("pushing the records as a dataset", lambda api: push_dataset(api, cfg, slug)),
+                        lambda api: submissions(api, run)),
+        "dataset": ("pushing the records as a dataset", lambda api: push_dataset(api, run, slug)),
         "wheels": ("pushing the wheels as a dataset", lambda api: push_wheels(api, needed, slug)),
     }[action]  # fmt: skip
     import requests
 
     try:
-        return act(client()) or 0  # a token is checked with Kaggle: no network fails there
+        return call(client()) or 0  # a token is checked with Kaggle: no network fails there
     except requests.HTTPError as error:
         raise refusal(error, cfg, doing) from error
     except (requests.ConnectionError, requests.Timeout) as error:
@@ -544,5 +550,5 @@ def arguments(parser) -> None:
     )  # fmt: skip
 
 
-def command(args, cfg: Config, found=None) -> int:
-    return run(args.action, cfg, args.kernel_dir, args.message, args.slug)
+def command(args, run: Run) -> int:
+    return act(args.action, run, args.kernel_dir, args.message, args.slug)

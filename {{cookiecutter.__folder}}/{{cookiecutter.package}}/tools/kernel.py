@@ -18,12 +18,21 @@ from pathlib import Path
 import nbformat
 
 from ..runtime.backbone_choices import from_kaggle_models, handle
-from ..runtime.config import COMPETITION, LABEL_FILES, SLUG, Config, class_names, knobs, places_of
+from ..runtime.config import (
+    COMPETITION,
+    LABEL_FILES,
+    SLUG,
+    Config,
+    class_names,
+    given_fields,
+    knobs,
+)
+from ..runtime.data.kinds import Data
 from ..runtime.data.manifest import read_manifest
 from ..runtime.errors import UserError, named
 from ..runtime.outputs import blend_record
 from ..runtime.outputs.run_record import run_records, with_trained
-from ..runtime.platform import kaggle_inputs, startup_logs, versions
+from ..runtime.platform import kaggle_inputs, paths, startup_logs, versions
 from ..runtime.platform.files import (
     BLEND,
     FETCHED_FROM,
@@ -34,6 +43,7 @@ from ..runtime.platform.files import (
     write_json,
     written_whole,
 )
+from ..runtime.stages.run import Run, started, with_data
 from . import kaggle_auth, notebook, wheels
 from .kaggle_api import KERNEL_METADATA, metadata_id, pushed_dataset
 from .notebook import PROJECT, TITLE
@@ -52,7 +62,7 @@ ACCELERATORS = {
 
 
 def write_kernel(
-    cfg: Config, accelerator: str = "", user: str = "", output: str = "", datasets=(),
+    run: Run | Config, accelerator: str = "", user: str = "", output: str = "", datasets=(),
     inference: bool = False, trained_kernel: str = "", blend: str = "", slug_: str = "",
 ) -> Path:  # fmt: skip
     """Write the notebook, the script and kernel-metadata.json into `output`; returns it.
@@ -60,7 +70,8 @@ def write_kernel(
     the notebook's slug on Kaggle (default: the project's), one per run to blend;
     `inference`, `trained_kernel` and `blend` as their flags say (`arguments`)."""
     inference = inference or bool(blend)
-    given = cfg
+    given = started(run, on_accelerator=False, read=False)  # as the user ran it
+    cfg, sources = given.cfg, given.sources
     accelerator = accelerator or ("gpu" if inference else "tpu")
     if accelerator not in ACCELERATORS:
         raise UserError(f"--accelerator {accelerator!r}: one of {', '.join(ACCELERATORS)}")
@@ -80,11 +91,11 @@ def write_kernel(
         # The competition as its rerun mounts it (the hidden test set); the model and classes
         # from the run in the training notebook's output.
         where = f"{kaggle_inputs.PREFIX}notebooks/{trained[0]}"
-        cfg = dataclasses.replace(
-            cfg, data_dir="", trained_dir=where, sources={**cfg.sources, "trained_dir": "flag"}
-        )
+        cfg = dataclasses.replace(cfg, data_dir="", trained_dir=where)
+        sources = {**sources, "trained_dir": "flag"}
     else:
-        cfg, pushed = with_pushed_records(cfg)
+        cfg, pushed = with_pushed_records(cfg, given.places)
+    made = Run(cfg, sources, paths.find(cfg, sources))  # the notebook's, as it runs on Kaggle
     built = [run["backbone"] for run in runs["runs"]] if runs else [cfg.backbone]
     wheels_ref, online = keras_hub_installed(built, inference)
     pushed += [wheels_ref] if wheels_ref else []
@@ -103,7 +114,7 @@ def write_kernel(
     wheels_input = f"{kaggle_inputs.PREFIX}datasets/{wheels_ref}" if wheels_ref else ""
     reading = as_it_reads(given, inference)
     cells = notebook.cells(
-        cfg, accelerator, names_known(cfg), inference, runs, wheels_input, reading
+        made, accelerator, names_known(made), inference, runs, wheels_input, reading
     )
     with written_whole(folder / f"{PROJECT}.ipynb") as temporary:
         nbformat.write(notebook.as_notebook(cells), temporary)
@@ -149,30 +160,30 @@ def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
     return described, list(dict.fromkeys(run["notebook"] for run in weighed))
 
 
-def as_it_reads(cfg: Config, inference: bool) -> Config:
-    """The config the notebook's imports are followed for (carried.py): its data resolved as
-    the notebook will resolve it, where a copy of the data is here; else, for the competition
-    this project was made for where it ships TFRecords and no file is named otherwise, those;
-    else unresolved, and every reader carried. An inference notebook's model is the trained
-    run's, where `kaggle output` fetched it into the output folder."""
-    from ..runtime.config import carrying, inputs_of, reading
-
-    if inference and run_records(places_of(cfg).output):
-        with_run = dataclasses.replace(cfg, trained_dir=str(places_of(cfg).output))
-        cfg = with_trained(with_run)
-    data = places_of(cfg).data
-    if not is_url(data) and os.path.isdir(data):
-        with startup_logs.held_to_level():  # TensorFlow reads the data as a run does
-            from ..runtime.data import source
+def as_it_reads(run: Run, inference: bool) -> Run:
+    """The run the notebook's imports are followed for (carried.py): its data read as the
+    notebook will read it, where a copy of the data is here; else, for the competition this
+    project was made for where it ships TFRecords and no file is named otherwise, those; else
+    unread (data None), and every reader carried. An inference notebook's model is the
+    trained run's, where `kaggle output` fetched it into the output folder."""
+    cfg, sources, places = run.cfg, run.sources, run.places
+    if inference and run_records(places.output):
+        with_run = dataclasses.replace(cfg, trained_dir=str(places.output))
+        cfg, sources = with_trained(with_run, sources, places.output)
+        places = paths.find(cfg, sources)
+    run = Run(cfg, sources, places)
+    if not is_url(places.data) and os.path.isdir(places.data):
         try:
-            return source.resolved(cfg)[0]
+            with startup_logs.held_to_level():  # TensorFlow reads the data as a run does
+                return with_data(run)
         except UserError:  # the notebook's own checks will say it
-            return cfg
-    kaggles_own = cfg.competition == COMPETITION and not (cfg.data_dir or inputs_of(cfg).typed)
-    if SHIPS_RECORDS and kaggles_own:  # its own files, none of them named otherwise
-        kaggle = dataclasses.replace(inputs_of(cfg), trains_from="records", tests_from="records")
-        return carrying(cfg, dataclasses.replace(kaggle, read_from=reading(cfg)))
-    return cfg
+            return run
+    typed = given_fields(cfg, sources, typed=True)
+    if SHIPS_RECORDS and cfg.competition == COMPETITION and not (cfg.data_dir or typed):
+        # its own files, none of them named otherwise: Kaggle's TFRecords, with no manifest
+        kaggles = Data("records", "records", None, None, None, None, cfg.metadata_columns)
+        return dataclasses.replace(run, data=kaggles)
+    return run
 
 
 def check_kernel_ref(ref: str, flag: str = "--trained-kernel") -> None:
@@ -280,14 +291,14 @@ def paths_kaggle_lacks(cfg: Config) -> list[str]:
     return lines
 
 
-def names_known(cfg: Config) -> list[str] | None:
+def names_known(run: Run) -> list[str] | None:
     """The class names for the title: the config's, else those of the records' manifest in a
     local data folder, read by the manifest's own reader, which needs no TensorFlow: writing a
     notebook loads none. The notebook itself reads them where it runs."""
-    if cfg.class_names:
-        return class_names(cfg)
+    if run.cfg.class_names:
+        return class_names(run.cfg)
     try:
-        path = places_of(cfg).in_data(MANIFEST)  # a Kaggle input not mounted here is a UserError
+        path = run.places.in_data(MANIFEST)  # a Kaggle input not mounted here is a UserError
         manifest = read_manifest(Path(path).read_bytes(), path) if "://" not in path else {}
     except (UserError, OSError):  # for the title only
         return None
@@ -332,10 +343,10 @@ def metadata(
     }  # fmt: skip
 
 
-def with_pushed_records(cfg: Config) -> tuple[Config, list[str]]:
+def with_pushed_records(cfg: Config, places: paths.Places) -> tuple[Config, list[str]]:
     """A records folder pushed with `kaggle dataset` is read from Kaggle's input in the
     notebook, and the competition's sample submission from the competition's folder there."""
-    folder = places_of(cfg).data
+    folder = places.data
     ref = "" if "://" in folder or folder.startswith("tfds:") else pushed_dataset(folder)
     if not ref:
         return cfg, []
@@ -417,9 +428,9 @@ def arguments(parser) -> None:
     )  # fmt: skip
 
 
-def command(args, cfg: Config, found=None) -> int:
+def command(args, run: Run) -> int:
     folder = write_kernel(
-        cfg, args.accelerator, args.kaggle_user, args.output, args.dataset, args.inference,
+        run, args.accelerator, args.kaggle_user, args.output, args.dataset, args.inference,
         args.trained_kernel, args.blend, args.slug,
     )  # fmt: skip
     push = "kaggle push" + (f" --kernel-dir {folder}" if str(folder) != "kernel" else "")

@@ -26,6 +26,7 @@ from ..runtime.backbone_choices import BACKBONES, from_kaggle_models
 from ..runtime.config import FILE_FIELDS, Config
 from ..runtime.outputs import blend_record
 from ..runtime.platform import versions
+from ..runtime.stages.run import Run
 from . import carried
 from .settings_cell import config_source, other_settings, settings
 
@@ -118,28 +119,28 @@ IN_NOTEBOOKS = {
 
 
 def cells(
-    cfg: Config, accelerator: str, class_names: list[str] | None, inference: bool = False,
-    blend: dict | None = None, wheels: str = "", reading: Config | None = None,
+    run: Run, accelerator: str, class_names: list[str] | None, inference: bool = False,
+    blend: dict | None = None, wheels: str = "", reading: Run | None = None,
 ) -> list[Cell]:  # fmt: skip
     """The notebook's cells: training from the top to submission.csv, or with `inference` only the
     prediction, with the trained run another notebook left (code competitions), or with `blend`
     (blend.json or stack.json, each run's trained_dir added) with every run of a blend or a stack.
     `wheels`: the attached dataset of wheels (kaggle:datasets/OWNER/SLUG) the install cell installs
-    what the image lacks from, offline. `reading`: the config as the notebook will read its data
-    (kernel's as_it_reads; `cfg` where not given). A cell that does nothing with it is left out,
+    what the image lacks from, offline. `reading`: the run as the notebook will read its data
+    (kernel's as_it_reads; `run` where not given). A cell that does nothing with it is left out,
     with its heading; the hidden cells carry what the others reach with it (carried.py), or with
     any run of the blend (its backbone, image size and flips)."""
-    reading = reading or cfg
+    reading, cfg = reading or run, run.cfg
     notebook = "inference" if inference else "training"
     if blend:
         notebook = "stack" if blend_record.is_stack(blend) else "blend"
     made = [Cell("markdown", title(cfg, accelerator, class_names, notebook, blend, wheels))]
     for name, cell in visible_cells():
         if name == "settings":
-            table = other_settings(cfg, notebook, reading)
+            table = other_settings(run, notebook, reading)
             made.append(Cell("markdown", "## Settings\n\n" + table))
             built = [run["backbone"] for run in blend["runs"]] if blend else [cfg.backbone]
-            source = config_source(cfg, accelerator, notebook, blend, built, wheels, reading)
+            source = config_source(run, accelerator, notebook, blend, built, wheels, reading)
             made.append(Cell("code", source))
         elif name == "runtime":
             made.append(Cell("runtime", ""))  # the hidden cells, once the others are known
@@ -161,10 +162,15 @@ def cells(
     shown = [cell.source for cell in made if cell.kind in ("code", "module")]
     # A blend's or a stack's runs each build their own backbone: what any of them reaches.
     runs = [
-        dataclasses.replace(reading, **{key: run[key] for key in blend_record.PREDICTED_WITH})
-        for run in (blend or {}).get("runs", [])
+        dataclasses.replace(
+            reading,
+            cfg=dataclasses.replace(
+                reading.cfg, **{key: blended[key] for key in blend_record.PREDICTED_WITH}
+            ),
+        )
+        for blended in (blend or {}).get("runs", [])
     ]
-    offered = {field.name for field in settings(notebook, reading)} - set(DATA_PLACES)
+    offered = {field.name for field in settings(notebook, reading.data)} - set(DATA_PLACES)
     modules = {path for each in runs or [reading] for path in carried.modules(each, shown, offered)}
     hidden = runtime_cells(sorted(modules), {cell.path for cell in made})
     at = next(index for index, cell in enumerate(made) if cell.kind == "runtime")

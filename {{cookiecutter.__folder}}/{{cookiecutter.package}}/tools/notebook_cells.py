@@ -198,13 +198,14 @@ for backbone in BACKBONES_BUILT:
 # %%
 import importlib
 
-from {{ cookiecutter.package }}.runtime.config import from_settings
+from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.platform.paths import placed
+from {{ cookiecutter.package }}.runtime.stages.run import start
 
-cfg = placed(from_settings(**CONFIG))  # with where the run reads and writes, found once
-found = accelerator.detect(cfg)
-accelerator.require(found, ACCELERATOR)
+# The run, built once: its settings (every value of CONFIG given here), where it reads and
+# writes, the accelerator, a trained run's model where trained_dir names one, and its data.
+run = start(Config(**CONFIG), dict.fromkeys(CONFIG, "notebook"), trained=True)
+accelerator.require(run.accelerator, ACCELERATOR)
 
 from {{ cookiecutter.package }}.runtime.data import pipeline, steps
 from {{ cookiecutter.package }}.runtime.learning import model
@@ -224,7 +225,7 @@ for module in (steps, pipeline, model):
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
 
-if doctor(cfg, found):
+if doctor(run):
     raise UserError("fix the problems above, then run the notebook again")
 
 # %% training [markdown]
@@ -235,8 +236,8 @@ if doctor(cfg, found):
 # %% summary
 from {{ cookiecutter.package }}.runtime.learning import backbones
 
-with found.scope():
-    built = model.build_model(cfg, backbones.load(cfg), found.image_dtype)
+with run.accelerator.scope():
+    built = model.build_model(run.cfg, backbones.load(run.cfg), run.accelerator.image_dtype)
 built.summary()
 del built  # train builds its own
 
@@ -251,8 +252,8 @@ del built  # train builds its own
 from {{ cookiecutter.package }}.runtime.outputs.plots import show
 from {{ cookiecutter.package }}.runtime.stages import preview
 
-show(preview.augmented_batch(cfg, found))
-show(preview.learning_rate(cfg, found))
+show(preview.augmented_batch(run))
+show(preview.learning_rate(run))
 
 # %% training [markdown]
 # ## Training
@@ -264,13 +265,12 @@ show(preview.learning_rate(cfg, found))
 # run has its own folder and curves.
 
 # %% training
-from {{ cookiecutter.package }}.runtime.config import places_of
 from {{ cookiecutter.package }}.runtime.stages import folds, train
 
 importlib.reload(train)  # as its cell wrote it
-history = train.train(cfg, found)
-for run in folds.runs(cfg):
-    show(places_of(run).output / "curves.png")
+history = train.train(run)
+for fold in folds.runs(run):
+    show(fold.places.output / "curves.png")
 
 # %% training [markdown]
 # ## Evaluation
@@ -281,7 +281,7 @@ for run in folds.runs(cfg):
 # %% training
 from {{ cookiecutter.package }}.runtime.stages.evaluate import evaluate
 
-show(evaluate(cfg, found))
+show(evaluate(run))
 
 # %% training [markdown]
 # ## Label audit
@@ -292,12 +292,12 @@ show(evaluate(cfg, found))
 # it counts suspects), or to a CSV of the rows you agree with.
 
 # %% training
-if cfg.fold == "all":
+if run.cfg.fold == "all":
     from {{ cookiecutter.package }}.runtime.stages.audit import audit_run
 
-    audit = audit_run(cfg, str(places_of(cfg).output))
-    if (places_of(cfg).output / "label_audit.png").is_file():
-        show(places_of(cfg).output / "label_audit.png")
+    audit = audit_run(run, str(run.places.output))
+    if (run.places.output / "label_audit.png").is_file():
+        show(run.places.output / "label_audit.png")
 
 # %% training [markdown]
 # ## Prediction
@@ -318,7 +318,7 @@ import pandas as pd
 from {{ cookiecutter.package }}.runtime.stages import predict
 
 importlib.reload(predict)  # as its cell wrote it: in view in the inference notebook, else hidden
-submission = predict.predict(cfg, found)
+submission = predict.predict(run)
 pd.read_csv(submission).head()
 
 # %% training [markdown]
@@ -330,10 +330,10 @@ pd.read_csv(submission).head()
 # made without them.
 
 # %% training
-if cfg.fold == "all":
+if run.cfg.fold == "all":
     from {{ cookiecutter.package }}.runtime.stages.pseudo import pseudo_labels
 
-    pseudo = pseudo_labels(str(places_of(cfg).output), min_confidence=0.0)
+    pseudo = pseudo_labels(str(run.places.output), min_confidence=0.0)
 
 # %% blend [markdown]
 # ## Prediction, blended
@@ -349,7 +349,7 @@ import pandas as pd
 
 from {{ cookiecutter.package }}.runtime.stages.blend import predict_blend
 
-submission = predict_blend(cfg, found, BLEND)
+submission = predict_blend(run, BLEND)
 pd.read_csv(submission).head()
 
 # %% stack [markdown]
@@ -368,5 +368,5 @@ import pandas as pd
 
 from {{ cookiecutter.package }}.runtime.stages.stack import predict_stack
 
-submission = predict_stack(cfg, found, STACK)
+submission = predict_stack(run, STACK)
 pd.read_csv(submission).head()

@@ -14,23 +14,41 @@ from ..runtime.config import (
     Config,
     fields_with,
     given,
-    places_of,
     sections,
 )
+from ..runtime.data.kinds import Data
 from ..runtime.outputs import blend_record
+from ..runtime.stages.run import Run
 
 
-def shown_fields(
-    cfg: Config, notebook: str = "training", reading: Config | None = None
-) -> set[str]:
+def shown_fields(run: Run, notebook: str = "training", reading: Run | None = None) -> set[str]:
     """The config cell's fields: those tuned most, and every value this notebook was made
     with that is not a default; of what `settings` offers."""
     defaults = Config()
     return {
         field.name
-        for field in settings(notebook, reading or cfg)
-        if field.metadata["tuned"] or value(cfg, field.name) != getattr(defaults, field.name)
+        for field in settings(notebook, (reading or run).data)
+        if field.metadata["tuned"] or value(run, field.name) != getattr(defaults, field.name)
     }
+
+
+def of(kind: str):
+    return lambda data: data.reads(kind)
+
+
+def in_folds(data: Data) -> bool:
+    """Whether Config.fold picks a fold: the data is in folds, or is records that carry none
+    (pooled into folds where a fold is asked)."""
+    return data.folds > 1 or (data.trains_from == "records" and data.manifest is None)
+
+
+# What a field is used for, where only some runs use it: as the notebook reads its data.
+USED = {
+    **dict.fromkeys(("train_files", "valid_files", "test_files"), of("records")),
+    **dict.fromkeys(("train_images", "group_column", "window"), of("images")),
+    **dict.fromkeys(("test_csv", "metadata_columns"), lambda data: data.uses_metadata),
+    "fold": in_folds,
+}
 
 
 # No notebook offers these: a notebook is one process on one machine, and replicas rehearsed
@@ -43,9 +61,9 @@ NOT_IN_NOTEBOOKS = (
 )  # fmt: skip
 
 
-def settings(notebook: str = "training", reading: Config | None = None) -> list:
-    """The fields the notebook offers: those its run uses (knob's `used`, read with `reading`,
-    the config as the notebook reads its data). The inference notebooks leave out what only
+def settings(notebook: str = "training", data: Data | None = None) -> list:
+    """The fields the notebook offers: those its run uses (USED, of its `data` as the notebook
+    reads it; None: not read, any). The inference notebooks leave out what only
     training reads, the folds, and what predict takes from the trained run (the model, the
     classes, the metric, and the weights: its own): a value there would count as given, and
     refuse a run trained with another. A blend's notebook leaves out the trained run and its
@@ -63,28 +81,34 @@ def settings(notebook: str = "training", reading: Config | None = None) -> list:
     return [
         field
         for field in fields
-        if field.name not in left_out[notebook] and (not reading or field.metadata["used"](reading))
+        if field.name not in left_out[notebook]
+        and (data is None or USED.get(field.name, lambda data: True)(data))
     ]
 
 
-def value(cfg: Config, name: str):
+def value(run: Run, name: str):
     """A field's value as the notebook sets it: a preset's file as the path it names (in the
     notebook every value is given, and a given path is used as it is). Defaults stay as they
     are: the notebook looks them up in its own data folder, Kaggle's input."""
-    if name in FILE_FIELDS and getattr(cfg, name) and given(cfg, name).startswith("preset"):
-        return places_of(cfg).file(name)
+    cfg = run.cfg
+    if (
+        name in FILE_FIELDS
+        and getattr(cfg, name)
+        and given(cfg, run.sources, name).startswith("preset")
+    ):
+        return run.places.file(name)
     return getattr(cfg, name)
 
 
 def config_source(
-    cfg: Config, accelerator: str, notebook: str = "training", blend: dict | None = None,
-    built: list[str] = (), wheels: str = "", reading: Config | None = None,
+    run: Run, accelerator: str, notebook: str = "training", blend: dict | None = None,
+    built: list[str] = (), wheels: str = "", reading: Run | None = None,
 ) -> str:  # fmt: skip
     """The config cell: the fields tuned most and the values given, by Config's sections; in a
     blend's notebook, the blend's runs and weights after them. `built`: the backbones an inference
     notebook builds (the trained runs'), for the install cell; a training notebook builds CONFIG's.
     `wheels`: the attached dataset the install cell installs from; `reading`: as shown_fields."""
-    shown = shown_fields(cfg, notebook, reading)
+    shown = shown_fields(run, notebook, reading)
     lines = [
         "# The settings of this run, by Config's sections: those tuned most, and every value",
         "# the notebook was made with. Every other field is listed above, with its default:",
@@ -96,7 +120,7 @@ def config_source(
         if chosen:
             lines.append(f"    # {title_}")
         for field in chosen:
-            literal = python_literal(value(cfg, field.name))
+            literal = python_literal(value(run, field.name))
             lines.append(f"    {field.name}={literal},  # {field.metadata['help']}")
     required = "" if accelerator == "cpu" else accelerator
     lines += [
@@ -133,17 +157,17 @@ def blend_source(blend: dict | None) -> list[str]:
     ]
 
 
-def other_settings(cfg: Config, notebook: str = "training", reading: Config | None = None) -> str:
+def other_settings(run: Run, notebook: str = "training", reading: Run | None = None) -> str:
     """Every field the config cell leaves out, with its default, one click away."""
-    shown = shown_fields(cfg, notebook, reading)
-    offered = {field.name for field in settings(notebook, reading or cfg)}
+    shown = shown_fields(run, notebook, reading)
+    offered = {field.name for field in settings(notebook, (reading or run).data)}
     rows = []
     for title_, fields in sections().items():
         rest = [field for field in fields if field.name in offered and field.name not in shown]
         if rest:
             rows.append(f"| **{title_}** | | |")
         rows += [
-            f"| `{field.name}` | `{python_literal(value(cfg, field.name))}` | "
+            f"| `{field.name}` | `{python_literal(value(run, field.name))}` | "
             f"{field.metadata['help'].replace('|', '/')} |"
             for field in rest
         ]

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
 
-from ..config import Config, inputs_of, names_in, targets
+from ..config import Config, names_in, targets
 from ..errors import UserError, named
 from ..platform.files import IMAGE_SUFFIXES
 from . import tables
@@ -30,7 +30,7 @@ RECORDS_FLAGS = {"images": "records --images", "csv": "records --csv", "group": 
 
 def training_rows(
     cfg: Config, images: str, csv: str, group_column: str, flags: dict = RECORDS_FLAGS,
-    dicom: bool = False,
+    dicom: bool = False, given: frozenset[str] = frozenset(),
 ) -> tuple[pd.DataFrame, dict]:  # fmt: skip
     """One row per training image that is there: id, path, number (the class, or a multi-hot
     row) and fold; and what the manifest says of them (columns, classes, the ids without an
@@ -41,8 +41,8 @@ def training_rows(
     if rows.empty:
         raise UserError(f"{flags['csv']} {csv}: no rows under its header; give the training CSV")
     files = image_files(images, flags["images"], dicom)
-    id_column = find_id_column(cfg, rows, files, csv, images, group_column)
-    label_column = find_label_column(cfg, rows, csv, id_column, group_column)
+    id_column = find_id_column(cfg, given, rows, files, csv, images, group_column)
+    label_column = find_label_column(cfg, given, rows, csv, id_column, group_column)
     kind = targets(cfg)  # values or shares: a column each, read as numbers (value_labels.py)
     columns = [label_column] if kind == "classes" else names_in(label_column)
     check_rows(rows, csv, id_column, columns, group_column, flags["group"])
@@ -136,10 +136,11 @@ def read_csv(csv: str, flag: str = RECORDS_FLAGS["csv"]) -> pd.DataFrame:
 
 
 def find_id_column(
-    cfg: Config, rows: pd.DataFrame, files: dict, csv: str, images: str, group_column: str
-) -> str:
-    """Config.id_column when given, else the column whose values name the most images."""
-    if "id_column" in inputs_of(cfg).given:
+    cfg: Config, given: frozenset[str], rows: pd.DataFrame, files: dict, csv: str, images: str,
+    group_column: str,
+) -> str:  # fmt: skip
+    """Config.id_column when `given`, else the column whose values name the most images."""
+    if "id_column" in given:
         refuse_missing(rows, csv, cfg.id_column, named("id_column"))
         return cfg.id_column
     others = {group_column, cfg.label_column}  # a column of labels names no image
@@ -159,16 +160,17 @@ def find_id_column(
 
 
 def find_label_column(
-    cfg: Config, rows: pd.DataFrame, csv: str, id_column: str, group_column: str
-) -> str:
-    """Config.label_column when given, else "label" or "target" (ISIC's, and many binary
+    cfg: Config, given: frozenset[str], rows: pd.DataFrame, csv: str, id_column: str,
+    group_column: str,
+) -> str:  # fmt: skip
+    """Config.label_column when `given`, else "label" or "target" (ISIC's, and many binary
     competitions'), else the one column left."""
-    if "label_column" in inputs_of(cfg).given:
+    if "label_column" in given:
         return cfg.label_column
     if targets(cfg) == "shares":  # the columns of votes, as the sample names them
         from . import value_labels
 
-        return value_labels.share_columns(rows, csv, id_column, cfg)
+        return value_labels.share_columns(rows, csv, id_column, cfg, "sample_submission" in given)
     for name in LABEL_COLUMNS:
         if name in rows.columns and id_column != name:
             return name

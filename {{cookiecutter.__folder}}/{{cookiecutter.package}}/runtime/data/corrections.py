@@ -11,8 +11,9 @@ import dataclasses
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, class_names, places_of
+from ..config import Config, class_names
 from ..errors import UserError, first_line, named
+from ..platform.paths import Places
 from .tables import read_csv
 
 # Where the labels of a --relabel file are: the label column, or the audit's column of the
@@ -60,10 +61,10 @@ def table(keys: list[str], values: list, default) -> tf.lookup.StaticHashTable:
     return tf.lookup.StaticHashTable(initializer, default)
 
 
-def read(cfg: Config) -> Corrections:
+def read(cfg: Config, places: Places) -> Corrections:
     """The corrections Config.drop_ids and Config.relabel name (none where both are empty)."""
-    dropped = frozenset(rows_of(cfg, "drop_ids")[1]["id"]) if cfg.drop_ids else frozenset()
-    relabeled = new_labels(cfg) if cfg.relabel else {}
+    dropped = frozenset(rows_of(cfg, places, "drop_ids")[1]["id"]) if cfg.drop_ids else frozenset()
+    relabeled = new_labels(cfg, places) if cfg.relabel else {}
     both = sorted(dropped & relabeled.keys())
     if both:
         raise UserError(
@@ -73,10 +74,10 @@ def read(cfg: Config) -> Corrections:
     return Corrections(dropped, relabeled)
 
 
-def rows_of(cfg: Config, field: str) -> tuple[str, pd.DataFrame]:
+def rows_of(cfg: Config, places: Places, field: str) -> tuple[str, pd.DataFrame]:
     """The file a field names, read as text, its column of ids named `id` (its first, unless
     one is named `id` or Config.id_column), each id once."""
-    path = places_of(cfg).file(field)
+    path = places.file(field)
     try:
         rows = read_csv(path, f"{named(field)} {path}")
     except (OSError, ValueError) as error:
@@ -96,14 +97,14 @@ def rows_of(cfg: Config, field: str) -> tuple[str, pd.DataFrame]:
     return path, rows
 
 
-def new_labels(cfg: Config) -> dict[str, int]:
+def new_labels(cfg: Config, places: Places) -> dict[str, int]:
     """Config.relabel's labels as class numbers: by name (the data's class names) or number."""
     if cfg.multi_label:
         raise UserError(
             f"{named('relabel')}: a run of several labels per image ({named('multi_label')}) "
             f"takes no new labels; leave such images out with {named('drop_ids')}"
         )
-    path, rows = rows_of(cfg, "relabel")
+    path, rows = rows_of(cfg, places, "relabel")
     column = next((name for name in LABELS if name in rows.columns), None)
     if column is None:
         raise UserError(
@@ -128,11 +129,11 @@ def new_labels(cfg: Config) -> dict[str, int]:
     return labels
 
 
-def checked(cfg: Config, made: Corrections, training: list[str], labeled: set[str]) -> str:
+def checked(places: Places, made: Corrections, training: list[str], labeled: set[str]) -> str:
     """What the corrections do to this run's training images (`training`, their ids), said in
     one line; ids of no labeled image (`labeled`: every split's), or corrections that would
     leave most of the training images out, are refused."""
-    file = places_of(cfg).file  # of each corrections field
+    file = places.file  # of each corrections field
     for field, ids in (("drop_ids", made.dropped), ("relabel", made.relabeled.keys())):
         unknown = sorted(set(ids) - labeled)
         if unknown:

@@ -24,9 +24,10 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, filled, inputs_of, places_of, targets, validating_fold
+from ..config import Config, Sources, filled, given_fields, targets, validating_fold
 from ..errors import UserError, named
 from ..platform.files import IMAGE_SUFFIXES, for_pandas, is_url, written_whole
+from ..platform.paths import Places
 from . import competition_files, dicom, scan
 from .records import Split
 
@@ -48,15 +49,20 @@ class Table:
 tables: dict[tuple, Table] = {}  # read once a session while the inputs stay the same
 
 
-def table(cfg: Config) -> Table:
-    """Every training image with its label and fold."""
-    csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
-    saved = places_of(cfg).output / FOLDS
+# After the data filled the config in, its columns are those to read (sources: "manifest").
+FILLED = frozenset({"id_column", "label_column"})
+
+
+def table(cfg: Config, places: Places, given: frozenset[str] = FILLED) -> Table:
+    """Every training image with its label and fold; `given`, the fields the user gave (the
+    CSV's columns are found where they did not)."""
+    csv, images = places.file("train_csv"), places.file("train_images")
+    saved = places.output / FOLDS
     key = (csv, images, cfg.folds, cfg.fold_seed, cfg.group_column, cfg.id_column, cfg.label_column)
     key += (cfg.multi_label, targets(cfg), mtime(csv), mtime(saved))
     if key not in tables:
         rows, found = competition_files.training_rows(
-            cfg, images, csv, cfg.group_column, FLAGS, dicom=True
+            cfg, images, csv, cfg.group_column, FLAGS, dicom=True, given=given
         )
         if found["skipped"]:  # said once a session, by whichever command reads the CSV first
             print(left_out(found["skipped"]))
@@ -88,10 +94,10 @@ def saved_folds(rows: pd.DataFrame, saved: Path, csv: str) -> list[int]:
     return [held[key] for key in rows["id"]]
 
 
-def save_folds(cfg: Config) -> None:
+def save_folds(cfg: Config, places: Places) -> None:
     """The folds of this run, into its output folder (train calls this before its first step)."""
-    rows = table(cfg).rows
-    path = places_of(cfg).output / FOLDS
+    rows = table(cfg, places).rows
+    path = places.output / FOLDS
     if not path.is_file():
         with written_whole(path) as temporary:
             rows[["id", "fold"]].to_csv(temporary, index=False)
@@ -110,28 +116,28 @@ def left_out(skipped: list[dict]) -> str:
     return f"{len(skipped)} ids of the CSV have no image and are left out: {shown}{more}"
 
 
-def split_rows(cfg: Config, field: str) -> pd.DataFrame:
+def split_rows(cfg: Config, places: Places, field: str) -> pd.DataFrame:
     """The training images of a split: every fold but the one that validates, or that one."""
-    rows = table(cfg).rows
+    rows = table(cfg, places).rows
     if cfg.folds == 1:
         return rows if field == "train_files" else rows.iloc[:0]
     held = rows["fold"] == validating_fold(cfg)
     return rows[~held if field == "train_files" else held]
 
 
-def test_images(cfg: Config) -> tuple[list[str], list[str]]:
+def test_images(cfg: Config, places: Places, trains_from: str) -> tuple[list[str], list[str]]:
     """Every image under the test folder (nested folders too), sorted, and its id: the path
     under the folder, as the competition spells it (predict pairs it with the sample's
     spelling: with or without the extension, with or without the folders). Where the training
     CSV names series (folders of DICOM slices), the test set's series as deep."""
-    folder = places_of(cfg).file("test_images")
-    depth = table(cfg).found["series_depth"] if inputs_of(cfg).trains_from == "images" else 0
+    folder = places.file("test_images")
+    depth = table(cfg, places).found["series_depth"] if trains_from == "images" else 0
     rows = competition_files.test_rows(folder, depth, named("test_images"))
     return rows["path"].tolist(), rows["id"].tolist()
 
 
-def ids_of(cfg: Config, paths: list[str]) -> list[str]:
-    folder = places_of(cfg).file("test_images")
+def ids_of(places: Places, paths: list[str]) -> list[str]:
+    folder = places.file("test_images")
     return [Path(path).relative_to(folder).as_posix() for path in paths]
 
 
@@ -184,8 +190,8 @@ def dicom_problem(path: str, flag: str) -> str:
     return ""
 
 
-def labels_of(cfg: Config, paths: list[str]) -> np.ndarray:
-    rows = table(cfg).rows
+def labels_of(cfg: Config, places: Places, paths: list[str]) -> np.ndarray:
+    rows = table(cfg, places).rows
     by_path = dict(zip(rows["path"], rows["number"], strict=True))
     kind = np.int64 if targets(cfg) == "classes" else np.float32  # values, shares: rows
     return np.array([by_path[path] for path in paths], kind)
@@ -203,61 +209,64 @@ def examples(cfg: Config, paths: list[str], labels=None, ids=None) -> tf.data.Da
     return tf.data.Dataset.from_tensor_slices(columns)
 
 
-def ids_by_path(cfg: Config, paths: list[str]) -> list[str]:
+def ids_by_path(cfg: Config, places: Places, paths: list[str]) -> list[str]:
     """The training CSV's id of each image."""
-    rows = table(cfg).rows
+    rows = table(cfg, places).rows
     by_path = dict(zip(rows["path"], rows["id"], strict=True))
     return [by_path[path] for path in paths]
 
 
+def with_table(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources, dict]:
+    """The config with the CSV's classes and columns for the fields the user did not give,
+    where its values came from, and what doctor shows of them, in the shape of a records
+    manifest."""
+    made = table(cfg, places, given_fields(cfg, sources))
+    if validating_fold(cfg) >= cfg.folds:
+        raise UserError(
+            f"{named('fold')} {cfg.fold}: {named('folds')} is {cfg.folds}; pick 0 to "
+            f"{cfg.folds - 1}"
+        )
+    read = made.found
+    values = {key: read[key] for key in ("num_classes", "multi_label", "id_column", "label_column")}
+    values["class_names"] = ",".join(read["classes"] or [])
+    if cfg.folds == 1:
+        values["valid_files"] = ""
+    in_folds = [made.rows[made.rows["fold"] == fold] for fold in range(cfg.folds)]
+    per_fold = {
+        str(fold): {"records": len(rows), "classes": per_class(rows)}
+        for fold, rows in enumerate(in_folds)
+    }
+    manifest = {
+        "folds": cfg.folds,
+        "classes": read["classes"],
+        "num_classes": read["num_classes"],
+        "train": {"records": len(made.rows), "per_fold": per_fold},
+        "folds_from": made.folds_from,
+        "skipped": read["skipped"],
+    }
+    return *filled(cfg, sources, values, f"the training CSV {cfg.train_csv}"), manifest
+
+
 class CompetitionImages:
     """A competition's image files and its training CSV as source.py's readers serve them,
-    folds made at run time."""
+    folds made at run time. `trains_from`: what the run trains on (a test set read as files
+    beside records holds no series of its own)."""
 
     kind = "images"
 
-    def __init__(self, window: str = "auto"):
-        self.window = window  # of DICOM files (Config.window)
+    def __init__(self, cfg: Config, places: Places, manifest: dict | None, trains_from: str):
+        self.cfg, self.places, self.manifest, self.trains_from = cfg, places, manifest, trains_from
+        self.window = cfg.window  # of DICOM files
 
-    def resolved(self, cfg: Config) -> tuple[Config, dict]:
-        """The config with the CSV's classes and columns for the fields the user did not give,
-        and what doctor shows of them, in the shape of a records manifest."""
-        made = table(cfg)
-        held_out = validating_fold(cfg)
-        if held_out >= cfg.folds:
-            raise UserError(
-                f"{named('fold')} {cfg.fold}: {named('folds')} is {cfg.folds}; pick 0 to "
-                f"{cfg.folds - 1}"
-            )
-        found = made.found
-        keys = ("num_classes", "multi_label", "id_column", "label_column")
-        values = {key: found[key] for key in keys}
-        values["class_names"] = ",".join(found["classes"] or [])
-        if cfg.folds == 1:
-            values["valid_files"] = ""
-        held = [made.rows[made.rows["fold"] == fold] for fold in range(cfg.folds)]
-        per_fold = {
-            str(fold): {"records": len(rows), "classes": per_class(rows)}
-            for fold, rows in enumerate(held)
-        }
-        manifest = {
-            "folds": cfg.folds,
-            "classes": found["classes"],
-            "num_classes": found["num_classes"],
-            "train": {"records": len(made.rows), "per_fold": per_fold},
-            "folds_from": made.folds_from,
-            "skipped": found["skipped"],
-        }
-        return filled(cfg, values, f"the training CSV {cfg.train_csv}"), manifest
-
-    def describe(self, cfg: Config, manifest: dict) -> str:
+    def describe(self) -> str:
+        cfg, places, manifest = self.cfg, self.places, self.manifest
         classes = manifest["classes"] or []  # none where the labels are class numbers
         shown = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
         names = f": {shown}" if classes else ""
         folds = manifest["folds"]
         held_out = f", fold {cfg.fold or 0} validates" if folds > 1 else ""
         heading = (
-            f"images: {places_of(cfg).file('train_csv')} and {places_of(cfg).file('train_images')}: "
+            f"images: {places.file('train_csv')} and {places.file('train_images')}: "
             f"{manifest['train']['records']} images, {folds} folds {manifest['folds_from']}"
             f"{held_out}, {manifest['num_classes']} classes{names}"
         )
@@ -265,45 +274,48 @@ class CompetitionImages:
             heading += "\n  " + left_out(manifest["skipped"])
         return heading
 
-    def split(self, cfg: Config, field: str, labeled: bool):
+    def split(self, field: str, labeled: bool):
         """A fold's images by the CSV (checked there, and images by their first bytes), or
         every image of the test folder with its id."""
+        cfg, places = self.cfg, self.places
         if labeled:
-            rows = split_rows(cfg, field)
+            rows = split_rows(cfg, places, field)
             paths = split_paths = rows["path"].tolist()
             flag, ids = named("train_images"), rows["id"].tolist()
         else:
-            split_paths, ids = test_images(cfg)
+            split_paths, ids = test_images(cfg, places, self.trains_from)
             paths, flag = split_paths, named("test_images")
         if any(read_as_dicom(path) for path in paths):  # the window before any header is read
             dicom.window(self.window, named("window"))
         checked(paths, flag)
-        folder = places_of(cfg).file("train_images" if labeled else "test_images")
+        folder = places.file("train_images" if labeled else "test_images")
         said = f"{len(paths)} images ({folder})"
         values = rows["number"].tolist() if labeled and targets(cfg) != "classes" else []
         return Split(split_paths, len(paths), ids, said, ("test_images",), labels=values)
 
     def training(
-        self, cfg: Config, paths: list[str], skipped: frozenset[str] = frozenset(),
-        with_ids: bool = False,
-    ) -> tf.data.Dataset:  # fmt: skip
+        self, paths: list[str], skipped: frozenset[str] = frozenset(), with_ids: bool = False
+    ) -> tf.data.Dataset:
         """One pass over this process's share of the images (every N-th), in an order drawn
         anew each pass: shuffling paths, not images, costs next to nothing."""
+        cfg, places = self.cfg, self.places
         kept = [path for path in paths if f"{path}#0" not in skipped]
         own = kept[cfg.process_id :: cfg.num_processes]
-        ids = ids_by_path(cfg, own) if with_ids else None
-        return examples(cfg, own, labels_of(cfg, own), ids).shuffle(len(own), seed=cfg.seed)
+        ids = ids_by_path(cfg, places, own) if with_ids else None
+        labels = labels_of(cfg, places, own)
+        return examples(cfg, own, labels, ids).shuffle(len(own), seed=cfg.seed)
 
     def in_order(
-        self, cfg: Config, paths: list[str], labeled: bool, with_ids: bool = False
+        self, paths: list[str], labeled: bool, with_ids: bool = False
     ) -> tuple[tf.data.Dataset, int]:
         """Every image once, in the order given, and how many there are."""
+        cfg, places = self.cfg, self.places
         if labeled:
-            keys = ids_by_path(cfg, paths) if with_ids else None
-            return examples(cfg, paths, labels_of(cfg, paths), keys), len(paths)
-        return examples(cfg, paths, ids=ids_of(cfg, paths)), len(paths)
+            keys = ids_by_path(cfg, places, paths) if with_ids else None
+            return examples(cfg, paths, labels_of(cfg, places, paths), keys), len(paths)
+        return examples(cfg, paths, ids=ids_of(places, paths)), len(paths)
 
-    def carries_ids(self, cfg: Config, files: list[str]) -> bool:
+    def carries_ids(self, files: list[str]) -> bool:
         return True
 
     def encoded(self, image: tf.Tensor) -> tf.Tensor:
@@ -322,10 +334,10 @@ class CompetitionImages:
         """A DICOM file's or series' pixels; `path`, bytes (a 0-d array where run eagerly)."""
         return dicom.pixels(np.asarray(path).item().decode(), self.window)
 
-    def scanned(self, cfg: Config, paths: list[str], labeled: bool) -> list[scan.Shard] | None:
+    def scanned(self, paths: list[str], labeled: bool) -> list[scan.Shard] | None:
         """Every image decoded; each one that does not is named by its path (and its id), a
         DICOM file or series with pydicom's reason."""
-        ids, bad = None if labeled else ids_of(cfg, paths), []
+        ids, bad = None if labeled else ids_of(self.places, paths), []
         for number, path in enumerate(paths):
             tried, why = scan.Shard(path, records=1), ""
             try:
@@ -334,7 +346,7 @@ class CompetitionImages:
                 read, why = b"", f": {error}"
             except tf.errors.OpError:
                 read = b""
-            scan.check_image(tried, 0, read, cfg.image_size)
+            scan.check_image(tried, 0, read, self.cfg.image_size)
             if tried.problems:
                 shard = scan.Shard(path, records=1, bad={0})  # bad: what --bad-records skip leaves
                 what = "does not decode as an image" + (f" (id {ids[number]})" if ids else "")

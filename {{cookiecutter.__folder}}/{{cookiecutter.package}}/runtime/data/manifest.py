@@ -6,21 +6,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..config import Config, filled, given, places_of, validating_fold
+from ..config import Config, Sources, filled, given, validating_fold
 from ..errors import UserError, first_line, named
 from ..platform.files import MANIFEST, reaching
+from ..platform.paths import Places
 from ..scoring import METRICS
 
 
-def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
+def with_manifest(
+    cfg: Config, sources: Sources, places: Places
+) -> tuple[Config, Sources, dict | None]:
     """The config with what the data folder's manifest says for every field the user did not
-    give, and the manifest (None without one). `--fold all` is checked as fold 0."""
+    give, where its values came from, and the manifest (None without one). `--fold all` is
+    checked as fold 0."""
     import tensorflow as tf  # for gs://; `read_manifest` alone needs none (kernel's title)
 
-    path = places_of(cfg).in_data(MANIFEST)
+    path = places.in_data(MANIFEST)
     with reaching(path):
         if not tf.io.gfile.exists(path):
-            return cfg, None
+            return cfg, sources, None
         with tf.io.gfile.GFile(path, "rb") as file:
             manifest = read_manifest(file.read(), path)
     folds, held_out = manifest["folds"], validating_fold(cfg)
@@ -38,18 +42,18 @@ def with_manifest(cfg: Config) -> tuple[Config, dict | None]:
     }
     if manifest.get("dicom"):  # the window its DICOM images were stored in: a test set read
         found["window"] = manifest["dicom"]["window"]  # as files (a rerun's) is windowed alike
-    held = manifest.get("targets") or "classes"
-    if held != "classes" and not given(cfg, "metric"):  # values or shares: records' metric
+    kind = manifest.get("targets") or "classes"
+    if kind != "classes" and not given(cfg, sources, "metric"):  # values or shares: its metric
         found["metric"] = manifest["metric"]
     metric = found.get("metric", cfg.metric)
-    if metric in METRICS and METRICS[metric].targets != held:
-        fitting = ", ".join(name for name, entry in METRICS.items() if entry.targets == held)
+    if metric in METRICS and METRICS[metric].targets != kind:
+        fitting = ", ".join(name for name, entry in METRICS.items() if entry.targets == kind)
         raise UserError(
-            f"{path}: the records hold {held} (records --metric {manifest.get('metric')}), which "
+            f"{path}: the records hold {kind} (records --metric {manifest.get('metric')}), which "
             f"{named('metric')} {metric} does not score; give one of {fitting}, or write the "
             f"records again with --metric {metric}"
         )
-    return filled(cfg, found, f"the records' manifest {path}"), manifest
+    return *filled(cfg, sources, found, f"the records' manifest {path}"), manifest
 
 
 def split_patterns(manifest: dict, held_out: int) -> dict[str, str]:
@@ -148,7 +152,7 @@ def skipped_tests(manifest: dict | None) -> dict[str, str]:
     return skipped
 
 
-def check_count(cfg: Config, field: str, count: int, manifest: dict | None) -> None:
+def check_count(cfg: Config, places: Places, field: str, count: int, manifest: dict | None) -> None:
     """A split the records' manifest counts must hold every record of it: a shard gone or
     cut short would train or predict on fewer without a word."""
     if not manifest:
@@ -164,10 +168,9 @@ def check_count(cfg: Config, field: str, count: int, manifest: dict | None) -> N
         "valid_files": per_fold.get(held_out, {}).get("records", 0),
         "test_files": manifest["test"]["records"],
     }
-    at = places_of(cfg)
     if counted[field] != count:
         raise UserError(
-            f"{at.file(field)} ({named(field)}) holds {count} records where the records' manifest "
-            f"{at.in_data(MANIFEST)} counts {counted[field]}: a shard is missing or cut short; "
+            f"{places.file(field)} ({named(field)}) holds {count} records where the records' "
+            f"manifest {places.in_data(MANIFEST)} counts {counted[field]}: a shard is missing or cut short; "
             "write the records again with `records`, or put back the shards it wrote"
         )

@@ -223,16 +223,16 @@ def of_ids_rows(table: pd.DataFrame, ids: list[str], where: str, fix: str) -> pd
 
 
 def metadata_tables(
-    rows: pd.DataFrame, found: dict, test_csv: str, test_ids: list[str], requested: str,
+    rows: pd.DataFrame, training: dict, test_csv: str, test_ids: list[str], requested: str,
     group_column: str, flags: dict,
 ) -> tuple[pd.DataFrame | None, dict]:  # fmt: skip
     """What `records` writes beside its shards: the metadata columns chosen for every training image (`rows` and
-    `found`, from training_rows) and every test image (`test_ids`, matched to the rows of
+    `training`, from training_rows) and every test image (`test_ids`, matched to the rows of
     `test_csv`): one table by id, "split" train or test, the fold, then the columns; None
     when no column is used. And what the manifest and the screen say of them."""
-    train = found["columns"]
-    test = read_test_table(test_csv, flags["test_csv"], found["id_column"]) if test_csv else None
-    reserved = {found["id_column"], found["label_column"], group_column}
+    train = training["columns"]
+    test = read_test_table(test_csv, flags["test_csv"], training["id_column"]) if test_csv else None
+    reserved = {training["id_column"], training["label_column"], group_column}
     tables_flag = flags["test_csv"]
     columns, left_out = chosen(train, test, requested, reserved, flags["metadata"], tables_flag)
     clashing = [column for column in columns if column in OWN_COLUMNS]

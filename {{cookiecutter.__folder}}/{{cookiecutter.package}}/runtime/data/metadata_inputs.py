@@ -2,7 +2,8 @@
 metadata.csv, or the training CSV and Config.test_csv beside images), the columns it uses,
 the encoding fitted on its training folds and saved with it, and each split's rows.
 
-train calls `for_training`, predict `for_test` with the encoding the trained run saved.
+train calls `for_training` (and saves the encoding it fitted beside its weights), predict
+`for_test` with the encoding the trained run saved.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ..config import Config, places_of, validating_fold
+from ..config import Config, validating_fold
 from ..errors import UserError, named
-from ..platform.files import reaching, write_json
-from . import images, metadata, source, tables
+from ..platform.files import reaching
+from ..platform.paths import Places
+from . import images, metadata, tables
+from .kinds import Data
 
 
 @dataclasses.dataclass
@@ -28,16 +31,15 @@ class Found:
     where: str  # the table, as messages name it
 
 
-def found(cfg: Config, manifest: dict | None) -> Found | None:
+def found(cfg: Config, places: Places, data: Data) -> Found | None:
     """The metadata the run's data holds and the run asks for; None for images alone."""
     if not cfg.metadata_columns.strip():
         return None
-    reading = source.of(cfg)
-    if reading.kind == "images":
-        return from_training_csv(cfg)
-    said = (manifest or {}).get("metadata") or {}
-    available = said.get("columns") or []
-    where = places_of(cfg).in_data(metadata.TABLE)
+    if data.trains_from == "images":
+        return from_training_csv(cfg, places)
+    kept = (data.manifest or {}).get("metadata") or {}
+    available = kept.get("columns") or []
+    where = places.in_data(metadata.TABLE)
     if cfg.metadata_columns == metadata.AUTO:
         columns = available
     else:
@@ -54,7 +56,7 @@ def found(cfg: Config, manifest: dict | None) -> Found | None:
         return None
     table = read_table(where)
     table = table[table["split"] == "train"]
-    return Found(table[["id", "fold", *columns]], columns, said.get("left_out") or {}, where)
+    return Found(table[["id", "fold", *columns]], columns, kept.get("left_out") or {}, where)
 
 
 def read_table(where: str) -> pd.DataFrame:
@@ -71,11 +73,11 @@ def read_table(where: str) -> pd.DataFrame:
             ) from None
 
 
-def from_training_csv(cfg: Config) -> Found | None:
+def from_training_csv(cfg: Config, places: Places) -> Found | None:
     """Beside the images: the training CSV's columns, chosen against Config.test_csv's."""
-    made = images.table(cfg)
+    made = images.table(cfg, places)
     train = made.found["columns"]
-    test = test_table(cfg) if cfg.test_csv else None
+    test = test_table(cfg, places) if cfg.test_csv else None
     reserved = {made.found["id_column"], made.found["label_column"], cfg.group_column}
     columns, left_out = metadata.chosen(
         train, test, cfg.metadata_columns, reserved, named("metadata_columns"), named("test_csv")
@@ -84,30 +86,23 @@ def from_training_csv(cfg: Config) -> Found | None:
         return None
     rows = pd.DataFrame({"id": made.rows["id"], "fold": made.rows["fold"].astype(str)})
     table = rows.join(train[columns].reset_index(drop=True))
-    return Found(table, columns, left_out, places_of(cfg).file("train_csv"))
+    return Found(table, columns, left_out, places.file("train_csv"))
 
 
-def test_table(cfg: Config) -> pd.DataFrame:
-    return metadata.read_test_table(
-        places_of(cfg).file("test_csv"), named("test_csv"), cfg.id_column
-    )
+def test_table(cfg: Config, places: Places) -> pd.DataFrame:
+    return metadata.read_test_table(places.file("test_csv"), named("test_csv"), cfg.id_column)
 
 
-def for_training(cfg: Config, manifest: dict | None, writes_files: bool):
-    """The run's metadata.Features for every training image, its encoding fitted on the training
-    folds and saved with the run (None, and an earlier run's removed, for images alone)."""
-    held = found(cfg, manifest)
-    saved = places_of(cfg).output / metadata.SPEC
+def for_training(cfg: Config, places: Places, data: Data):
+    """The run's metadata.Features for every training image, its encoding (`spec`) fitted on
+    the training folds; None for images alone."""
+    held = found(cfg, places, data)
     if held is None:
-        if writes_files:
-            saved.unlink(missing_ok=True)
         return None
     table = held.table
     in_folds = table["fold"].nunique() > 1  # as the data is split, whatever Config.folds says
     training = table[table["fold"] != str(validating_fold(cfg))] if in_folds else table
     spec = metadata.fitted(training, held.columns)
-    if writes_files:
-        write_json(saved, spec)
     features = metadata.Features(spec, table["id"].tolist(), metadata.encoded(spec, table))
     print(
         f"metadata: {', '.join(held.columns)} from {held.where} ({features.width} inputs, "
@@ -118,8 +113,9 @@ def for_training(cfg: Config, manifest: dict | None, writes_files: bool):
 
 
 def for_test(
-    cfg: Config, specs: list[dict | None], ids: list[str], who: str = "the trained run"
-) -> list:
+    cfg: Config, places: Places, data: Data, specs: list[dict | None], ids: list[str],
+    who: str = "the trained run",
+) -> list:  # fmt: skip
     """The test images' metadata.Features by each trained run's encoding in `specs` (None:
     that run trained on images alone), from one reading of their table: Config.test_csv,
     else the records' metadata.csv. `who` joins the rows, as a refusal names it."""
@@ -132,14 +128,14 @@ def for_test(
         f"row in {named('test_csv')}"
     )
     if cfg.test_csv:
-        where = places_of(cfg).file("test_csv")
-        table = test_table(cfg)
+        where = places.file("test_csv")
+        table = test_table(cfg, places)
     else:
-        where = places_of(cfg).in_data(metadata.TABLE)
+        where = places.in_data(metadata.TABLE)
         import tensorflow as tf
 
         with reaching(where):
-            there = source.of(cfg, "test_files").kind != "tfds" and (tf.io.gfile.exists(where))
+            there = data.tests_from != "tfds" and tf.io.gfile.exists(where)
         if not there:
             raise UserError(f"no table of the test images' metadata; {fix}")
         table = read_table(where)
@@ -156,10 +152,12 @@ def for_test(
 PSEUDO_WHO = "this run, training on pseudo-labeled test images,"
 
 
-def with_test_rows(cfg: Config, training: metadata.Features, ids: list[str]):
+def with_test_rows(
+    cfg: Config, places: Places, data: Data, training: metadata.Features, ids: list[str]
+):
     """The training images' Features and, by the same encoding, the rows of the test images
     `ids` (pseudo-labeled, trained on beside them: Config.test_csv's, or the records')."""
-    (test,) = for_test(cfg, [training.spec], ids, PSEUDO_WHO)
+    (test,) = for_test(cfg, places, data, [training.spec], ids, PSEUDO_WHO)
     shared = sorted(set(training.ids) & set(test.ids))
     if shared:
         raise UserError(
@@ -171,11 +169,11 @@ def with_test_rows(cfg: Config, training: metadata.Features, ids: list[str]):
     return metadata.Features(training.spec, [*training.ids, *test.ids], values)
 
 
-def for_validation(cfg: Config, manifest: dict | None, spec: dict | None):
+def for_validation(cfg: Config, places: Places, data: Data, spec: dict | None):
     """The training images' metadata.Features by a trained run's encoding (evaluate)."""
     if spec is None:
         return None
-    held = found(cfg, manifest)
+    held = found(cfg, places, data)
     if held is None:
         columns = ", ".join(metadata.columns_of(spec))
         raise UserError(

@@ -20,12 +20,14 @@ import tensorflow as tf
 
 from ..config import Config
 from ..errors import UserError, named
-from . import source, steps
+from . import steps
+from .kinds import Data
 
 AUTO = tf.data.AUTOTUNE
 
 
 def for_training(
+    data: Data,
     files: list[str],
     cfg: Config,
     global_batch: int,
@@ -36,8 +38,8 @@ def for_training(
     corrections=None,
     pseudo=None,
 ) -> tf.data.Dataset:
-    """Endless shuffled (image, label) batches, each pass serving every example once; order
-    does not matter, so none is kept. `augmentations` (model.host_augmentations) run on each
+    """Endless shuffled (image, label) batches of `files`, read by the data's training reader,
+    each pass serving every example once; order does not matter, so none is kept. `augmentations` (model.host_augmentations) run on each
     batch, in order; with any, the labels are rows (one-hot, or mixed). With `metadata`
     (metadata.Features), each image comes as {"image", "metadata"}: its table row joined by id.
 
@@ -52,15 +54,15 @@ def for_training(
     # Shuffle, then repeat: fused, TensorFlow fills the shuffle buffer from the next pass, so
     # an example could come twice in one pass and another not at all.
     options.experimental_optimization.shuffle_and_repeat_fusion = False
-    reading = source.of(cfg)
+    reading = data.train
     with_ids = metadata is not None or bool(corrections)
-    examples = reading.training(cfg, files, skipped, with_ids).with_options(options)
+    examples = reading.training(files, skipped, with_ids).with_options(options)
     if corrections:  # --drop-ids, --relabel
         examples = corrections.applied(examples, cfg)
     examples = examples.shuffle(cfg.shuffle_buffer, seed=cfg.seed).repeat()
     encoded, weighed = reading.encoded, ""
     if pseudo:  # each read as it is: the training set and the test set may be of two kinds
-        examples = pseudo.mixed_in(examples, cfg, reading, source.of(cfg, "test_files"))
+        examples = pseudo.mixed_in(examples, cfg, reading, data.test)
         encoded, weighed = (lambda image: image), pseudo.weight_feature
     batch = global_batch // cfg.num_processes
     batches = decoded_batches(examples, cfg, batch, image_dtype, encoded, metadata, weighed)
@@ -133,6 +135,7 @@ def inputs(cfg: Config, metadata=None):
 
 
 def for_inference(
+    data: Data,
     files: list[str],
     cfg: Config,
     global_batch: int,
@@ -153,8 +156,8 @@ def for_inference(
     """
     key = cfg.label_key if labeled else cfg.id_key
     ids = labeled and with_ids
-    reading = source.of(cfg, "valid_files" if labeled else "test_files")
-    examples, count = reading.in_order(cfg, files, labeled, ids or metadata is not None)
+    reading = data.train if labeled else data.test
+    examples, count = reading.in_order(files, labeled, ids or metadata is not None)
     join = inputs(cfg, metadata)
 
     def row(ex):

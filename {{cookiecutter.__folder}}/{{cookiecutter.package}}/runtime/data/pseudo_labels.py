@@ -16,8 +16,9 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, places_of, targets, validating_fold
+from ..config import Config, targets, validating_fold
 from ..errors import UserError, first_line, named
+from ..platform.paths import Places
 from .tables import read_csv, stem
 
 WEIGHT = "pseudo_weight"  # the feature holding an example's weight in the loss
@@ -54,7 +55,7 @@ class PseudoLabels:
         def kept(ex) -> dict:
             return {cfg.id_key: ex[cfg.id_key]} if with_ids else {}
 
-        tests, _ = test_reading.in_order(cfg, self.files, False)
+        tests, _ = test_reading.in_order(self.files, False)
         tests = tests.shard(cfg.num_processes, cfg.process_id)
         tests = tests.filter(lambda ex: index.lookup(ex[cfg.id_key]) >= 0)
         tests = tests.map(
@@ -87,12 +88,12 @@ class PseudoLabels:
 
 
 def read(
-    cfg: Config, test_ids: list[str], test_files: list[str], alongside: int
+    cfg: Config, places: Places, test_ids: list[str], test_files: list[str], alongside: int
 ) -> tuple[PseudoLabels, str]:
     """This fold's rows of Config.pseudo_labels, checked against the test split's ids and
     the run's classes, to train on beside `alongside` training images a pass; and the line
     that says what the run trains on."""
-    path = places_of(cfg).file("pseudo_labels")
+    path = places.file("pseudo_labels")
     flag = f"{named('pseudo_labels')} {path}"
     try:
         table = read_csv(path, flag)

@@ -1,5 +1,5 @@
 """TFRecord files in a folder, /kaggle/input or a gs:// bucket, found, counted, checked and read:
-Records, the reader source.py serves for them, and Split, what a reader says of a split."""
+Records, the reader source.py opens for them, and Split, what a reader says of a split."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from ..config import Config, inputs_of, places_of, targets, validating_fold
+from ..config import Config, targets, validating_fold
 from ..errors import UserError, named
 from ..platform.files import MANIFEST, reaching
+from ..platform.paths import Places
 from . import record_folds, scan, steps
-from .manifest import check_count, skipped_tests, with_manifest
+from .manifest import check_count, skipped_tests
 from .scan import COUNT_IN_NAME
 
 AUTO = tf.data.AUTOTUNE
@@ -132,9 +133,9 @@ def check_labels(path: str, label_key: str, num_classes: int, multi_label: bool 
         )
 
 
-def images_hint(cfg: Config) -> str:
+def images_hint(places: Places) -> str:
     """Why no records are found, where the data folder holds the training CSV but not its images."""
-    csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
+    csv, images = places.file("train_csv"), places.file("train_images")
     if "://" in csv or not os.path.isfile(csv) or os.path.isdir(images):
         return ""
     return (
@@ -143,16 +144,16 @@ def images_hint(cfg: Config) -> str:
     )
 
 
-def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
+def find_checked(cfg: Config, places: Places, field: str, labeled: bool) -> list[str]:
     """A split's files, after checking its first shard's image and label (or id) features."""
-    pattern = places_of(cfg).file(field)
+    pattern = places.file(field)
     # Read as given (the places kept a path the user typed where they run): the data folder is
     # the other place it could mean. Defaults come back joined to the data folder, or absolute.
     as_given = pattern == getattr(cfg, field)
     try:
-        files = find(pattern, field, places_of(cfg).in_data_folder(pattern) if as_given else "")
+        files = find(pattern, field, places.in_data_folder(pattern) if as_given else "")
     except UserError as error:
-        raise UserError(f"{error}{images_hint(cfg) if labeled else ''}") from None
+        raise UserError(f"{error}{images_hint(places) if labeled else ''}") from None
     classes = labeled and targets(cfg) == "classes"  # values or shares: scan.py checks each row
     kind = "int64" if classes else "float"
     wanted = {cfg.label_key: (kind, "label_key")} if labeled else {cfg.id_key: ("bytes", "id_key")}
@@ -162,23 +163,14 @@ def find_checked(cfg: Config, field: str, labeled: bool) -> list[str]:
     return files
 
 
-def pools(cfg: Config) -> bool:
-    """Whether the run's records carry no folds (no manifest) for Config.folds to split them
-    into (record_folds.py), as the command resolved them."""
-    inputs = inputs_of(cfg)
-    return inputs.trains_from == "records" and inputs.said is None and cfg.folds > 1
-
-
 pooled_splits: dict[tuple, record_folds.Pooled] = {}  # split once a session while unchanged
 
 
-def pooled(cfg: Config) -> record_folds.Pooled | None:
-    """The train and val files split into folds, where the run asks for a fold (Config.fold)
-    of records that carry none; None where it reads the splits as given."""
-    if not cfg.fold or not pools(cfg):
-        return None
-    train = find_checked(cfg, "train_files", True)
-    valid = find_checked(cfg, "valid_files", True) if cfg.valid_files else []
+def pooled(cfg: Config, places: Places) -> record_folds.Pooled:
+    """The train and val files of records that carry no folds, split into Config.folds folds
+    (record_folds.py), where the run asks for a fold."""
+    train = find_checked(cfg, places, "train_files", True)
+    valid = find_checked(cfg, places, "valid_files", True) if cfg.valid_files else []
     one_class = targets(cfg) == "classes" and not cfg.multi_label  # else not stratified
     key = (tuple(train), tuple(valid), cfg.folds, cfg.fold_seed, cfg.label_key, one_class)
     if key not in pooled_splits:
@@ -247,20 +239,29 @@ def of_records(shards: list[scan.Shard], name: str, kept: list | None) -> list:
 
 
 class Records:
-    """TFRecord shards, with the manifest `records` writes beside them where there is one."""
+    """TFRecord shards, with the manifest `records` writes beside them where there is one, and
+    `pool`, their files split into folds where they carry none and the run asks for a fold."""
 
     kind = "records"
 
-    def resolved(self, cfg: Config) -> tuple[Config, dict | None]:
-        return with_manifest(cfg)
+    def __init__(self, cfg: Config, places: Places, manifest: dict | None, pool=None):
+        self.cfg, self.places, self.manifest, self.pool = cfg, places, manifest, pool
 
-    def describe(self, cfg: Config, manifest: dict) -> str:
+    def describe(self) -> str:
+        """What doctor and train say of the records: their manifest's folds and classes, or how
+        the pooled files are split; "" for records read as given."""
+        cfg, manifest = self.cfg, self.manifest
+        if self.pool:
+            held_out = "all in turn" if cfg.fold == "all" else f"fold {cfg.fold} validates"
+            return f"records: {self.pool.describe()}; {held_out}"
+        if not manifest:
+            return ""
         folds, classes = manifest["folds"], manifest["classes"] or []
         held_out = f", fold {cfg.fold or 0} validates" if folds > 1 else ""
         more = ", ..." if len(classes) > 5 else ""
         names = f": {', '.join(classes[:5])}{more}" if classes else ""
         heading = (
-            f"records: {places_of(cfg).in_data(MANIFEST)}: {folds} folds{held_out}, "
+            f"records: {self.places.in_data(MANIFEST)}: {folds} folds{held_out}, "
             f"{manifest['num_classes']} classes{names}"
         )
         balance = [  # what each fold holds: a fold short of a class scores it badly
@@ -270,45 +271,41 @@ class Records:
         ]
         return "\n".join([heading, *balance])
 
-    def split(self, cfg: Config, field: str, labeled: bool) -> Split:
+    def split(self, field: str, labeled: bool) -> Split:
         """Every record's label (or id) read, shard by shard; the first shard's features
         checked by name and kind first, so a wrong key is named before anything is read. With
-        the files pooled into folds (`pooled`), the records of the fold's side."""
-        pool = pooled(cfg) if labeled else None
+        the files pooled into folds, the records of the fold's side."""
+        cfg, pool = self.cfg, self.pool if labeled else None
         fold, validating = validating_fold(cfg), field == "valid_files"
         if pool:
             files = pool.files_of(fold, validating)
         else:
-            files = find_checked(cfg, field, labeled)
+            files = find_checked(cfg, self.places, field, labeled)
         shards = scan.check_split(files, cfg, field, labeled)
         kept = pool.kept(fold, validating) if pool else None
-        count = (
-            sum(shard.records for shard in shards)
-            if kept is None
-            else pool.records(fold, validating)
-        )
-        manifest = inputs_of(cfg).said  # as the command resolved it (source.resolved)
-        check_count(cfg, field, count, manifest)
+        if kept is None:
+            count = sum(shard.records for shard in shards)
+        else:
+            count = pool.records(fold, validating)
+        check_count(cfg, self.places, field, count, self.manifest)
         ids = of_records(shards, "ids", kept)
-        where = f"fold {fold} of {pool.folds}" if pool else places_of(cfg).file(field)
+        where = f"fold {fold} of {pool.folds}" if pool else self.places.file(field)
         said = f"{len(files)} files, {count} records ({where})"
-        skipped = {} if labeled else skipped_tests(manifest)
-        return Split(
-            files, count, ids, said, skipped=skipped, labels=of_records(shards, "labels", kept)
-        )
+        skipped = {} if labeled else skipped_tests(self.manifest)
+        labels = of_records(shards, "labels", kept)
+        return Split(files, count, ids, said, skipped=skipped, labels=labels)
 
     def training(
-        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
-        with_ids: bool = False,
-    ) -> tf.data.Dataset:  # fmt: skip
+        self, files: list[str], skipped: frozenset[str] = frozenset(), with_ids: bool = False
+    ) -> tf.data.Dataset:
         """One pass over this process's share (its own files, or every N-th record) as parsed
         examples, files shuffled, less `skipped` ("<file>#<record number>"), with ids if asked."""
+        cfg, pool = self.cfg, self.pool
         processes, process = cfg.num_processes, cfg.process_id
         by_file = len(files) % processes == 0
         own = files[process::processes] if by_file else files
         names = tf.data.Dataset.from_tensor_slices(own).shuffle(len(own), seed=cfg.seed)
         read = tf.data.TFRecordDataset
-        pool = pooled(cfg)
         in_fold = pool.keep(validating_fold(cfg), False) if pool and not pool.by_file else None
         if skipped or not by_file or in_fold:  # records have no other name than file and number
             keep = wanted_records(files, cfg, skipped, not by_file, in_fold)
@@ -321,14 +318,14 @@ class Records:
         return serialized.map(steps.parse(cfg, True, with_ids), num_parallel_calls=AUTO)
 
     def in_order(
-        self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
+        self, files: list[str], labeled: bool, with_ids: bool = False
     ) -> tuple[tf.data.Dataset, int]:
         """Every record once, parsed, in order, and their count, which a short shard fails.
-        With the files pooled into folds by record (`pooled`), labelled records are those the
-        fold validates on."""
-        pool = pooled(cfg) if labeled else None
+        With the files pooled into folds by record, labelled records are those the fold
+        validates on."""
+        pool = self.pool if labeled else None
         if pool and not pool.by_file:
-            fold = validating_fold(cfg)
+            fold = validating_fold(self.cfg)
             keep, total = pool.keep(fold, True), pool.records(fold, True)
 
             def read(path):
@@ -341,15 +338,16 @@ class Records:
             total = count(files)
             serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
         serialized = serialized.apply(tf.data.experimental.assert_cardinality(total))
-        return serialized.map(steps.parse(cfg, labeled, with_ids), num_parallel_calls=AUTO), total
+        parse = steps.parse(self.cfg, labeled, with_ids)
+        return serialized.map(parse, num_parallel_calls=AUTO), total
 
-    def carries_ids(self, cfg: Config, files: list[str]) -> bool:
-        return cfg.id_key in features_of(files[0])
+    def carries_ids(self, files: list[str]) -> bool:
+        return self.cfg.id_key in features_of(files[0])
 
     def encoded(self, image: tf.Tensor) -> tf.Tensor:
         """An example's image feature as encoded bytes: the feature itself."""
         return image
 
-    def scanned(self, cfg: Config, files: list[str], labeled: bool) -> list[scan.Shard] | None:
+    def scanned(self, files: list[str], labeled: bool) -> list[scan.Shard] | None:
         """Every image decoded, shard by shard."""
-        return scan.scan_split(files, cfg, labeled, decode=True)
+        return scan.scan_split(files, self.cfg, labeled, decode=True)

@@ -1,97 +1,93 @@
-"""Where a run's examples come from: TFRecord files (a folder, Kaggle's input, a gs://
-bucket), a competition's own images and CSV (images.py), or a TensorFlow Datasets set
-(`--data-dir tfds:NAME`, tfds_sets.py), each serving examples as the records' features:
-`resolved(cfg)`, every command's first step, picks one for training and one for testing."""
+"""Where a run's examples come from: TFRecord files (a folder, Kaggle's input, a gs:// bucket),
+a competition's own images and CSV (images.py), or a TensorFlow Datasets set (`--data-dir
+tfds:NAME`, tfds_sets.py), each served by a Reader as the records' features. `read`, every
+command's first look at its data, picks a reader for training and one for testing and fills in
+the settings the data says (a manifest's, the CSV's classes, the set's splits): the Data a run
+hands down, so that no module after it decides again."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import tensorflow as tf
 
-from ..config import Config, carrying, inputs_of, places_of, reading, reads, resolved_for
+from ..config import Config, Sources, given_fields
 from ..platform import paths
 from ..platform.files import MANIFEST
+from ..platform.paths import Places
 from . import records
+from .kinds import Data
+from .manifest import with_manifest
 
 
-def reader(cfg: Config, kind: str):
-    """The reader of one kind of data, imported only where the run reads it (config.reads)."""
-    if reads(cfg, "tfds") and kind == "tfds":
-        from .tfds_sets import TfdsSet
+def read(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources, Places, Data]:
+    """The data the run reads: the config with what the data says for the fields the user did
+    not give, where its values came from, the places found again where the data filled in a
+    file field, and the Data. A kind's module is imported only where the run reads that kind
+    (tools/carried.py reads these tests with the notebook's own `trains_from`, `tests_from`)."""
+    typed = given_fields(cfg, sources, typed=True)
+    trains_from = chosen(cfg, places, typed)
+    if trains_from == "tfds":
+        from . import tfds_sets
 
-        return TfdsSet()
-    if reads(cfg, "images") and kind == "images":
-        from .images import CompetitionImages
+        cfg, sources, manifest = tfds_sets.with_splits(cfg, sources, places)
+    elif trains_from == "images":
+        from . import images
 
-        return CompetitionImages(cfg.window)
-    return records.Records()
+        cfg, sources, manifest = images.with_table(cfg, sources, places)
+    else:
+        cfg, sources, manifest = with_manifest(cfg, sources, places)
+    places = paths.find(cfg, sources)  # the data may have named the files of each split
+    tests_from = "images" if reads_test_images(places, typed) else trains_from
+    pool = None
+    # Kaggle's own shards: folds asked of files of none. Not where none are here (a code
+    # competition's rerun mounts only the test set beside the trained run's folds).
+    pooling = trains_from == "records" and manifest is None and cfg.fold and cfg.folds > 1
+    if pooling and records_there(places, "train_files"):
+        pool = records.pooled(cfg, places)
+    if trains_from == "tfds":
+        train = tfds_sets.TfdsSet(cfg, places, manifest)
+    elif trains_from == "images":
+        train = images.CompetitionImages(cfg, places, manifest, trains_from)
+    else:
+        train = records.Records(cfg, places, manifest, pool)
+    test = train
+    if tests_from != trains_from:  # a code competition's rerun: its test folder, read as files
+        from . import images
+
+        test = images.CompetitionImages(cfg, places, manifest, trains_from)
+    data = Data(trains_from, tests_from, manifest, train, test, pool, cfg.metadata_columns)
+    return cfg, sources, places, data
 
 
-def of(cfg: Config, field: str = "train_files"):
-    """The reader of a split (`field`), as `resolved` chose it (else chosen now)."""
-    found = inputs_of(cfg)
-    kind = found.tests_from if field == "test_files" else found.trains_from
-    return reader(cfg, kind or chosen(paths.placed(cfg), field))
-
-
-def chosen(cfg: Config, field: str = "train_files") -> str:
-    """Which source a split reads, looked at on disk. Test images given by a flag, or in a test
-    folder with no test records beside it (a code competition's rerun), are read as files; so
-    are a competition's images and CSV given by a flag, or in a data folder of no records."""
-    if field == "test_files" and reads_test_images(cfg):
-        return "images"
-    if places_of(cfg).data.startswith("tfds:"):
+def chosen(cfg: Config, places: Places, typed: frozenset[str]) -> str:
+    """Which source the training split reads, looked at on disk: a competition's images and
+    CSV given by a flag, or in a data folder of no records, are read as files. `typed`: the
+    file fields the user typed where they run."""
+    if places.data.startswith("tfds:"):
         return "tfds"
-    typed = inputs_of(cfg).typed
     if {"train_csv", "train_images"} & typed:
         return "images"
     if "train_files" in typed:  # before the CSV's place is found: a Kaggle input, perhaps absent
         return "records"
-    csv, images = places_of(cfg).file("train_csv"), places_of(cfg).file("train_images")
+    csv, images = places.file("train_csv"), places.file("train_images")
     on_disk = "://" not in csv and os.path.isfile(csv) and os.path.isdir(images)
-    if not on_disk or os.path.exists(places_of(cfg).in_data(MANIFEST)):
+    if not on_disk or os.path.exists(places.in_data(MANIFEST)):
         return "records"
-    return "records" if records_there(cfg, "train_files") else "images"
+    return "records" if records_there(places, "train_files") else "images"
 
 
-def records_there(cfg: Config, field: str) -> bool:
+def records_there(places: Places, field: str) -> bool:
     """Whether the records' pattern of a split matches any file (a bucket's too)."""
-    return any(tf.io.gfile.glob(part) for part in places_of(cfg).file(field).split(","))
+    return any(tf.io.gfile.glob(part) for part in places.file(field).split(","))
 
 
-def reads_test_images(cfg: Config) -> bool:
-    """Whether the test set is read as image files, whatever trains: see `chosen`."""
-    typed = inputs_of(cfg).typed
+def reads_test_images(places: Places, typed: frozenset[str]) -> bool:
+    """Whether the test set is read as image files, whatever trains: test images given by a
+    flag, or in a test folder with no test records beside it (a code competition's rerun)."""
     if "test_images" in typed:
         return True
-    if "test_files" in typed or places_of(cfg).data.startswith("tfds:"):
+    if "test_files" in typed or places.data.startswith("tfds:"):
         return False
-    folder = places_of(cfg).file("test_images")  # read where no test records are beside it
-    return "://" not in folder and os.path.isdir(folder) and not records_there(cfg, "test_files")
-
-
-def resolved(cfg: Config) -> tuple[Config, dict | None]:
-    """The config with what the data says for the fields the user did not give, and what it
-    said (None: records without a manifest); the sources chosen once, carried on the config."""
-    found = inputs_of(cfg)
-    if found.trains_from:
-        return cfg, found.said
-    # The places as given (those the command found, unless a value changed since) choose the
-    # source and lead to what the data says; where it fills in a field, they are found again.
-    cfg = paths.placed(cfg)
-    given = dataclasses.replace(found, made_for=resolved_for(cfg), places=places_of(cfg))
-    cfg = carrying(cfg, given)
-    trains_from = chosen(cfg)
-    cfg, said = reader(cfg, trains_from).resolved(cfg)
-    inputs = dataclasses.replace(
-        found,  # what the user gave: the data's values filled in count as none of it
-        trains_from=trains_from,
-        tests_from="images" if reads_test_images(cfg) else trains_from,
-        said=said,
-        made_for=resolved_for(cfg),
-        read_from=reading(cfg),
-        places=places_of(cfg),
-    )
-    return carrying(cfg, inputs), said
+    folder = places.file("test_images")  # read where no test records are beside it
+    return "://" not in folder and os.path.isdir(folder) and not records_there(places, "test_files")

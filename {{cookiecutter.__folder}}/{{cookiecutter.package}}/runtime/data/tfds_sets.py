@@ -15,8 +15,9 @@ import socket
 
 import tensorflow as tf
 
-from ..config import Config, filled, places_of, validating_fold
+from ..config import Config, Sources, filled, validating_fold
 from ..errors import UserError, first_line, named
+from ..platform.paths import Places
 from .records import Split
 
 PREFIX = "tfds:"
@@ -24,10 +25,9 @@ CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
 DOWNLOADS = "storage.googleapis.com"  # where TFDS finds prepared sets and most sources
 
 
-def name_of(cfg: Config) -> str:
-    """The TFDS set the config reads ("tf_flowers"), or "" when it reads files."""
-    folder = places_of(cfg).data
-    return folder[len(PREFIX) :] if folder.startswith(PREFIX) else ""
+def name_of(places: Places) -> str:
+    """The TFDS set the run reads ("tf_flowers"), or "" when it reads files."""
+    return places.data[len(PREFIX) :] if places.data.startswith(PREFIX) else ""
 
 
 def data_dir() -> str | None:
@@ -111,9 +111,11 @@ def fold_splits(folds: int, held_out: int) -> tuple[str, str]:
     return "+".join(part for part in training if part), f"train[{low}%:{high}%]"
 
 
-def with_splits(cfg: Config) -> tuple[Config, dict]:
-    """The config with the set's splits and classes for the fields the user did not give, and what `doctor` shows of the set, in the shape of a records manifest."""
-    builder = prepared(name_of(cfg))
+def with_splits(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources, dict]:
+    """The config with the set's splits and classes for the fields the user did not give,
+    where its values came from, and what `doctor` shows of the set, in the shape of a records
+    manifest."""
+    builder = prepared(name_of(places))
     _, label = image_and_label(builder)
     classes = list(builder.info.features[label].names)
     splits = set(builder.info.splits)
@@ -127,7 +129,7 @@ def with_splits(cfg: Config) -> tuple[Config, dict]:
         training, validation = fold_splits(folds, held_out)
     else:
         training, validation = "train", "validation" if "validation" in splits else ""
-    found = {
+    values = {
         "train_files": training,
         "valid_files": validation,
         "test_files": "test" if "test" in splits else "",
@@ -141,7 +143,7 @@ def with_splits(cfg: Config) -> tuple[Config, dict]:
         "num_classes": len(classes),
         "splits": {split: info.num_examples for split, info in builder.info.splits.items()},
     }
-    return filled(cfg, found, f"the TFDS set {builder.name}"), manifest
+    return *filled(cfg, sources, values, f"the TFDS set {builder.name}"), manifest
 
 
 def describe(cfg: Config, manifest: dict) -> str:
@@ -156,14 +158,13 @@ def describe(cfg: Config, manifest: dict) -> str:
 
 
 def examples(
-    cfg: Config, split: str, shuffled: bool = False, share: tuple[int, int] = (0, 1)
+    cfg: Config, name: str, split: str, shuffled: bool = False, share: tuple[int, int] = (0, 1)
 ) -> tf.data.Dataset:
-    """The split's examples as the records' features: {image_key: encoded bytes, label_key:
-    class, id_key: tfds_id}; in the set's fixed order unless `shuffled`. With `share`
-    (process, processes), this process's share of the set's files only."""
+    """The split's examples of the set `name` as the records' features: {image_key: encoded
+    bytes, label_key: class, id_key: tfds_id}; in the set's fixed order unless `shuffled`.
+    With `share` (process, processes), this process's share of the set's files only."""
     import tensorflow_datasets as tfds
 
-    name = name_of(cfg)
     image, label = image_and_label(prepared(name))
     context = tf.distribute.InputContext(share[1], share[0])
     loaded = tfds.load(
@@ -191,11 +192,11 @@ def size(served: tf.data.Dataset) -> int:
     return known if known >= 0 else int(served.reduce(0, lambda total, _: total + 1))
 
 
-def check_split(cfg: Config, field: str, labeled: bool) -> tuple[int, list[str]]:
+def check_split(cfg: Config, name: str, field: str, labeled: bool) -> tuple[int, list[str]]:
     """The split's example count, and for an unlabeled split every id, after checking that
-    the set has the split and that its classes fit Config.num_classes."""
+    the set `name` has the split and that its classes fit Config.num_classes."""
     split = getattr(cfg, field)
-    builder = prepared(name_of(cfg))
+    builder = prepared(name)
     known = builder.info.splits
     for part in split.split("+"):
         base = part.split("[")[0]
@@ -211,7 +212,7 @@ def check_split(cfg: Config, field: str, labeled: bool) -> tuple[int, list[str]]
             f"{named('num_classes')} {cfg.num_classes}: the TFDS set {builder.name} has "
             f"{classes} classes; set num_classes to {classes}"
         )
-    served = examples(cfg, split)
+    served = examples(cfg, name, split)
     if labeled:  # the set's own count: a large set is not read here
         return (known[split].num_examples if known else size(served)), []
     ids = [key.decode() for key in served.map(lambda ex: ex[cfg.id_key]).as_numpy_iterator()]
@@ -224,37 +225,35 @@ class TfdsSet:
 
     kind = "tfds"
 
-    def resolved(self, cfg: Config) -> tuple[Config, dict]:
-        """The config with the set's splits and classes, and what doctor shows of the set."""
-        return with_splits(cfg)
+    def __init__(self, cfg: Config, places: Places, manifest: dict):
+        self.cfg, self.name, self.manifest = cfg, name_of(places), manifest
 
-    def describe(self, cfg: Config, manifest: dict) -> str:
-        return describe(cfg, manifest)
+    def describe(self) -> str:
+        return describe(self.cfg, self.manifest)
 
-    def split(self, cfg: Config, field: str, labeled: bool):
-        count, ids = check_split(cfg, field, labeled)
-        name = getattr(cfg, field)
+    def split(self, field: str, labeled: bool):
+        count, ids = check_split(self.cfg, self.name, field, labeled)
+        name = getattr(self.cfg, field)
         return Split([name], count, ids, f"{count} examples (TFDS split {name})")
 
     def training(
-        self, cfg: Config, files: list[str], skipped: frozenset[str] = frozenset(),
-        with_ids: bool = False,
-    ) -> tf.data.Dataset:  # fmt: skip
-        share = (cfg.process_id, cfg.num_processes)
-        return examples(cfg, files[0], shuffled=True, share=share)
+        self, files: list[str], skipped: frozenset[str] = frozenset(), with_ids: bool = False
+    ) -> tf.data.Dataset:
+        share = (self.cfg.process_id, self.cfg.num_processes)
+        return examples(self.cfg, self.name, files[0], shuffled=True, share=share)
 
     def in_order(
-        self, cfg: Config, files: list[str], labeled: bool, with_ids: bool = False
+        self, files: list[str], labeled: bool, with_ids: bool = False
     ) -> tuple[tf.data.Dataset, int]:
-        served = examples(cfg, files[0])
+        served = examples(self.cfg, self.name, files[0])
         return served, size(served)
 
-    def carries_ids(self, cfg: Config, files: list[str]) -> bool:
+    def carries_ids(self, files: list[str]) -> bool:
         return True  # every example's tfds_id
 
     def encoded(self, image: tf.Tensor) -> tf.Tensor:
         return image
 
-    def scanned(self, cfg: Config, files: list[str], labeled: bool):
+    def scanned(self, files: list[str], labeled: bool):
         """None: TFDS checked the set's images when it prepared it."""
         return

@@ -12,17 +12,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, inputs_of, targets
+from ..config import Config, targets
 from ..errors import UserError, named
 from . import tables
 
 
-def share_columns(rows: pd.DataFrame, csv: str, id_column: str, cfg: Config) -> str:
+def share_columns(
+    rows: pd.DataFrame, csv: str, id_column: str, cfg: Config, sample_given: bool
+) -> str:
     """The columns of votes, where none were given: the CSV's columns that the competition's
     sample submission (the one given, else the one beside the CSV) names besides the id (HMS'
     sample names its six)."""
     beside = Path(csv).with_name("sample_submission.csv")
-    sample = Path(cfg.sample_submission) if "sample_submission" in inputs_of(cfg).given else beside
+    sample = Path(cfg.sample_submission) if sample_given else beside
     listed = list(tables.read_csv(str(sample)).columns) if sample.is_file() else []
     shared = [column for column in listed if column in rows.columns and column != id_column]
     if len(shared) < 2:

@@ -32,40 +32,40 @@ class Plan:
         return "\n".join(lines + ([self.note] if self.note else []))
 
 
-def make(cfg: Config, found: Accelerator, training_records: int) -> Plan:
-    global_batch = found.global_batch(cfg.batch_size)
+def make(cfg: Config, device: Accelerator, training_records: int) -> Plan:
+    global_batch = device.global_batch(cfg.batch_size)
     steps = cfg.steps_per_epoch or training_records // global_batch
     if steps == 0:
         raise UserError(
             f"{training_records} training records make no full global batch of {global_batch} "
-            f"({named('batch_size')} {cfg.batch_size} x {found.replicas} replicas); "
+            f"({named('batch_size')} {cfg.batch_size} x {device.replicas} replicas); "
             f"lower {named('batch_size')}"
         )
-    multi_step, note = steps_per_execution(found, cfg.steps_per_execution, steps)
-    chosen, why = found.precision(cfg.precision), precision_why(found, cfg.precision)
+    multi_step, note = steps_per_execution(device, cfg.steps_per_execution, steps)
+    chosen, why = device.precision(cfg.precision), precision_why(device, cfg.precision)
     return Plan(global_batch, steps, chosen, multi_step, note, why)
 
 
-def precision_why(found: Accelerator, requested: str) -> str:
+def precision_why(device: Accelerator, requested: str) -> str:
     """Why Accelerator.precision chose its policy, in a few words (docs/speed.md: the figures)."""
     if requested != "auto":
         return f"{named('precision')} {requested}"
-    if found.kind == "gpu":
+    if device.kind == "gpu":
         # Measured on one H100, EfficientNet-B0 at 224 px, batch 128: 5,163 images/s in
         # float16 against 4,621 in bfloat16; a T4 has no bfloat16 at all.
         return (
             "auto: float16 with loss scaling on GPUs, faster than bfloat16 on an H100 "
             "and the only half precision a T4 has"
         )
-    if found.kind == "tpu":
+    if device.kind == "tpu":
         return "auto: bfloat16 on TPUs, whose matrix units take it"
     return "auto: float32 on the CPU"
 
 
-def steps_per_execution(found: Accelerator, requested: int, steps_per_epoch: int):
+def steps_per_execution(device: Accelerator, requested: int, steps_per_epoch: int):
     """Steps per device call (at most an epoch's), and a note (or "") when Keras 3 forces fewer."""
-    wanted = requested or (STEPS_PER_EXECUTION_ON_TPU if found.kind == "tpu" else 1)
-    if wanted > 1 and found.backend == "tensorflow" and found.replicas > 1:
+    wanted = requested or (STEPS_PER_EXECUTION_ON_TPU if device.kind == "tpu" else 1)
+    if wanted > 1 and device.backend == "tensorflow" and device.replicas > 1:
         return 1, (
             f"steps per execution: 1, not {wanted}: Keras 3 under tf.distribute fails above 1 "
             "(keras-team/keras#19246); Config.backend / --backend jax runs several"

@@ -22,10 +22,11 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from ..config import LABEL_FILES, Config, fields_with, places_of
+from ..config import LABEL_FILES, Config, fields_with
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
 from ..platform.files import NO_ROOM, disk_full, is_url, place, write_json, written_whole
+from ..platform.paths import Places
 from .run_files import CHECKPOINTS
 from .trained_run import ARCHITECTURE, damaged, differences, listed
 
@@ -47,19 +48,19 @@ CONTENTS = {name: f"{name}_sha256" for name in LABEL_FILES}
 MUST_MATCH = (*fields_with("data", "model"), "global_batch", *CONTENTS.values())
 
 
-def folder(cfg: Config) -> Path:
-    return places_of(cfg).output / CHECKPOINTS
+def folder(places: Places) -> Path:
+    return places.output / CHECKPOINTS
 
 
-def made_by(cfg: Config, run: plan.Plan | None) -> dict:
+def made_by(cfg: Config, places: Places, numbers: plan.Plan | None) -> dict:
     """What a checkpoint records of its run: every field but where it ran, and the plan's
     global batch and steps per epoch (which depend on the replicas and the records)."""
     record = {name: getattr(cfg, name) for name in RECORDED}
     for name, key in CONTENTS.items():
         if getattr(cfg, name):
-            record[key] = digest(places_of(cfg).file(name))
-    if run:
-        record.update(global_batch=run.global_batch, steps_per_epoch=run.steps_per_epoch)
+            record[key] = digest(places.file(name))
+    if numbers:
+        record.update(global_batch=numbers.global_batch, steps_per_epoch=numbers.steps_per_epoch)
     return record
 
 
@@ -72,9 +73,9 @@ def digest(path: str) -> str:
         return ""
 
 
-def check_resumable(cfg: Config, run: plan.Plan | None) -> str:
+def check_resumable(cfg: Config, places: Places, numbers: plan.Plan | None) -> str:
     """What `train` would resume from; an error when the checkpoint came from another run."""
-    where = folder(cfg)
+    where = folder(places)
     if not cfg.resume:
         return f"off ({named('resume')}): training starts at epoch 1"
     saved = read_state(where)
@@ -85,7 +86,7 @@ def check_resumable(cfg: Config, run: plan.Plan | None) -> str:
             f"{where / 'checkpoint.json'} has no checkpoint.weights.h5 beside it; start over "
             f"with --no-resume ({named('resume')} False), or pick another {named('output_dir')}"
         )
-    changes = differences(saved.get("made_by", {}), made_by(cfg, run))
+    changes = differences(saved.get("made_by", {}), made_by(cfg, places, numbers))
     refused = {name: change for name, change in changes.items() if name in MUST_MATCH}
     if refused:
         raise UserError(
@@ -116,14 +117,15 @@ def read_state(where: Path) -> dict:
 
 
 def save_trained(
-    net: keras.Model, cfg: Config, run: plan.Plan, writes_files: bool, kept: dict | None = None
-) -> None:
+    net: keras.Model, cfg: Config, places: Places, numbers: plan.Plan, writes_files: bool,
+    kept: dict | None = None,
+) -> None:  # fmt: skip
     """The final weights, and beside them the run that made them (for predict to check) and,
     with an average of the weights, which were kept and their validation scores."""
-    path = places_of(cfg).output / "model.weights.h5"
+    path = places.output / "model.weights.h5"
     save_weights(net, path, writes_files)
     if writes_files:
-        record = made_by(cfg, run) | ({"kept_weights": kept} if kept else {})
+        record = made_by(cfg, places, numbers) | ({"kept_weights": kept} if kept else {})
         write_json(path.with_name("model.json"), record)
         backbones.save_architecture(cfg, path.with_name(ARCHITECTURE))
 
@@ -131,10 +133,12 @@ def save_trained(
 class EveryEpoch(keras.callbacks.Callback):
     """Saves the checkpoint at the end of every epoch; `history` gathers each epoch's logs."""
 
-    def __init__(self, cfg: Config, run: plan.Plan, history: dict, writes_files: bool):
+    def __init__(
+        self, cfg: Config, places: Places, numbers: plan.Plan, history: dict, writes_files: bool
+    ):
         super().__init__()
         self.cfg, self.history, self.writes_files = cfg, history, writes_files
-        self.folder, self.record = folder(cfg), made_by(cfg, run)
+        self.folder, self.record = folder(places), made_by(cfg, places, numbers)
         self.started, self.trained = time.perf_counter(), None
 
     # The seconds an epoch trained, validation left out: `ablate` shows images a second.
@@ -194,10 +198,10 @@ def weight_bytes(net: keras.Model, path: Path) -> int:
     return int(held * 1.05) + 2**16
 
 
-def resume(net: keras.Model, cfg: Config) -> tuple[int, dict]:
+def resume(net: keras.Model, cfg: Config, places: Places) -> tuple[int, dict]:
     """The epochs already done and their history, after loading the last checkpoint if any.
     `preflight` has checked that the checkpoint is of this run."""
-    where = folder(cfg)
+    where = folder(places)
     saved = (read_state(where) if cfg.resume else {}) or {"epoch": 0, "history": {}}
     if cfg.num_processes > 1:
         from ..platform import processes

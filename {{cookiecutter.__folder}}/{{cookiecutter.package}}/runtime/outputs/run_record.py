@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..config import Config, fields_with, filled, places_of
+from ..config import Config, Sources, fields_with, filled
 from ..errors import UserError, first_line, named
 
 # What predict takes from the trained run for the fields the user did not give (config.knob's
@@ -33,12 +33,13 @@ def read_record(path: Path) -> dict:
     return recorded
 
 
-def with_trained(cfg: Config) -> Config:
+def with_trained(cfg: Config, sources: Sources, trained: Path) -> tuple[Config, Sources]:
     """With Config.trained_dir (another notebook's output, say), the config with the trained
-    run's model and classes for the fields the user did not give: the run is all predict needs."""
+    run's model and classes (in `trained`) for the fields the user did not give, and where its
+    values came from: the run is all predict needs."""
     if not cfg.trained_dir:
-        return cfg
-    folder = places_of(cfg).trained
+        return cfg, sources
+    folder = trained
     records = run_records(folder)
     if not records:
         raise UserError(
@@ -48,4 +49,4 @@ def with_trained(cfg: Config) -> Config:
         )
     recorded = read_record(records[0])
     given = {name: recorded[name] for name in FROM_TRAINED if name in recorded}
-    return filled(cfg, given, f"the trained run {records[0]}")
+    return filled(cfg, sources, given, f"the trained run {records[0]}")

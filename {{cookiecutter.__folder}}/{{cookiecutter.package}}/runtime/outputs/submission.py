@@ -10,24 +10,25 @@ from pathlib import Path
 import pandas as pd
 import tensorflow as tf
 
-from ..config import Config, came_from, class_names, inputs_of, names_in, places_of, targets
+from ..config import Config, Sources, came_from, class_names, given, names_in, targets
 from ..data import tables
 from ..errors import UserError, first_line, named
 from ..platform.files import DICOM_SUFFIXES, IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
+from ..platform.paths import Places
 from ..scoring import METRICS
 from ..submission_shapes import SHAPES, Labels, Shape, TopLabels, probability_columns
 
 
-def load_sample(cfg: Config) -> pd.DataFrame | None:
+def load_sample(cfg: Config, sources: Sources, places: Places) -> pd.DataFrame | None:
     """The sample submission, or None (rows sorted by id): a path the user gave must exist."""
     if not cfg.sample_submission:
         return None
-    path = places_of(cfg).file("sample_submission")
+    path = places.file("sample_submission")
     with reaching(path):
         if not tf.io.gfile.exists(path):
-            if "sample_submission" in inputs_of(cfg).given:
+            if given(cfg, sources, "sample_submission"):
                 raise UserError(
-                    f"{path} ({came_from(cfg, 'sample_submission')}) does not exist; give the "
+                    f"{path} ({came_from(cfg, sources, 'sample_submission')}) does not exist; give the "
                     "sample's path from where you run, or leave it out to use the data folder's "
                     "sample_submission.csv"
                 )
@@ -61,7 +62,9 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
     return sample
 
 
-def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names, ids=()) -> Shape:
+def layout(
+    cfg: Config, sources: Sources, sample: pd.DataFrame | None, num_classes: int, names, ids=()
+) -> Shape:
     """The submission's shape: Config.submission's, or for auto as the sample's columns say
     (`shape_of`); its id column the user's, else the records' (their manifest's) where the
     sample has it, else the one holding most of the test `ids` (a sample may put its labels
@@ -70,13 +73,14 @@ def layout(cfg: Config, sample: pd.DataFrame | None, num_classes: int, names, id
         shape = shape_of(cfg, 1).without_sample(cfg.id_column, cfg.label_column, names, num_classes)
         return with_k(shape, cfg)
     where, present = sample.attrs.get("path", "the sample submission"), list(sample.columns)
-    for field in sorted(inputs_of(cfg).given & {"id_column", "label_column"}):
-        if not set(names_in(getattr(cfg, field))) <= set(present):  # label_column: one per target
-            raise UserError(
-                f"{where} has columns {present}, not {getattr(cfg, field)!r} "
-                f"({came_from(cfg, field)}); give one of its columns, or leave it out to "
-                "follow the sample"
-            )
+    for field in ("id_column", "label_column"):
+        if not given(cfg, sources, field) or set(names_in(getattr(cfg, field))) <= set(present):
+            continue  # label_column: one per target
+        raise UserError(
+            f"{where} has columns {present}, not {getattr(cfg, field)!r} "
+            f"({came_from(cfg, sources, field)}); give one of its columns, or leave it out to "
+            "follow the sample"
+        )
     id_column = cfg.id_column if cfg.id_column in present else holding(sample, ids)
     rest = [column for column in present if column != id_column]
     shape = shape_of(cfg, len(rest)).of_sample(sample, id_column, rest, names, num_classes)

@@ -12,11 +12,13 @@ from pathlib import Path
 import keras
 
 from ..backbone_choices import uses_preset
-from ..config import Config, fields_with, places_of, targets, uses_metadata
+from ..config import Config, fields_with, targets
+from ..data.kinds import Data
 from ..errors import UserError, first_line, named
 from ..learning import backbones
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, on_this_machine, place
+from ..platform.paths import Places
 from . import fitted
 from .run_record import read_record
 
@@ -27,10 +29,10 @@ MODEL_FIELDS = fields_with("model")
 ARCHITECTURE = "backbone"
 
 
-def trained_weights(cfg: Config) -> Path:
+def trained_weights(places: Places) -> Path:
     """Where `predict` and `evaluate` find the final weights: in the trained run's folder
     (Config.trained_dir, else the output folder `train` left them in)."""
-    return places_of(cfg).trained / "model.weights.h5"
+    return places.trained / "model.weights.h5"
 
 
 def differences(recorded: dict, now: dict) -> dict[str, tuple]:
@@ -50,20 +52,20 @@ def listed(changes: dict[str, tuple]) -> str:
     return ", ".join(change(name, *values) for name, values in changes.items())
 
 
-def describe_trained(cfg: Config) -> str:
+def describe_trained(cfg: Config, places: Places) -> str:
     """Trained weights as doctor sees them: train will make or replace them."""
-    path = trained_weights(cfg)
+    path = trained_weights(places)
     if not path.is_file():
         return f"none yet; train writes {path}"
     try:
-        return f"{check_trained(cfg)} (train replaces them)"
+        return f"{check_trained(cfg, places)} (train replaces them)"
     except UserError as error:
         return f"{error} (train replaces them)"
 
 
-def check_trained(cfg: Config) -> str:
+def check_trained(cfg: Config, places: Places) -> str:
     """The trained weights' path, after checking they exist and were made for this model."""
-    path = trained_weights(cfg)
+    path = trained_weights(places)
     if not path.is_file():
         raise UserError(
             f"no trained weights at {path}; run `train` first or set {named('output_dir')}"
@@ -80,14 +82,14 @@ def check_trained(cfg: Config) -> str:
     return str(path)
 
 
-def load_trained(cfg: Config, found: Accelerator):
-    """The trained model, built by model.py's build_model (the notebook's model cell); call
-    inside found.scope()."""
+def load_trained(cfg: Config, places: Places, data: Data, accelerator: Accelerator):
+    """The trained model, built by model.py's build_model (the notebook's model cell), with
+    its table's inputs where the run joins one to its images; call inside accelerator.scope()."""
     from ..learning import model  # the module, as the notebook's cell last wrote it
 
-    check_trained(cfg)
-    path = trained_weights(cfg)
-    precision = found.precision(cfg.precision)
+    check_trained(cfg, places)
+    path = trained_weights(places)
+    precision = accelerator.precision(cfg.precision)
     saved = path.with_name(ARCHITECTURE)  # the preset's architecture, saved by the run
     with contextlib.ExitStack() as stack:
         if uses_preset(cfg) and (saved / "config.json").is_file():
@@ -97,7 +99,8 @@ def load_trained(cfg: Config, found: Accelerator):
     values = {}
     if targets(cfg) == "values":  # each target's mean and spread, saved beside the weights
         values = fitted.standardized(path)
-    net = model.build_model(cfg, architecture, found.image_dtype, *metadata_width(cfg), **values)
+    width = metadata_width(places, data)
+    net = model.build_model(cfg, architecture, accelerator.image_dtype, *width, **values)
     try:
         net.load_weights(str(path))  # trained weights replace the backbone's
     except (ValueError, OSError) as error:
@@ -109,23 +112,23 @@ def load_trained(cfg: Config, found: Accelerator):
     return net
 
 
-def metadata_spec(cfg: Config) -> dict | None:
+def metadata_spec(places: Places, data: Data) -> dict | None:
     """The metadata encoding the trained run saved beside its weights (None: images alone)."""
-    if not uses_metadata(cfg):
+    if not data.uses_metadata:
         return None
     from ..data import metadata
 
-    return metadata.saved(trained_weights(cfg).with_name(metadata.SPEC))
+    return metadata.saved(trained_weights(places).with_name(metadata.SPEC))
 
 
-def metadata_width(cfg: Config) -> tuple:
+def metadata_width(places: Places, data: Data) -> tuple:
     """What build_model takes beside the image for the trained run: its table's width (none
     for images alone, so a model cell of before the metadata is asked no more)."""
-    if not uses_metadata(cfg):
+    if not data.uses_metadata:
         return ()
     from ..data import metadata
 
-    spec = metadata_spec(cfg)
+    spec = metadata_spec(places, data)
     return (metadata.width(spec),) if spec else ()
 
 

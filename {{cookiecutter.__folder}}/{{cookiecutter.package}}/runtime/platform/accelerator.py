@@ -12,8 +12,9 @@ import contextlib
 import dataclasses
 import functools
 import os
+from pathlib import Path
 
-from ..config import Config, places_of
+from ..config import Config
 from ..errors import UserError, first_line, named
 from . import backend, startup_logs, versions
 from .files import unwritable
@@ -75,24 +76,25 @@ class Accelerator:
         return jax.process_index() == 0
 
 
-def detect(cfg: Config) -> Accelerator:
-    """The accelerator this run uses, printed; JAX keeps its compiled programs (compile_cache)."""
+def detect(cfg: Config, output: Path) -> Accelerator:
+    """The accelerator this run uses, printed; JAX keeps its compiled programs (compile_cache)
+    in the run's `output` folder."""
     with startup_logs.held_to_level():  # TensorFlow's and XLA's start-up lines
         found = find(cfg)
     print(describe(found))
     # Not in a bucket that refuses writes (the preflight says so): TensorFlow's gs:// client,
     # asked by JAX to make the cache's folder in a missing bucket, asks for it for ever.
-    writable = not unwritable(places_of(cfg).output, buckets=True)
+    writable = not unwritable(output, buckets=True)
     if found.backend == "jax" and cfg.compile_cache and writable:
-        print(backend.keep_compiled_programs(places_of(cfg).output / backend.COMPILE_CACHE))
+        print(backend.keep_compiled_programs(output / backend.COMPILE_CACHE))
     return found
 
 
-def require(found: Accelerator, kind: str) -> None:
+def require(device: Accelerator, kind: str) -> None:
     """Stop with the fix when the run would not use this accelerator ("tpu", "gpu"; "": any)."""
-    if kind and found.kind != kind:
+    if kind and device.kind != kind:
         raise UserError(
-            f"this run needs a {kind.upper()} but would use the {found.kind} ({found.how}); "
+            f"this run needs a {kind.upper()} but would use the {device.kind} ({device.how}); "
             f"pick a {kind.upper()} accelerator in the notebook's settings (Kaggle: Settings > "
             "Accelerator) and run it again, or make the notebook with --accelerator cpu"
         )
@@ -293,25 +295,25 @@ def tf_gpu_name(tf, gpu) -> str:
     return f"{details.get('device_name', name)}{sm}"
 
 
-def describe(found: Accelerator) -> str:
+def describe(device: Accelerator) -> str:
     lines = [
-        f"accelerator: {found.kind} ({found.how})",
-        f"backend: {found.backend}",
-        f"replicas: {found.replicas}",
+        f"accelerator: {device.kind} ({device.how})",
+        f"backend: {device.backend}",
+        f"replicas: {device.replicas}",
     ]
-    if found.processes > 1:
-        lines.append(f"processes: {found.processes}")
-    lines += [f"devices: {devices_of(found)}", f"versions: {versions.of_run(found.backend)}"]
-    if found.warning:
-        lines.append(f"WARNING: {found.warning}")
+    if device.processes > 1:
+        lines.append(f"processes: {device.processes}")
+    lines += [f"devices: {devices_of(device)}", f"versions: {versions.of_run(device.backend)}"]
+    if device.warning:
+        lines.append(f"WARNING: {device.warning}")
     return "\n".join(lines)
 
 
-def devices_of(found: Accelerator) -> str:
+def devices_of(device: Accelerator) -> str:
     """The devices the run trains on, by kind: "8 TPU v5 lite", "2 GPU", "1 CPU"."""
-    if not found.devices:  # TensorFlow: its strategy's replicas
-        return f"{found.replicas} {found.kind.upper()}"
-    kinds = collections.Counter(named_device(device) for device in found.devices)
+    if not device.devices:  # TensorFlow: its strategy's replicas
+        return f"{device.replicas} {device.kind.upper()}"
+    kinds = collections.Counter(named_device(device) for device in device.devices)
     return ", ".join(f"{count} {kind}" for kind, count in kinds.items())
 
 

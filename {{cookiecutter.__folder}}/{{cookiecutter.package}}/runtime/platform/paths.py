@@ -1,6 +1,6 @@
-"""A run's places, found once where a command starts (`placed`) and carried on its config for every
-module after it (`places_of`): the data folder, each field's file, the output folder and the trained
-run. A Kaggle input a field names (`kaggle:...`) is found when read: one not read may be absent."""
+"""A run's places, found once where a command starts (`find`) and handed down with its run: the
+data folder, each field's file, the output folder and the trained run. A Kaggle input a field
+names (`kaggle:...`) is found when read: one not read may be absent."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from ..config import FILE_FIELDS, LABEL_FILES, Config, came_from, carrying, inputs_of
+from ..config import FILE_FIELDS, LABEL_FILES, Config, Sources, came_from, given_fields
 from ..errors import UserError, named
 from . import kaggle_inputs
 from .files import place
@@ -25,7 +25,6 @@ PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)  # the fields naming a file, p
 class Places:
     """Where a run's files are, by field: "" for an empty one, None with no data folder found."""
 
-    made_for: tuple  # placed_for: the values they were found from
     data_from: str  # or why the data folder was not found
     found: dict[str, str | None]  # by field: data_dir, each of PLACED, output_dir, trained_dir
 
@@ -53,10 +52,6 @@ class Places:
     def in_data_folder(self, pattern: str) -> str:
         return instead_in(self.data, pattern)
 
-    def of(self, cfg: Config) -> Places:
-        """These places, or for a config changed since in a value they come from, its own."""
-        return self if self.made_for == placed_for(cfg) else find(cfg)
-
     def describe(self) -> str:
         """Every place given, one a line, as doctor shows them."""
         lines = ["places:"]
@@ -68,46 +63,33 @@ class Places:
         return "\n".join(lines)
 
 
-def placed_for(cfg: Config) -> tuple:
-    """What a run's places depend on: their fields and where each came from, $DATA_DIR, Kaggle."""
-    names = ("data_dir", "competition", "image_size", *PLACED, "output_dir", "trained_dir")
-    here = os.environ.get("DATA_DIR"), kaggle_inputs.in_notebook()
-    return here, tuple((name, getattr(cfg, name), cfg.sources.get(name)) for name in names)
-
-
-def find(cfg: Config) -> Places:
-    """Every place of a run, found now."""
+def find(cfg: Config, sources: Sources) -> Places:
+    """Every place of a run, found now; `sources`, where each of its values came from."""
     try:
-        data, data_from = resolve_data_dir(cfg)
+        data, data_from = data_folder(cfg, sources)
     except UserError as error:
         data, data_from = None, str(error)
     found = {"data_dir": data}
+    typed = given_fields(cfg, sources, typed=True)
     for name in PLACED:
         value = getattr(cfg, name)
         in_data = value and not value.startswith(kaggle_inputs.PREFIX)
-        found[name] = None if data is None and in_data else value and field_path(cfg, name, data)
+        found[name] = (
+            None if data is None and in_data else value and field_path(cfg, name, data, typed)
+        )
     working = KAGGLE_WORKING if kaggle_inputs.in_notebook() else "output"
     found["output_dir"] = cfg.output_dir or str(working)
     found["trained_dir"] = cfg.trained_dir or found["output_dir"]
-    return Places(placed_for(cfg), data_from, found)
+    return Places(data_from, found)
 
 
-def placed(cfg: Config) -> Config:
-    """The config carrying its places, found now unless it already carries them for its values."""
-    inputs = cfg.inputs or inputs_of(cfg)
-    places = inputs.places.of(cfg) if inputs.places else find(cfg)
-    if places is inputs.places:
-        return cfg
-    return carrying(cfg, dataclasses.replace(inputs, places=places))
-
-
-def resolve_data_dir(cfg: Config) -> tuple[str, str]:
+def data_folder(cfg: Config, sources: Sources) -> tuple[str, str]:
     """The data folder and where it came from: the field, $DATA_DIR, Kaggle's input, else data/."""
     if cfg.data_dir.startswith(kaggle_inputs.PREFIX):
         found = kaggle_inputs.find(cfg.data_dir, KAGGLE_INPUT)
-        return found.folder, f"{came_from(cfg, 'data_dir')} {cfg.data_dir}, {found.how}"
+        return found.folder, f"{came_from(cfg, sources, 'data_dir')} {cfg.data_dir}, {found.how}"
     if cfg.data_dir:
-        return cfg.data_dir, came_from(cfg, "data_dir")
+        return cfg.data_dir, came_from(cfg, sources, "data_dir")
     if os.environ.get("DATA_DIR"):
         return os.environ["DATA_DIR"], "$DATA_DIR"
     competition = f"{kaggle_inputs.PREFIX}competitions/{cfg.competition}"
@@ -127,13 +109,13 @@ def local(value: str) -> str:
     return value
 
 
-def field_path(cfg: Config, name: str, folder: str) -> str:
+def field_path(cfg: Config, name: str, folder: str, typed: frozenset[str]) -> str:
     """The path (or pattern) a file field names: a default, a preset's or the manifest's is in the
-    data folder; one the user gave is as given, unless it matches nothing here but does there."""
+    data folder; one the user `typed` is as given, unless it matches nothing here but does there."""
     value = getattr(cfg, name)
     if value.startswith(kaggle_inputs.PREFIX):  # an attached input: found where it is read
         return value
-    if name not in inputs_of(cfg).typed:
+    if name not in typed:
         return under(folder, at_image_size(cfg, value, folder))
     there = instead_in(folder, value)
     return there if there and not matches(value) and matches(there) else value

@@ -18,12 +18,12 @@ import json
 import statistics
 from pathlib import Path
 
-from ..backbone_choices import weights
-from ..config import CROP_AREA, Config, crop_area, flips, places_of
+from ..backbone_choices import BACKBONES, weights
+from ..config import CROP_AREA, Config, crop_area, flips
 from ..errors import UserError, named, whole_number
 from ..outputs.run_files import refuse_others
-from ..platform import paths
 from ..platform.files import place, written_whole
+from .run import Run, start, started
 
 # Each part of the recipe (model.py and Config's section "The recipe"): the values that
 # switch it off, and those that switch it on where the config has it off.
@@ -46,16 +46,16 @@ INPUTS = {"metadata"}  # parts "recipe off" leaves as they are
 RUNS = 2
 
 
-def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
+def variants(run: Run, parts: list[str] | None = None) -> dict[str, dict]:
     """The variants to train, by name: the default, each part on in `cfg` switched off
     ("no mixup"), each part off switched on ("+ rand_augment"), and every part off
     ("recipe off", where two or more are on); `parts` keeps only those named (and "recipe
     off" switches off only those). A part that cannot act here is left out: mixing with
     Config.mix_probability 0, stochastic depth in a backbone without it, a backbone learning
     rate without pretrained weights, metadata where the data has none."""
-    from ..backbone_choices import BACKBONES
-    from ..data import metadata_inputs, source
+    from ..data import metadata_inputs
 
+    cfg = run.cfg
     unknown = sorted(set(parts or []) - set(PARTS))
     if unknown:
         raise UserError(
@@ -67,7 +67,7 @@ def variants(cfg: Config, parts: list[str] | None = None) -> dict[str, dict]:
         "stochastic_depth": bool(BACKBONES[cfg.backbone].stochastic_depth),
         "backbone_learning_rate": weights(cfg) != "none",
         "class_balance": not cfg.multi_label,
-        "metadata": metadata_inputs.found(*source.resolved(cfg)) is not None,
+        "metadata": metadata_inputs.found(cfg, run.places, run.data) is not None,
     }
     chosen, everything_off, switched_off = {"default": {}}, {}, 0
     for part, (off, on) in PARTS.items():
@@ -91,49 +91,47 @@ def effective(cfg: Config, name: str):
     return decided[name](cfg) if name in decided else getattr(cfg, name)
 
 
-def ablate(cfg: Config, found=None, runs: int = RUNS, parts: list[str] | None = None) -> list[dict]:
+def ablate(run: Run | Config, runs: int = RUNS, parts: list[str] | None = None) -> list[dict]:
     """Train every variant `runs` times (folds 0 to runs-1, or seeds) in <output>/ablate/;
     print the table and write ablate.json and ablate.png there. Returns the table's rows."""
-    from ..data import source
-    from ..platform import accelerator
-    from . import folds
     from .train import train
 
-    cfg = paths.placed(cfg)  # where it reads and writes, found once
-    refuse_others(places_of(cfg).output, "ablate")
-    found = found or accelerator.detect(cfg)
-    cfg, _ = source.resolved(cfg)
-    in_folds = (folds.data_folds(cfg) or 1) > 1
-    if in_folds and runs > folds.count(cfg):
+    run = started(run)
+    cfg, writes = run.cfg, run.accelerator.writes_files
+    refuse_others(run.places.output, "ablate")
+    in_folds = run.data.folds > 1
+    if in_folds and runs > run.data.folds:
         raise UserError(
-            f"ablate --runs {runs}: the data has {folds.count(cfg)} folds; ask for at most that"
+            f"ablate --runs {runs}: the data has {run.data.folds} folds; ask for at most that"
         )
     if runs < 1:
         raise UserError(f"ablate --runs {runs}: train each variant at least once (1 or more)")
-    root = places_of(cfg).output / "ablate"
+    root = run.places.output / "ablate"
     rows = []
-    for name, changes in variants(cfg, parts).items():
+    for name, changes in variants(run, parts).items():
         scores, speeds = [], []
         for k in range(runs):
             folder = root / slug(name)
-            run = dataclasses.replace(cfg, **changes, output_dir=str(folder))
+            variant = dataclasses.replace(cfg, **changes, output_dir=str(folder))
             if in_folds:
-                run = dataclasses.replace(run, fold=str(k))
+                variant = dataclasses.replace(variant, fold=str(k))
             else:
-                run = dataclasses.replace(run, seed=cfg.seed + k, output_dir=f"{folder}/seed{k}")
+                variant = dataclasses.replace(
+                    variant, seed=cfg.seed + k, output_dir=f"{folder}/seed{k}"
+                )
             print(f"--- ablate: {name}, {'fold' if in_folds else 'seed'} {k}")
-            history = train(run, found)
+            history = train(start(variant, run.sources, run.accelerator))
             scores.append(history[f"final_valid_{cfg.metric}"])
-            speeds.append(images_per_second(run, history, in_folds))
+            speeds.append(images_per_second(variant, history, in_folds))
         rows.append(row(name, changes, scores, speeds))
     for each in rows:
         each.update(difference(each["scores"], rows[0]["scores"]))
-    if found.writes_files:
+    if writes:
         with written_whole(root / "ablate.json") as temporary:
             temporary.write_text(json.dumps(rows, indent=1))
         picture(rows, cfg.metric, root / "ablate.png")
     print(table(rows, cfg, runs, in_folds))
-    if found.writes_files:
+    if writes:
         print(f"table: {root / 'ablate.json'}\npicture: {root / 'ablate.png'}")
     return rows
 
@@ -244,7 +242,7 @@ def arguments(parser) -> None:
     )
 
 
-def command(args, cfg: Config, found=None) -> int:
+def command(args, run: Run) -> int:
     parts = [part.strip() for part in args.parts.split(",") if part.strip()] or None
-    ablate(cfg, found, args.runs, parts)
+    ablate(run, args.runs, parts)
     return 0

@@ -27,13 +27,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..config import Config, class_names, targets
+from ..config import Config, Sources, class_names, targets
 from ..errors import UserError, first_line
 from ..learning import blending
 from ..outputs import blend_record
 from ..outputs.run_record import read_record, run_records
 from ..platform.files import BLEND, place, written_whole
 from .out_of_fold import read_predictions
+from .run import Run, start, started
 
 # The data the picture's images are read from, as train was given it (its flags, its preset).
 CONFIG_FIELDS = (
@@ -130,33 +131,34 @@ def spelled(audit: pd.DataFrame, names: list[str] | None) -> pd.DataFrame:
     return named
 
 
-def images_of(cfg: Config, ids: list[str]) -> dict[str, np.ndarray]:
-    """The training images of these ids, read from the data as train reads it."""
+def images_of(cfg: Config, sources: Sources, ids: list[str]) -> dict[str, np.ndarray]:
+    """The training images of these ids, read from the audited run's data as train reads it."""
     import tensorflow as tf
 
-    from ..data import source, steps
-    from . import folds
+    from ..data import steps
 
-    cfg, _ = source.resolved(cfg)
-    run = folds.run_config(cfg, 0) if folds.count(cfg) > 1 else cfg  # with fold 0: every image
-    reading, found = source.of(cfg), {}
+    run = start(cfg, sources, on_accelerator=False)  # the audited run's settings, its data
+    run = run.fold(0) if run.data.folds > 1 else run  # with fold 0: every image
+    reading, images = run.data.train, {}
     keys = tf.lookup.KeyValueTensorInitializer(ids, [True] * len(ids))
     wanted = tf.lookup.StaticHashTable(keys, False)
     for field in ("train_files", "valid_files"):
-        if not getattr(run, field):
+        if not getattr(run.cfg, field):
             continue
-        split = reading.split(run, field, True)
+        split = reading.split(field, True)
         if not split.files:
             continue
-        examples, _ = reading.in_order(run, split.files, True, with_ids=True)
+        examples, _ = reading.in_order(split.files, True, with_ids=True)
         chosen = examples.filter(lambda ex: wanted.lookup(ex[cfg.id_key])).map(
             lambda ex: (ex[cfg.id_key], steps.image(reading.encoded(ex[cfg.image_key]), cfg))
         )
-        found.update((key.decode(), image) for key, image in chosen.as_numpy_iterator())
-    return found
+        images.update((key.decode(), image) for key, image in chosen.as_numpy_iterator())
+    return images
 
 
-def picture(cfg: Config, audit: pd.DataFrame, path: Path, names: list[str] | None) -> str:
+def picture(
+    cfg: Config, sources: Sources, audit: pd.DataFrame, path: Path, names: list[str] | None
+) -> str:
     """label_audit.png of the first suspects; what was drawn, or why nothing was."""
     from ..outputs import plots
 
@@ -164,15 +166,15 @@ def picture(cfg: Config, audit: pd.DataFrame, path: Path, names: list[str] | Non
     if shown.empty:
         return "no suspects to picture"
     try:
-        found = images_of(cfg, shown["id"].tolist())
+        images = images_of(cfg, sources, shown["id"].tolist())
     except UserError as error:  # a run fetched without its data: the table still stands
         return f"{path.name} not drawn: the training images cannot be read ({error})"
-    shown = shown[shown["id"].isin(found)]
+    shown = shown[shown["id"].isin(images)]
     if shown.empty:
         return f"{path.name} not drawn: the data read holds none of the suspects' ids"
     # Each titled with its given label and the one the out-of-fold models give, with their
     # probabilities: what to relabel, or leave out, at a glance.
-    figure, cells = plots.image_grid(np.stack([found[key] for key in shown["id"]]), 2.6)
+    figure, cells = plots.image_grid(np.stack([images[key] for key in shown["id"]]), 2.6)
     given, guessed = shown["given_label"].to_numpy(), shown["suggested_label"].to_numpy()
     shares = zip(shown["p_given"].to_numpy(), shown["p_suggested"].to_numpy(), strict=True)
     for axes, label, guess, (p_label, p_guess) in zip(cells, given, guessed, shares, strict=True):
@@ -192,15 +194,17 @@ def run_config(cfg: Config, record: dict) -> Config:
     return dataclasses.replace(cfg, **{name: record[name] for name in FROM_RUN if name in record})
 
 
-def audit_run(cfg: Config, folder: str) -> pd.DataFrame:
-    """Audit a run's labels; write label_audit.csv and label_audit.png into its folder."""
-    run = place(folder)
-    table, record = out_of_fold(run)
-    cfg = run_config(cfg, record)
+def audit_run(run: Run | Config, folder: str) -> pd.DataFrame:
+    """Audit a run's labels; write label_audit.csv and label_audit.png into its folder. `run`:
+    the command's, whose settings the audited run's image size and classes complete."""
+    run = started(run, on_accelerator=False, read=False)
+    run_folder = place(folder)
+    table, record = out_of_fold(run_folder)
+    cfg = run_config(run.cfg, record)
     if cfg.multi_label or targets(cfg) != "classes":
         what = "several labels per image" if cfg.multi_label else targets(cfg)
         raise UserError(
-            f"audit: {run} was trained with {what}; the audit weighs one given class against "
+            f"audit: {run_folder} was trained with {what}; the audit weighs one given class against "
             "the others, for runs of one label per image"
         )
     names = class_names(cfg)
@@ -217,14 +221,14 @@ def audit_run(cfg: Config, folder: str) -> pd.DataFrame:
             f"  {row.id} (fold {row.fold}): given {row.given_label} {row.p_given:.2f} (threshold "
             f"{row.given_threshold:.2f}), models {row.suggested_label} {row.p_suggested:.2f}"
         )
-    path = run / AUDIT
+    path = run_folder / AUDIT
     with written_whole(path) as temporary:
         written.to_csv(temporary, index=False, float_format="%.4f")
     print(f"wrote {path}: every training image, the most suspicious first")
-    print(picture(cfg, audit, run / PICTURE, names))
+    print(picture(cfg, run.sources, audit, run_folder / PICTURE, names))
     # Written even with no suspects (its header alone): a notebook that passes it on finds it,
     # and an earlier audit's suspects never stay beside this one's table.
-    first = run / LIKELY_WRONG
+    first = run_folder / LIKELY_WRONG
     with written_whole(first) as temporary:
         written.head(suspects).to_csv(temporary, index=False, float_format="%.4f")
     if suspects:
@@ -243,6 +247,6 @@ def arguments(parser) -> None:
     )
 
 
-def command(args, cfg: Config, found=None) -> int:
-    audit_run(cfg, args.run)
+def command(args, run: Run) -> int:
+    audit_run(run, args.run)
     return 0

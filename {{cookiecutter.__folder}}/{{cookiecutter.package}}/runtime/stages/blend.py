@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .. import scoring
-from ..config import Config, class_names, filled, names_in, places_of
+from ..config import Config, class_names, filled, names_in
 from ..errors import UserError, first_line
 from ..learning import blending, cuts
 from ..outputs.run_record import read_record, run_records
@@ -40,6 +40,7 @@ from ..platform.files import (
 from . import out_of_fold
 from .audit import AUDIT, LIKELY_WRONG, PICTURE
 from .pseudo import PSEUDO
+from .run import Run, start, started
 
 CONFIG_FIELDS = (
     "competition", "data_dir", "sample_submission", "id_column", "label_column", "submission",
@@ -53,7 +54,7 @@ RERUN_HOURS = 9
 
 
 @dataclasses.dataclass
-class Run:
+class FinishedRun:
     """One run's files, read: what it was trained for, its out-of-fold and test tables."""
 
     folder: Path
@@ -68,7 +69,7 @@ class Run:
         return self.test.columns[1:].tolist()
 
 
-def read_run(folder: Path, command: str = "blend") -> Run:
+def read_run(folder: Path, command: str = "blend") -> FinishedRun:
     """A run's files, each found or the one line that says what makes it."""
     if not folder.is_dir():
         raise UserError(
@@ -95,7 +96,7 @@ def read_run(folder: Path, command: str = "blend") -> Run:
         ) from None
     tta = note(folder / "test_probabilities.json", "tta", False)
     notebook = note(folder / FETCHED_FROM, "id", "")
-    return Run(folder, read_record(records[0]), predicted, tested, tta, notebook)
+    return FinishedRun(folder, read_record(records[0]), predicted, tested, tta, notebook)
 
 
 def test_probabilities(path: Path) -> pd.DataFrame:
@@ -116,7 +117,9 @@ def note(path: Path, key: str, default):
         ) from None
 
 
-def check_alike(runs: list[Run], output: Path, command: str = "blend", fewest: int = 2) -> None:
+def check_alike(
+    runs: list[FinishedRun], output: Path, command: str = "blend", fewest: int = 2
+) -> None:
     """Runs that cannot be blended (or stacked: `command`), refused in one line naming them and
     the difference."""
     if len(runs) < fewest:
@@ -185,7 +188,7 @@ def check_alike(runs: list[Run], output: Path, command: str = "blend", fewest: i
             )
 
 
-def classes_of(run: Run) -> list[str]:
+def classes_of(run: FinishedRun) -> list[str]:
     """A run's classes in class order: the names its model.json gives, else its probability
     columns' (p0, p1, ... as oof.csv and test_probabilities.csv name them)."""
     named = run.record.get("class_names")
@@ -196,13 +199,16 @@ def shown(columns: list[str]) -> str:
     return ", ".join(columns[:4]) + (", ..." if len(columns) > 4 else "")
 
 
-def trained_for(run: Run, cfg: Config) -> Config:
-    """The config of the runs' competition: their metric and classes, and their id column where none
-    is given (the sample's, wherever it stands), with this command's data fields (the sample)."""
+def trained_for(finished: FinishedRun, run: Run) -> Run:
+    """The command's run with the settings of the runs' competition: their metric and classes,
+    and their id column where none is given (the sample's, wherever it stands), with this
+    command's data fields (the sample)."""
     named = (*CLASSES, "metric", *OPTIONS)
-    chosen = {name: run.record[name] for name in named if name in run.record}
-    ids = {"id_column": run.record["id_column"]} if "id_column" in run.record else {}
-    return dataclasses.replace(filled(cfg, ids, f"the run {run.folder}"), **chosen)
+    chosen = {name: finished.record[name] for name in named if name in finished.record}
+    record = finished.record
+    ids = {"id_column": record["id_column"]} if "id_column" in record else {}
+    cfg, sources = filled(run.cfg, run.sources, ids, f"the run {finished.folder}")
+    return dataclasses.replace(run, cfg=dataclasses.replace(cfg, **chosen), sources=sources)
 
 
 def scorer(cfg: Config, truth: np.ndarray):
@@ -224,7 +230,7 @@ def scorer(cfg: Config, truth: np.ndarray):
 WEIGHTS = ("auto", "fitted", "equal")
 
 
-def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
+def fitted(cfg: Config, runs: list[FinishedRun], weights_by: str = "auto") -> dict:
     """Every run's CV, the equal-weight average's, the blend's weights and CV, as blend.json
     holds them. The CV of fitted weights is estimated with each fold's weights fitted on the
     other folds; equal weights fit nothing, so their CV is their score."""
@@ -272,7 +278,7 @@ def fitted(cfg: Config, runs: list[Run], weights_by: str = "auto") -> dict:
     }
 
 
-def described(name: str, run: Run, cv: float) -> dict:
+def described(name: str, run: FinishedRun, cv: float) -> dict:
     """A run as blend.json and stack.json list it: where it is, the notebook that trained it,
     what its inference notebook predicts it with (backbone, image size, flips), its CV."""
     return {
@@ -286,7 +292,7 @@ def described(name: str, run: Run, cv: float) -> dict:
     }
 
 
-def names_of(runs: list[Run]) -> list[str]:
+def names_of(runs: list[FinishedRun]) -> list[str]:
     """A short name per run, its folder's (numbered where two share one)."""
     names = []
     for run in runs:
@@ -334,33 +340,33 @@ def report(blend: dict) -> None:
         )
 
 
-def write_submission(cfg: Config, blend: dict, tables: list[pd.DataFrame]) -> Path:
+def write_submission(run: Run, blend: dict, tables: list[pd.DataFrame]) -> Path:
     """submission.csv of the runs' test probabilities blended with the blend's weights, in
     the sample's shape, and the blend's own test_probabilities.csv beside it."""
     ids = tables[0][tables[0].columns[0]].tolist()
     arrays = [table.iloc[:, 1:].to_numpy(float) for table in tables]
     probabilities = blending.blended(arrays, [run["weight"] for run in blend["runs"]])
-    return write_probabilities(cfg, blend, ids, probabilities, "blended")
+    return write_probabilities(run, blend, ids, probabilities, "blended")
 
 
-def write_probabilities(cfg: Config, made: dict, ids: list[str], probabilities, how: str) -> Path:
+def write_probabilities(run: Run, made: dict, ids: list[str], probabilities, how: str) -> Path:
     """submission.csv of the test ids' class probabilities, in the sample's shape, for the
     metric, classes and thresholds in `made` (blend.json's, or stack.json's), and
     test_probabilities.csv beside it."""
     from ..outputs import submission  # TensorFlow: `blend --help` needs none
 
     cfg = dataclasses.replace(
-        cfg, metric=made["metric"], **made["classes"], **made.get("options", {})
+        run.cfg, metric=made["metric"], **made["classes"], **made.get("options", {})
     )
-    sample = submission.load_sample(cfg)
+    sample = submission.load_sample(cfg, run.sources, run.places)
     names = class_names(cfg)
-    shape = submission.layout(cfg, sample, cfg.num_classes, names)
+    shape = submission.layout(cfg, run.sources, sample, cfg.num_classes, names, ids)
     answered, cuts = submission.written_from(cfg, shape, probabilities, made["thresholds"])
     rows = submission.arrange(ids, shape.values(answered, names, cuts), sample, shape)
-    path = places_of(cfg).output / "submission.csv"
+    path = run.places.output / "submission.csv"
     submission.write(path, rows)
     kept = submission.probabilities_table(cfg, ids, probabilities, sample, shape)
-    submission.write(places_of(cfg).output / "test_probabilities.csv", kept)
+    submission.write(run.places.output / "test_probabilities.csv", kept)
     print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)}), {how}")
     return path
 
@@ -377,32 +383,33 @@ def not_written_by(folder: Path, ours: tuple[str, ...]) -> list[str]:
     return [name for name in held if name.removeprefix(".tmp-") not in ours]
 
 
-def blend_runs(cfg: Config, folders: list[str], weights_by: str = "auto") -> dict:
+def blend_runs(run: Run | Config, folders: list[str], weights_by: str = "auto") -> dict:
     """Read, check and fit the runs; write blend.json and the blended submission."""
-    output = output_folder(places_of(cfg).output, "blend --output-dir", buckets=True)
+    run = started(run, on_accelerator=False, read=False)
+    output = output_folder(run.places.output, "blend --output-dir", buckets=True)
     runs = [read_run(place(folder)) for folder in folders]
     check_alike(runs, output)
     # Another command's output (a run's submission.csv, say): refused, untouched.
     foreign = not_written_by(output, (*BLEND_FILES, *SECOND_STAGE))
     refuse_foreign("blend --output-dir", output, "blend", foreign)
-    cfg = trained_for(runs[0], cfg)
-    blend = fitted(cfg, runs, weights_by)
+    run = trained_for(runs[0], run)
+    blend = fitted(run.cfg, runs, weights_by)
     report(blend)
     write_json(output / BLEND, blend)
-    write_submission(cfg, blend, [run.test for run in runs])
+    write_submission(run, blend, [finished.test for finished in runs])
     print(
         f"and {output / BLEND}: the runs and their weights (`kernel --inference --blend` reads it)"
     )
     return blend
 
 
-def predict_blend(cfg: Config, found, blend: dict) -> Path:
+def predict_blend(run: Run, blend: dict) -> Path:
     """The blend's submission.csv: each run predicted afresh, blended with the weights `blend`
     fitted."""
-    return write_submission(cfg, blend, predicted_runs(cfg, found, blend["runs"]))
+    return write_submission(run, blend, predicted_runs(run, blend["runs"]))
 
 
-def predicted_runs(cfg: Config, found, runs: list[dict]) -> list[pd.DataFrame]:
+def predicted_runs(run: Run, runs: list[dict]) -> list[pd.DataFrame]:
     """Each run's test probabilities, predicted afresh with its own trained models, image
     size, backbone and TTA (into its own folder of the output), in the sample's order. After
     each run, the minutes it took and what all will take at that pace: a blend that would
@@ -410,22 +417,23 @@ def predicted_runs(cfg: Config, found, runs: list[dict]) -> list[pd.DataFrame]:
     from .predict import predict  # TensorFlow: `blend` itself needs none
 
     tables, spent = [], 0.0
-    for number, run in enumerate(runs, 1):
-        one = dataclasses.replace(
-            cfg,
-            trained_dir=run["trained_dir"],
-            tta=run["tta"],
-            output_dir=str(places_of(cfg).output / "runs" / run["name"]),
-            sources={**cfg.sources, "trained_dir": "blend", "tta": "blend"},
+    for number, blended in enumerate(runs, 1):
+        cfg = dataclasses.replace(
+            run.cfg,
+            trained_dir=blended["trained_dir"],
+            tta=blended["tta"],
+            output_dir=str(run.places.output / "runs" / blended["name"]),
         )
-        print(f"--- run {number} of {len(runs)}: {run['name']} ({run['trained_dir']})")
-        started = time.monotonic()
-        predict(one, found)
-        spent += time.monotonic() - started
-        tables.append(test_probabilities(places_of(one).output / "test_probabilities.csv"))
+        sources = {**run.sources, "trained_dir": "blend", "tta": "blend"}
+        print(f"--- run {number} of {len(runs)}: {blended['name']} ({blended['trained_dir']})")
+        began = time.monotonic()
+        predicted = start(cfg, sources, run.accelerator, trained=True)
+        predict(predicted)
+        spent += time.monotonic() - began
+        tables.append(test_probabilities(predicted.places.output / "test_probabilities.csv"))
         expected = spent / number * len(runs) / 60
         print(
-            f"run {number} took {(time.monotonic() - started) / 60:.1f} minutes; at this pace "
+            f"run {number} took {(time.monotonic() - began) / 60:.1f} minutes; at this pace "
             f"the {len(runs)} runs take about {expected:.1f} minutes"
         )
         if expected > RERUN_HOURS * 60:
@@ -447,6 +455,6 @@ def arguments(parser) -> None:
     )
 
 
-def command(args, cfg: Config, found=None) -> int:
-    blend_runs(cfg, args.runs, args.weights)
+def command(args, run: Run) -> int:
+    blend_runs(run, args.runs, args.weights)
     return 0

@@ -3,49 +3,50 @@ spending hours of quota: the checks train and predict run first (preflight.py), 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from ..backbone_choices import BACKBONES
-from ..config import Config, places_of
+from ..config import Config
 from ..errors import UserError
-from ..platform import accelerator, paths
-from ..platform.accelerator import Accelerator
+from ..platform import accelerator as accelerators
+from .run import Run, started
 
 if TYPE_CHECKING:
     from . import preflight
 
 
-def doctor(
-    cfg: Config, found: Accelerator | None = None, require: str = "", full_scan: bool = False
-) -> list[str]:
+def doctor(run: Run | Config, require: str = "", full_scan: bool = False) -> list[str]:
     """Print what a run would use; return the problems that would stop train or predict (none:
     ready). `require` ("tpu" or "gpu") makes a missing accelerator a problem: a notebook pushed to a
     TPU machine then stops at once instead of training for hours on the host's CPU. `full_scan`
-    decodes every image of every split too, and lists every problem per shard."""
-    from ..data import source
+    decodes every image of every split too, and lists every problem per shard. Given a config,
+    it starts its run, its data read here: data that does not read is one problem of many."""
+    from ..data import source  # TensorFlow: `doctor --help` loads none
     from . import preflight, training_checks
 
-    cfg = paths.placed(cfg)  # where it reads and writes, found once
-    found = found or accelerator.detect(cfg)
+    run = started(run, read=False)
+    cfg, accelerator = run.cfg, run.accelerator
     problems = []
     try:
-        accelerator.require(found, require)
+        accelerators.require(accelerator, require)
     except UserError as error:
         problems.append(str(error))
         print(f"accelerator: PROBLEM: {error}")
-    global_batch = found.global_batch(cfg.batch_size)
-    print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {found.replicas})")
-    manifest = None
-    try:  # with what the records' manifest or the TFDS set says
-        cfg, manifest = source.resolved(cfg)
-    except UserError:
-        pass  # the preflight's check of the manifest says it, among every other problem
-    print(places_of(cfg).describe())
-    dicom = (manifest or {}).get("dicom")  # how `records` made the images a run sees
+    global_batch = accelerator.global_batch(cfg.batch_size)
+    print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {accelerator.replicas})")
+    if run.data is None:
+        try:  # with what the records' manifest or the TFDS set says
+            cfg, sources, places, data = source.read(cfg, run.sources, run.places)
+            run = dataclasses.replace(run, cfg=cfg, sources=sources, places=places, data=data)
+        except UserError:
+            pass  # the preflight's check of the manifest says it, among every other problem
+    print(run.places.describe())
+    dicom = ((run.data.manifest if run.data else None) or {}).get("dicom")  # as `records` made it
     if dicom:
         print(f"DICOM: --window {dicom['window']} --slices {dicom['slices']} (records' manifest)")
-    checked = preflight.check(cfg, found, "doctor", print, training_checks.CHECKS)
-    print(attention_line(cfg, found, checked))
+    checked = preflight.check(run, "doctor", print, training_checks.CHECKS)
+    print(attention_line(run, checked))
     problems += checked.problems
     if full_scan:
         problems += scan_images(checked)
@@ -53,34 +54,35 @@ def doctor(
     return problems
 
 
-def attention_line(cfg: Config, found: Accelerator, checked: preflight.Preflight) -> str:
+def attention_line(run: Run, checked: preflight.Preflight) -> str:
     """Which attention kernel the backbone's layers run on this device, and why."""
+    cfg, accelerator = run.cfg, run.accelerator
     if not BACKBONES[cfg.backbone].attention:  # a convolutional network: no kernel to pick
         return f"attention: none ({BACKBONES[cfg.backbone].title} has no attention layers)"
     from ..learning import attention
 
     planned = checked.plan.value if checked.plan else None
-    precision = planned.precision if planned else found.precision(cfg.precision)
-    device = attention.Device.of(found.backend, found.devices[0] if found.devices else None)
+    precision = planned.precision if planned else accelerator.precision(cfg.precision)
+    first = accelerator.devices[0] if accelerator.devices else None
+    device = attention.Device.of(accelerator.backend, first)
     return attention.choose(cfg.backbone, cfg.image_size, precision, device).describe()
 
 
 def scan_images(checked: preflight.Preflight) -> list[str]:
     """Decode every image of every split found; print each shard's problems and notes."""
-    from ..data import source
-    from . import preflight
+    from .preflight import SPLITS
 
     problems = []
-    for split, found in checked.splits.items():
-        field, labeled = preflight.SPLITS[split]
-        shards = source.of(checked.cfg, field).scanned(checked.cfg, found.files, labeled)
+    for split, read in checked.splits.items():
+        field, labeled = SPLITS[split]
+        shards = checked.run.data.reader(field).scanned(read.files, labeled)
         if shards is None:
             print("scan: none; TFDS checked the set's images when it prepared it")
             return []
         bad = [shard for shard in shards if shard.problems]
         problems += [shard.describe() for shard in bad]
-        said = f"{found.records} records in {len(found.files)} files, {len(bad)} with problems"
-        print(f"scan {split}: {said}")
+        counted = f"{read.records} records in {len(read.files)} files, {len(bad)} with problems"
+        print(f"scan {split}: {counted}")
         for shard in bad:
             print(f"  PROBLEM: {shard.describe()}")
         for shard in shards:
@@ -96,5 +98,5 @@ def arguments(parser) -> None:
     parser.add_argument("--require", choices=("tpu", "gpu"), help=require)
 
 
-def command(args, cfg: Config, found=None) -> int:
-    return 1 if doctor(cfg, found, args.require, args.scan) else 0
+def command(args, run: Run) -> int:
+    return 1 if doctor(run, args.require, args.scan) else 0

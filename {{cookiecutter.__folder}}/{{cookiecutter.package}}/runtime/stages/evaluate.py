@@ -12,15 +12,14 @@ import numpy as np
 from sklearn.metrics import classification_report
 
 from .. import scoring
-from ..config import Config, class_names, places_of, targets, uses_metadata
-from ..data import pipeline, source
+from ..config import Config, class_names, targets
+from ..data import pipeline
 from ..learning import cuts
 from ..learning.predictions import predict_probabilities
 from ..outputs import plots, trained_run
-from ..platform import accelerator, paths
-from ..platform.accelerator import Accelerator
 from ..scoring import METRICS
 from . import folds, preflight
+from .run import Run, started
 
 
 @dataclasses.dataclass
@@ -33,29 +32,28 @@ class Validated:
     images: np.ndarray  # the first few, as read, for the picture of predictions
 
 
-def evaluate(cfg: Config, found: Accelerator | None = None) -> list[Path]:
+def evaluate(run: Run | Config) -> list[Path]:
     """Score the trained model of the fold asked for, or of every fold (`report` says what is
-    printed and drawn); returns the paths of its pictures."""
-    cfg = paths.placed(cfg)  # where it reads and writes, found once
-    found = found or accelerator.detect(cfg)
-    if folds.count(cfg) > 1 and cfg.fold == "all":
-        return every_fold(cfg, found)
-    if folds.count(cfg) > 1:  # the model of the fold asked for, on its validation records
-        cfg = folds.run_config(cfg, folds.chosen(cfg)[0])
-    cfg, validated = validate(cfg, found)
-    return report(cfg, validated, places_of(cfg).output / "confusion.png")
+    printed and drawn); returns the paths of its pictures. Given a config, it starts its run."""
+    run = started(run)  # where it reads and writes, the accelerator and the data: found once
+    if run.data.folds > 1 and run.cfg.fold == "all":
+        return every_fold(run)
+    if run.data.folds > 1:  # the model of the fold asked for, on its validation records
+        run = run.fold(folds.chosen(run)[0])
+    validated = validate(run)
+    return report(run.cfg, validated, run.places.output / "confusion.png")
 
 
 PICTURED = 16  # validation images in the picture of predictions
 
 
-def every_fold(cfg: Config, found: Accelerator) -> list[Path]:
+def every_fold(run: Run) -> list[Path]:
     """Each fold's model on its own validation records, its score said, then the report of
     all of them together (every training record once): the out-of-fold score."""
     answers = []
-    for fold in folds.chosen(cfg):
-        run, validated = validate(folds.run_config(cfg, fold), found)
-        print(f"fold {fold} {cfg.metric}: {score(run, validated):.4f}")
+    for fold in folds.chosen(run):
+        validated = validate(run.fold(fold))
+        print(f"fold {fold} {run.cfg.metric}: {score(run.cfg, validated):.4f}")
         answers.append(validated)
     pooled = Validated(
         np.concatenate([validated.labels for validated in answers]),
@@ -64,30 +62,31 @@ def every_fold(cfg: Config, found: Accelerator) -> list[Path]:
         answers[0].images,  # the first fold's, first in the pooled rows too
     )
     print(f"out-of-fold: the {len(answers)} fold models, each on its own validation records")
-    return report(run, pooled, places_of(cfg).output / "confusion.png")
+    return report(run.cfg, pooled, run.places.output / "confusion.png")
 
 
-def validate(cfg: Config, found: Accelerator) -> tuple[Config, Validated]:
-    """The trained model's answers on the validation records, with the config as the data
-    completes it."""
-    cfg, said = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
-    checked = preflight.ready(cfg, found, "evaluate")
+def validate(run: Run) -> Validated:
+    """The trained model's answers on the validation records."""
+    cfg, accelerator, data = run.cfg, run.accelerator, run.data
+    checked = preflight.ready(run, "evaluate")
     table = None  # images alone; or the table beside each, as the trained run encoded it
-    if uses_metadata(cfg):
+    if data.uses_metadata:
         from ..data import metadata_inputs
 
-        table = metadata_inputs.for_validation(cfg, said, trained_run.metadata_spec(cfg))
-    files, batch = checked.valid.value.files, found.global_batch(cfg.batch_size)
-    batches = pipeline.for_inference(files, cfg, batch, True, found.image_dtype, metadata=table)
-    with found.scope():
-        net = trained_run.load_trained(cfg, found)
+        spec = trained_run.metadata_spec(run.places, data)
+        table = metadata_inputs.for_validation(cfg, run.places, data, spec)
+    files, batch = checked.valid.value.files, accelerator.global_batch(cfg.batch_size)
+    image_dtype = accelerator.image_dtype
+    batches = pipeline.for_inference(data, files, cfg, batch, True, image_dtype, metadata=table)
+    with accelerator.scope():
+        net = trained_run.load_trained(cfg, run.places, data, accelerator)
         probabilities, (labels,) = predict_probabilities(net, batches)
     first = next(iter(batches))[0]
     first = first["image"] if isinstance(first, dict) else first  # not its metadata
     images = np.asarray(first[: min(PICTURED, len(labels))])  # as predicted
     fitted = checked.trained.value.thresholds  # each class's (multi-label), or between grades
     predicted = cuts.answered(cfg, probabilities, fitted)
-    return cfg, Validated(labels, probabilities, predicted, images)
+    return Validated(labels, probabilities, predicted, images)
 
 
 def score(cfg: Config, validated: Validated) -> float:
@@ -125,8 +124,8 @@ def report(cfg: Config, validated: Validated, picture: Path) -> list[Path]:
     ]  # fmt: skip
 
 
-def command(args, cfg: Config, found=None) -> int:
-    for picture in evaluate(cfg, found):
+def command(args, run: Run) -> int:
+    for picture in evaluate(run):
         print(f"picture: {picture}")
     return 0
 

@@ -21,37 +21,33 @@ from ..config import (
     crop_area,
     flips,
     given_values,
-    places_of,
-    reads,
     targets,
-    uses_metadata,
     validating_fold,
 )
-from ..data import pipeline, source
+from ..data import pipeline
 from ..errors import named
 from ..learning import averaging, cuts, model
 from ..learning.plan import Plan
 from ..learning.predictions import predict_probabilities
-from ..outputs import fitted, plots, trained_run
-from ..platform.accelerator import Accelerator
+from ..outputs import fitted, plots
 from ..platform.files import FITTED, write_json
 from ..platform.run_lock import one_run_at_a_time
 from ..scoring import METRICS
 from . import out_of_fold, preflight, training_checks
+from .run import Run
 
 
-def one_train_at_a_time(cfg: Config, found: Accelerator):
+def one_train_at_a_time(run: Run):
     """The run's lock on its output folder (run_lock.py); only process 0 writes, and holds it."""
-    if not found.writes_files:
+    if not run.accelerator.writes_files:
         return contextlib.nullcontext()
-    return one_run_at_a_time(places_of(cfg).output, named("output_dir"))
+    return one_run_at_a_time(run.places.output, named("output_dir"))
 
 
 @dataclasses.dataclass
 class Ready:
     """A fold's run, checked before its first step: what the checks found, for the loop."""
 
-    cfg: Config  # as the data completes it
     checked: preflight.Preflight
     plan: Plan
     train_files: list[str]
@@ -66,36 +62,36 @@ class Ready:
     values: dict
 
 
-def ready(cfg: Config, found: Accelerator) -> Ready:
+def ready(run: Run) -> Ready:
     """Every check `train` needs (preflight.py: fails in seconds, not after an epoch), and what
     they found said: the values given, the plan, where it resumes."""
-    cfg, said = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
-    print(given_values(cfg))
+    cfg, data, writes = run.cfg, run.data, run.accelerator.writes_files
+    print(given_values(cfg, run.sources))
     if recipe_line(cfg):
         print(recipe_line(cfg))
-    checked = preflight.ready(cfg, found, "train", training_checks.CHECKS)
-    if said is None and checked.manifest.line:  # records pooled into folds: how
-        print(checked.manifest.line)
-    if reads(cfg, "images") and checked.data.kind == "images" and found.writes_files:
+    checked = preflight.ready(run, "train", training_checks.CHECKS)
+    if data.pooled:  # records pooled into folds: how
+        print(data.train.describe())
+    if data.trains_from == "images" and writes:
         from ..data import images
 
-        images.save_folds(cfg)  # a resumed run, OOF and predict read the same folds
-    run, train = checked.plan.value, checked.train.value
-    print(f"global batch: {run.global_batch}, training records: {train.records}")
+        images.save_folds(cfg, run.places)  # a resumed run, OOF and predict read the same folds
+    plan, train = checked.plan.value, checked.train.value
+    print(f"global batch: {plan.global_batch}, training records: {train.records}")
     for line in (checked.corrections.line, checked.pseudo.line):  # what trains beside
         if line:
             print(line)
-    table = metadata_table(cfg, said, checked, found)
-    print(run.describe())
+    table = metadata_table(run, checked)
+    print(plan.describe())
     print(checked.resume.line)  # where it starts, and what changed since the checkpoint
     if checked.skip.line:
         print(checked.skip.line)
     return Ready(
-        cfg, checked, run, train.files, skipped=checked.skip.value,
+        checked, plan, train.files, skipped=checked.skip.value,
         corrections=checked.corrections.value, pseudo=checked.pseudo.value,
         backbone=checked.weights.value, table=table,
-        metadata_width=(table.width,) if table else (), class_shares=balanced(cfg, said),
-        values=standardization(cfg, train, found),
+        metadata_width=(table.width,) if table else (), class_shares=balanced(cfg, data.manifest),
+        values=standardization(run, train),
     )  # fmt: skip
 
 
@@ -122,41 +118,48 @@ def recipe_line(cfg: Config) -> str:
     return "\n".join(lines)
 
 
-def metadata_table(cfg: Config, said: dict | None, checked, found: Accelerator):
+def metadata_table(run: Run, checked: preflight.Preflight):
     """The table joined to each image (metadata_inputs.py), its encoding saved with the run;
     None for images alone, and an earlier run's encoding removed."""
-    if uses_metadata(cfg):
+    output, writes = run.places.output, run.accelerator.writes_files
+    data = run.data
+    if data.uses_metadata:
         from ..data import metadata_inputs
 
-        table = metadata_inputs.for_training(cfg, said, found.writes_files)
-        if table and checked.pseudo.value:  # the test images trained on join their own rows
-            table = metadata_inputs.with_test_rows(cfg, table, checked.pseudo.value.ids)
-        return table
-    if found.writes_files:
-        fitted.forget(places_of(cfg).output, FITTED["metadata"])
+        table = metadata_inputs.for_training(run.cfg, run.places, data)
+        if table and writes:
+            write_json(output / FITTED["metadata"], table.spec)
+        pseudo = checked.pseudo.value
+        if table and pseudo:  # the test images trained on join their own rows
+            table = metadata_inputs.with_test_rows(run.cfg, run.places, data, table, pseudo.ids)
+        if table:
+            return table
+    if writes:
+        fitted.forget(output, FITTED["metadata"])
     return None
 
 
-def standardization(cfg: Config, train, found: Accelerator) -> dict:
+def standardization(run: Run, train) -> dict:
     """A metric of values: each target's mean and spread on the training images, saved with
     the run (regression.py); for classes and shares none, and an earlier run's removed."""
-    if targets(cfg) == "values":
+    output, writes = run.places.output, run.accelerator.writes_files
+    if targets(run.cfg) == "values":
         from ..learning import regression
 
-        standardized = regression.fitted(cfg, train.labels)
-        if found.writes_files:
-            fitted.save(places_of(cfg).output, fitted.STANDARDIZED, standardized)
+        standardized = regression.fitted(run.cfg, train.labels)
+        if writes:
+            fitted.save(output, fitted.STANDARDIZED, standardized)
         return {"standardized": standardized}
-    if found.writes_files:
-        fitted.forget(places_of(cfg).output, fitted.STANDARDIZED)
+    if writes:
+        fitted.forget(output, fitted.STANDARDIZED)
     return {}
 
 
-def balanced(cfg: Config, said: dict | None) -> list[float] | None:
+def balanced(cfg: Config, manifest: dict | None) -> list[float] | None:
     """With Config.class_balance: each class's share of the training images, its weight said."""
     if not cfg.class_balance:
         return None
-    shares = class_shares(cfg, said)
+    shares = class_shares(cfg, manifest)
     if shares is None:
         print(f"{named('class_balance')}: the data does not count its classes; off")
         return None
@@ -167,33 +170,33 @@ def balanced(cfg: Config, said: dict | None) -> list[float] | None:
     return shares
 
 
-def class_shares(cfg: Config, said: dict | None) -> list[float] | None:
+def class_shares(cfg: Config, manifest: dict | None) -> list[float] | None:
     """Each class's share of the training folds as the data counted them; None where it did not."""
-    per_fold = ((said or {}).get("train") or {}).get("per_fold")
+    per_fold = ((manifest or {}).get("train") or {}).get("per_fold")
     if not per_fold:
         return None
     held_out = str(validating_fold(cfg))
     counts = np.zeros(cfg.num_classes)
-    for fold, held in per_fold.items():
+    for fold, in_fold in per_fold.items():
         if len(per_fold) > 1 and fold == held_out:
             continue
-        for number, count in held["classes"].items():
+        for number, count in in_fold["classes"].items():
             if int(number) < cfg.num_classes:
                 counts[int(number)] += count
     return (counts / counts.sum()).tolist() if counts.sum() else None
 
 
-def validation_batches(ready: Ready, found: Accelerator):
+def validation_batches(run: Run, ready: Ready):
     """The fold that validates, every record once (pipeline.for_inference); None without."""
     valid = ready.checked.valid.value
-    if valid and found.processes > 1:
+    if valid and run.accelerator.processes > 1:
         print("validation: skipped with several processes; score a `predict` run instead")
         return None
     if not valid:
         return None
     return pipeline.for_inference(
-        valid.files, ready.cfg, ready.plan.global_batch, True, found.image_dtype,
-        metadata=ready.table,
+        run.data, valid.files, run.cfg, ready.plan.global_batch, True,
+        run.accelerator.image_dtype, metadata=ready.table,
     )  # fmt: skip
 
 
@@ -246,49 +249,49 @@ def bad_images_named(ready: Ready, stopped: str):
         yield
 
 
-def keep_the_average(
-    net: keras.Model, history: dict, cfg: Config, found: Accelerator
-) -> dict | None:
+def keep_the_average(run: Run, net: keras.Model, history: dict) -> dict | None:
     """Keep the weights' average where there is one, by the rule fixed before the run, not by
     the validation score it then reports (averaging.py); say so, with both scores."""
-    choice = averaging.chosen(history, cfg.metric)
+    choice = averaging.chosen(history, run.cfg.metric)
     averaging.keep(net)
     print(averaging.said(choice, averaging.averages_weights(net)))
-    if found.writes_files:  # an earlier run's cuts: this run fits its own, or none
-        fitted.forget(places_of(cfg).output, fitted.GRADE_CUTS, fitted.THRESHOLDS)
+    if run.accelerator.writes_files:  # an earlier run's cuts: this run fits its own, or none
+        fitted.forget(run.places.output, fitted.GRADE_CUTS, fitted.THRESHOLDS)
     return choice
 
 
-def score_validation(cfg: Config, net, ready: Ready, found: Accelerator) -> float:
+def score_validation(run: Run, net, ready: Ready) -> float:
     """The metric on the validation records; their predictions (with ids where the records
     carry them) go to valid.csv, and the cuts or thresholds fitted on them beside the weights."""
+    cfg, output, writes = run.cfg, run.places.output, run.accelerator.writes_files
     files = ready.checked.valid.value.files
-    ids = source.of(cfg, "valid_files").carries_ids(cfg, files)
+    ids = run.data.train.carries_ids(files)
     batches = pipeline.for_inference(
-        files, cfg, ready.plan.global_batch, True, found.image_dtype, with_ids=ids,
-        metadata=ready.table,
+        run.data, files, cfg, ready.plan.global_batch, True, run.accelerator.image_dtype,
+        with_ids=ids, metadata=ready.table,
     )  # fmt: skip
     probabilities, (labels, *id_column) = predict_probabilities(net, batches)
     chosen = cuts.cuts_for(cfg, labels, probabilities)
     result = cuts.scored(cfg, labels, probabilities, chosen)
     print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {result:.4f}")
-    if found.writes_files:
+    if writes:
         keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
-        out_of_fold.write_predictions(cfg, probabilities, labels, keys, chosen)
+        out_of_fold.write_predictions(cfg, output, probabilities, labels, keys, chosen)
         if cfg.multi_label and chosen is not None:
-            fitted.save(places_of(cfg).output, fitted.THRESHOLDS, chosen)
+            fitted.save(output, fitted.THRESHOLDS, chosen)
             print(f"thresholds per class (best validation F1 each): {chosen}")
         elif METRICS[cfg.metric].graded and chosen is not None:
-            fitted.save(places_of(cfg).output, fitted.GRADE_CUTS, chosen)
+            fitted.save(output, fitted.GRADE_CUTS, chosen)
             print(f"cuts between grades (best validation kappa): {chosen}")
         elif METRICS[cfg.metric].graded:
             print("grades: the most probable; cuts of the expected grade scored no better")
     return result
 
 
-def save_history(cfg: Config, history: dict, found: Accelerator) -> None:
+def save_history(run: Run, history: dict) -> None:
     """history.json and its curves, beside the trained weights."""
-    if found.writes_files:
-        write_json(places_of(cfg).output / "history.json", history)
-        plots.training_curves(history, cfg.metric, places_of(cfg).output / "curves.png")
-        print(f"weights: {trained_run.trained_weights(cfg)}")
+    if run.accelerator.writes_files:
+        output = run.places.output
+        write_json(output / "history.json", history)
+        plots.training_curves(history, run.cfg.metric, output / "curves.png")
+        print(f"weights: {output / 'model.weights.h5'}")

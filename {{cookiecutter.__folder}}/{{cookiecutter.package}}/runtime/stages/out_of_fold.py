@@ -4,19 +4,21 @@ trained on it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
 from .. import scoring
-from ..config import Config, class_names, places_of, targets
+from ..config import Config, class_names, targets
 from ..learning import cuts
 from ..platform.files import for_pandas, written_whole
 from ..submission_shapes import probability_columns
-from .folds import run_config
+from .run import Run
 
 
 def write_predictions(
-    cfg: Config, probabilities: np.ndarray, labels, ids, thresholds=None
+    cfg: Config, output: Path, probabilities: np.ndarray, labels, ids, thresholds=None
 ) -> pd.DataFrame:
     """One fold's validation predictions as valid.csv: id, fold, true and predicted classes
     (numbers, space-separated for multi-label; and names when the classes have them), then
@@ -38,7 +40,7 @@ def write_predictions(
             ]
     columns = probability_columns(names, cfg.num_classes)
     table = pd.concat([table, pd.DataFrame(probabilities, columns=columns)], axis=1)
-    with written_whole(places_of(cfg).output / "valid.csv") as temporary:
+    with written_whole(output / "valid.csv") as temporary:
         table.to_csv(temporary, index=False)
     return table
 
@@ -71,16 +73,15 @@ def read_predictions(path) -> pd.DataFrame:
     return pd.read_csv(for_pandas(path), dtype=text, keep_default_na=False)
 
 
-def scored_folds(cfg: Config, folds: list[int]) -> float:
+def scored_folds(run: Run, folds: list[int]) -> float:
     """Gather every fold's validation predictions into oof.csv; print the metric per fold
     and over all of them; returns the out-of-fold score."""
-    tables = [
-        read_predictions(places_of(run_config(cfg, fold)).output / "valid.csv") for fold in folds
-    ]
+    cfg, output = run.cfg, run.places.output
+    tables = [read_predictions(output / f"fold{fold}" / "valid.csv") for fold in folds]
     for fold, table in zip(folds, tables, strict=True):
         print(f"fold {fold} {cfg.metric}: {scored(cfg, table):.4f}")
     everything = pd.concat(tables, ignore_index=True)
-    path = places_of(cfg).output / "oof.csv"
+    path = output / "oof.csv"
     with written_whole(path) as temporary:
         everything.to_csv(temporary, index=False)
     result = scored(cfg, everything)

@@ -19,17 +19,19 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 import pandas as pd
 
 from .. import config
-from ..config import Config, given_values, places_of
-from ..data import records, source
+from ..config import given_values
+from ..data import source
+from ..data.records import Split
 from ..errors import UserError, first_line, named
 from ..outputs import fitted, submission, trained_run
 from ..outputs.run_files import CHECKPOINTS, refuse_others
 from ..platform import versions
-from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, unwritable
 from ..platform.lock_holder import held_by
+from ..platform.paths import Places
 from ..scoring import METRICS
 from . import folds
+from .run import Run
 
 if TYPE_CHECKING:  # what training_checks.py finds
     from ..data import corrections, pseudo_labels
@@ -64,7 +66,7 @@ class Sample:
 class Trained:
     """The trained runs predict averages (evaluate's one), and their cuts or thresholds averaged."""
 
-    runs: list[Config]
+    runs: list[Run]
     thresholds: list[float] | None = None
 
 
@@ -74,13 +76,12 @@ class Preflight:
     (None where its check did not run or found a problem), and every problem they met."""
 
     command: str
-    cfg: Config  # as the command resolved it (source.resolved): checked, never changed here
-    found: Accelerator
+    run: Run  # as the command started it: checked, never changed here
     data_dir: Result[str] | None = None  # None: a folder the splits are in is missing
     manifest: Result[dict | None] | None = None
-    train: Result[source.Split | None] | None = None  # value None: the split's field is empty
-    valid: Result[source.Split | None] | None = None
-    test: Result[source.Split | None] | None = None
+    train: Result[Split | None] | None = None  # value None: the split's field is empty
+    valid: Result[Split | None] | None = None
+    test: Result[Split | None] | None = None
     sample: Result[Sample] | None = None
     corrections: Result[corrections.Corrections] | None = None  # to the training labels
     pseudo: Result[pseudo_labels.PseudoLabels | None] | None = None  # test images trained on
@@ -92,12 +93,11 @@ class Preflight:
     problems: list[str] = dataclasses.field(default_factory=list)
 
     @property
-    def data(self):
-        """What trains: its reader (source.of)."""
-        return source.of(self.cfg)
+    def cfg(self):
+        return self.run.cfg
 
     @property
-    def splits(self) -> dict[str, source.Split]:
+    def splits(self) -> dict[str, Split]:
         """The splits checked that have files, by name."""
         checked = {"train": self.train, "valid": self.valid, "test": self.test}
         return {name: found.value for name, found in checked.items() if found and found.value}
@@ -108,23 +108,21 @@ class Check:
     """One check: the topic its problem is printed under, the commands that run it, and the
     Preflight field that keeps its Result ("": none reads it, doctor prints its line)."""
 
-    run: Callable[[Preflight], Result | None]
+    does: Callable[[Preflight], Result | None]
     topic: str
     commands: tuple[str, ...]
     keep: str = ""
 
 
-def check(
-    cfg: Config, found: Accelerator, command: str, say=lambda line: None, training: tuple = ()
-) -> Preflight:
-    """Run every check of `command`, in order, on the config as resolved; `say` gets what each
+def check(run: Run, command: str, say=lambda line: None, training: tuple = ()) -> Preflight:
+    """Run every check of `command`, in order, on the run as started; `say` gets what each
     found. `training`: training_checks.CHECKS, run before those of the trained weights."""
-    checked = Preflight(command, cfg, found)
+    checked = Preflight(command, run)
     for one in (*CHECKS[:-1], *training, CHECKS[-1]):
         if command not in one.commands:
             continue
         try:
-            result = one.run(checked)
+            result = one.does(checked)
         except UserError as error:
             if str(error) not in checked.problems:  # two checks that read one bad field
                 checked.problems.append(str(error))
@@ -139,10 +137,10 @@ def check(
     return checked
 
 
-def ready(cfg: Config, found: Accelerator, command: str, training: tuple = ()) -> Preflight:
+def ready(run: Run, command: str, training: tuple = ()) -> Preflight:
     """The checks `command` needs (`training`: as `check`), or one error listing every problem."""
-    state = check(cfg, found, command, training=training)
-    if cfg.num_processes > 1:  # one process that stops alone leaves the others waiting
+    state = check(run, command, training=training)
+    if run.cfg.num_processes > 1:  # one process that stops alone leaves the others waiting
         from ..platform import processes
 
         processes.stop_together(state.problems)
@@ -174,11 +172,11 @@ def packages(p: Preflight) -> None:
 
 def output(p: Preflight) -> Result:
     """The folders the command writes can be written, and no train writes there now."""
-    cfg, runs, output = p.cfg, train_runs(p), places_of(p.cfg).output
+    cfg, runs, output = p.cfg, train_runs(p), p.run.places.output
     # train writes into checkpoints/ too: a file of that name would stop it at epoch 1's end.
     writes = [output]
     if p.command in ("train", "doctor"):
-        writes = [places_of(run).output / CHECKPOINTS for run in runs]
+        writes = [run.places.output / CHECKPOINTS for run in runs]
     for folder in writes:
         reason = unwritable(folder, buckets=True)
         if reason:
@@ -186,7 +184,7 @@ def output(p: Preflight) -> Result:
                 f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to "
                 "a folder this run can write (in a Kaggle notebook: /kaggle/working)"
             )
-    data, root = holding_the_data(cfg)
+    data, root = holding_the_data(p.run.places)
     if data:  # its folders would be written among the competition's files
         raise UserError(
             f"{named('output_dir')} {root} holds the data folder {data}: a run writes only "
@@ -202,35 +200,35 @@ def output(p: Preflight) -> Result:
         )
     source = named("output_dir") if cfg.output_dir else "default: no " + named("output_dir")
     line = f"output: {output} (from {source})"
-    if runs != [cfg]:  # doctor: train writes each fold's run into its own folder
-        line += "; train writes " + ", ".join(str(places_of(run).output) for run in runs)
+    if runs[0] is not p.run:  # doctor: train writes each fold's run into its own folder
+        line += "; train writes " + ", ".join(str(run.places.output) for run in runs)
     return Result(line)
 
 
-def holding_the_data(cfg: Config) -> tuple[Path | None, Path]:
+def holding_the_data(places: Places) -> tuple[Path | None, Path]:
     """The data folder where the output folder is it or holds it (a folder on this machine),
     and the output folder: for a fold's run, the one above its own."""
-    output, folder = places_of(cfg).output, places_of(cfg).data
+    output, folder = places.output, places.data
     output = folds.run_root(output if is_url(output) else output.resolve())  # a fold's: above
     if is_url(output) or not folder or is_url(folder) or not Path(folder).is_dir():  # tfds: too
         return None, output
     return (Path(folder) if Path(folder).resolve().is_relative_to(output) else None), output
 
 
-def train_runs(p: Preflight) -> list[Config]:
+def train_runs(p: Preflight) -> list[Run]:
     """The runs train makes, each in its own folder: train checks one fold's run at a time,
-    doctor every run of folds.runs (one where the records cannot say: their check says why)."""
-    if p.command != "doctor":
-        return [p.cfg]
+    doctor every run of folds.runs (one where the data cannot say: its check says why)."""
+    if p.command != "doctor" or p.run.data is None:
+        return [p.run]
     try:
-        return folds.runs(p.cfg)
+        return folds.runs(p.run)
     except UserError:
-        return [p.cfg]
+        return [p.run]
 
 
 def data_dir(p: Preflight) -> Result[str]:
     """The data folder, which must exist where a split reads from it: one problem, not per file."""
-    at = places_of(p.cfg)
+    at = p.run.places
     folder, source = at.data, at.data_from
     local = "://" not in folder and not folder.startswith("tfds:")
     fields = [field for field, _ in SPLITS.values() if getattr(p.cfg, field)]
@@ -250,43 +248,45 @@ def is_inside(patterns: str, folder: str) -> bool:
 
 
 def manifest(p: Preflight) -> Result[dict | None] | None:
+    """What the data says of itself (records' manifest, the CSV's classes, a TFDS set's
+    splits, pooled folds). Where it did not read as the command started (doctor goes on
+    through that), it is read again, for its problem."""
     if p.data_dir is None:
         return None  # the data folder is missing: said once
-    _, found = source.resolved(p.cfg)  # what the command read, for the config it resolved
-    if found:
-        return Result(p.data.describe(p.cfg, found), found)
-    pool = records.pooled(p.cfg)  # records that carry no folds, a fold asked: pooled
-    held_out = "all in turn" if p.cfg.fold == "all" else f"fold {p.cfg.fold} validates"
-    return Result(f"records: {pool.describe()}; {held_out}" if pool else "", found)
+    run = p.run
+    data = run.data or source.read(run.cfg, run.sources, run.places)[3]
+    return Result(data.train.describe(), data.manifest)
 
 
 def values(p: Preflight) -> Result:
-    return Result(given_values(p.cfg))
+    return Result(given_values(p.cfg, p.run.sources))
 
 
-def split(name: str) -> Callable[[Preflight], Result[source.Split | None] | None]:
+def split(name: str) -> Callable[[Preflight], Result[Split | None] | None]:
     """The check of one split's files: their records counted, their labels or ids read."""
     field, labeled = SPLITS[name]
 
-    def check_split(p: Preflight) -> Result[source.Split | None] | None:
-        pooled = labeled and p.cfg.fold and records.pools(p.cfg)  # valid: a share of the pool
+    def check_split(p: Preflight) -> Result[Split | None] | None:
+        pooled = labeled and p.run.data and p.run.data.pooled  # valid: a share of the pool
         if not getattr(p.cfg, field) and not pooled:
             if p.command == NEEDED_BY[name]:
                 raise UserError(f"nothing to {p.command}: {named(field)} is empty")
             return Result(f"{name}: none ({named(field)} is empty)")
         if p.manifest is None:
             return None  # a set that cannot be prepared has no splits to check
-        found = source.of(p.cfg, field).split(p.cfg, field, labeled)
-        return Result(f"{name}: {found.said}", found)
+        read = p.run.data.reader(field).split(field, labeled)
+        return Result(f"{name}: {read.said}", read)
 
     return check_split
 
 
 def sample(p: Preflight) -> Result[Sample]:
-    cfg, names = p.cfg, config.class_names(p.cfg)
-    table = submission.load_sample(cfg)
+    run, cfg, names = p.run, p.cfg, config.class_names(p.cfg)
+    table = submission.load_sample(cfg, run.sources, run.places)
     test = p.test.value if p.test else None
-    shape = submission.layout(cfg, table, cfg.num_classes, names, test.ids if test else ())
+    shape = submission.layout(
+        cfg, run.sources, table, cfg.num_classes, names, test.ids if test else ()
+    )
     if test:  # a submission must never lack an id: check before the model
         submission.check_ids(test.ids, table, shape.id_column, test.fields, test.skipped)
     what = shape.describe(cfg.multi_label)
@@ -297,41 +297,41 @@ def sample(p: Preflight) -> Result[Sample]:
             f"sample submission: none, rows will be sorted by id; columns: {what}",
             Sample(table, shape),
         )
-    where = places_of(cfg).file("sample_submission")
+    where = run.places.file("sample_submission")
     return Result(f"sample submission: {where} ({len(table)} rows; {what})", Sample(table, shape))
 
 
 def trained(p: Preflight) -> Result[Trained] | None:
     if p.manifest is None:
         return None  # which folds the data has comes from it
-    cfg = p.cfg
-    runs = folds.trained_runs(cfg) if p.command != "evaluate" else [cfg]
+    cfg, run = p.cfg, p.run
+    runs = folds.trained_runs(run) if p.command != "evaluate" else [run]
     if p.command == "doctor":  # train makes them, or replaces them: in its fold folders
-        shown = runs if runs != [cfg] else train_runs(p)
-        described = [trained_run.describe_trained(run) for run in shown]
+        shown = runs if runs[0] is not run else train_runs(p)
+        described = [trained_run.describe_trained(one.cfg, one.places) for one in shown]
         return Result("trained weights: " + "; ".join(described), Trained(runs))
-    being_trained(cfg)
-    made = folds.runs(cfg)  # the runs train makes: with records in folds, in fold folders
-    if runs == [cfg] != made and not trained_run.trained_weights(cfg).is_file():
+    being_trained(run.places)
+    made = folds.runs(run)  # the runs train makes: with data in folds, in fold folders
+    nothing = runs[0] is run and made[0] is not run
+    if nothing and not trained_run.trained_weights(run.places).is_file():
         raise UserError(  # nothing trained yet: name where train would leave it
-            f"no trained weights at {trained_run.trained_weights(made[0])}, where train writes "
-            f"fold {made[0].fold}'s; run `train` first or set {named('output_dir')}"
+            f"no trained weights at {trained_run.trained_weights(made[0].places)}, where train "
+            f"writes fold {made[0].cfg.fold}'s; run `train` first or set {named('output_dir')}"
         )
-    paths = [trained_run.check_trained(run) for run in runs]
+    paths = [trained_run.check_trained(one.cfg, one.places) for one in runs]
     # predict's and evaluate's: read before the model runs
-    cuts = None
+    cuts, folders = None, [one.places.trained for one in runs]
     if cfg.multi_label:
-        folders = [places_of(run).trained for run in runs]
         cuts = fitted.averaged_thresholds(folders, cfg.num_classes, config.class_names(cfg))
     elif METRICS[cfg.metric].graded:
-        cuts = fitted.averaged_grade_cuts([places_of(run).trained for run in runs], cfg.num_classes)
+        cuts = fitted.averaged_grade_cuts(folders, cfg.num_classes)
     return Result(f"trained weights: {', '.join(paths)}", Trained(runs, cuts))
 
 
-def being_trained(cfg: Config) -> None:
+def being_trained(places: Places) -> None:
     """Refuse a trained run a train is writing now (its folder, or for a fold's run the folder
     above it, held): its weights are being replaced, a fold's perhaps from scratch."""
-    folder = places_of(cfg).trained
+    folder = places.trained
     for place in dict.fromkeys([folder, folds.run_root(folder)]):
         holder = held_by(place)
         if holder:
@@ -378,8 +378,8 @@ def bad_image(checked: Preflight, error: Exception, stopped: str, fix: str) -> E
     print(f"an image did not decode ({first_line(error)}); scanning every image")
     named_shards = []
     for name, split in checked.splits.items():
-        reading = source.of(checked.cfg, SPLITS[name][0])
-        shards = reading.scanned(checked.cfg, split.files, name != "test") or []
+        reading = checked.run.data.reader(SPLITS[name][0])
+        shards = reading.scanned(split.files, name != "test") or []
         named_shards += [shard.describe() for shard in shards if shard.problems]
     if not named_shards:
         return error  # not the data's fault: show TensorFlow's own error

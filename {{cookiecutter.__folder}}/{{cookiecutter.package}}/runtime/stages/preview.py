@@ -7,49 +7,53 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import Config, class_names, places_of
-from ..data import pipeline, source
+from ..config import Config, class_names
+from ..data import pipeline
 from ..learning import model
 from ..outputs import plots
-from ..platform.accelerator import Accelerator
 from . import preflight, training_checks
+from .run import Run, started
 
 IMAGES = 16
 
 
-def augmented_batch(cfg: Config, found: Accelerator) -> Path:
+def augmented_batch(run: Run | Config) -> Path:
     """Training images as the training step sees them: the pipeline's, through the host's
     augmentations, then the model's (mixed, with their mixed labels, where the run mixes;
     cropped and flipped where the image size calls for it), titled with their class names
     when the config knows them."""
-    cfg, _ = source.resolved(cfg)  # with what the records' manifest or the TFDS set says
-    files = preflight.ready(cfg, found, "preview", training_checks.CHECKS).train.value.files
-    batches = pipeline.for_training(files, cfg, IMAGES, augmentations=model.host_augmentations(cfg))
+    run = started(run)
+    cfg = run.cfg
+    files = preflight.ready(run, "preview", training_checks.CHECKS).train.value.files
+    augmentations = model.host_augmentations(cfg)
+    batches = pipeline.for_training(run.data, files, cfg, IMAGES, augmentations=augmentations)
     images, labels = (np.asarray(part) for part in next(iter(batches)))
     for augmentation in model.model_augmentations(cfg):
         images = augmentation(images, training=True)
         if hasattr(augmentation, "mixed_labels"):  # mixes the labels as it mixed the images
             rows = labels if labels.ndim == 2 else np.eye(cfg.num_classes)[labels]
             labels = np.asarray(augmentation.mixed_labels(rows.astype(np.float32)))
-    path = places_of(cfg).output / "augmented_batch.png"
+    path = run.places.output / "augmented_batch.png"
     shares = labels.ndim == 2 and not cfg.multi_label  # rows, mixed
     return plots.augmented_batch(images, labels, path, names=class_names(cfg), shares=shares)
 
 
-def learning_rate(cfg: Config, found: Accelerator) -> Path:
+def learning_rate(run: Run | Config) -> Path:
     """The schedule train will follow: warm-up, then cosine decay, over every step."""
-    cfg, _ = source.resolved(cfg)
-    run = preflight.ready(cfg, found, "preview", training_checks.CHECKS).plan.value
-    schedule = model.learning_rate_schedule(cfg, found.replicas, run.steps_per_epoch)
+    run = started(run)
+    cfg = run.cfg
+    numbers = preflight.ready(run, "preview", training_checks.CHECKS).plan.value
+    replicas, steps_per_epoch = run.accelerator.replicas, numbers.steps_per_epoch
+    schedule = model.learning_rate_schedule(cfg, replicas, steps_per_epoch)
     # At most 500 steps of the run, evenly spread: one call per step, and the curve is smooth.
-    total = cfg.epochs * run.steps_per_epoch
+    total = cfg.epochs * steps_per_epoch
     steps = np.unique(np.linspace(0, total - 1, min(total, 500)).astype(int))
     rates = np.array([float(schedule(int(step))) for step in steps])
-    epochs = steps / run.steps_per_epoch
-    return plots.learning_rate(epochs, rates, places_of(cfg).output / "learning_rate.png")
+    epochs = steps / steps_per_epoch
+    return plots.learning_rate(epochs, rates, run.places.output / "learning_rate.png")
 
 
-def command(args, cfg: Config, found=None) -> int:
-    print(f"picture: {augmented_batch(cfg, found)}")
-    print(f"picture: {learning_rate(cfg, found)}")
+def command(args, run: Run) -> int:
+    print(f"picture: {augmented_batch(run)}")
+    print(f"picture: {learning_rate(run)}")
     return 0

@@ -123,7 +123,7 @@ def arguments(parser) -> None:
     )
 
 
-def command(args, cfg, found=None) -> int:
+def command(args, run) -> int:
     if not 0 <= args.min_confidence < 1:
         raise UserError(
             f"pseudo --min-confidence {args.min_confidence}: must be from 0 (every test image) "

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import scoring
-from ..config import Config, inputs_of, names_in, places_of
+from ..config import Config, given_fields, names_in
 from ..data import tables
 from ..errors import UserError, named
 from ..outputs.run_record import read_record, run_records
 from ..scoring import METRICS
+from .run import Run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,19 +48,20 @@ def read_table(path: str, *columns: str) -> pd.DataFrame:
     return table
 
 
-def sample_columns(cfg: Config, sample: str, trained: str = "") -> tuple[str, str]:
-    """The id and label columns to score by: those given, else the sample's (or, without one, the
+def sample_columns(
+    cfg: Config, given: frozenset[str], sample: str, trained: str = ""
+) -> tuple[str, str]:
+    """The id and label columns to score by: those `given`, else the sample's (or, without one, the
     submission's), as predict wrote submission.csv by them (its id column: the run's, `trained`,
     wherever the sample has it, else its first; and its one label column), else the defaults."""
     id_column, label_column = cfg.id_column, cfg.label_column
     if not sample or not Path(sample).is_file():
         return id_column, label_column
     present = list(read_table(sample).columns)
-    named = inputs_of(cfg).given
-    if "id_column" not in named and id_column not in present:
+    if "id_column" not in given and id_column not in present:
         id_column = trained if trained in present else present[0]
     rest = [column for column in present if column != id_column]
-    if "label_column" not in named and label_column not in present and len(rest) == 1:
+    if "label_column" not in given and label_column not in present and len(rest) == 1:
         label_column = rest[0]
     return id_column, label_column
 
@@ -229,10 +231,10 @@ def arguments(parser) -> None:
     )
 
 
-def command(args, cfg: Config, found=None) -> int:
+def command(args, run: Run) -> int:
     """`score`: the output's submission.csv against the solution, and, when the sample
     submission is there, whether its rows are the sample's, row for row."""
-    at = places_of(cfg)  # where this command reads and writes, found once
+    cfg, at = run.cfg, run.places  # where this command reads and writes, found once
     submission = str(at.output / "submission.csv")
     solution = args.solution or at.in_data("solution.csv")
     if not (args.solution or Path(solution).exists()):  # most competitions keep theirs hidden
@@ -244,7 +246,10 @@ def command(args, cfg: Config, found=None) -> int:
     with_sample = sample and Path(sample).is_file()
     records = run_records(at.output)  # the run's id column, as its model.json names it
     trained = read_record(records[0]).get("id_column", "") if records else ""
-    id_column, label_column = sample_columns(cfg, sample if with_sample else submission, trained)
+    given = given_fields(cfg, run.sources)
+    id_column, label_column = sample_columns(
+        cfg, given, sample if with_sample else submission, trained
+    )
     scores = score_files(submission, solution, id_column, label_column, cfg)
     if with_sample:
         count = check_rows_match(submission, sample, id_column)

@@ -23,11 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from .. import scoring
-from ..config import Config, places_of, targets
+from ..config import Config, targets
 from ..errors import UserError
 from ..learning import cuts
+from ..platform import paths
 from ..platform.files import STACK, output_folder, place, refuse_foreign, write_json
 from . import blend, out_of_fold
+from .run import Run, started
 
 CONFIG_FIELDS = (*blend.CONFIG_FIELDS, "train_csv", "test_csv", "metadata_columns", "group_column")
 STACK_FILES = (STACK, "submission.csv", "test_probabilities.csv")
@@ -57,32 +59,35 @@ def predicted(cfg: Config, features: np.ndarray, truth: np.ndarray, rows, test: 
     return probabilities
 
 
-def metadata_of(cfg: Config, train_ids: list[str], test_ids: list[str]):
+def metadata_of(run: Run, train_ids: list[str], test_ids: list[str]):
     """The metadata columns' encoding (fitted on every training image: the trees see each
     fold's rows as train's features saw them) and its rows for the training and test ids;
     None where the data holds no metadata."""
-    from ..data import metadata, metadata_inputs, source
+    from ..data import metadata, metadata_inputs
 
-    cfg, said = source.resolved(cfg)
-    held = metadata_inputs.found(cfg, said)
-    if held is None:
+    cfg, places, data = run.cfg, run.places, run.data
+    read = metadata_inputs.found(cfg, places, data)
+    if read is None:
         return None
-    spec = metadata.fitted(held.table, held.columns)
-    fix = f"the stack joins {', '.join(held.columns)} to each image: give every image's row"
-    train = metadata.of_ids_rows(held.table, train_ids, held.where, fix)
-    (test,) = metadata_inputs.for_test(cfg, [spec], test_ids)
+    spec = metadata.fitted(read.table, read.columns)
+    fix = f"the stack joins {', '.join(read.columns)} to each image: give every image's row"
+    train = metadata.of_ids_rows(read.table, train_ids, read.where, fix)
+    (test,) = metadata_inputs.for_test(cfg, places, data, [spec], test_ids)
     return spec, metadata.encoded(spec, train), test.values
 
 
-def stacked(cfg: Config, runs: list[blend.Run]) -> dict:
+def stacked(run: Run, runs: list[blend.FinishedRun]) -> dict:
     """The stack's features, nested CV and test probabilities."""
+    cfg = run.cfg
     order = runs[0].oof["id"]
     test_ids = runs[0].test[runs[0].test.columns[0]].tolist()
-    runs_oof = [run.oof.set_index("id").loc[order, run.columns].to_numpy(float) for run in runs]
-    train_parts = list(runs_oof)
-    test_parts = [run.test.iloc[:, 1:].to_numpy(float) for run in runs]
+    train_parts = [
+        finished.oof.set_index("id").loc[order, finished.columns].to_numpy(float)
+        for finished in runs
+    ]
+    test_parts = [finished.test.iloc[:, 1:].to_numpy(float) for finished in runs]
     names = [f"{name} {column}" for name in blend.names_of(runs) for column in runs[0].columns]
-    joined = metadata_of(cfg, order.tolist(), test_ids)
+    joined = metadata_of(run, order.tolist(), test_ids)
     columns = []
     if joined:
         spec, train_rows, test_rows = joined
@@ -105,7 +110,7 @@ def stacked(cfg: Config, runs: list[blend.Run]) -> dict:
     in_sample = predicted(cfg, features, truth, all_rows, features)
     test = predicted(cfg, features, truth, all_rows, test_features)
     score = blend.scorer(cfg, truth)
-    cvs = [score(all_rows, part) for part in runs_oof]
+    cvs = [score(all_rows, part) for part in train_parts[: len(runs)]]
     best = scoring.best(cvs, cfg.metric)
     per_fold = [score(folds == fold, nested[folds == fold]) for fold in np.unique(folds)]
     return {
@@ -156,40 +161,44 @@ def report(stack: dict) -> None:
     )
 
 
-def stack_runs(cfg: Config, folders: list[str]) -> dict:
-    output = output_folder(places_of(cfg).output, "stack --output-dir", buckets=True)
+def stack_runs(run: Run | Config, folders: list[str]) -> dict:
+    run = started(run, on_accelerator=False)  # its data: the training table's metadata
+    output = output_folder(run.places.output, "stack --output-dir", buckets=True)
     runs = [blend.read_run(place(folder), "stack") for folder in folders]
     blend.check_alike(runs, output, "stack", fewest=1)
     foreign = blend.not_written_by(output, STACK_FILES)
     refuse_foreign("stack --output-dir", output, "stack", foreign)
-    cfg = blend.trained_for(runs[0], cfg)
-    if cfg.multi_label or targets(cfg) == "shares":
+    run = blend.trained_for(runs[0], run)
+    if run.cfg.multi_label or targets(run.cfg) == "shares":
         raise UserError(
             "stack: runs of several labels per image, or of shares, are blended, not stacked; "
             "use blend"
         )
-    stack = stacked(cfg, runs)
+    stack = stacked(run, runs)
     report(stack)
     ids, test = stack.pop("test_ids"), stack.pop("test")
     write_json(output / STACK, stack)
-    blend.write_probabilities(cfg, stack, ids, test, "stacked")
+    blend.write_probabilities(run, stack, ids, test, "stacked")
     print(f"and {output / STACK}: the runs, the columns and both CVs")
     return stack
 
 
-def predict_stack(cfg: Config, found, stack: dict) -> Path:
+def predict_stack(run: Run, stack: dict) -> Path:
     """The stack's submission.csv in the inference notebook: each run predicts the test images
     (as in a blend's), then the trees are fitted again as `stack` fitted them, not saved: a
     pickled model is tied to the scikit-learn that wrote it. The fit is deterministic, so its
     CV must be stack.json's; where it is not, it says so."""
-    tables = blend.predicted_runs(cfg, found, stack["runs"])
+    tables = blend.predicted_runs(run, stack["runs"])
     runs = []
-    for run, table in zip(stack["runs"], tables, strict=True):
-        folder = places_of(dataclasses.replace(cfg, trained_dir=run["trained_dir"])).trained
+    for stacked_run, table in zip(stack["runs"], tables, strict=True):
+        cfg = dataclasses.replace(run.cfg, trained_dir=stacked_run["trained_dir"])
+        folder = paths.find(cfg, run.sources).trained
         runs.append(dataclasses.replace(blend.read_run(folder, "stack"), test=table))
     columns = ",".join(stack["metadata_columns"])
-    cfg = dataclasses.replace(blend.trained_for(runs[0], cfg), metadata_columns=columns)
-    made = stacked(cfg, runs)
+    run = blend.trained_for(runs[0], run)
+    cfg = dataclasses.replace(run.cfg, metadata_columns=columns)
+    run = dataclasses.replace(run, cfg=cfg)
+    made = stacked(run, runs)
     with_columns = f" and {columns}" if columns else ""
     print(
         f"trees fitted on {made['images']} images' out-of-fold probabilities{with_columns}: "
@@ -203,13 +212,13 @@ def predict_stack(cfg: Config, found, stack: dict) -> Path:
             f"what `stack` read, or scikit-learn {__version__} fits otherwise than the "
             "one that fitted it"
         )
-    return blend.write_probabilities(cfg, made, made["test_ids"], made["test"], "stacked")
+    return blend.write_probabilities(run, made, made["test_ids"], made["test"], "stacked")
 
 
 def arguments(parser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="the output folder of a run")
 
 
-def command(args, cfg: Config, found=None) -> int:
-    stack_runs(cfg, args.runs)
+def command(args, run: Run) -> int:
+    stack_runs(run, args.runs)
     return 0

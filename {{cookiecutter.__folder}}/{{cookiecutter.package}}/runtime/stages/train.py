@@ -15,70 +15,70 @@ from __future__ import annotations
 import keras
 
 from ..config import Config
-from ..data import pipeline, source
+from ..data import pipeline
 from ..learning import model as recipe  # model.py: the notebook's model cell
 from ..learning.predictions import progress_verbosity
 from ..outputs import checkpoints
-from ..platform import accelerator, paths
-from ..platform.accelerator import Accelerator
 from . import fitting, folds, out_of_fold
+from .run import Run, started
 
 
-def train(cfg: Config, found: Accelerator | None = None) -> dict:
+def train(run: Run | Config) -> dict:
     """Fit the model on the training records; returns the history (loss and metrics per epoch).
 
     With data in folds (or records pooled into folds where a fold is asked), fold `cfg.fold`
     validates and the others train, in <output>/fold<k>/; `fold="all"` trains every fold in
     turn, then scores their out-of-fold predictions together and returns
-    {"folds": {k: history}, "out_of_fold": score}.
-    Pass the accelerator from `accelerator.detect(cfg)`; without it, train detects it itself.
+    {"folds": {k: history}, "out_of_fold": score}. Given a config, train starts its run.
     """
-    cfg = paths.placed(cfg)  # where it reads and writes, found once
-    found = found or accelerator.detect(cfg)
-    with fitting.one_train_at_a_time(cfg, found):  # another would replace its checkpoints
-        cfg, _ = source.resolved(cfg)
-        runs = folds.runs(cfg)  # one per fold of records in folds; else the one run
-        if runs == [cfg]:  # no folds: the one run, in the output folder itself
-            return train_fold(cfg, found)
-        folds.check_each_fold_validates(cfg)
+    run = started(run)  # where it reads and writes, the accelerator and the data: found once
+    with fitting.one_train_at_a_time(run):  # another would replace its checkpoints
+        runs = folds.runs(run)  # one per fold of data in folds; else the run itself
+        if runs[0] is run:  # no folds: the one run, in the output folder itself
+            return train_fold(run)
+        folds.check_each_fold_validates(run)
         histories = {}
-        for run in runs:  # each fold in turn, in its own folder
-            histories[int(run.fold)] = train_fold(run, found)
-        if cfg.fold != "all":
-            return histories[int(run.fold)]  # the one fold asked for
-        score = out_of_fold.scored_folds(cfg, list(histories)) if found.writes_files else None
+        for fold in runs:  # each fold in turn, in its own folder
+            histories[int(fold.cfg.fold)] = train_fold(fold)
+        if run.cfg.fold != "all":
+            return histories[int(fold.cfg.fold)]  # the one fold asked for
+        writes = run.accelerator.writes_files
+        score = out_of_fold.scored_folds(run, list(histories)) if writes else None
         return {"folds": histories, "out_of_fold": score}
 
 
-def train_fold(cfg: Config, found: Accelerator) -> dict:
+def train_fold(run: Run) -> dict:
     """One fold's run: its datasets, the model, `fit`, the out-of-fold predictions."""
+    cfg, accelerator = run.cfg, run.accelerator
     keras.utils.set_random_seed(cfg.seed)  # before the pipeline and the model are built
-    ready = fitting.ready(cfg, found)  # every check, before the first step; what each found
-    cfg, run = ready.cfg, ready.plan
+    ready = fitting.ready(run)  # every check, before the first step; what each found
+    plan = ready.plan
 
     training = pipeline.for_training(
-        ready.train_files, cfg, run.global_batch, found.image_dtype, ready.skipped,
-        recipe.host_augmentations(cfg), ready.table, ready.corrections, ready.pseudo,
+        run.data, ready.train_files, cfg, plan.global_batch, accelerator.image_dtype,
+        ready.skipped, recipe.host_augmentations(cfg), ready.table, ready.corrections,
+        ready.pseudo,
     )  # fmt: skip
     pipeline.check_static(training, "train_files")  # XLA compiles only static shapes
-    valid = fitting.validation_batches(ready, found)  # None: nothing validates
+    valid = fitting.validation_batches(run, ready)  # None: nothing validates
 
-    with found.scope():
-        keras.mixed_precision.set_global_policy(run.precision)  # read by each layer made
+    with accelerator.scope():
+        keras.mixed_precision.set_global_policy(plan.precision)  # read by each layer made
         model = recipe.build_model(
-            cfg, ready.backbone, found.image_dtype, *ready.metadata_width, **ready.values
+            cfg, ready.backbone, accelerator.image_dtype, *ready.metadata_width, **ready.values
         )
         print(f"model: {model.name}, {model.count_params():,} parameters")
         recipe.compile_model(
-            model, cfg, found.replicas, run.steps_per_epoch, class_shares=ready.class_shares,
-            steps_per_execution=run.steps_per_execution, **ready.values,
+            model, cfg, accelerator.replicas, plan.steps_per_epoch,
+            class_shares=ready.class_shares, steps_per_execution=plan.steps_per_execution,
+            **ready.values,
         )  # fmt: skip
-        done, history = checkpoints.resume(model, cfg)  # the epochs a killed run finished
+        done, history = checkpoints.resume(model, cfg, run.places)  # the epochs a killed run did
         validation = fitting.validated(cfg, valid)  # each epoch, the metric: weights, average
         callbacks = [
             keras.callbacks.ProgbarLogger(),  # Keras' epoch line, then the validation's
             *validation,
-            checkpoints.EveryEpoch(cfg, run, history, found.writes_files),
+            checkpoints.EveryEpoch(cfg, run.places, plan, history, accelerator.writes_files),
             *fitting.skipping(ready.skipped),
         ]
         if done < cfg.epochs:
@@ -87,23 +87,21 @@ def train_fold(cfg: Config, found: Accelerator) -> dict:
                     training,
                     initial_epoch=done,
                     epochs=cfg.epochs,
-                    steps_per_epoch=run.steps_per_epoch,
+                    steps_per_epoch=plan.steps_per_epoch,
                     callbacks=callbacks,
                     shuffle=False,  # the dataset shuffles itself; Keras cannot shuffle tf.data
                     verbose=progress_verbosity(),
                 )
         else:
             print(f"all {cfg.epochs} epochs were done already; --no-resume trains again")
-        kept = fitting.keep_the_average(model, history, cfg, found)
+        kept = fitting.keep_the_average(run, model, history)
         if valid is not None:  # valid.csv: the fold's out-of-fold predictions, and its score
-            history[f"final_valid_{cfg.metric}"] = fitting.score_validation(
-                cfg, model, ready, found
-            )
-    checkpoints.save_trained(model, cfg, run, found.writes_files, kept)
-    fitting.save_history(cfg, history, found)
+            history[f"final_valid_{cfg.metric}"] = fitting.score_validation(run, model, ready)
+    checkpoints.save_trained(model, cfg, run.places, plan, accelerator.writes_files, kept)
+    fitting.save_history(run, history)
     return history
 
 
-def command(args, cfg: Config, found=None) -> int:
-    train(cfg, found)
+def command(args, run: Run) -> int:
+    train(run)
     return 0

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..config import uses_metadata
-from ..data import pipeline, scan, source
+from ..data import pipeline, scan
 from ..errors import UserError, named
 from ..learning import backbones, model, plan
 from ..outputs import checkpoints
@@ -19,19 +18,19 @@ if TYPE_CHECKING:  # what the checks of features a run may leave off find
 
 def table(p: Preflight) -> Result | None:
     """The table beside each image the run joins to it: its columns, those left out and why."""
-    cfg = p.cfg
-    if not uses_metadata(cfg):
+    cfg, data = p.cfg, p.run.data
+    if p.manifest is None:
+        return None  # the data did not read: said already
+    if not data.uses_metadata:
         return Result("")
     from ..data import metadata, metadata_inputs
 
-    if p.manifest is None:
-        return None
-    held = metadata_inputs.found(cfg, p.manifest.value)
-    if held is None:
+    read = metadata_inputs.found(cfg, p.run.places, data)
+    if read is None:
         return Result("")
-    left_out = metadata.left_out_line(held.left_out)
-    said = f"metadata: {', '.join(held.columns)} from {held.where}"
-    return Result(said + (f"; left out: {left_out}" if left_out else ""), held)
+    left_out = metadata.left_out_line(read.left_out)
+    line = f"metadata: {', '.join(read.columns)} from {read.where}"
+    return Result(line + (f"; left out: {left_out}" if left_out else ""), read)
 
 
 def label_corrections(p: Preflight) -> Result[corrections.Corrections | None] | None:
@@ -51,35 +50,37 @@ def label_corrections(p: Preflight) -> Result[corrections.Corrections | None] | 
         )
     valid = p.valid.value if p.valid and p.valid.value else None
     labeled = set(train.ids) | set(valid.ids if valid else [])
-    made = corrections.read(p.cfg)
-    return Result(corrections.checked(p.cfg, made, train.ids, labeled), made)
+    made = corrections.read(cfg, p.run.places)
+    return Result(corrections.checked(p.run.places, made, train.ids, labeled), made)
 
 
 def pseudo(p: Preflight) -> Result[pseudo_labels.PseudoLabels | None] | None:
     """Config.pseudo_labels: this fold's rows, each id found among the test images."""
-    cfg = p.cfg
+    cfg, data, places = p.cfg, p.run.data, p.run.places
     if not cfg.pseudo_labels:
         return Result("", None)
     from ..data import pseudo_labels
 
     if p.manifest is None:
         return None  # the data's problem is said already
-    if not cfg.test_files and not source.reads_test_images(cfg):
+    if not cfg.test_files and data.tests_from != "images":
         raise UserError(
             f"{named('pseudo_labels')}: the run reads no test set ({named('test_files')})"
         )
     alongside = training_images(p)
     if alongside is None:
         return None  # said already
-    test = source.of(cfg, "test_files").split(cfg, "test_files", False)
-    made, line = pseudo_labels.read(cfg, test.ids, test.files, alongside)
-    if uses_metadata(cfg) and made:  # each test image trained on joins its test table's row
+    test = data.test.split("test_files", False)
+    made, line = pseudo_labels.read(cfg, places, test.ids, test.files, alongside)
+    if data.uses_metadata and made:  # each test image trained on joins its test table's row
         from ..data import metadata, metadata_inputs
 
-        held = metadata_inputs.found(cfg, p.manifest.value)
-        if held is not None:
-            spec = metadata.fitted(held.table, held.columns)
-            metadata_inputs.for_test(cfg, [spec], made.ids, metadata_inputs.PSEUDO_WHO)
+        read = metadata_inputs.found(cfg, places, data)
+        if read is not None:
+            spec = metadata.fitted(read.table, read.columns)
+            metadata_inputs.for_test(
+                cfg, places, data, [spec], made.ids, metadata_inputs.PSEUDO_WHO
+            )
     return Result(line, made)
 
 
@@ -97,14 +98,14 @@ def plan_of_run(p: Preflight) -> Result[plan.Plan] | None:
     if records is None or p.pseudo is None:
         return None  # no training files, or their problem is said already
     added = len(p.pseudo.value.ids) if p.pseudo.value else 0  # test images trained on too
-    made = plan.make(p.cfg, p.found, records + added)
+    made = plan.make(p.cfg, p.run.accelerator, records + added)
     return Result(made.describe(), made)
 
 
 def skip(p: Preflight) -> Result[frozenset[str]]:
     """With --bad-records skip, decode every training image now and leave the bad ones out."""
     train = p.train.value if p.train and p.cfg.bad_records == "skip" else None
-    shards = p.data.scanned(p.cfg, train.files, True) if train else None
+    shards = p.run.data.train.scanned(train.files, True) if train else None
     if shards is None:  # nothing to skip, or a TFDS set, whose images TFDS checked preparing it
         return Result("", frozenset())
     bad = [shard for shard in shards if shard.bad]
@@ -119,8 +120,9 @@ def batch(p: Preflight) -> Result | None:
         return None
     files, global_batch = p.train.value.files, p.plan.value.global_batch
     augmentations = model.host_augmentations(p.cfg)  # looked up now: the model cell's edit too
+    image_dtype = p.run.accelerator.image_dtype
     training = pipeline.for_training(
-        files, p.cfg, global_batch, p.found.image_dtype, augmentations=augmentations
+        p.run.data, files, p.cfg, global_batch, image_dtype, augmentations=augmentations
     )
     pipeline.check_static(training, "train_files")
     return Result(f"train batch: {pipeline.describe_spec(training.element_spec)}")
@@ -131,7 +133,7 @@ def weights(p: Preflight) -> Result[backbones.Backbone] | None:
     if versions.unbuildable(p.cfg.backbone):
         return None  # the packages check said why
     precision = p.plan.value.precision if p.plan else "float32"
-    with p.found.scope():  # a TensorFlow strategy's variables are made in its scope
+    with p.run.accelerator.scope():  # a TensorFlow strategy's variables are made in its scope
         backbone = backbones.load(p.cfg, precision)
     return Result(f"weights: {p.cfg.backbone}, {backbone.source}", backbone)
 
@@ -140,7 +142,9 @@ def resume(p: Preflight) -> Result | None:
     """Where train starts; with records in folds, each fold resumes from its own folder."""
     if p.plan is None:
         return None
-    resumed = [checkpoints.check_resumable(run, p.plan.value) for run in train_runs(p)]
+    resumed = [
+        checkpoints.check_resumable(run.cfg, run.places, p.plan.value) for run in train_runs(p)
+    ]
     return Result("resume: " + "; ".join(resumed))
 
 
