@@ -105,10 +105,9 @@ KERNELS = """
 import json, sys
 import nbformat
 from {package}.runtime.config import Config
-from {package}.runtime.platform.paths import placed
 from {package}.tools import kernel
 for inference in (False, True):
-    folder = kernel.write_kernel(placed(Config()), "tpu", "alice", f"kernel-{{inference}}", inference=inference)
+    folder = kernel.write_kernel(Config(), "tpu", "alice", f"kernel-{{inference}}", inference=inference)
     described = json.loads((folder / "kernel-metadata.json").read_text(encoding="utf-8"))
     notebook = nbformat.read(folder / described["code_file"], as_version=4)
     nbformat.validate(notebook)
