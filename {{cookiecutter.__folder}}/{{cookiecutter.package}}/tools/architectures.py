@@ -10,15 +10,12 @@ from __future__ import annotations
 # keras_hub/src/utils/timm/convert_efficientnet.py; from PaddleClas:
 # tools/checkpoint_conversion/convert_resnet_vd_checkpoints.py; keras-hub 0.32).
 EFFICIENTNET_V1 = {
-    "stackwise_kernel_sizes": [3, 3, 5, 3, 5, 5, 3],
-    "stackwise_num_repeats": [1, 2, 2, 3, 3, 4, 1],
+    "stackwise_kernel_sizes": [3, 3, 5, 3, 5, 5, 3], "stackwise_num_repeats": [1, 2, 2, 3, 3, 4, 1],
     "stackwise_input_filters": [32, 16, 24, 40, 80, 112, 192],
     "stackwise_output_filters": [16, 24, 40, 80, 112, 192, 320],
-    "stackwise_expansion_ratios": [1, 6, 6, 6, 6, 6, 6],
-    "stackwise_strides": [1, 2, 2, 2, 1, 2, 1],
-    "stackwise_squeeze_and_excite_ratios": [0.25] * 7,
-    "stackwise_block_types": ["v1"] * 7,
-}
+    "stackwise_expansion_ratios": [1, 6, 6, 6, 6, 6, 6], "stackwise_strides": [1, 2, 2, 2, 1, 2, 1],
+    "stackwise_squeeze_and_excite_ratios": [0.25] * 7, "stackwise_block_types": ["v1"] * 7,
+}  # fmt: skip
 EFFICIENTNET = {
     "min_depth": None, "use_depth_divisor_as_min_depth": True, "cap_round_filter_decrease": True,
     "batch_norm_momentum": 0.9, "batch_norm_epsilon": 1e-5, "dropout": 0,
@@ -38,13 +35,10 @@ EFFICIENTNET_V2_S = {
     "width_coefficient": 1.0, "depth_coefficient": 1.0, "activation": "silu", "num_features": 1792,
 }  # fmt: skip
 RESNET_VD_50 = {
-    "input_conv_filters": [32, 32, 64],
-    "input_conv_kernel_sizes": [3, 3, 3],
-    "stackwise_num_filters": [64, 128, 256, 512],
-    "stackwise_num_blocks": [3, 4, 6, 3],
-    "stackwise_num_strides": [1, 2, 2, 2],
-    "block_type": "bottleneck_block_vd",
-}
+    "input_conv_filters": [32, 32, 64], "input_conv_kernel_sizes": [3, 3, 3],
+    "stackwise_num_filters": [64, 128, 256, 512], "stackwise_num_blocks": [3, 4, 6, 3],
+    "stackwise_num_strides": [1, 2, 2, 2], "block_type": "bottleneck_block_vd",
+}  # fmt: skip
 # From Hugging Face's configs, as keras-hub's converters map them (keras_hub/src/utils/
 # transformers/convert_dinov3.py, convert_swin_transformer.py; tools/checkpoint_conversion/
 # convert_siglip_checkpoints.py, and convert_hgnetv2_checkpoints.py's table of B0 to B6).
@@ -75,9 +69,7 @@ HGNETV2_B4 = {
     "stem_channels": [3, 32, 48], "hidden_act": "relu", "use_learnable_affine_block": False,
     # in, middle and out channels, blocks, layers a block, kernel size: each stage
     "stackwise_stage_filters": [
-        [48, 48, 128, 1, 6, 3],
-        [128, 96, 512, 1, 6, 3],
-        [512, 192, 1024, 3, 6, 5],
+        [48, 48, 128, 1, 6, 3], [128, 96, 512, 1, 6, 3], [512, 192, 1024, 3, 6, 5],
         [1024, 384, 2048, 1, 6, 5],
     ],
     "apply_downsample": [False, True, True, True],

@@ -2,7 +2,8 @@
 cache cost on this machine, each against what it could be (docs/speed.md shows what each mode
 prints). A mode times its variants in one process, taking turns (a noisy neighbour slows every
 one alike), and prints their medians and ratios. TensorFlow and Keras load only when a mode
-runs: `--help` needs neither, and `bench train` runs where Keras runs on JAX alone.
+runs, so the runtime's modules that load them are imported inside the functions: `--help`
+needs neither, and `bench train` runs where Keras runs on JAX alone.
 
 input, over the training records (or photo-like JPEGs it writes, --synthetic): DN decodes
 only, on every core, what this machine can do at all; DA adds the host's part of ours (a
@@ -32,14 +33,14 @@ import argparse
 import dataclasses
 import functools
 import itertools
-import json
 import math
+import multiprocessing
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,6 +48,7 @@ import numpy as np
 
 from ..runtime.backbone_choices import BACKBONES, weights
 from ..runtime.config import Config
+from ..runtime.data.kinds import Data
 from ..runtime.errors import UserError, count_flag, named, whole_number
 from ..runtime.learning import attention, plan
 from ..runtime.platform import backend, startup_logs
@@ -64,10 +66,9 @@ MODES = {
 REPEATS = {"input": 5, "train": 3}  # where --repeats is not given
 INPUT_RATIOS = (("OURS", "DN", ""), ("OURS", "DA", ""), ("OURS", "B1", ""))
 FILE_RATIOS = (
-    ("OURS", "DN", "files"),
-    ("OURS-REC", "DN-REC", "records"),
+    ("OURS", "DN", "files"), ("OURS-REC", "DN-REC", "records"),
     ("OURS-REC", "OURS", "records against files"),
-)
+)  # fmt: skip
 STEP_VARIANTS = ("CACHED", "OURS", "UNMIXED", "BARE", "STOCK", "APPS")
 STEP_RATIOS = (  # numerator, denominator, what the ratio tells
     ("OURS", "CACHED", "the input pipeline"),
@@ -226,7 +227,7 @@ def on_records(run: Run, synthetic: bool, images: int) -> tuple[dict, int, str, 
     made = {
         "DN": lambda: decoded_batches(read, image_of, decode_only, batch),
         "DA": lambda: decoded_batches(read, image_of, at_size, batch),
-        "OURS": lambda: ours(files, run if run.data else as_records(run), batch),
+        "OURS": lambda: ours(files, run, batch, as_records=not run.data),
         "B1": lambda: decoded_batches(read, image_of, textbook, batch, ordered=True),
     }
     return made, batches, heading, INPUT_RATIOS
@@ -279,7 +280,7 @@ def on_image_files(run: Run, folder: str, wanted: int) -> tuple[dict, int, str, 
         "DN": lambda: decoded_batches(files, tf.io.read_file, at_size, batch),
         "OURS": lambda: ours(paths, run, batch),
         "DN-REC": lambda: decoded_batches(read, encoded(cfg), at_size, batch),
-        "OURS-REC": lambda: ours(record_files, as_records(run), batch),
+        "OURS-REC": lambda: ours(record_files, run, batch, as_records=True),
     }
     return made, batches, heading, FILE_RATIOS
 
@@ -317,7 +318,6 @@ def written(cfg: Config, folder: Path, count: int, examples, what: str) -> list[
 
 
 def encoded(cfg: Config):
-    """A function from a record to its encoded image."""
     import tensorflow as tf
 
     spec = {cfg.image_key: tf.io.FixedLenFeature([], tf.string)}
@@ -325,7 +325,6 @@ def encoded(cfg: Config):
 
 
 def decoded_batches(read, image_of, decode, batch: int, ordered: bool = False):
-    """`read`'s items' images, each decoded by `decode` on every core, batched, prefetched."""
     import tensorflow as tf
 
     options = tf.data.Options()
@@ -336,20 +335,15 @@ def decoded_batches(read, image_of, decode, batch: int, ordered: bool = False):
     return decoded.batch(batch, True).prefetch(tf.data.AUTOTUNE)
 
 
-def as_records(run: Run) -> Run:
-    """The run reading the shards it is given as records, as given: those bench writes."""
-    from ..runtime.data import records
-    from ..runtime.data.kinds import Data
-
-    shards = records.Records(run.cfg, run.places, None)
-    return dataclasses.replace(run, data=Data("records", "records", None, shards, shards))
-
-
-def ours(files: list[str], run: Run, batch: int, image_dtype: str = "uint8"):
-    """The training pipeline as `train` builds it, with the recipe's host augmentations."""
-    from ..runtime.data import pipeline
+def ours(files: list[str], run: Run, batch: int, image_dtype="uint8", as_records=False):
+    """The training pipeline as `train` builds it, with the recipe's host augmentations;
+    `as_records`: reading the shards it is given as records, as given (those bench writes)."""
+    from ..runtime.data import pipeline, records
     from ..runtime.learning.model import host_augmentations
 
+    if as_records:
+        shards = records.Records(run.cfg, run.places, None)
+        run = dataclasses.replace(run, data=Data("records", "records", None, shards, shards))
     augmentations = host_augmentations(run.cfg)
     return pipeline.for_training(
         run.data, files, run.cfg, batch, image_dtype, augmentations=augmentations
@@ -373,26 +367,24 @@ def step_seconds(
     """Print each variant's seconds a step and their ratios; returns the medians by variant.
     `variants` picks some of STEP_VARIANTS, in that order; the model and its recipe are
     model.py's."""
-    run = started(run, read=False)
-    found = run.accelerator
+    run, planned, files, no_records = the_run(run)
     import keras
 
-    keras.utils.set_random_seed(run.cfg.seed)
-    read, run, files, no_records = the_run(run)
-    cfg = read.cfg
-    calls = max(1, math.ceil(steps / run.steps_per_execution))  # timed device calls a turn
+    cfg, found, per_call = run.cfg, run.accelerator, planned.steps_per_execution
+    keras.utils.set_random_seed(cfg.seed)
+    calls = max(1, math.ceil(steps / per_call))  # timed device calls a turn
+    per_turn = (calls + 1) * per_call
     training = None
     if files and "OURS" in variants:
-        training = ours(files, read, run.global_batch, found.image_dtype)
+        training = ours(files, run, planned.global_batch, found.image_dtype)
+    fits, skipped = {}, {}
     with found.scope():
-        keras.mixed_precision.set_global_policy(run.precision)
-        backbone = backbone_for(cfg, run.precision)
-        images, labels = cached_batch(cfg, run, training, found.image_dtype)
-        fits, skipped = {}, {}
-        per_call, per_turn = run.steps_per_execution, (calls + 1) * run.steps_per_execution
+        keras.mixed_precision.set_global_policy(planned.precision)
+        backbone = backbone_for(cfg, planned.precision)
+        cached = cached_batch(cfg, planned, training, found.image_dtype)
         if {"CACHED", "OURS"} & set(variants):
-            net = our_model(cfg, found, run, per_turn, backbone)
-            fits["CACHED"] = (net, (images, labels))
+            net = our_model(cfg, found, planned, per_turn, backbone)
+            fits["CACHED"] = (net, cached)
             if training is not None:
                 fits["OURS"] = (net, training)
             elif "OURS" in variants:
@@ -402,57 +394,56 @@ def step_seconds(
             skipped["UNMIXED"] = "mixing is off: --mixup or --cutmix switches it on"
         elif "UNMIXED" in variants:
             # A network of its own: under JAX, fit frees the variables of the model it trains.
-            net = our_model(dataclasses.replace(cfg, mix_probability=0.0), found, run, per_turn)
-            fits["UNMIXED"] = (net, (images, labels))
-        plainly, why_not = plain_variants(cfg, backbone.model, variants)
-        skipped.update(why_not)
-        floats = images.astype(np.float32)
-        classes = np.random.default_rng(cfg.seed).integers(0, cfg.num_classes, len(images))
-        for name, model in plainly.items():
+            unmixed = dataclasses.replace(cfg, mix_probability=0.0)
+            fits["UNMIXED"] = (our_model(unmixed, found, planned, per_turn), cached)
+        floats = cached[0].astype(np.float32)
+        classes = np.random.default_rng(cfg.seed).integers(0, cfg.num_classes, len(floats))
+        for name, model in plain_variants(cfg, backbone.model, variants, skipped).items():
             adam = keras.optimizers.Adam(1e-4)
             model.compile(adam, "sparse_categorical_crossentropy", steps_per_execution=per_call)
             fits[name] = (model, (floats, classes))
         fits = {name: fits[name] for name in variants if name in fits}
         medians, first = step_turns(fits, calls, per_call, repeats)
+    batch = planned.global_batch
     print(
         f"{cfg.backbone} ({backbone.source}) at {cfg.image_size}x{cfg.image_size}, global batch "
-        f"{run.global_batch}, {run.precision}, steps per execution: {per_call}; {found.backend} "
+        f"{batch}, {planned.precision}, steps per execution: {per_call}; {found.backend} "
         f"on the {found.kind}, replicas: {found.replicas}, host cores: {os.cpu_count()}"
     )
     # JAX and TensorFlow compile a model for its first call: it takes that much longer.
     compiled = [name for name in medians if name != "OURS"]  # OURS runs what CACHED compiled
     took = [f"{n} {first[n] - medians[n] * per_call:.1f} s" for n in compiled]
     print("first call, compiling: " + ", ".join(took))
-    count, batch = repeats * calls, run.global_batch
     figure = "{:8.3f} s a step, {:,.1f} images/s (median of {} device calls)".format
-    report(medians, lambda seconds: figure(seconds, batch / seconds, count), STEP_RATIOS)
+    report(medians, lambda seconds: figure(seconds, batch / seconds, repeats * calls), STEP_RATIOS)
     for name, why in skipped.items():
         print(f"not measured: {name}: {why}")
     return medians
 
 
-def the_run(run: Run) -> tuple[Run, plan.Plan, list[str], str]:
-    """The run with its data as train reads it, its plan, the training files, and why none
-    (or "")."""
+def the_run(run: Run | Config) -> tuple[Run, plan.Plan, list[str], str]:
+    """The run on its accelerator, found first (it picks Keras' backend), with its data as
+    train reads it; its plan, the training files, and why none (or "")."""
+    run = started(run, read=False)
     cfg, found = run.cfg, run.accelerator
     if not backend.tensorflow_installed():
-        problems = ["no TensorFlow installed, whose tf.data reads them"]
+        problem = "no TensorFlow installed, whose tf.data reads them"
     else:
         from ..runtime.stages import preflight, training_checks
 
         try:
             run = started(run)
         except UserError as error:
-            problems = [str(error)]
+            problem = str(error)
         else:
             checked = preflight.check(run, "preview", training=training_checks.CHECKS)
             if checked.plan:  # made from the training files, once they are checked
                 return run, checked.plan.value, checked.train.value.files, ""
-            problems = checked.problems or ["no training records"]
+            problem = "; ".join(checked.problems or ["no training records"])
     steps, note = plan.steps_per_execution(found, cfg.steps_per_execution, sys.maxsize)
     precision = found.precision(cfg.precision)
     planned = plan.Plan(found.global_batch(cfg.batch_size), 0, precision, steps, note)
-    return run, planned, [], "; ".join(problems)
+    return run, planned, [], problem
 
 
 def backbone_for(cfg: Config, precision: str):
@@ -476,47 +467,57 @@ def backbone_for(cfg: Config, precision: str):
     return backbones.Backbone(backbones.prepared(model), scale, offset, source)
 
 
-def our_model(cfg: Config, device, run: plan.Plan, steps: int, backbone=None):
+def our_model(cfg: Config, device, planned: plan.Plan, steps: int, backbone=None):
     """model.py's model, compiled as train compiles it for `steps` steps."""
     from ..runtime.learning import model
 
-    backbone = backbone or backbone_for(cfg, run.precision)
+    backbone = backbone or backbone_for(cfg, planned.precision)
     net = model.build_model(cfg, backbone, device.image_dtype)
-    each = run.steps_per_execution
+    each = planned.steps_per_execution
     model.compile_model(net, cfg, device.replicas, steps, steps_per_execution=each)
     return net
 
 
-def cached_batch(cfg: Config, run: plan.Plan, training, image_dtype: str) -> tuple:
+def cached_batch(cfg: Config, planned: plan.Plan, training, image_dtype: str) -> tuple:
     """One batch of the pipeline's, or of random pixels without records."""
     if training is not None:
         images, labels = next(iter(training))
         return np.asarray(images), np.asarray(labels)
     rng = np.random.default_rng(cfg.seed)
-    shape = (run.global_batch, cfg.image_size, cfg.image_size, 3)
+    shape = (planned.global_batch, cfg.image_size, cfg.image_size, 3)
     images = rng.integers(0, 256, shape, dtype=np.uint8).astype(image_dtype)
-    classes = rng.integers(0, cfg.num_classes, run.global_batch)
+    classes = rng.integers(0, cfg.num_classes, planned.global_batch)
     labels = np.eye(cfg.num_classes, dtype=np.float32)[classes] if cfg.multi_label else classes
     return images, labels.astype(np.float32 if cfg.multi_label else np.int32)
 
 
-def plain_variants(cfg: Config, loaded: keras.Model, variants) -> tuple[dict, dict]:
-    """Those of BARE, STOCK and APPS asked for that can be built (uncompiled), and why not
-    where not."""
+def plain_variants(cfg: Config, loaded: keras.Model, variants, skipped: dict) -> dict:
+    """Those of BARE, STOCK and APPS asked for that can be built (uncompiled), each its network
+    under global pooling and a dense softmax; why not, where not, into `skipped`."""
     import keras
+    from keras import layers
 
     from ..runtime.learning import backbones, efficientnet_padding
 
     def another() -> keras.Model:  # as keras-hub builds it (clone_model would copy our changes)
         return type(loaded).from_config(loaded.get_config())
 
-    plainly, skipped, title = {}, {}, BACKBONES[cfg.backbone].title
+    def plain(network: keras.Model, name: str) -> keras.Model:
+        backbones.synchronize_batch_statistics(network)  # as ours
+        inputs = keras.Input((cfg.image_size, cfg.image_size, 3), name="image")
+        names = network.input if isinstance(network.input, dict) else None
+        x = network({next(iter(names)): inputs} if names else inputs)
+        two_d = len(x.shape) == 4  # a convolutional network's map; else a transformer's tokens
+        x = (layers.GlobalAveragePooling2D if two_d else layers.GlobalAveragePooling1D)()(x)
+        outputs = layers.Dense(cfg.num_classes, "softmax", dtype="float32")(x)
+        return keras.Model(inputs, outputs, name=name)
+
+    plainly, title = {}, BACKBONES[cfg.backbone].title
     if "BARE" in variants:
-        plainly["BARE"] = plain(cfg, backbones.prepared(another()), "bare")
+        plainly["BARE"] = plain(backbones.prepared(another()), "bare")
     stock = another() if "STOCK" in variants else None
     if stock is not None and efficientnet_padding.padded_at_stride_one(stock):
-        backbones.synchronize_batch_statistics(stock)
-        plainly["STOCK"] = plain(cfg, stock, "stock")
+        plainly["STOCK"] = plain(stock, "stock")
     elif stock is not None:
         skipped["STOCK"] = (
             f"{title} has no stride-1 depthwise convolution padded beforehand: "
@@ -525,27 +526,13 @@ def plain_variants(cfg: Config, loaded: keras.Model, variants) -> tuple[dict, di
     network = ARCHITECTURES.get(cfg.backbone, ("", {}, ""))[2]
     if "APPS" in variants and network:
         size = (cfg.image_size, cfg.image_size, 3)
-        applications = getattr(keras.applications, network)(
+        apps = getattr(keras.applications, network)(
             include_top=False, weights=None, input_shape=size
         )
-        backbones.synchronize_batch_statistics(applications)
-        plainly["APPS"] = plain(cfg, applications, "applications")
+        plainly["APPS"] = plain(apps, "applications")
     elif "APPS" in variants:
         skipped["APPS"] = f"keras.applications has no network of {title}'s"
-    return plainly, skipped
-
-
-def plain(cfg: Config, backbone: keras.Model, name: str) -> keras.Model:
-    """`backbone` under global pooling and a dense softmax: a bare Keras classifier."""
-    import keras
-
-    inputs = keras.Input((cfg.image_size, cfg.image_size, 3), name="image")
-    names = backbone.input if isinstance(backbone.input, dict) else None
-    x = backbone({next(iter(names)): inputs} if names else inputs)
-    two_d = len(x.shape) == 4  # a convolutional network's map; else a transformer's tokens
-    x = (keras.layers.GlobalAveragePooling2D if two_d else keras.layers.GlobalAveragePooling1D)()(x)
-    outputs = keras.layers.Dense(cfg.num_classes, "softmax", dtype="float32")(x)
-    return keras.Model(inputs, outputs, name=name)
+    return plainly
 
 
 def step_turns(fits: dict, calls: int, steps_per_call: int, repeats: int) -> tuple[dict, dict]:
@@ -569,7 +556,10 @@ def step_turns(fits: dict, calls: int, steps_per_call: int, repeats: int) -> tup
 
 def fit_turn(model: keras.Model, data, steps: int) -> list[float]:
     """Fit `steps` steps; when each device call ended, after the fit's start. Keras reads a
-    call's loss back before it calls on_train_batch_end, so the call has finished by then."""
+    call's loss back before it calls on_train_batch_end, so the call has finished by then.
+    One batch (a tuple) is fed over and over: under TensorFlow as a tf.data dataset; under JAX
+    as the arrays themselves, put on the device once where one device trains (DataParallel
+    splits them over several itself), so neither tf.data nor a copy from the host each step."""
     import keras
 
     from ..runtime.learning import averaging
@@ -579,49 +569,36 @@ def fit_turn(model: keras.Model, data, steps: int) -> list[float]:
         on_train_begin=lambda logs: ends.append(time.perf_counter()),
         on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter()),
     )
-    data = repeated(data) if isinstance(data, tuple) else data
+    if isinstance(data, tuple) and keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        data = tf.data.Dataset.from_tensors(data).repeat()
+    elif isinstance(data, tuple):
+        import jax
+
+        batch = jax.device_put(data) if keras.distribution.distribution() is None else data
+        data = (batch for _ in itertools.count())
     model.fit(data, epochs=1, steps_per_epoch=steps, callbacks=[timer], verbose=0, shuffle=False)
     averaging.unshared(model)  # for its next turn, under JAX
     return ends
 
 
-def repeated(batch: tuple):
-    """One batch, over and over, as fit takes it: under TensorFlow a tf.data dataset; under
-    JAX the arrays themselves, put on the device once where one device trains (DataParallel
-    splits them over several itself), so neither tf.data nor a copy from the host each step."""
-    import keras
-
-    if keras.backend.backend() == "tensorflow":
-        import tensorflow as tf
-
-        return tf.data.Dataset.from_tensors(batch).repeat()
-    if keras.distribution.distribution() is None:
-        import jax
-
-        batch = jax.device_put(batch)
-    return (batch for _ in itertools.count())
-
-
-def compile_cache(cfg: Config) -> dict[str, list[list[float]]]:
+def compile_cache(cfg: Config) -> dict[str, list[tuple[float, float]]]:
     """Each cache setting's folds' first and second steps' seconds, each setting in a process
-    of its own (JAX reads the cache folder once); prints them and their ratios."""
-    root = Path(__file__).resolve().parents[2]  # the folder that holds the package
-    env = {**os.environ, "KERAS_BACKEND": "jax"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
-    firsts = {}
+    of its own (JAX reads the cache folder once), spawned with Keras on JAX; prints them and
+    their ratios."""
+    firsts, spawn = {}, multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="bench-compile-") as scratch:
         for cache in ("off", "on"):
+            print(f"--- compile cache {cache}: {FOLDS} folds in one process", flush=True)
             # The settings alone: the child finds the data and its places again.
-            out = f"{scratch}/{cache}"
-            run = dataclasses.replace(
-                cfg, backend="jax", compile_cache=cache == "on", output_dir=out
+            settings = dataclasses.replace(
+                cfg, backend="jax", compile_cache=cache == "on", output_dir=f"{scratch}/{cache}"
             )
-            given, result = Path(scratch) / f"{cache}.json", Path(scratch) / f"{cache}-out.json"
-            given.write_text(json.dumps(dataclasses.asdict(run)))
-            print(f"--- compile cache {cache}: {FOLDS} folds in one process")
-            child = [sys.executable, "-m", __name__, str(given), str(result)]  # the file's end
-            subprocess.run(child, env=env, check=True)
-            firsts[cache] = json.loads(result.read_text())
+            with ProcessPoolExecutor(
+                1, mp_context=spawn, initializer=backend.use, initargs=("jax",)
+            ) as child:
+                firsts[cache] = child.submit(first_steps, settings).result()
     print(f"first training step of each fold, Keras on JAX, {cfg.backbone} at {cfg.image_size}px")
     print("(beyond: the first step less the second, what tracing and compiling took)")
     print("cache  fold 1     fold 2     fold 2/fold 1  beyond: fold 1   fold 2   fold 2/fold 1")
@@ -636,28 +613,20 @@ def compile_cache(cfg: Config) -> dict[str, list[list[float]]]:
 def first_steps(cfg: Config) -> list[tuple[float, float]]:
     """Each fold's first and second device calls' seconds in this process (a step each, or
     steps_per_execution): a new model, built, compiled and fit as train does it, on one
-    cached batch."""
-    found = start(cfg, read=False).accelerator  # keeps compiled programs in the output, if asked
+    cached batch. The accelerator keeps compiled programs in the output, if asked."""
+    run, planned, _, _ = the_run(cfg)
     import keras
 
-    read, run, _, _ = the_run(start(cfg, accelerator=found, read=False))
-    cfg = read.cfg
-    steps = 2 * run.steps_per_execution  # two calls: one traces, compiles and runs; one runs
-    batch = cached_batch(cfg, run, None, found.image_dtype)
+    cfg, found, per_call = run.cfg, run.accelerator, planned.steps_per_execution
+    batch = cached_batch(cfg, planned, None, found.image_dtype)
     firsts = []
     for fold in range(FOLDS):
         keras.utils.set_random_seed(cfg.seed)
         with found.scope():
-            keras.mixed_precision.set_global_policy(run.precision)
-            ends = fit_turn(our_model(cfg, found, run, steps), batch, steps)
+            keras.mixed_precision.set_global_policy(planned.precision)
+            net = our_model(cfg, found, planned, 2 * per_call)  # one call compiles; one runs
+            ends = fit_turn(net, batch, 2 * per_call)
         first, then = ends[1] - ends[0], ends[2] - ends[1]  # device calls of equal steps
         firsts.append((first, then))
-        each = then / run.steps_per_execution
-        print(f"fold {fold + 1}: first step {first:.2f} s, then {each:.3f} s a step")
+        print(f"fold {fold + 1}: first step {first:.2f} s, then {then / per_call:.3f} s a step")
     return firsts
-
-
-if __name__ == "__main__":  # one cache setting of bench compile, in a process of its own
-    given, result = sys.argv[1:]
-    cfg = Config(**json.loads(Path(given).read_text()))
-    Path(result).write_text(json.dumps(first_steps(cfg)))

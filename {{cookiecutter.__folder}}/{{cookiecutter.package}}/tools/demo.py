@@ -96,7 +96,7 @@ def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict
     import numpy as np
     from sklearn.model_selection import train_test_split
 
-    from .shards import write_shards
+    from .shards import write_shards  # TensorFlow, as above
 
     output = output_folder(output, "demo-data --output-dir")
     refuse_foreign("demo-data --output-dir", output, "demo-data", not_written_by_demo(output))

@@ -11,28 +11,31 @@ manifest. It writes
 
 Ids stay as the competition spells them; competition_files.py finds the id and label columns
 (docs/data.md). A multi-label record's "class" is a multi-hot row, and one of values or shares
-a row of floats (value_labels.py). An id may name a DICOM file or a folder of one series
+a row of floats (competition_files.py). An id may name a DICOM file or a folder of one series
 (dicom.py decodes them); an image past Pillow's decompression-bomb limit is stored reduced.
 
-Every input is checked before the first shard is written (competition_files.py). Images are decoded
-in parallel over the cores (image_files.py) into shards of about 150 MB, written as shards.py writes
-every shard; the manifest comes last, so a killed run leaves no shard that looks whole and no
-manifest that lists one. Which images go into which shard is planned first: the same command run
-again after an interruption keeps the shards already whole and writes the rest (`--force` starts
-over). The loader reads the manifest, so `train --data-dir <output>` needs no other file flag.
+Every input is checked before the first shard is written (competition_files.py). Images are
+decoded in parallel over the cores (`prepare`, in worker processes that load no TensorFlow, so
+they start in a moment) into shards of about 150 MB, written as shards.py writes every shard;
+the manifest comes last, so a killed run leaves no shard that looks whole and no manifest that
+lists one. Which images go into which shard is planned first: the same command run again after
+an interruption keeps the shards already whole and writes the rest (`--force` starts over). The
+loader reads the manifest, so `train --data-dir <output>` needs no other file flag.
 
 --output-dir is a folder of records' own: it must not hold, or sit inside, an input, nor hold a
 file records does not write. `--force` removes only the files an earlier run names (its
 manifest's or progress file's shards, and those two files), never a folder, never a guess.
+pandas, scikit-learn and TensorFlow (shards.py) are imported in the functions that use them:
+`records --help` needs none of them.
 """
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
-import contextlib
 import dataclasses
 import hashlib
+import io
 import itertools
 import json
 import math
@@ -42,21 +45,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PIL import Image, ImageOps, UnidentifiedImageError
+
 from ..runtime.config import Config, given_fields, notebook_sources, targets
-from ..runtime.data.dicom import WINDOWS, window
+from ..runtime.data import dicom
 from ..runtime.errors import UserError, whole_number
-from ..runtime.platform.files import (
-    IMAGE_SUFFIXES,
-    MANIFEST,
-    METADATA_TABLE,
-    is_url,
-    output_folder,
-    refuse_foreign,
-    write_json,
-    written_whole,
-)
+from ..runtime.platform import files
+from ..runtime.platform.files import IMAGE_SUFFIXES, MANIFEST, METADATA_TABLE
 from ..runtime.platform.run_lock import one_run_at_a_time
-from .image_files import AS_THEY_ARE, Decoding, Prepared, prepare
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,6 +76,37 @@ OWN_SPLITS = ("train", "test")
 OWN_SUFFIXES = (".tfrec", ".partial")
 
 
+ORIENTATION = 0x0112  # the EXIF tag cameras set instead of rotating the pixels
+QUALITY = 95
+# Pillow's guard against decompression bombs, as it ships. A competition's own images are the
+# user's data, not an attack: one larger is read all the same, and stored reduced to fit it.
+PILLOW_LIMIT = Image.MAX_IMAGE_PIXELS
+Image.MAX_IMAGE_PIXELS = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Decoding:
+    """How `records` decodes each image (its flags)."""
+
+    resize: int = 0  # stored N x N; 0: as they are
+    max_pixels: int = 0  # larger images are refused; 0: none is
+    window: str = "auto"  # DICOM, as dicom.pixels takes them
+    slices: int = 3
+    frames: str = "middle"
+
+
+AS_THEY_ARE = Decoding()
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    encoded: bytes = b""  # what the record stores; empty when the file is unusable
+    width: int = 0
+    height: int = 0
+    problem: str = ""  # why the file is unusable
+    original: tuple = ()  # (width, height) of an image stored reduced
+
+
 # The Config fields `records` reads: the CSV's columns and the folds.
 CONFIG_FIELDS = (
     "id_column", "label_column", "multi_label", "keep_label_spellings", "folds", "fold_seed",
@@ -98,23 +125,22 @@ def write_records(
     starts over. `slice_column`: the CSV's column naming the slice each series is centred on.
     `given`: the fields the user gave (the CSV's columns are found where they did not); by
     default, those of `cfg` that are not defaults."""
-    # scikit-learn and TensorFlow, loaded here: `records --help` needs neither
-    from ..runtime.data import competition_files as files
+    from ..runtime.data.competition_files import refuse_missing, test_rows, training_rows
     from ..runtime.data.metadata import metadata_tables
 
-    output = output_folder(output, "records --output-dir", buckets=True)
+    output = files.output_folder(output, "records --output-dir", buckets=True)
     check_folders(output, images, csv, test_images)
     given = given_fields(cfg, notebook_sources(cfg)) if given is None else given
-    rows, found = files.training_rows(cfg, images, csv, group_column, dicom=True, given=given)
+    rows, found = training_rows(cfg, images, csv, group_column, dicom=True, given=given)
     if slice_column:
-        files.refuse_missing(found["columns"], csv, slice_column, "records --slice-column")
+        refuse_missing(found["columns"], csv, slice_column, "records --slice-column")
         rows["at"] = found["columns"][slice_column].to_numpy()
-    tests = files.test_rows(test_images, found["series_depth"])
-    dicom = None
+    tests = test_rows(test_images, found["series_depth"])
+    dicom_read = None
     if any(Path(path).suffix.lower() not in IMAGE_SUFFIXES for path in [*rows.path, *tests.path]):
         import pydicom  # noqa: F401 (missing, it is named with the install before any shard)
 
-        dicom = {
+        dicom_read = {
             "window": decoding.window, "slices": decoding.slices, "frames": decoding.frames,
             "slice_column": slice_column,
         }  # fmt: skip
@@ -129,7 +155,7 @@ def write_records(
         "multi_label": found["multi_label"], "num_classes": found["num_classes"],
         "targets": targets(cfg),  # classes; or values or shares, which this metric scores
         "metric": cfg.metric, "folds": cfg.folds, "fold_seed": cfg.fold_seed,
-        "resize": decoding.resize, "max_image_pixels": decoding.max_pixels, "dicom": dicom,
+        "resize": decoding.resize, "max_image_pixels": decoding.max_pixels, "dicom": dicom_read,
         "metadata": {**columns, "file": METADATA_TABLE if table is not None else None},
     }  # fmt: skip
     with one_run_at_a_time(output, "records --output-dir"):  # two writers would mix their shards
@@ -144,9 +170,9 @@ def write_records(
             "reduced": [file for shard in shards for file in shard["reduced"]],
         }
         if table is not None:  # before the manifest, which names it
-            with written_whole(output / METADATA_TABLE) as temporary:
+            with files.written_whole(output / METADATA_TABLE) as temporary:
                 table.to_csv(temporary, index=False)
-        write_json(output / MANIFEST, manifest)
+        files.write_json(output / MANIFEST, manifest)
         (output / PROGRESS).unlink()
     return manifest
 
@@ -157,7 +183,7 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
     test images that are the training images."""
     inputs = {"--images": images, "--csv": csv, "--test-images": test_images}
     for flag, path in inputs.items():
-        if path and not is_url(output) and overlap(output, Path(path)):
+        if path and not files.is_url(output) and overlap(output, Path(path)):
             elsewhere = Path(path).resolve().parent / "records"
             clear = not any(p and overlap(elsewhere, Path(p)) for p in inputs.values())
             suggestion = f", such as {elsewhere}" if clear else ""
@@ -182,7 +208,7 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
         elif not (path.name in OWN_TOP and path.is_file()):
             foreign.append(path)
     names = [str(path.relative_to(output)) for path in foreign]
-    refuse_foreign("records --output-dir", output, "records", names)
+    files.refuse_foreign("records --output-dir", output, "records", names)
 
 
 def overlap(one: Path, other: Path) -> bool:
@@ -241,17 +267,28 @@ def write_plan(
     """Every planned shard, the whole ones an interrupted run left kept; what each holds."""
     said = [planned, dataclasses.asdict(decoding)]
     key = hashlib.sha256(json.dumps(said, default=str).encode()).hexdigest()
-    done = resumable(output, key, command, force)
+    if force:
+        removed_for_force(output)
+    done = {} if force else resumable(output, key, command)
     from tqdm.auto import tqdm
 
+    # Processes that decode images, one per core; spawned: TensorFlow's threads make forking unsafe
+    spawn = multiprocessing.get_context("spawn")
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=os.cpu_count(), mp_context=spawn)
     images = sum(len(part) for part in planned.values())
-    with worker_pool() as pool, tqdm(total=images, unit="image") as bar:
-        for number, (name, part) in enumerate(planned.items(), 1):
-            bar.set_description(f"shard {number}/{len(planned)} {name}")
-            if name not in done:
-                done[name] = write_planned(pool, output, name, part, decoding)
-                write_json(output / PROGRESS, {"plan": key, "command": command, "shards": done})
-            bar.update(len(part))
+    try:
+        with tqdm(total=images, unit="image") as bar:
+            for number, (name, part) in enumerate(planned.items(), 1):
+                bar.set_description(f"shard {number}/{len(planned)} {name}")
+                if name not in done:
+                    done[name] = write_planned(pool, output, name, part, decoding)
+                    progress = {"plan": key, "command": command, "shards": done}
+                    files.write_json(output / PROGRESS, progress)
+                bar.update(len(part))
+    except BaseException:  # an interruption: the images not yet started are dropped at once
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return [done[name] for name in planned]
 
 
@@ -278,13 +315,10 @@ def size_of(path: str) -> int:
     return os.path.getsize(path)
 
 
-def resumable(output: Path, key: str, command: str, force: bool) -> dict[str, dict]:
+def resumable(output: Path, key: str, command: str) -> dict[str, dict]:
     """The shards an interrupted run of this plan left whole, by name; nothing when starting
-    afresh. Refuses a folder holding finished records, or another run's, unless `force`."""
+    afresh. Refuses a folder holding finished records, or another run's (--force's to remove)."""
     progress = output / PROGRESS
-    if force:
-        removed_for_force(output)
-        return {}
     if (output / MANIFEST).exists():
         raise UserError(
             f"records --output-dir {output} already holds finished records ({MANIFEST}); give an "
@@ -324,7 +358,7 @@ def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Dec
 
     split, stem = name.split("/")
     folder = output / split
-    if not is_url(folder):  # a bucket has no folders: an object's name holds its path
+    if not files.is_url(folder):  # a bucket has no folders: an object's name holds its path
         folder.mkdir(parents=True, exist_ok=True)
     paths, ats = [row["path"] for row in part], [row.get("at", "") for row in part]
     prepared = pool.map(prepare, paths, itertools.repeat(decoding), ats, chunksize=16)
@@ -344,26 +378,12 @@ def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Dec
             yield example(row, image)
 
     path, count = write_shard(folder, stem, kept_records())
-    shard = {"file": str(path.relative_to(output)) if path else None, "records": count}
-    if "fold" in part[0]:
-        shard["fold"] = int(part[0]["fold"])
-    shard |= {"classes": dict(classes), "sizes": list(size_range(sizes).values())}
-    return shard | {"skipped": skipped, "reduced": reduced}
-
-
-@contextlib.contextmanager
-def worker_pool():
-    """Processes that decode images, one per core; spawned, since TensorFlow's threads make
-    forking unsafe. On an interruption the images not yet started are dropped at once."""
-    pool = concurrent.futures.ProcessPoolExecutor(
-        max_workers=os.cpu_count(), mp_context=multiprocessing.get_context("spawn")
-    )
-    try:
-        yield pool
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
+    fold = {"fold": int(part[0]["fold"])} if "fold" in part[0] else {}
+    return {
+        "file": str(path.relative_to(output)) if path else None, "records": count, **fold,
+        "classes": dict(classes), "sizes": list(size_range(sizes).values()),
+        "skipped": skipped, "reduced": reduced,
+    }  # fmt: skip
 
 
 def example(row: dict, image: Prepared) -> bytes:
@@ -377,6 +397,65 @@ def example(row: dict, image: Prepared) -> bytes:
         number = row["number"]
         values["class"] = number if isinstance(number, list) else int(number)
     return serialized(values)
+
+
+def prepare(path: str, decoding: Decoding = AS_THEY_ARE, at: str = "") -> Prepared:
+    """The bytes to store for the image at `path`, a DICOM file or series folder (`at`: the
+    slice its CSV row names), resized to resize x resize if asked.
+
+    JPEG bytes pass through unchanged when they already decode upright as RGB or grayscale
+    (the loader decodes grayscale as RGB); PNG and other formats, CMYK, alpha, EXIF-rotated,
+    reduced and resized photos are re-encoded as JPEG; DICOM as PNG, whose grey levels are
+    the window's exactly, each slice its own channel (JPEG's colour would blend them).
+    """
+    try:
+        if os.path.isdir(path) or dicom.is_dicom(Path(path)):
+            pixels = dicom.pixels(path, decoding.window, decoding.slices, decoding.frames, at)
+            image = Image.fromarray(pixels[..., 0] if pixels.shape[-1] == 1 else pixels)
+            return too_large(image.size, decoding) or stored(image, decoding, "PNG")
+        raw = Path(path).read_bytes()
+        with Image.open(io.BytesIO(raw)) as image:
+            size = image.size
+            if refused := too_large(size, decoding):
+                return refused
+            factor = math.ceil(math.sqrt(math.prod(size) / PILLOW_LIMIT))
+            if factor > 1:  # a JPEG decodes at 1/2, 1/4 or 1/8 of its size (its draft), whole
+                image.draft(image.mode, (size[0] // factor, size[1] // factor))
+                rest = math.ceil(math.sqrt(math.prod(image.size) / PILLOW_LIMIT))
+                if rest > 1:  # the others are reduced; palette and 1-bit ones as RGB
+                    image = image.convert("RGB") if image.mode in ("P", "1", "I;16") else image
+                    image = image.reduce(rest)
+            image.load()  # decodes every pixel: a truncated file fails here, not mid-epoch
+            rotated = image.getexif().get(ORIENTATION, 1) not in (1, None)
+            resized = bool(decoding.resize) and image.size != (decoding.resize,) * 2
+            as_is = image.format == "JPEG" and image.mode in ("RGB", "L") and factor == 1
+            if as_is and not (rotated or resized):
+                return Prepared(raw, *image.size)
+            upright = ImageOps.exif_transpose(image) if rotated else image
+            return stored(upright.convert("RGB"), decoding, "JPEG", size if factor > 1 else ())
+    except dicom.Unreadable as error:
+        return Prepared(problem=str(error))
+    except UnidentifiedImageError:
+        return Prepared(problem="not an image Pillow can read")
+    except (OSError, ValueError, SyntaxError) as error:
+        return Prepared(problem=f"does not decode ({type(error).__name__}: {error})")
+
+
+def too_large(size: tuple[int, int], decoding: Decoding) -> Prepared | None:
+    if decoding.max_pixels and math.prod(size) > decoding.max_pixels:
+        return Prepared(
+            problem=f"{size[0]:,} x {size[1]:,} pixels, more than --max-image-pixels "
+            f"{decoding.max_pixels:,}; raise it to read the image"
+        )
+    return None
+
+
+def stored(image: Image.Image, decoding: Decoding, kind: str, original: tuple = ()) -> Prepared:
+    if decoding.resize:
+        image = image.resize((decoding.resize,) * 2, Image.Resampling.BICUBIC)
+    encoded = io.BytesIO()
+    image.save(encoded, kind, **({"quality": QUALITY} if kind == "JPEG" else {}))
+    return Prepared(encoded.getvalue(), *image.size, original=original)
 
 
 def summary(shards: list[dict]) -> dict:
@@ -407,23 +486,6 @@ def size_range(sizes: list) -> dict:
     if not sizes:
         return {}
     return {"smallest": list(min(sizes, key=math.prod)), "largest": list(max(sizes, key=math.prod))}
-
-
-def listed_lines(made: dict) -> list[str]:
-    """The files skipped, then those stored reduced, as the screen shows them: the first few
-    of each, and how many more."""
-    skipped = [f"skipped {entry['file']}: {entry['reason']}" for entry in made["skipped"]]
-    reduced = [
-        "reduced {}: {:,} x {:,} pixels, past Pillow's decompression-bomb limit; stored "
-        "{:,} x {:,}".format(entry["file"], *entry["size"], *entry["stored"])
-        for entry in made["reduced"]
-    ]
-    lines = []
-    for said in (skipped, reduced):
-        lines += [f"  {line}" for line in said[:SKIPPED_SHOWN]]
-        if len(said) > SKIPPED_SHOWN:
-            lines.append(f"  ... and {len(said) - SKIPPED_SHOWN} more (every one in {MANIFEST})")
-    return lines
 
 
 def arguments(parser) -> None:
@@ -458,18 +520,18 @@ def arguments(parser) -> None:
         default=0, metavar="N",
         help="refuse images of more pixels (default: read any; those past Pillow's limit reduced)",
     )  # fmt: skip
-    dicom = parser.add_argument_group("DICOM")
-    dicom.add_argument(
-        "--window", type=window, default="auto",
-        help=f"auto (the file's own, else its range), CENTER,WIDTH or {', '.join(WINDOWS)}",
+    dicom_flags = parser.add_argument_group("DICOM")
+    dicom_flags.add_argument(
+        "--window", type=dicom.window, default="auto",
+        help=f"auto (the file's own, else its range), CENTER,WIDTH or {', '.join(dicom.WINDOWS)}",
     )  # fmt: skip
-    dicom.add_argument(
+    dicom_flags.add_argument(
         "--slices", type=int, choices=(1, 3), default=3,
         help="of a series (a folder of slices), stacked as channels, evenly spaced (default: 3)",
     )  # fmt: skip
     centre = "the CSV column naming the slice to centre on (Instance Number or file name)"
-    dicom.add_argument("--slice-column", default="", metavar="COLUMN", help=centre)
-    dicom.add_argument(
+    dicom_flags.add_argument("--slice-column", default="", metavar="COLUMN", help=centre)
+    dicom_flags.add_argument(
         "--frames", choices=("middle", "slices"), default="middle",
         help="of a multi-frame file: its middle one, or --slices of them as a series' slices",
     )  # fmt: skip
@@ -490,8 +552,17 @@ def command(args, run) -> int:
         f"records in {args.output}: train {made['train']['records']} in {made['folds']} "
         f"folds, test {made['test']['records']}, skipped {len(made['skipped'])}"
     )
-    for line in listed_lines(made):
-        print(line)
+    skipped = [f"skipped {entry['file']}: {entry['reason']}" for entry in made["skipped"]]
+    reduced = [
+        "reduced {}: {:,} x {:,} pixels, past Pillow's decompression-bomb limit; stored "
+        "{:,} x {:,}".format(entry["file"], *entry["size"], *entry["stored"])
+        for entry in made["reduced"]
+    ]
+    for said in (skipped, reduced):  # the first few of each, and how many more
+        for line in said[:SKIPPED_SHOWN]:
+            print(f"  {line}")
+        if len(said) > SKIPPED_SHOWN:
+            print(f"  ... and {len(said) - SKIPPED_SHOWN} more (every one in {MANIFEST})")
     from ..runtime.data.metadata import left_out_line
 
     said = made["metadata"]

@@ -1,4 +1,5 @@
-"""`kaggle ACTION`: Kaggle's own client (the kaggle package) for the steps around a run.
+"""`kaggle ACTION`: Kaggle's own client (the kaggle package) for the steps around a run, and
+signing in with it: an authenticated client, and the username `kernel` writes into a notebook's id.
 
 ACTIONS, at the end, says what each action does, as `kaggle --help` lists them.
 
@@ -9,29 +10,25 @@ notebook whose run is not complete) ends in one line that says what to do, and a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import io
 import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 from ..runtime.config import SLUG, Config
-from ..runtime.errors import UserError, first_line, named
+from ..runtime.errors import UserError, briefly, first_line, named
 from ..runtime.outputs import blend_record
 from ..runtime.outputs.run_files import refuse_others
 from ..runtime.outputs.run_record import read_record, run_records
-from ..runtime.platform.files import (
-    BLEND,
-    FETCHED_FROM,
-    MANIFEST,
-    STACK,
-    unwritable,
-    write_json,
-)
+from ..runtime.platform.files import BLEND, FETCHED_FROM, MANIFEST, STACK, output_folder, write_json
 from ..runtime.stages.run import Run, started
-from .kaggle_auth import CREDENTIALS_HELP, briefly, client, unreachable
+from . import notebook, wheels
 
 PACKAGE = __package__.partition(".")[0]  # as `python -m` names it
 
@@ -50,9 +47,101 @@ SUBMISSION = "submission.csv"  # what Kaggle scores: the output folder's, or a n
 CV = re.compile(r"\bcv (\w+) (-?[\d.]+|nan)\b(, blend of \d+)?")
 NO_CV = "cv: none"
 
+# Every way the client signs in, newest first, as the client itself looks for them.
+CREDENTIALS_HELP = (
+    "run `kaggle auth login`; or create an API token on kaggle.com (Settings > API) and set "
+    "KAGGLE_API_TOKEN to it or save it as ~/.kaggle/access_token; or, with a legacy API key, save "
+    "kaggle.json as ~/.kaggle/kaggle.json (chmod 600) or set KAGGLE_USERNAME and KAGGLE_KEY"
+)
+# Where `kaggle auth login` keeps its credentials, the username among them.
+LOGIN_FILE = Path("~/.kaggle/credentials.json")
+
+
+def kaggle_client_class():
+    """KaggleApi. Importing the kaggle package signs in and prints help to stdout when it
+    cannot; that print is swallowed here, and `client` says it plainly. Before kaggle 2.2
+    (Colab and Kaggle's GPU image carry 2.0.2) that import also exits without credentials
+    and raises without a network; the class was loaded by then, and is taken as it is."""
+    extended = "kaggle.api.kaggle_api_extended"
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            from kaggle.api.kaggle_api_extended import KaggleApi
+        except (Exception, SystemExit):
+            if extended not in sys.modules:  # not the sign-in: the client itself is broken
+                raise
+            KaggleApi = sys.modules[extended].KaggleApi
+    return KaggleApi
+
+
+def client():
+    """An authenticated client, or a UserError that says where the credentials go. A token
+    is checked with Kaggle, so this may reach the network (see `unreachable`)."""
+    api = kaggle_client_class()()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            api.authenticate()
+    except SystemExit:  # the client's own way of saying "no credentials"
+        check_key_file(Path(api.config))
+        raise UserError(f"no Kaggle credentials found: {CREDENTIALS_HELP}") from None
+    return api
+
+
+def check_key_file(path: Path) -> None:
+    """kaggle.json, where there is one, as Kaggle's settings page gives it: the client skips
+    a file it cannot read and says only that it found no credentials."""
+    if not path.is_file():
+        return
+    fix = (
+        f"create a new API token on kaggle.com (Settings > API) and save it as {path}, or "
+        "remove the file and sign in another way"
+    )
+    try:
+        held = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as error:
+        raise UserError(f"{path} is not readable JSON ({first_line(error)}); {fix}") from None
+    if not isinstance(held, dict) or not all(
+        isinstance(held.get(field), str) and held[field] for field in ("username", "key")
+    ):
+        raise UserError(f'{path} holds no "username" and "key"; {fix}')
+
+
+def unreachable(error: Exception, doing: str) -> UserError:
+    return UserError(
+        f"cannot reach Kaggle while {doing} ({briefly(error)}); check this machine's network (in a "
+        "Kaggle notebook: Settings > Internet on), then run the same command again"
+    )
+
+
+def username() -> str:
+    """The account the client signs in as, "" when it has no credentials: read from its
+    configuration without a network call ($KAGGLE_USERNAME, kaggle.json, the file `kaggle
+    auth login` writes); a bare API token names no one, so Kaggle is asked whose it is."""
+    if os.environ.get("KAGGLE_USERNAME"):
+        return os.environ["KAGGLE_USERNAME"]
+    api = kaggle_client_class()()
+    configured = api.read_config_environment(api.read_config_file(quiet=True))
+    if configured.get("username"):
+        return configured["username"]
+    with contextlib.suppress(OSError, ValueError):
+        logged_in = json.loads(LOGIN_FILE.expanduser().read_text()).get("username")
+        if logged_in:
+            return logged_in
+    from kagglesdk import get_access_token_from_env
+
+    if not get_access_token_from_env()[0]:
+        check_key_file(Path(api.config))
+        return ""
+    import requests
+
+    try:
+        return client().get_config_value("username") or ""
+    except (requests.ConnectionError, requests.Timeout) as error:
+        raise unreachable(
+            error, "asking whose API token this is (or pass --kaggle-user)"
+        ) from error
+
 
 def refusal(error: Exception, cfg: Config, doing: str) -> UserError:
-    """What to do about an HTTP refusal from Kaggle."""
     response = getattr(error, "response", None)
     status = response.status_code if response is not None else None  # a Response is falsy
     said = f"{status}: {briefly(error)}"
@@ -123,18 +212,9 @@ def latest_run(api, kernel_dir: str) -> tuple[str, int | None, str, str]:
     return kernel, version, state, run.failure_message or ""
 
 
-def writable(folder: str, field: str) -> Path:
-    """The local folder to write into, made; an error naming the field when it cannot be."""
-    reason = unwritable(folder)  # a bucket among the reasons: files are unzipped here
-    if reason:
-        raise UserError(f"cannot write into {folder} ({named(field)}): {reason}; set {field}")
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    return Path(folder)
-
-
 def download(api, run: Run) -> None:
-    cfg = run.cfg
-    folder = writable(run.places.data, "data_dir")
+    cfg, folder = run.cfg, output_folder(run.places.data, named("data_dir"))
+    folder.mkdir(parents=True, exist_ok=True)
     # Downloaded and unpacked beside the folder's files, then moved in: a dropped connection
     # or a kill mid-way leaves no half file.
     with tempfile.TemporaryDirectory(dir=folder, prefix=".download-") as scratch:
@@ -174,7 +254,8 @@ def status(api, kernel_dir: str) -> int:
 
 def output(api, run: Run, kernel_dir: str) -> None:
     kernel = kernel_id(kernel_dir)
-    folder = writable(str(run.places.output), "output_dir")
+    folder = output_folder(run.places.output, named("output_dir"))
+    folder.mkdir(parents=True, exist_ok=True)
     refuse_others(folder, "kaggle output")  # the download replaces files of the same names
     files, _ = api.kernels_output(kernel, path=str(folder), force=True, quiet=True)
     for name in [getattr(file, "file_name", file) for file in files or []]:
@@ -395,16 +476,22 @@ def pushed_folder(api, folder: Path, ref: str, what: str):
             metadata.unlink()
         else:
             metadata.write_bytes(before)
-        if isinstance(error, ValueError) and str(error).startswith(UPLOAD_FAILED):
-            raise failed_upload(error, folder) from None
-        raise
+        if not (isinstance(error, ValueError) and str(error).startswith(UPLOAD_FAILED)):
+            raise
+        # A folder goes up zipped (train/ as train.zip): the folder is what the user knows.
+        name = str(error).removeprefix(UPLOAD_FAILED)
+        path = folder / name
+        if not path.exists() and (folder / Path(name).stem).is_dir():
+            path = folder / Path(name).stem
+        raise UserError(
+            f"the upload of {path} to Kaggle failed, so nothing was created there; run `kaggle "
+            "dataset` again"
+        ) from None
 
 
 def push_wheels(api, needed: dict[str, str], slug: str) -> None:
     """The wheels of `needed` (wheels.lacked's) downloaded into wheels/ and pushed as the
     user's private dataset, new or a new version."""
-    from . import notebook, wheels
-
     folder = Path(wheels.FOLDER)
     wheels.ours(folder, (DATASET_METADATA,))  # refused before anything is downloaded
     ref = dataset_ref(api, folder, slug, "wheels")
@@ -449,19 +536,6 @@ def raise_on_a_failed_upload(api) -> None:
     api._upload_file = every_file
 
 
-def failed_upload(error: ValueError, folder: Path) -> UserError:
-    """The one line for an upload the client reports failed. A folder goes up zipped (train/
-    as train.zip): the folder is what the user knows."""
-    name = str(error).removeprefix(UPLOAD_FAILED)
-    path = folder / name
-    if not path.exists() and (folder / Path(name).stem).is_dir():
-        path = folder / Path(name).stem
-    return UserError(
-        f"the upload of {path} to Kaggle failed, so nothing was created there; run `kaggle "
-        "dataset` again"
-    )
-
-
 def act(
     action: str, run: Run | Config, kernel_dir: str | None = None, message: str = "", slug: str = ""
 ) -> int:
@@ -472,8 +546,6 @@ def act(
     if action in ("push", "status", "output") and (Path(folder) / KERNEL_METADATA).is_file():
         kernel_id(folder)  # a file here, perhaps edited by hand: checked before signing in
     if action == "wheels":  # decided before signing in: with nothing lacking, nothing to push
-        from . import wheels
-
         needed = wheels.lacked([cfg.backbone])
         if not needed:
             print(f"{wheels.ON_KAGGLE} builds {cfg.backbone}: no wheels to push, and `kernel` "

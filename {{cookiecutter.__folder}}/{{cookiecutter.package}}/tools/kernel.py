@@ -17,35 +17,18 @@ from pathlib import Path
 
 import nbformat
 
+from ..runtime import config
 from ..runtime.backbone_choices import from_kaggle_models, handle
-from ..runtime.config import (
-    COMPETITION,
-    LABEL_FILES,
-    SLUG,
-    Config,
-    class_names,
-    given_fields,
-    knobs,
-)
+from ..runtime.config import LABEL_FILES, SLUG, Config, class_names, given_fields, knobs
 from ..runtime.data.kinds import Data
 from ..runtime.data.manifest import read_manifest
 from ..runtime.errors import UserError, named
 from ..runtime.outputs import blend_record
 from ..runtime.outputs.run_record import run_records, with_trained
-from ..runtime.platform import kaggle_inputs, paths, startup_logs, versions
-from ..runtime.platform.files import (
-    BLEND,
-    FETCHED_FROM,
-    MANIFEST,
-    STACK,
-    is_url,
-    output_folder,
-    write_json,
-    written_whole,
-)
+from ..runtime.platform import files, kaggle_inputs, paths, startup_logs, versions
 from ..runtime.stages.run import Run, started, with_data
-from . import kaggle_auth, notebook, wheels
-from .kaggle_api import KERNEL_METADATA, metadata_id, pushed_dataset
+from . import notebook, wheels
+from .kaggle_api import CREDENTIALS_HELP, KERNEL_METADATA, metadata_id, pushed_dataset, username
 from .notebook import PROJECT, TITLE
 
 # Whether the competition this project was made for ships TFRecords (tpu-getting-started's
@@ -76,10 +59,12 @@ def write_kernel(
     if accelerator not in ACCELERATORS:
         raise UserError(f"--accelerator {accelerator!r}: one of {', '.join(ACCELERATORS)}")
     output = output or ("kernel-inference" if inference else "kernel")
-    user = user or kaggle_auth.username()  # the one the kaggle client signs in as
-    check_names(user, datasets)
+    user = user or username()  # the one the kaggle client signs in as
+    check_user(user)
+    for ref in datasets:
+        check_ref(ref, "--dataset", "dataset")
     if slug_:
-        check_kernel_ref(f"{user}/{slug_}", "--slug")
+        check_ref(f"{user}/{slug_}", "--slug")
     trained = [trained_kernel or f"{user}/{kernel_slug()}"]
     runs, pushed = None, []
     if blend:
@@ -87,7 +72,7 @@ def write_kernel(
         runs, trained = blended_runs(recorded, blend)
         cfg = dataclasses.replace(cfg, data_dir="", trained_dir="")
     elif inference:
-        check_kernel_ref(trained[0])
+        check_ref(trained[0], "--trained-kernel")
         # The competition as its rerun mounts it (the hidden test set); the model and classes
         # from the run in the training notebook's output.
         where = f"{kaggle_inputs.PREFIX}notebooks/{trained[0]}"
@@ -100,7 +85,7 @@ def write_kernel(
     wheels_ref, online = keras_hub_installed(built, inference)
     pushed += [wheels_ref] if wheels_ref else []
     sources = dataset_sources(cfg, user, [*pushed, *datasets])
-    folder = output_folder(output, "kernel --kernel-dir")
+    folder = files.output_folder(output, "kernel --kernel-dir")
     # Notebooks whose output a value reads (kaggle:notebooks/OWNER/SLUG/...: another run's
     # pseudo_labels.csv, say), which Kaggle mounts only for a notebook attached.
     read = [input_named(getattr(cfg, field.name), "notebooks") for field in knobs()]
@@ -109,20 +94,20 @@ def write_kernel(
     if online:
         described["enable_internet"] = True
     check_not_another_kernel(folder, described["id"])
-    for line in paths_kaggle_lacks(cfg):
-        print(f"warning: {line}")
+    warn_of_local_paths(cfg)
     wheels_input = f"{kaggle_inputs.PREFIX}datasets/{wheels_ref}" if wheels_ref else ""
     reading = as_it_reads(given, inference)
     cells = notebook.cells(
         made, accelerator, names_known(made), inference, runs, wheels_input, reading
     )
-    with written_whole(folder / f"{PROJECT}.ipynb") as temporary:
+    with files.written_whole(folder / f"{PROJECT}.ipynb") as temporary:
         nbformat.write(notebook.as_notebook(cells), temporary)
-    with written_whole(folder / f"{PROJECT}.py") as temporary:
+    with files.written_whole(folder / f"{PROJECT}.py") as temporary:
         temporary.write_text(notebook.as_script(cells))
     if blend:  # `kaggle submit` reads the blend's CV from here
-        write_json(folder / (STACK if blend_record.is_stack(recorded) else BLEND), recorded)
-    write_json(folder / KERNEL_METADATA, described)
+        name = files.STACK if blend_record.is_stack(recorded) else files.BLEND
+        files.write_json(folder / name, recorded)
+    files.write_json(folder / KERNEL_METADATA, described)
     return folder
 
 
@@ -134,11 +119,11 @@ def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
         if not run.get("notebook"):
             raise UserError(
                 f"--blend {path}: the run {run['folder']} came from no Kaggle notebook (no "
-                f"{FETCHED_FROM} in it), so the {kind}'s notebook cannot attach it; train it in "
-                "a notebook of its own (`kernel --slug NAME`), fetch it with `kaggle output "
+                f"{files.FETCHED_FROM} in it), so the {kind}'s notebook cannot attach it; train it "
+                "in a notebook of its own (`kernel --slug NAME`), fetch it with `kaggle output "
                 f"--kernel-dir DIR --output-dir RUN_DIR`, and {kind} again"
             )
-        check_kernel_ref(run["notebook"])
+        check_ref(run["notebook"], "--trained-kernel")
     weighed = [run for run in blend["runs"] if run.get("weight", 1) > 0]  # a stack's: all
     for run in blend["runs"]:
         if run.get("weight") == 0:  # adds nothing: predicting it would only spend the rerun's time
@@ -146,13 +131,10 @@ def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
     # What the notebook predicts each run with, as blend.json and stack.json list them.
     keys = (*blend_record.PREDICTED_WITH, "cv", "weight")
     runs = [
-        {
-            "name": run["name"],
-            "trained_dir": f"{kaggle_inputs.PREFIX}notebooks/{run['notebook']}",
-            **{key: run[key] for key in keys if key in run},
-        }
+        {"name": run["name"], "trained_dir": f"{kaggle_inputs.PREFIX}notebooks/{run['notebook']}",
+         **{key: run[key] for key in keys if key in run}}
         for run in weighed
-    ]
+    ]  # fmt: skip
     kept = (
         "metric", "classes", "options", "thresholds", "blend_cv", "stack_cv", "metadata_columns",
     )  # fmt: skip
@@ -172,49 +154,46 @@ def as_it_reads(run: Run, inference: bool) -> Run:
         cfg, sources = with_trained(with_run, sources, places.output)
         places = paths.find(cfg, sources)
     run = Run(cfg, sources, places)
-    if not is_url(places.data) and os.path.isdir(places.data):
+    if not files.is_url(places.data) and os.path.isdir(places.data):
         try:
             with startup_logs.held_to_level():  # TensorFlow reads the data as a run does
                 return with_data(run)
         except UserError:  # the notebook's own checks will say it
             return run
     typed = given_fields(cfg, sources, typed=True)
-    if SHIPS_RECORDS and cfg.competition == COMPETITION and not (cfg.data_dir or typed):
+    if SHIPS_RECORDS and cfg.competition == config.COMPETITION and not (cfg.data_dir or typed):
         # its own files, none of them named otherwise: Kaggle's TFRecords, with no manifest
         kaggles = Data("records", "records", None, None, None, None, cfg.metadata_columns)
         return dataclasses.replace(run, data=kaggles)
     return run
 
 
-def check_kernel_ref(ref: str, flag: str = "--trained-kernel") -> None:
+def check_ref(ref: str, flag: str, kind: str = "notebook") -> None:
+    """A notebook's or a dataset's OWNER/SLUG that Kaggle could never have is refused here, not
+    by Kaggle after a push."""
     owner, _, name = ref.partition("/")
-    if not (USER.fullmatch(owner) and SLUG.fullmatch(name) and len(name) >= 5):
+    address, example, shortest = {
+        "notebook": ("code", "alice/flower-classification; a slug of 5 characters or more", 5),
+        "dataset": ("datasets", "alice/flower-records", 1),
+    }[kind]
+    if not (USER.fullmatch(owner) and SLUG.fullmatch(name) and len(name) >= shortest):
         raise UserError(
-            f"{flag} {ref!r}: not OWNER/SLUG as the notebook's address spells it "
-            "(kaggle.com/code/OWNER/SLUG, such as alice/flower-classification; a slug of 5 "
-            "characters or more)"
+            f"{flag} {ref!r}: not OWNER/SLUG as the {kind}'s address spells it "
+            f"(kaggle.com/{address}/OWNER/SLUG, such as {example})"
         )
 
 
-def check_names(user: str, datasets) -> None:
-    """Names Kaggle could never have are refused here, not by Kaggle after a push."""
+def check_user(user: str) -> None:
     if not user:
         raise UserError(
             "no Kaggle username for the kernel's id: pass --kaggle-user NAME, or give the "
-            f"kaggle client your credentials ({kaggle_auth.CREDENTIALS_HELP})"
+            f"kaggle client your credentials ({CREDENTIALS_HELP})"
         )
     if not USER.fullmatch(user):
         raise UserError(
             f"--kaggle-user {user!r}: not a Kaggle username (lower-case letters, digits, - and "
             "_, as your profile's address kaggle.com/NAME spells it); give yours as it is there"
         )
-    for ref in datasets:
-        owner, _, name = ref.partition("/")
-        if not (USER.fullmatch(owner) and SLUG.fullmatch(name)):
-            raise UserError(
-                f"--dataset {ref!r}: not OWNER/SLUG as the dataset's address spells it "
-                "(kaggle.com/datasets/OWNER/SLUG, such as alice/flower-records)"
-            )
 
 
 def check_not_another_kernel(folder: Path, kernel: str) -> None:
@@ -260,12 +239,11 @@ def keras_hub_installed(backbones: list[str], inference: bool) -> tuple[str, boo
     return "", True
 
 
-def paths_kaggle_lacks(cfg: Config) -> list[str]:
-    """Folders written into the notebook that exist on this machine only: right for running
+def warn_of_local_paths(cfg: Config) -> None:
+    """Of folders written into the notebook that exist on this machine only: right for running
     the notebook here, wrong on Kaggle, where data is under /kaggle/input and output goes to
     /kaggle/working (the competition takes submission.csv from there)."""
-    lines = []
-    data = cfg.data_dir
+    lines, data = [], cfg.data_dir
     kaggle = (f"{kaggle_inputs.ROOT}/", "tfds:", kaggle_inputs.PREFIX)
     if data and not (data.startswith(kaggle) or "://" in data):
         lines.append(
@@ -288,7 +266,8 @@ def paths_kaggle_lacks(cfg: Config) -> list[str]:
             f"{named('output_dir')} {out!r} is not under {kaggle_inputs.WORKING}, where a Kaggle "
             f"notebook writes and the competition takes submission.csv from: leave it out"
         )
-    return lines
+    for line in lines:
+        print(f"warning: {line}")
 
 
 def names_known(run: Run) -> list[str] | None:
@@ -298,7 +277,7 @@ def names_known(run: Run) -> list[str] | None:
     if run.cfg.class_names:
         return class_names(run.cfg)
     try:
-        path = run.places.in_data(MANIFEST)  # a Kaggle input not mounted here is a UserError
+        path = run.places.in_data(files.MANIFEST)  # a Kaggle input not mounted here: UserError
         manifest = read_manifest(Path(path).read_bytes(), path) if "://" not in path else {}
     except (UserError, OSError):  # for the title only
         return None

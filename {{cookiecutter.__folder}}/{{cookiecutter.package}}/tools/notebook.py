@@ -7,28 +7,33 @@ anything is installed or written; the settings; the install cell; the modules a 
 in view, each written where the package reads it (the data steps, the datasets, the model and its
 recipe, the training loop; an inference notebook's prediction loop); then the checks, a look at
 the data, training, evaluation and the submission. This module adds what depends on the run: the
-title, which says what the notebook installs and when it needs the internet; the settings
-(settings_cell.py); and the hidden cells that write the rest of the runtime beside the notebook,
-so it needs no code dataset. The install cell installs only what the machine lacks (on Kaggle's
-images, for the backbones they build, nothing). The tools that make the notebook stay out of it.
+title, which says what the notebook installs and when it needs the internet; the settings (the
+config cell, with the fields tuned most and every value the notebook was made with, grouped by
+Config's sections, and above it a table of every other field with its default, folded away); and
+the hidden cells that write the rest of the runtime beside the notebook, so it needs no code
+dataset. The install cell installs only what the machine lacks (on Kaggle's images, for the
+backbones they build, nothing). The tools that make the notebook stay out of it.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import json
+import pprint
 import re
 from pathlib import Path
 
 import nbformat
 
+from ..runtime import config
 from ..runtime.backbone_choices import BACKBONES, from_kaggle_models
 from ..runtime.config import FILE_FIELDS, Config
+from ..runtime.data.kinds import Data
 from ..runtime.outputs import blend_record
 from ..runtime.platform import versions
 from ..runtime.stages.run import Run
 from . import carried
-from .settings_cell import config_source, other_settings, settings
 
 PACKAGE = Path(__file__).resolve().parents[1]
 PROJECT = {{ cookiecutter.project | tojson }}
@@ -36,7 +41,7 @@ TITLE = {{ cookiecutter.project_name | tojson }}
 VISIBLE_CELLS = Path(__file__).with_name("notebook_cells.py")
 IMAGE = PACKAGE.parent / "platforms" / "kaggle-gpu.txt"  # what Kaggle's image carries
 # A percent-format cell's first line: `# %%`, a title, `[markdown]`.
-HEADER = re.compile(r"# %%(?: (?P<title>\w+))?(?: \[(?P<kind>markdown)\])?")
+HEADER = re.compile(r"^# %%(?: (\w+))?(?: \[(markdown)\])?$", re.MULTILINE)
 # A visible cell that holds a module of the package, named by the IPython magic that writes it.
 FILE_CELL = re.compile(r"^# %%writefile (?P<path>\S+)", re.MULTILINE)
 # The script's stand-in for the notebook's %%writefile cells.
@@ -108,14 +113,10 @@ class Cell:
 
 # The notebooks a titled cell of notebook_cells.py is in (its docstring says what each is).
 IN_NOTEBOOKS = {
-    "": ("training", "inference", "blend", "stack"),
-    "training": ("training",),
-    "inference": ("inference", "blend", "stack"),
-    "single": ("inference",),
-    "predict": ("training", "inference"),
-    "blend": ("blend",),
-    "stack": ("stack",),
-}
+    "": ("training", "inference", "blend", "stack"), "training": ("training",),
+    "inference": ("inference", "blend", "stack"), "single": ("inference",),
+    "predict": ("training", "inference"), "blend": ("blend",), "stack": ("stack",),
+}  # fmt: skip
 
 
 def cells(
@@ -125,11 +126,10 @@ def cells(
     """The notebook's cells: training from the top to submission.csv, or with `inference` only the
     prediction, with the trained run another notebook left (code competitions), or with `blend`
     (blend.json or stack.json, each run's trained_dir added) with every run of a blend or a stack.
-    `wheels`: the attached dataset of wheels (kaggle:datasets/OWNER/SLUG) the install cell installs
-    what the image lacks from, offline. `reading`: the run as the notebook will read its data
-    (kernel's as_it_reads; `run` where not given). A cell that does nothing with it is left out,
-    with its heading; the hidden cells carry what the others reach with it (carried.py), or with
-    any run of the blend (its backbone, image size and flips)."""
+    `wheels`: the dataset of wheels (kaggle:datasets/OWNER/SLUG) the install cell installs from.
+    `reading`: the run as the notebook will read its data (kernel's as_it_reads). A cell that
+    does nothing with it is left out, with its heading; the hidden cells carry what the others
+    reach with it (carried.py), or with any run of the blend."""
     reading, cfg = reading or run, run.cfg
     notebook = "inference" if inference else "training"
     if blend:
@@ -137,11 +137,8 @@ def cells(
     made = [Cell("markdown", title(cfg, accelerator, class_names, notebook, blend, wheels))]
     for name, cell in visible_cells():
         if name == "settings":
-            table = other_settings(run, notebook, reading)
-            made.append(Cell("markdown", "## Settings\n\n" + table))
-            built = [run["backbone"] for run in blend["runs"]] if blend else [cfg.backbone]
-            source = config_source(run, accelerator, notebook, blend, built, wheels, reading)
-            made.append(Cell("code", source))
+            table, source = settings_cells(run, accelerator, notebook, blend, wheels, reading)
+            made += [Cell("markdown", "## Settings\n\n" + table), Cell("code", source)]
         elif name == "runtime":
             made.append(Cell("runtime", ""))  # the hidden cells, once the others are known
         elif name == "install":
@@ -151,7 +148,10 @@ def cells(
         elif name not in IN_NOTEBOOKS:
             raise ValueError(f"{VISIBLE_CELLS.name}: a cell titled {name!r}; see its docstring")
         elif notebook in IN_NOTEBOOKS[name]:
-            made.append(with_file(cell))
+            named = FILE_CELL.match(cell.source)  # `# %%writefile PATH`: that module, in view
+            if named:
+                cell = Cell("module", (PACKAGE.parent / named["path"]).read_text(), named["path"])
+            made.append(cell)
     idle = [cell.kind == "code" and carried.does_nothing(cell.source, reading) for cell in made]
     idle.append(False)
     made = [  # a cell that does nothing, and the heading above it, are left out
@@ -180,25 +180,13 @@ def cells(
 def visible_cells() -> list[tuple[str, Cell]]:
     """notebook_cells.py's cells, each with its title: a markdown cell's comment marks taken
     off, a code cell as it is. What comes before the first cell (the docstring) is none."""
-    read: list[tuple[str, str, list[str]]] = []
-    for line in VISIBLE_CELLS.read_text().splitlines():
-        header = HEADER.fullmatch(line)
-        if header:
-            read.append((header["title"] or "", header["kind"] or "code", []))
-        elif read and read[-1][1] == "markdown":
-            read[-1][2].append(line.removeprefix("#").removeprefix(" "))
-        elif read:
-            read[-1][2].append(line)
-    return [(name, Cell(kind, "\n".join(lines).strip())) for name, kind, lines in read]
-
-
-def with_file(cell: Cell) -> Cell:
-    """A cell as the notebook holds it: a `# %%writefile PATH` cell writes that module of the
-    package, in view."""
-    named = FILE_CELL.match(cell.source)
-    if not named:
-        return cell
-    return Cell("module", (PACKAGE.parent / named["path"]).read_text(), named["path"])
+    parts = HEADER.split(VISIBLE_CELLS.read_text())[1:]  # each cell's title, kind and text
+    made = []
+    for name, kind, text in zip(parts[::3], parts[1::3], parts[2::3], strict=True):
+        if kind:
+            text = "\n".join(line.removeprefix("#").removeprefix(" ") for line in text.split("\n"))
+        made.append((name or "", Cell(kind or "code", text.strip())))
+    return made
 
 
 def runtime_cells(modules: list[str], shown: set[str]) -> list[Cell]:
@@ -216,6 +204,145 @@ def runtime_cells(modules: list[str], shown: set[str]) -> list[Cell]:
     ]
 
 
+def of(kind: str):
+    return lambda data: data.reads(kind)
+
+
+# What a field is used for, where only some runs use it: as the notebook reads its data. The fold
+# is picked where the data is in folds, or is records that carry none (pooled into folds).
+USED = {
+    **dict.fromkeys(("train_files", "valid_files", "test_files"), of("records")),
+    **dict.fromkeys(("train_images", "group_column", "window"), of("images")),
+    **dict.fromkeys(("test_csv", "metadata_columns"), lambda data: data.uses_metadata),
+    "fold": lambda data: (
+        data.folds > 1 or (data.trains_from == "records" and data.manifest is None)
+    ),
+}
+# No notebook offers these: a notebook is one process on one machine, and replicas rehearsed
+# on the CPU are a laptop's (`--simulate-replicas`); the metric and whether an image has several
+# labels are the competition's, and what scores and answers for them is carried as it is
+# (`kernel --metric` writes a notebook for another).
+NOT_IN_NOTEBOOKS = (
+    "simulate_replicas", "coordinator", "coordinator_timeout", "num_processes", "process_id",
+    "metric", "multi_label",
+)  # fmt: skip
+
+
+def settings(notebook: str = "training", data: Data | None = None) -> list:
+    """The fields the notebook offers: those its run uses (USED, of its `data` as the notebook
+    reads it; None: not read, any). The inference notebooks leave out what only
+    training reads, the folds, and what predict takes from the trained run (the model, the
+    classes, the metric, and the weights: its own): a value there would count as given, and
+    refuse a run trained with another. A blend's notebook leaves out the trained run and its
+    flips too: BLEND gives each run's; a stack's, as a blend's, but for the training table."""
+    from_the_run = (*config.fields_with("trained", "model"), "weights")
+    folds = ("fold", "folds", "fold_seed")
+    left_out = {
+        "training": NOT_IN_NOTEBOOKS,
+        "inference": (
+            *NOT_IN_NOTEBOOKS,
+            *config.TRAINING_ONLY,
+            *config.TRAINING_DATA,
+            *from_the_run,
+            *folds,
+        ),
+    }
+    left_out["blend"] = (*left_out["inference"], "trained_dir", "tta")
+    # A stack's trees are fitted again on the training table's metadata: it reads train_csv.
+    left_out["stack"] = tuple(name for name in left_out["blend"] if name != "train_csv")
+    return [
+        field
+        for fields in config.sections().values()
+        for field in fields
+        if field.name not in left_out[notebook]
+        and (data is None or USED.get(field.name, lambda data: True)(data))
+    ]
+
+
+def value(run: Run, name: str):
+    """A field's value as the notebook sets it: a preset's file as the path it names (in the
+    notebook every value is given, and a given path is used as it is). Defaults stay as they
+    are: the notebook looks them up in its own data folder, Kaggle's input."""
+    cfg = run.cfg
+    preset = name in FILE_FIELDS and config.given(cfg, run.sources, name).startswith("preset")
+    if preset and getattr(cfg, name):
+        return run.places.file(name)
+    return getattr(cfg, name)
+
+
+def python_literal(value) -> str:
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def settings_cells(
+    run: Run, accelerator: str, notebook: str, blend: dict | None, wheels: str, reading: Run
+) -> tuple[str, str]:
+    """The table of every other field with its default, one click away, and the config cell: the
+    fields tuned most and every value this notebook was made with that is not a default, by
+    Config's sections, of what `settings` offers for the data as `reading` reads it; in a blend's
+    notebook, the blend's runs and weights after them. The install cell reads the backbones
+    built: CONFIG's, or an inference notebook's trained runs'."""
+    defaults, offered = Config(), settings(notebook, reading.data)
+    built = [each["backbone"] for each in blend["runs"]] if blend else [run.cfg.backbone]
+    shown = {
+        field.name
+        for field in offered
+        if field.metadata["tuned"] or value(run, field.name) != getattr(defaults, field.name)
+    }
+    names = {field.name for field in offered}
+    rows = []
+    lines = [
+        "# The settings of this run, by Config's sections: those tuned most, and every value",
+        "# the notebook was made with. Every other field is listed above, with its default:",
+        "# add it here to change it. The accelerator cell checks them all.",
+        "CONFIG = dict(",
+    ]
+    for title_, fields in config.sections().items():
+        chosen = [field for field in fields if field.name in shown]
+        rest = [field for field in fields if field.name in names - shown]
+        lines += [f"    # {title_}"] if chosen else []
+        for field in chosen:
+            literal = python_literal(value(run, field.name))
+            lines.append(f"    {field.name}={literal},  # {field.metadata['help']}")
+        rows += [f"| **{title_}** | | |"] if rest else []
+        rows += [
+            f"| `{field.name}` | `{python_literal(value(run, field.name))}` | "
+            f"{field.metadata['help'].replace('|', '/')} |"
+            for field in rest
+        ]
+    table = (
+        "The next cell holds the settings tuned most. Every other field of `Config`, with "
+        "its default, is one click away: add any of them to `CONFIG` to change it.\n\n"
+        "<details><summary>Every other setting</summary>\n\n"
+        "| field | default | what it does |\n|---|---|---|\n" + "\n".join(rows) + "\n\n</details>"
+    )
+    lines += [
+        ")",
+        "# The notebook stops in its first cells if Kaggle gives it another accelerator.",
+        f"ACCELERATOR = {python_literal('' if accelerator == 'cpu' else accelerator)}",
+        "# The backbones it builds: the install cell checks that keras-hub has them.",
+        "BACKBONES_BUILT = "
+        + ('[CONFIG["backbone"]]' if notebook == "training" else python_literal(built)),
+        "# Where the install cell finds what the image lacks, offline (`kaggle wheels`).",
+        f"WHEELS = {python_literal(wheels)}",
+    ]
+    if blend and blend_record.is_stack(blend):
+        lines += [
+            "# The runs this notebook stacks, each predicted from its training notebook's output",
+            "# (trained_dir) with its own flips; the trees are fitted again on their out-of-fold",
+            "# predictions and these metadata columns, as `stack` fitted them (cv: each run's).",
+            "STACK = " + pprint.pformat(blend, sort_dicts=False, width=95),
+        ]
+    elif blend:
+        lines += [
+            "# The runs this notebook blends, each predicted from its training notebook's output",
+            "# (trained_dir) with its own flips, weighed as `blend` fitted them on the runs'",
+            "# out-of-fold predictions (cv: each run's, and the blend's).",
+            "BLEND = " + pprint.pformat(blend, sort_dicts=False, width=95),
+        ]
+    return table, "\n".join(lines)
+
+
 def image_packages() -> dict[str, str]:
     """The versions Kaggle's image carries, as platforms/kaggle-gpu.txt records them (its TPU
     image carries the same Keras and keras-hub)."""
@@ -231,77 +358,69 @@ def title(
     cfg: Config, accelerator: str, class_names: list[str] | None, notebook: str = "training",
     blend: dict | None = None, wheels: str = "",
 ) -> str:  # fmt: skip
+    competition = (
+        f"the Kaggle competition [{cfg.competition}]"
+        f"(https://www.kaggle.com/competitions/{cfg.competition})"
+    )
+    predicts = f"Predicts the test images of {competition} with"
+    submit = (
+        " Submit this notebook: Kaggle reruns it with the hidden test set in place of the public "
+        "one.\n\n**Run all.** "
+    )
+    offline = (
+        f"It trains nothing and needs no internet: it installs what Kaggle's image lacks from the "
+        f"wheels of `{wheels}`."
+        if wheels
+        else "It trains nothing; on Kaggle's images it installs nothing and needs no internet."
+    )
+    if blend:
+        runs = blend["runs"]
+        listed = ", ".join(
+            f"{run['name']} ({run['backbone']}, {run['image_size']} px"
+            + (f", weight {run['weight']:.2f})" if notebook == "blend" else ")")
+            for run in runs
+        )
+        each = (
+            f"{predicts} each run its training notebook trained ({listed}), each at its own "
+            f"image size and with its own test-time flips, on {WHERE[accelerator]}"
+        )
+    if notebook == "stack":
+        columns = ", ".join(blend["metadata_columns"])
+        return (
+            f"# {TITLE} inference: a stack of {len(runs)} run{'s' if len(runs) > 1 else ''}\n\n"
+            f"{each}. Then gradient-boosted trees, fitted again as `stack` fitted them on the "
+            "runs' out-of-fold predictions"
+            + (f" and the metadata ({columns})" if columns else "")
+            + f" (CV {blend['metric']} {blend['stack_cv']:.4f}), write `submission.csv` from the "
+            f"runs' probabilities.{submit}It trains no network, installs nothing and needs no "
+            "internet."
+        )
+    if notebook == "blend":
+        return (
+            f"# {TITLE} inference: a blend of {len(runs)} runs\n\n{each}, and writes "
+            "`submission.csv` of their probabilities weighed as `blend` fitted them on the runs' "
+            f"out-of-fold predictions (CV {blend['metric']} {blend['blend_cv']:.4f}).{submit}"
+            + offline
+        )
+    if notebook == "inference":
+        return (
+            f"# {TITLE} inference\n\n{predicts} the model the training notebook trained (its "
+            f"output, `{cfg.trained_dir}`: the backbone, image size and classes come from the "
+            f"run's `model.json`), on {WHERE[accelerator]}, and writes `submission.csv`.{submit}"
+            + offline
+        )
     name = BACKBONES[cfg.backbone].title
-    article = "An" if name[0] in "AEIOU" else "A"
     weights = " with ImageNet weights" if from_kaggle_models(cfg) else ""
     classes = f"{cfg.num_classes} classes"
     if class_names:
         shown = ", ".join(class_names[:8]) + (", ..." if len(class_names) > 8 else "")
         classes += f" ({shown})"
-    competition = (
-        f"the Kaggle competition [{cfg.competition}]"
-        f"(https://www.kaggle.com/competitions/{cfg.competition})"
-    )
-    if notebook == "stack":
-        runs = ", ".join(
-            f"{run['name']} ({run['backbone']}, {run['image_size']} px)" for run in blend["runs"]
-        )
-        columns = ", ".join(blend["metadata_columns"])
-        return (
-            f"# {TITLE} inference: a stack of {len(blend['runs'])} "
-            f"run{'s' if len(blend['runs']) > 1 else ''}\n\n"
-            f"Predicts the test images of {competition} with each run its training notebook "
-            f"trained ({runs}), each at its own image size and with its own test-time flips, "
-            f"on {WHERE[accelerator]}. Then gradient-boosted trees, fitted again as `stack` "
-            "fitted them on the runs' out-of-fold predictions"
-            + (f" and the metadata ({columns})" if columns else "")
-            + f" (CV {blend['metric']} {blend['stack_cv']:.4f}), write `submission.csv` from "
-            "the runs' probabilities. Submit this notebook: Kaggle reruns it with the hidden "
-            "test set in place of the public one.\n\n"
-            "**Run all.** It trains no network, installs nothing and needs no internet."
-        )
-    if notebook == "blend":
-        runs = ", ".join(
-            f"{run['name']} ({run['backbone']}, {run['image_size']} px, weight {run['weight']:.2f})"
-            for run in blend["runs"]
-        )
-        return (
-            f"# {TITLE} inference: a blend of {len(blend['runs'])} runs\n\n"
-            f"Predicts the test images of {competition} with each run its training notebook "
-            f"trained ({runs}), each at its own image size and with its own test-time flips, "
-            f"on {WHERE[accelerator]}, and writes `submission.csv` of their probabilities "
-            f"weighed as `blend` fitted them on the runs' out-of-fold predictions (CV "
-            f"{blend['metric']} {blend['blend_cv']:.4f}). Submit this notebook: Kaggle reruns "
-            "it with the hidden test set in place of the public one.\n\n"
-            "**Run all.** " + offline(wheels)
-        )
-    if notebook == "inference":
-        return (
-            f"# {TITLE} inference\n\n"
-            f"Predicts the test images of {competition} with the model the training notebook "
-            f"trained (its output, `{cfg.trained_dir}`: the backbone, image size and classes "
-            f"come from the run's `model.json`), on {WHERE[accelerator]}, and writes "
-            "`submission.csv`. Submit this notebook: Kaggle reruns it with the hidden test set "
-            "in place of the public one.\n\n"
-            "**Run all.** " + offline(wheels)
-        )
     return (
-        f"# {TITLE}\n\n"
-        f"{article} {name} image classifier{weights} for {competition}, "
-        f"{classes}, trained on {WHERE[accelerator]}; it writes `submission.csv`.\n\n"
-        "**Run all.** The settings come first, then the accelerator check, which stops the run "
-        "at once on a machine without the accelerator it was made for; the data steps and the "
-        "model are in view to edit. " + installs(cfg, wheels)
-    )
-
-
-def offline(wheels: str) -> str:
-    """What an inference notebook needs, as its title says it."""
-    if not wheels:
-        return "It trains nothing; on Kaggle's images it installs nothing and needs no internet."
-    return (
-        "It trains nothing and needs no internet: it installs what Kaggle's image lacks from "
-        f"the wheels of `{wheels}`."
+        f"# {TITLE}\n\n{'An' if name[0] in 'AEIOU' else 'A'} {name} image classifier{weights} "
+        f"for {competition}, {classes}, trained on {WHERE[accelerator]}; it writes "
+        "`submission.csv`.\n\n**Run all.** The settings come first, then the accelerator check, "
+        "which stops the run at once on a machine without the accelerator it was made for; the "
+        "data steps and the model are in view to edit. " + installs(cfg, wheels)
     )
 
 

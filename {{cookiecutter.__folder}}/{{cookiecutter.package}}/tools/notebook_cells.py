@@ -3,8 +3,7 @@ cell, `# %% [markdown]` a markdown cell written as comments. `kernel` (notebook.
 this file as text and makes the notebook from it; here it is code that ruff lints.
 
 notebook.py puts the notebook's title first, and more by a cell's title (the word after `# %%`):
-- `settings`: the settings table and the config cell (settings_cell.py); this file's
-  stand-in gives Config's defaults.
+- `settings`: the settings table and the config cell; this file's stand-in: Config's defaults.
 - `runtime`: the hidden cells that write the package's runtime beside the notebook.
 - `install`: the cell that installs what the machine lacks (after the runtime: it reads
   the backbones' registry), its code folded away on Kaggle.

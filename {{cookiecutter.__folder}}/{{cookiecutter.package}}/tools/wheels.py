@@ -53,8 +53,7 @@ def lacked(backbones: list[str]) -> dict[str, str]:
 def wheel_of(requirement: str, folder: Path) -> Path | None:
     """The wheel of "name==version" in the folder, as pip names its files; None if none."""
     name, _, version = requirement.partition("==")
-    found = sorted(folder.glob(f"{name.replace('-', '_')}-{version}-*.whl"))
-    return found[0] if found else None
+    return min(folder.glob(f"{name.replace('-', '_')}-{version}-*.whl"), default=None)
 
 
 def listed(folder: Path) -> list[str]:
