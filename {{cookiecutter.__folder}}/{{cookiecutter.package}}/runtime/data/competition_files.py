@@ -1,6 +1,11 @@
 """A competition's training CSV and image folders, read and checked before `records` writes
-a shard or a run reads them (data/images.py): the id and label columns, the image each id names, the labels as class numbers (or
-multi-hot rows), and each image's fold.
+a shard or a run reads them (data/images.py): the id and label columns, the image each id
+names, the labels as class numbers (or multi-hot rows), and each image's fold.
+
+Labels may be numbers, read from the CSV's columns where the metric scores them: values to
+regress (one column per target: PetFinder's Pawpularity, Image2Biomass' five) or votes over the
+classes (HMS' six vote columns), made shares that sum to 1. Every cell is checked, and the folds
+are stratified on what the labels hold: the values' bins, or each image's most voted class.
 """
 
 from __future__ import annotations
@@ -36,20 +41,21 @@ def training_rows(
     row) and fold; and what the manifest says of them (columns, classes, the ids without an
     image, how deep under `images` the series its ids name lie). With `dicom`, an id may
     name a DICOM file or a folder of one series (image_files)."""
-    rows = read_csv(csv, flags["csv"])
+    try:  # every value as text: ids such as 007 stay as they are
+        rows = tables.read_csv(csv)
+    except (OSError, ValueError) as error:  # missing, a folder, not a CSV
+        raise UserError(f"{flags['csv']} {csv}: {error}") from error
     csv_columns = rows.columns
     if rows.empty:
         raise UserError(f"{flags['csv']} {csv}: no rows under its header; give the training CSV")
     files = image_files(images, flags["images"], dicom)
     id_column = find_id_column(cfg, given, rows, files, csv, images, group_column)
     label_column = find_label_column(cfg, given, rows, csv, id_column, group_column)
-    kind = targets(cfg)  # values or shares: a column each, read as numbers (value_labels.py)
+    kind = targets(cfg)  # values or shares: a column each, read as numbers (values_of)
     columns = [label_column] if kind == "classes" else names_in(label_column)
     check_rows(rows, csv, id_column, columns, group_column, flags["group"])
-    if targets(cfg) != "classes":
-        from . import value_labels
-
-        rows["number"] = value_labels.read(rows, columns, cfg, csv)
+    if kind != "classes":
+        rows["number"] = values_of(rows, columns, cfg, csv)
     rows["path"] = [files.get(key, "") for key in rows[id_column]]
     missing = rows.loc[rows["path"] == "", id_column].tolist()
     if len(missing) == len(rows):
@@ -67,21 +73,18 @@ def training_rows(
         classes, multi_label = class_labels(cfg, rows, label_column, csv, flags["csv"])
     else:  # the targets, or the classes voted for, by column
         classes, multi_label = columns, False
-        rows["stratum"] = value_labels.strata(rows["number"], cfg)
+        rows["stratum"] = value_strata(rows["number"], cfg)
     rows["fold"] = assign_folds(
         rows, cfg.folds, cfg.fold_seed, group_column, csv, classes, flags["group"]
     )
     series = [path for path in rows["path"] if os.path.isdir(path)]  # ids naming folders
     found = {
-        "id_column": id_column,
-        "label_column": label_column,
-        "classes": classes,
-        "multi_label": multi_label,
+        "id_column": id_column, "label_column": label_column, "classes": classes,
+        "multi_label": multi_label, "skipped": skipped,
         "num_classes": len(classes) if classes else int(rows["number"].max()) + 1,
-        "skipped": skipped,
         "columns": rows[list(csv_columns)],  # the CSV's own, for the metadata (metadata.py)
         "series_depth": len(Path(series[0]).relative_to(images).parts) if series else 0,
-    }
+    }  # fmt: skip
     return pd.DataFrame({"id": rows[id_column]}).join(rows[["path", "number", "fold"]]), found
 
 
@@ -99,7 +102,13 @@ def class_labels(
         )
     if not cfg.keep_label_spellings:
         refuse_spellings(rows[column], csv, column)
-    if cfg.multi_label or holds_several(rows[column], csv, column):
+    several = rows[column].str.split().str.len() > 1  # space-separated: a multi-label competition
+    if several.any() and not cfg.multi_label:
+        print(
+            f"{csv}: {column!r} holds several labels per image (e.g. "
+            f"{rows[column][several.idxmax()]!r}): writing multi-label records"
+        )
+    if cfg.multi_label or several.any():
         classes, rows["number"], rows["stratum"] = multi_hot(rows[column])
         return classes, True
     classes, rows["stratum"] = label_numbers(rows[column], csv, column)
@@ -116,23 +125,15 @@ def test_rows(
         return pd.DataFrame({"id": [], "path": []})
 
     def wanted(path: str) -> bool:  # with series_depth, a folder as deep as the training CSV's
+        if not series_depth:
+            return os.path.isfile(path)
         depth = len(Path(path).relative_to(test_images).parts)
-        return (
-            os.path.isdir(path) and depth == series_depth if series_depth else os.path.isfile(path)
-        )
+        return os.path.isdir(path) and depth == series_depth
 
     found = set(image_files(test_images, flag, dicom=True).values())
     found = sorted(filter(wanted, found))
     ids = [Path(path).relative_to(test_images).as_posix() for path in found]
     return pd.DataFrame({"id": ids, "path": found})
-
-
-def read_csv(csv: str, flag: str = RECORDS_FLAGS["csv"]) -> pd.DataFrame:
-    """The CSV, every value as text (ids such as 007 stay as they are)."""
-    try:
-        return tables.read_csv(csv)
-    except (OSError, ValueError) as error:  # missing, a folder, not a CSV
-        raise UserError(f"{flag} {csv}: {error}") from error
 
 
 def find_id_column(
@@ -151,10 +152,10 @@ def find_id_column(
     }
     best = max(naming, key=naming.get, default="")
     if not best or naming[best] == 0:
-        example = next(iter(files))
         raise UserError(
-            f"{csv}: no column names the images in {images} (such as {example!r}); its columns are "
-            f"{', '.join(rows.columns)}; set {named('id_column')} to the column of image ids"
+            f"{csv}: no column names the images in {images} (such as {next(iter(files))!r}); its "
+            f"columns are {', '.join(rows.columns)}; set {named('id_column')} to the column of "
+            "image ids"
         )
     return best
 
@@ -168,9 +169,7 @@ def find_label_column(
     if "label_column" in given:
         return cfg.label_column
     if targets(cfg) == "shares":  # the columns of votes, as the sample names them
-        from . import value_labels
-
-        return value_labels.share_columns(rows, csv, id_column, cfg, "sample_submission" in given)
+        return share_columns(rows, csv, id_column, cfg, "sample_submission" in given)
     for name in LABEL_COLUMNS:
         if name in rows.columns and id_column != name:
             return name
@@ -287,17 +286,6 @@ def label_numbers(labels: pd.Series, csv: str, column: str) -> tuple[list[str] |
     return classes, [index[name] for name in labels]
 
 
-def holds_several(labels: pd.Series, csv: str, column: str) -> bool:
-    """Whether any image has several space-separated labels: a multi-label competition."""
-    several = labels.str.split().str.len() > 1
-    if several.any():
-        print(
-            f"{csv}: {column!r} holds several labels per image (e.g. "
-            f"{labels[several.idxmax()]!r}): writing multi-label records"
-        )
-    return bool(several.any())
-
-
 def multi_hot(labels: pd.Series) -> tuple[list[str], pd.Series, list[int]]:
     """Class names (sorted; as numbers when all are whole numbers), a row of 0s and 1s per
     image (1 for each label it has) and each image's rarest label, which its fold follows."""
@@ -359,3 +347,60 @@ def assign_folds(
         for number, (_, held_out) in enumerate(splits):
             fold[held_out] = number
     return fold
+
+
+def share_columns(
+    rows: pd.DataFrame, csv: str, id_column: str, cfg: Config, sample_given: bool
+) -> str:
+    """The columns of votes, where none were given: the CSV's columns that the competition's
+    sample submission (the one given, else the one beside the CSV) names besides the id (HMS'
+    sample names its six)."""
+    beside = Path(csv).with_name("sample_submission.csv")
+    sample = Path(cfg.sample_submission) if sample_given else beside
+    listed = list(tables.read_csv(str(sample)).columns) if sample.is_file() else []
+    shared = [column for column in listed if column in rows.columns and column != id_column]
+    if len(shared) < 2:
+        found = f"{sample} names {len(shared)} of its columns" if listed else f"no {sample}"
+        raise UserError(
+            f"{csv}: which columns hold the votes {named('metric')} {cfg.metric} scores? "
+            f"({found}); set {named('label_column')} to them, comma-separated: a,b,c"
+        )
+    return ",".join(shared)
+
+
+def values_of(rows: pd.DataFrame, columns: list[str], cfg: Config, csv: str) -> list[list[float]]:
+    """Each row's values, or its votes scaled to shares that sum to 1: a cell that is no
+    number, a negative vote or votes that sum to 0 is refused, naming its row (the header is
+    row 1) and column."""
+    shares = targets(cfg) == "shares"
+    numbers = rows[columns].apply(pd.to_numeric, errors="coerce").to_numpy(float)
+    wrong = ~np.isfinite(numbers) | (shares & (numbers < 0))
+    reads = "votes or probabilities, 0 or more" if shares else "numbers"
+    if wrong.any():
+        row, column = np.argwhere(wrong)[0]
+        raise UserError(
+            f"{csv}: row {rows.index[row] + 2} holds {rows[columns[column]].iloc[row]!r} in "
+            f"{columns[column]!r}; {named('metric')} {cfg.metric} reads {reads} in "
+            f"{', '.join(columns)} ({named('label_column')}): fix the cell, or give those "
+            "columns, or a metric of classes"
+        )
+    if shares and (numbers.sum(1) <= 0).any():
+        row = np.flatnonzero(numbers.sum(1) <= 0)[0]
+        raise UserError(
+            f"{csv}: row {rows.index[row] + 2} has no vote in {', '.join(columns)} (they sum "
+            "to 0), so no share of a class to learn; give its votes, or leave the row out"
+        )
+    return (numbers / numbers.sum(1, keepdims=True) if shares else numbers).tolist()
+
+
+def value_strata(labels: pd.Series, cfg: Config) -> list[int]:
+    """What the folds stratify on: each image's most voted class (shares), or (values) its
+    bin of the images ranked by their mean standardized value, up to 10 bins of as many
+    images each, and as many at least as there are folds."""
+    rows = np.array(labels.tolist(), float)
+    if targets(cfg) == "shares":
+        return rows.argmax(1).tolist()
+    spread = np.where(rows.std(0) > 0, rows.std(0), 1)
+    ranks = pd.Series(((rows - rows.mean(0)) / spread).mean(1)).rank(method="first") - 1
+    bins = max(1, min(10, len(rows) // max(cfg.folds, 1)))
+    return (ranks * bins // len(rows)).astype(int).tolist()

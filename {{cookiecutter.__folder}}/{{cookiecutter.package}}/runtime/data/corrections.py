@@ -19,6 +19,7 @@ from .tables import read_csv
 # Where the labels of a --relabel file are: the label column, or the audit's column of the
 # label its models give.
 LABELS = ("label", "suggested_label")
+LEFT_OUT = -2  # what `applied`'s table of new labels holds for an id left out (-1: unchanged)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,28 +38,17 @@ class Corrections:
 
     def applied(self, examples: tf.data.Dataset, cfg: Config) -> tf.data.Dataset:
         """The examples (each with its id) without the ids left out, relabeled."""
-        if self.dropped:
-            keys = sorted(self.dropped)
-            left_out = table(keys, [True] * len(keys), False)
-            examples = examples.filter(lambda ex: tf.logical_not(left_out.lookup(ex[cfg.id_key])))
-        if self.relabeled:
-            keys = sorted(self.relabeled)
-            labels = table(keys, [self.relabeled[key] for key in keys], -1)
+        keys = sorted(self.dropped | self.relabeled.keys())
+        values = tf.constant([self.relabeled.get(key, LEFT_OUT) for key in keys], tf.int64)
+        labels = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), -1)
 
-            def relabel(ex):
-                new = labels.lookup(ex[cfg.id_key])
-                given = ex[cfg.label_key]
-                return {**ex, cfg.label_key: tf.where(new >= 0, tf.cast(new, given.dtype), given)}
+        def relabel(ex):
+            new = labels.lookup(ex[cfg.id_key])
+            given = ex[cfg.label_key]
+            return {**ex, cfg.label_key: tf.where(new >= 0, tf.cast(new, given.dtype), given)}
 
-            examples = examples.map(relabel, num_parallel_calls=tf.data.AUTOTUNE)
-        return examples
-
-
-def table(keys: list[str], values: list, default) -> tf.lookup.StaticHashTable:
-    initializer = tf.lookup.KeyValueTensorInitializer(
-        tf.constant(keys, tf.string), tf.constant(values, tf.int64 if default == -1 else tf.bool)
-    )
-    return tf.lookup.StaticHashTable(initializer, default)
+        kept = examples.filter(lambda ex: labels.lookup(ex[cfg.id_key]) != LEFT_OUT)
+        return kept.map(relabel, num_parallel_calls=tf.data.AUTOTUNE)
 
 
 def read(cfg: Config, places: Places) -> Corrections:
@@ -85,9 +75,7 @@ def rows_of(cfg: Config, places: Places, field: str) -> tuple[str, pd.DataFrame]
             f"{named(field)} {path}: cannot be read as a CSV of ids ({first_line(error)}); "
             "give a CSV whose first row names its columns, one of them `id`"
         ) from None
-    column = cfg.id_column if cfg.id_column in rows.columns else rows.columns[0]
-    if "id" in rows.columns:
-        column = "id"
+    column = next((name for name in ("id", cfg.id_column) if name in rows.columns), rows.columns[0])
     rows = rows.rename(columns={column: "id"})
     repeated = rows["id"][rows["id"].duplicated()].tolist()
     if repeated:
@@ -151,8 +139,8 @@ def checked(places: Places, made: Corrections, training: list[str], labeled: set
     ours = set(training)
     said = []
     if made.dropped:
-        left_out = len(training) - kept
-        said.append(f"{left_out} of {len(training)} training images left out ({file('drop_ids')})")
+        left_out = f"{len(training) - kept} of {len(training)} training images left out"
+        said.append(f"{left_out} ({file('drop_ids')})")
     if made.relabeled:
         said.append(f"{len(ours & made.relabeled.keys())} relabeled ({file('relabel')})")
     elsewhere = len((made.dropped | made.relabeled.keys()) - ours)

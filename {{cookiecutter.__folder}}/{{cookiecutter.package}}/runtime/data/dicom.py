@@ -15,6 +15,8 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import UserError, first_line
 from ..platform.files import DICOM_SUFFIXES
 
@@ -64,8 +66,6 @@ def pixels(path: str, window: str = "auto", slices: int = 3, frames: str = "midd
     """uint8 pixels, height x width x channels: 1 (grey), 3 (colour, or three slices). `path`
     is a file, or a folder of one series; `at`, the slice to centre on (its Instance Number or
     file name; a multi-frame file's frame from 1), else they are evenly spaced."""
-    import numpy as np
-
     if os.path.isdir(path):
         found = series(path)
         named = [i for i, ds in enumerate(found) if at in names(ds)]
@@ -160,7 +160,6 @@ def decodable(ds) -> None:
 def grey(planes: list, window: str) -> list:
     """Each (dataset, stored values) as 8-bit grey: rescaled, windowed (the first plane's own
     window for auto, else the range of them all), MONOCHROME1 inverted."""
-    import numpy as np
     from pydicom.pixels import apply_modality_lut, apply_voi_lut
 
     values = [apply_modality_lut(stored, ds).astype(np.float64) for ds, stored in planes]
@@ -188,8 +187,6 @@ def windowed(values, centre: float, width: float, function: str):
     """Values as 0..1 through a window, by the file's VOI LUT Function (DICOM PS3.3 C.11.2.1.2
     and C.11.2.1.3): SIGMOID (many mammograms), LINEAR_EXACT, else LINEAR, where centre - 0.5
     is mid-grey."""
-    import numpy as np
-
     if function == "SIGMOID":
         return 1 / (1 + np.exp(-4 * (values - centre) / max(width, 1e-6)))
     if function == "LINEAR_EXACT":
@@ -199,7 +196,6 @@ def windowed(values, centre: float, width: float, function: str):
 
 def coloured(ds, stored):
     """RGB, 8 bits: a palette's colours looked up; 16 and 32 bits cut to their top 8."""
-    import numpy as np
     from pydicom.pixels import apply_color_lut
 
     if "PALETTE" in ds.PhotometricInterpretation:
@@ -211,8 +207,6 @@ def series(folder: str) -> list:
     """The headers of a series' slices (every DICOM file under the folder), sorted by their
     position along the slices' normal, else by Instance Number; Unreadable when they are
     several series, or differ in size."""
-    import numpy as np
-
     headers = []
     for path in sorted(Path(folder).rglob("*")):
         if path.is_file() and is_dicom(path):

@@ -29,7 +29,7 @@ from ..errors import UserError, named
 from ..platform.files import IMAGE_SUFFIXES, for_pandas, is_url, written_whole
 from ..platform.paths import Places
 from . import competition_files, dicom, scan
-from .records import Split
+from .kinds import Reader, Split
 
 FLAGS = {"images": named("train_images"), "csv": named("train_csv"), "group": named("group_column")}
 FOLDS = "folds.csv"  # the run's folds, beside its checkpoints
@@ -47,8 +47,6 @@ class Table:
 
 
 tables: dict[tuple, Table] = {}  # read once a session while the inputs stay the same
-
-
 # After the data filled the config in, its columns are those to read (sources: "manifest").
 FILLED = frozenset({"id_column", "label_column"})
 
@@ -103,12 +101,6 @@ def save_folds(cfg: Config, places: Places) -> None:
             rows[["id", "fold"]].to_csv(temporary, index=False)
 
 
-def per_class(rows: pd.DataFrame) -> dict[str, int]:
-    """Each class's images among `rows`, by class number (an image of several, in each)."""
-    held = (competition_files.classes_held(number) for number in rows["number"])
-    return dict(collections.Counter(str(number) for numbers in held for number in numbers))
-
-
 def left_out(skipped: list[dict]) -> str:
     """The CSV's ids that name no image, as train and doctor say them."""
     shown = ", ".join(Path(entry["file"]).name for entry in skipped[:5])
@@ -125,63 +117,47 @@ def split_rows(cfg: Config, places: Places, field: str) -> pd.DataFrame:
     return rows[~held if field == "train_files" else held]
 
 
-def test_images(cfg: Config, places: Places, trains_from: str) -> tuple[list[str], list[str]]:
-    """Every image under the test folder (nested folders too), sorted, and its id: the path
-    under the folder, as the competition spells it (predict pairs it with the sample's
-    spelling: with or without the extension, with or without the folders). Where the training
-    CSV names series (folders of DICOM slices), the test set's series as deep."""
-    folder = places.file("test_images")
-    depth = table(cfg, places).found["series_depth"] if trains_from == "images" else 0
-    rows = competition_files.test_rows(folder, depth, named("test_images"))
-    return rows["path"].tolist(), rows["id"].tolist()
-
-
 def ids_of(places: Places, paths: list[str]) -> list[str]:
     folder = places.file("test_images")
     return [Path(path).relative_to(folder).as_posix() for path in paths]
 
 
 def checked(paths: list[str], flag: str) -> None:
-    """Every file there and an image by its first bytes (a DICOM file or series by its
-    headers): a missing or empty file, or one of another kind, is named before the first step."""
-    odd = []
-    for path in paths:
-        if read_as_dicom(path):
-            problem = dicom_problem(path, flag)
-            odd += [f"{path} ({problem})"] if problem else []
-            continue
-        try:
-            with open(path, "rb") as file:
-                head = file.read(16)
-        except OSError as error:
-            odd.append(f"{path} ({error.strerror})")
-            continue
-        if not head.startswith(SIGNATURES) and not (head[:4] == b"RIFF" and head[8:12] == b"WEBP"):
-            odd.append(f"{path} ({'empty' if not head else 'not a JPEG, PNG, GIF, BMP or WebP'})")
+    """Every file there and an image: a missing or empty file, or one of another kind, is named
+    before the first step."""
+    odd = [f"{path} ({why})" for path in paths if (why := image_problem(path, flag))]
     if odd:
         # A training image may go (its row is left out); a test image's id must be submitted.
         fix = "replace them" if flag == named("test_images") else "replace or remove them"
+        shown = ", ".join(odd[:3]) + ("; ..." if len(odd) > 3 else "")
         raise UserError(
-            f"{len(odd)} of the {len(paths)} images of {flag} cannot be read as images: "
-            + ", ".join(odd[:3])
-            + ("; ..." if len(odd) > 3 else "")
-            + f"; {fix}"
+            f"{len(odd)} of the {len(paths)} images of {flag} cannot be read as images: {shown}; "
+            f"{fix}"
         )
 
 
 def read_as_dicom(path: str) -> bool:
-    """Whether the pipeline reads `path` as a DICOM file or series: image_files finds these
-    (by their content, dicom.is_dicom) beside the files AN_IMAGE names."""
+    """Whether the pipeline reads `path` as a DICOM file or series: any AN_IMAGE does not name
+    (image_files finds these by their content, dicom.is_dicom)."""
     return not re.fullmatch(AN_IMAGE, path.lower())
 
 
-def dicom_problem(path: str, flag: str) -> str:
-    """Why a DICOM file or series cannot be read, from its headers ("": it can)."""
+def image_problem(path: str, flag: str) -> str:
+    """Why a file cannot be read as an image, by its first bytes (a DICOM file or series, by
+    its headers); "": it can."""
     try:
+        if not read_as_dicom(path):
+            with open(path, "rb") as file:
+                head = file.read(16)
+            if head.startswith(SIGNATURES) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP"):
+                return ""
+            return "not a JPEG, PNG, GIF, BMP or WebP" if head else "empty"
         if os.path.isdir(path):
             dicom.series(path)
         else:
             dicom.decodable(dicom.read(path, pixels=False))
+    except OSError as error:
+        return error.strerror
     except dicom.Unreadable as error:
         return str(error)
     except ModuleNotFoundError:  # pydicom: not on every platform's image
@@ -190,30 +166,16 @@ def dicom_problem(path: str, flag: str) -> str:
     return ""
 
 
-def labels_of(cfg: Config, places: Places, paths: list[str]) -> np.ndarray:
+def of_images(cfg: Config, places: Places, paths: list[str], column: str) -> list:
+    """The training CSV's `column` ("id", or "number": the label) of each image."""
     rows = table(cfg, places).rows
-    by_path = dict(zip(rows["path"], rows["number"], strict=True))
-    kind = np.int64 if targets(cfg) == "classes" else np.float32  # values, shares: rows
-    return np.array([by_path[path] for path in paths], kind)
-
-
-def examples(cfg: Config, paths: list[str], labels=None, ids=None) -> tf.data.Dataset:
-    """The files as the records' features: {image_key: the file's path, label_key, id_key}.
-    The pipeline reads each file in the step that decodes it (`encoded`): a stage of its own
-    for reading cost a tenth more host time per image than decoding alone."""
-    columns = {cfg.image_key: paths}
-    if labels is not None:
-        columns[cfg.label_key] = labels
-    if ids is not None:
-        columns[cfg.id_key] = ids
-    return tf.data.Dataset.from_tensor_slices(columns)
-
-
-def ids_by_path(cfg: Config, places: Places, paths: list[str]) -> list[str]:
-    """The training CSV's id of each image."""
-    rows = table(cfg, places).rows
-    by_path = dict(zip(rows["path"], rows["id"], strict=True))
+    by_path = dict(zip(rows["path"], rows[column], strict=True))
     return [by_path[path] for path in paths]
+
+
+def labels_of(cfg: Config, places: Places, paths: list[str]) -> np.ndarray:
+    kind = np.int64 if targets(cfg) == "classes" else np.float32  # values, shares: rows
+    return np.array(of_images(cfg, places, paths, "number"), kind)
 
 
 def with_table(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources, dict]:
@@ -221,33 +183,26 @@ def with_table(cfg: Config, sources: Sources, places: Places) -> tuple[Config, S
     where its values came from, and what doctor shows of them, in the shape of a records
     manifest."""
     made = table(cfg, places, given_fields(cfg, sources))
-    if validating_fold(cfg) >= cfg.folds:
-        raise UserError(
-            f"{named('fold')} {cfg.fold}: {named('folds')} is {cfg.folds}; pick 0 to "
-            f"{cfg.folds - 1}"
-        )
     read = made.found
     values = {key: read[key] for key in ("num_classes", "multi_label", "id_column", "label_column")}
     values["class_names"] = ",".join(read["classes"] or [])
     if cfg.folds == 1:
         values["valid_files"] = ""
-    in_folds = [made.rows[made.rows["fold"] == fold] for fold in range(cfg.folds)]
-    per_fold = {
-        str(fold): {"records": len(rows), "classes": per_class(rows)}
-        for fold, rows in enumerate(in_folds)
-    }
+    held = made.rows["number"].map(competition_files.classes_held)  # an image of several: each
+    per_fold = {}
+    for fold in range(cfg.folds):
+        in_fold = held[made.rows["fold"] == fold]
+        counts = collections.Counter(str(number) for numbers in in_fold for number in numbers)
+        per_fold[str(fold)] = {"records": len(in_fold), "classes": dict(counts)}
     manifest = {
-        "folds": cfg.folds,
-        "classes": read["classes"],
-        "num_classes": read["num_classes"],
+        "folds": cfg.folds, "classes": read["classes"], "num_classes": read["num_classes"],
         "train": {"records": len(made.rows), "per_fold": per_fold},
-        "folds_from": made.folds_from,
-        "skipped": read["skipped"],
-    }
+        "folds_from": made.folds_from, "skipped": read["skipped"],
+    }  # fmt: skip
     return *filled(cfg, sources, values, f"the training CSV {cfg.train_csv}"), manifest
 
 
-class CompetitionImages:
+class CompetitionImages(Reader):
     """A competition's image files and its training CSV as source.py's readers serve them,
     folds made at run time. `trains_from`: what the run trains on (a test set read as files
     beside records holds no series of its own)."""
@@ -256,67 +211,60 @@ class CompetitionImages:
 
     def __init__(self, cfg: Config, places: Places, manifest: dict | None, trains_from: str):
         self.cfg, self.places, self.manifest, self.trains_from = cfg, places, manifest, trains_from
-        self.window = cfg.window  # of DICOM files
 
     def describe(self) -> str:
-        cfg, places, manifest = self.cfg, self.places, self.manifest
-        classes = manifest["classes"] or []  # none where the labels are class numbers
-        shown = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
-        names = f": {shown}" if classes else ""
-        folds = manifest["folds"]
-        held_out = f", fold {cfg.fold or 0} validates" if folds > 1 else ""
+        places, manifest = self.places, self.manifest
         heading = (
             f"images: {places.file('train_csv')} and {places.file('train_images')}: "
-            f"{manifest['train']['records']} images, {folds} folds {manifest['folds_from']}"
-            f"{held_out}, {manifest['num_classes']} classes{names}"
+            f"{manifest['train']['records']} images, "
+            + self.folds_and_classes(f" {manifest['folds_from']}")
         )
         if manifest["skipped"]:
             heading += "\n  " + left_out(manifest["skipped"])
         return heading
 
-    def split(self, field: str, labeled: bool):
-        """A fold's images by the CSV (checked there, and images by their first bytes), or
-        every image of the test folder with its id."""
+    def split(self, field: str, labeled: bool) -> Split:
+        """A fold's images by the CSV, or every image under the test folder, its id the path
+        under it (where the training CSV names series, folders of DICOM slices, the test set's
+        series as deep); each checked there, and an image by its first bytes."""
         cfg, places = self.cfg, self.places
+        folder = "train_images" if labeled else "test_images"
         if labeled:
             rows = split_rows(cfg, places, field)
-            paths = split_paths = rows["path"].tolist()
-            flag, ids = named("train_images"), rows["id"].tolist()
         else:
-            split_paths, ids = test_images(cfg, places, self.trains_from)
-            paths, flag = split_paths, named("test_images")
+            depth = table(cfg, places).found["series_depth"] if self.trains_from == "images" else 0
+            rows = competition_files.test_rows(places.file(folder), depth, named(folder))
+        paths = rows["path"].tolist()
         if any(read_as_dicom(path) for path in paths):  # the window before any header is read
-            dicom.window(self.window, named("window"))
-        checked(paths, flag)
-        folder = places.file("train_images" if labeled else "test_images")
-        said = f"{len(paths)} images ({folder})"
+            dicom.window(cfg.window, named("window"))
+        checked(paths, named(folder))
+        said = f"{len(paths)} images ({places.file(folder)})"
         values = rows["number"].tolist() if labeled and targets(cfg) != "classes" else []
-        return Split(split_paths, len(paths), ids, said, ("test_images",), labels=values)
+        return Split(paths, len(paths), rows["id"].tolist(), said, ("test_images",), labels=values)
 
-    def training(
-        self, paths: list[str], skipped: frozenset[str] = frozenset(), with_ids: bool = False
-    ) -> tf.data.Dataset:
+    def training(self, paths: list[str], skipped: frozenset[str] = frozenset(), with_ids=False):
         """One pass over this process's share of the images (every N-th), in an order drawn
         anew each pass: shuffling paths, not images, costs next to nothing."""
-        cfg, places = self.cfg, self.places
         kept = [path for path in paths if f"{path}#0" not in skipped]
-        own = kept[cfg.process_id :: cfg.num_processes]
-        ids = ids_by_path(cfg, places, own) if with_ids else None
-        labels = labels_of(cfg, places, own)
-        return examples(cfg, own, labels, ids).shuffle(len(own), seed=cfg.seed)
+        own = kept[self.cfg.process_id :: self.cfg.num_processes]
+        return self.examples(own, True, with_ids).shuffle(len(own), seed=self.cfg.seed)
 
-    def in_order(
-        self, paths: list[str], labeled: bool, with_ids: bool = False
-    ) -> tuple[tf.data.Dataset, int]:
-        """Every image once, in the order given, and how many there are."""
+    def in_order(self, paths: list[str], labeled: bool, with_ids: bool = False):
+        return self.examples(paths, labeled, with_ids), len(paths)
+
+    def examples(self, paths: list[str], labeled: bool, with_ids: bool) -> tf.data.Dataset:
+        """The files as the records' features: {image_key: the file's path, label_key, id_key}.
+        The pipeline reads each file in the step that decodes it (`encoded`): a stage of its own
+        for reading cost a tenth more host time per image than decoding alone."""
         cfg, places = self.cfg, self.places
+        columns = {cfg.image_key: paths}
         if labeled:
-            keys = ids_by_path(cfg, places, paths) if with_ids else None
-            return examples(cfg, paths, labels_of(cfg, places, paths), keys), len(paths)
-        return examples(cfg, paths, ids=ids_of(places, paths)), len(paths)
-
-    def carries_ids(self, files: list[str]) -> bool:
-        return True
+            columns[cfg.label_key] = labels_of(cfg, places, paths)
+        if labeled and with_ids:
+            columns[cfg.id_key] = of_images(cfg, places, paths, "id")
+        elif not labeled:
+            columns[cfg.id_key] = ids_of(places, paths)
+        return tf.data.Dataset.from_tensor_slices(columns)
 
     def encoded(self, image: tf.Tensor) -> tf.Tensor:
         """The file the image feature names, read (`examples` serves paths); a DICOM file or
@@ -332,7 +280,7 @@ class CompetitionImages:
 
     def pixels(self, path) -> np.ndarray:
         """A DICOM file's or series' pixels; `path`, bytes (a 0-d array where run eagerly)."""
-        return dicom.pixels(np.asarray(path).item().decode(), self.window)
+        return dicom.pixels(np.asarray(path).item().decode(), self.cfg.window)
 
     def scanned(self, paths: list[str], labeled: bool) -> list[scan.Shard] | None:
         """Every image decoded; each one that does not is named by its path (and its id), a

@@ -7,21 +7,37 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Protocol
 
-from ..config import AUTO
+from ..config import AUTO, Config
 
 if TYPE_CHECKING:
     import tensorflow as tf
 
-    from .record_folds import Pooled
-    from .records import Split
+    from .records import Pooled
     from .scan import Shard
+
+
+@dataclasses.dataclass
+class Split:
+    """One split as checked: its files (for a TFDS set, the one split string), its size, its
+    ids in record order (where its records carry them), and what doctor says of it."""
+
+    files: list[str]
+    records: int
+    ids: list[str]
+    said: str
+    fields: tuple[str, ...] = ("test_files", "id_key")  # what names its ids, for messages
+    skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # unreadable test images
+    labels: list = dataclasses.field(default_factory=list)  # a labeled split's values or shares
 
 
 class Reader(Protocol):
     """What each kind of data serves: records.Records, images.CompetitionImages and
-    tfds_sets.TfdsSet, each made with the settings and places it reads."""
+    tfds_sets.TfdsSet, each made with the settings and places it reads. Each subclasses this,
+    and serves as written here what it does not define itself."""
 
     kind: str  # "records", "images" or "tfds"
+    cfg: Config
+    manifest: dict | None
 
     def describe(self) -> str:
         """What doctor says of the data: its folds and classes ("": nothing to say)."""
@@ -41,12 +57,25 @@ class Reader(Protocol):
 
     def carries_ids(self, files: list[str]) -> bool:
         """Whether the examples carry ids."""
+        return True
 
     def encoded(self, image: tf.Tensor) -> tf.Tensor:
-        """An example's image feature as encoded bytes."""
+        """An example's image feature as encoded bytes: here, the feature itself."""
+        return image
 
     def scanned(self, files: list[str], labeled: bool) -> list[Shard] | None:
-        """Every image decoded, each that does not named (None: nothing to decode)."""
+        """Every image decoded, each that does not named (None: nothing to decode, as in a
+        TFDS set, whose images TFDS checked when it prepared it)."""
+        return None
+
+    def folds_and_classes(self, how: str = "") -> str:
+        """What describe says of the data's folds (`how` they were made), which validates, and
+        its classes, the first five named."""
+        folds, classes = self.manifest["folds"], self.manifest["classes"] or []
+        held_out = f", fold {self.cfg.fold or 0} validates" if folds > 1 else ""
+        shown = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
+        names = f": {shown}" if classes else ""
+        return f"{folds} folds{how}{held_out}, {self.manifest['num_classes']} classes{names}"
 
 
 @dataclasses.dataclass(frozen=True)

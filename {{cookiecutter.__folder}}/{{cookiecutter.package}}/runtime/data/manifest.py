@@ -33,13 +33,11 @@ def with_manifest(
             f"{named('fold')} {cfg.fold}: {path} has folds 0 to {folds - 1}; pick one of them"
         )
     found = {
-        **split_patterns(manifest, held_out),
-        "num_classes": manifest["num_classes"],
+        **split_patterns(manifest, held_out), "num_classes": manifest["num_classes"],
         "class_names": ",".join(manifest["classes"] or []),
         "multi_label": bool(manifest.get("multi_label")),
-        "id_column": manifest["id_column"],
-        "label_column": manifest["label_column"],
-    }
+        "id_column": manifest["id_column"], "label_column": manifest["label_column"],
+    }  # fmt: skip
     if manifest.get("dicom"):  # the window its DICOM images were stored in: a test set read
         found["window"] = manifest["dicom"]["window"]  # as files (a rerun's) is windowed alike
     kind = manifest.get("targets") or "classes"
@@ -171,6 +169,6 @@ def check_count(cfg: Config, places: Places, field: str, count: int, manifest: d
     if counted[field] != count:
         raise UserError(
             f"{places.file(field)} ({named(field)}) holds {count} records where the records' "
-            f"manifest {places.in_data(MANIFEST)} counts {counted[field]}: a shard is missing or cut short; "
-            "write the records again with `records`, or put back the shards it wrote"
+            f"manifest {places.in_data(MANIFEST)} counts {counted[field]}: a shard is missing or "
+            "cut short; write the records again with `records`, or put back the shards it wrote"
         )

@@ -11,6 +11,9 @@ predict and the inference notebook apply exactly what training fitted: a column 
 standardised with their mean and deviation, a missing value becomes 0 and is flagged in a
 feature of its own; any other column is one-hot over its values (the MOST_VALUES commonest),
 with one slot for a value training never saw and for a missing one.
+
+The table is the records' metadata.csv, or beside images the training CSV and Config.test_csv;
+train calls `for_training` and saves the encoding, predict `for_test` with the one saved.
 """
 
 from __future__ import annotations
@@ -20,12 +23,16 @@ import json
 
 import numpy as np
 import pandas as pd
+import tensorflow as tf
 
-from ..errors import UserError
-from ..platform.files import FITTED, METADATA_TABLE
-from .tables import read_csv, stem
+from ..config import AUTO, Config, validating_fold
+from ..errors import UserError, named
+from ..platform.files import FITTED, METADATA_TABLE, reaching
+from ..platform.paths import Places
+from . import images
+from .kinds import Data
+from .tables import read_csv, spellings, stem
 
-AUTO = "auto"  # Config.metadata_columns: the columns both tables hold
 SPEC = FITTED["metadata"]  # the run's encoding, beside its weights
 TABLE = METADATA_TABLE  # records: every image's columns, by its record's id, beside the shards
 OWN_COLUMNS = ("id", "split", "fold")  # what TABLE holds before the columns
@@ -98,11 +105,8 @@ def fitted(train: pd.DataFrame, columns: list[str]) -> dict:
         if len(present) and pd.to_numeric(present, errors="coerce").notna().all():
             numbers = pd.to_numeric(present)
             deviation = float(numbers.std(ddof=0))
-            how = {
-                "kind": "number",
-                "mean": float(numbers.mean()),
-                "std": deviation if deviation > 0 else 1.0,
-            }
+            std = deviation if deviation > 0 else 1.0
+            how = {"kind": "number", "mean": float(numbers.mean()), "std": std}
         else:
             counts = present.value_counts()
             common = counts.sort_index().sort_values(ascending=False, kind="stable")
@@ -125,7 +129,6 @@ def feature_names(spec: dict) -> list[str]:
 
 
 def columns_of(spec: dict) -> list[str]:
-    """The table's columns an encoding reads."""
     return [encoding["column"] for encoding in spec["columns"]]
 
 
@@ -153,9 +156,7 @@ def encoded(spec: dict, table: pd.DataFrame) -> np.ndarray:
 
 
 def saved(path) -> dict | None:
-    """The encoding a trained run saved, or None: it trained on the images alone."""
-    import tensorflow as tf  # a trained run may be in a bucket
-
+    """The encoding a trained run saved (a bucket's too); None: it trained on images alone."""
     if not tf.io.gfile.exists(str(path)):
         return None
     with tf.io.gfile.GFile(str(path)) as file:
@@ -184,8 +185,6 @@ class Features:
 
     def lookup(self):
         """A function from an example's id (a string tensor) to its inputs (float32)."""
-        import tensorflow as tf
-
         ids, rows = tf.constant(self.ids), tf.range(len(self.ids), dtype=tf.int64)
         index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(ids, rows), -1)
         table = tf.constant(self.values)
@@ -194,8 +193,6 @@ class Features:
         return lambda key: tf.gather(table, tf.maximum(index.lookup(key), 0))
 
     def blank(self):
-        import tensorflow as tf
-
         return tf.zeros([self.width], tf.float32)
 
 
@@ -204,15 +201,9 @@ def of_ids_rows(table: pd.DataFrame, ids: list[str], where: str, fix: str) -> pd
     id matched with or without its file's extension; an id the table lacks is refused, naming
     it: an image without its row would be predicted from another's or from nothing."""
     by_id = table.drop_duplicates("id").set_index("id")
-    spellings = {stem(key): key for key in by_id.index} | {key: key for key in by_id.index}
-
-    def row_of(key: str) -> str:  # the test folder's sub/t0.jpg is the table's t0.jpg or t0
-        name = key.rsplit("/", 1)[-1]
-        return next(
-            (spellings[k] for k in (key, stem(key), name, stem(name)) if k in spellings), ""
-        )
-
-    matched = [row_of(key) for key in ids]
+    keys = {stem(key): key for key in by_id.index} | {key: key for key in by_id.index}
+    # The test folder's sub/t0.jpg is the table's t0.jpg or t0.
+    matched = [next((keys[k] for k in spellings(key) if k in keys), "") for key in ids]
     missing = [key for key, found in zip(ids, matched, strict=True) if not found]
     if missing:
         raise UserError(
@@ -226,10 +217,10 @@ def metadata_tables(
     rows: pd.DataFrame, training: dict, test_csv: str, test_ids: list[str], requested: str,
     group_column: str, flags: dict,
 ) -> tuple[pd.DataFrame | None, dict]:  # fmt: skip
-    """What `records` writes beside its shards: the metadata columns chosen for every training image (`rows` and
-    `training`, from training_rows) and every test image (`test_ids`, matched to the rows of
-    `test_csv`): one table by id, "split" train or test, the fold, then the columns; None
-    when no column is used. And what the manifest and the screen say of them."""
+    """What `records` writes beside its shards: the metadata columns chosen for every training
+    image (`rows` and `training`, from training_rows) and every test image (`test_ids`, matched
+    to the rows of `test_csv`): one table by id, "split" train or test, the fold, then the
+    columns; None when no column is used. And what the manifest and the screen say of them."""
     train = training["columns"]
     test = read_test_table(test_csv, flags["test_csv"], training["id_column"]) if test_csv else None
     reserved = {training["id_column"], training["label_column"], group_column}
@@ -270,3 +261,150 @@ def read_test_table(csv: str, flag: str, id_column: str) -> pd.DataFrame:
             f"{flag} {csv}: ids occur more than once in {column!r}, e.g. {repeated[:3]}"
         )
     return table.assign(id=table[column]) if column != "id" else table
+
+
+@dataclasses.dataclass
+class Found:
+    """Every training image's row (id, fold, then the columns) and what it came from."""
+
+    table: pd.DataFrame
+    columns: list[str]  # those the run uses
+    left_out: dict[str, str]  # with why
+    where: str  # the table, as messages name it
+
+
+def found(cfg: Config, places: Places, data: Data) -> Found | None:
+    """The metadata the run's data holds and the run asks for (beside images, the training
+    CSV's columns, chosen against Config.test_csv's); None for images alone."""
+    if not cfg.metadata_columns.strip():
+        return None
+    if data.trains_from == "images":
+        made = images.table(cfg, places)
+        train = made.found["columns"]
+        test = None
+        if cfg.test_csv:
+            test = read_test_table(places.file("test_csv"), named("test_csv"), cfg.id_column)
+        reserved = {made.found["id_column"], made.found["label_column"], cfg.group_column}
+        flags = named("metadata_columns"), named("test_csv")
+        columns, left_out = chosen(train, test, cfg.metadata_columns, reserved, *flags)
+        rows = pd.DataFrame({"id": made.rows["id"], "fold": made.rows["fold"].astype(str)})
+        table = rows.join(train[columns].reset_index(drop=True))
+        return Found(table, columns, left_out, places.file("train_csv")) if columns else None
+    kept = (data.manifest or {}).get("metadata") or {}
+    available = kept.get("columns") or []
+    where = places.in_data(TABLE)
+    if cfg.metadata_columns == AUTO:
+        columns = available
+    else:
+        columns = [name.strip() for name in cfg.metadata_columns.split(",") if name.strip()]
+        missing = [name for name in columns if name not in available]
+        if missing:
+            kept = f"keep {', '.join(available)}" if available else "keep no metadata"
+            raise UserError(
+                f"{named('metadata_columns')} {cfg.metadata_columns!r}: the records {kept}, not "
+                f"{missing[0]!r}; write them again with `records --test-csv ... "
+                f"--metadata-columns ...`, or leave {missing[0]!r} out"
+            )
+    if not columns:
+        return None
+    table = read_table(where, "train")
+    return Found(table[["id", "fold", *columns]], columns, kept.get("left_out") or {}, where)
+
+
+def read_table(where: str, split: str) -> pd.DataFrame:
+    """The rows of a split ("train", "test") of the records' metadata.csv (a bucket's too)."""
+    with reaching(where):
+        try:
+            with tf.io.gfile.GFile(where, "rb") as file:
+                table = read_csv(file.read(), where)
+            return table[table["split"] == split]
+        except (OSError, ValueError, tf.errors.OpError) as error:
+            raise UserError(
+                f"{where}: {error}; write the records again with `records`, or put back the "
+                "file it wrote"
+            ) from None
+
+
+def for_training(cfg: Config, places: Places, data: Data):
+    """The run's Features for every training image, its encoding (`spec`) fitted on
+    the training folds; None for images alone."""
+    held = found(cfg, places, data)
+    if held is None:
+        return None
+    table = held.table
+    in_folds = table["fold"].nunique() > 1  # as the data is split, whatever Config.folds says
+    training = table[table["fold"] != str(validating_fold(cfg))] if in_folds else table
+    spec = fitted(training, held.columns)
+    features = Features(spec, table["id"].tolist(), encoded(spec, table))
+    print(
+        f"metadata: {', '.join(held.columns)} from {held.where} ({features.width} inputs, "
+        f"fitted on {len(training)} training images)"
+        + (f"; left out: {left_out_line(held.left_out)}" if held.left_out else "")
+    )
+    return features
+
+
+def for_test(
+    cfg: Config, places: Places, data: Data, specs: list[dict | None], ids: list[str],
+    who: str = "the trained run",
+) -> list:  # fmt: skip
+    """The test images' Features by each trained run's encoding in `specs` (None:
+    that run trained on images alone), from one reading of their table: Config.test_csv,
+    else the records' metadata.csv. `who` joins the rows, as a refusal names it."""
+    used = [spec for spec in specs if spec]
+    if not used:
+        return [None] * len(specs)
+    columns = sorted({column for spec in used for column in columns_of(spec)})
+    fix = (
+        f"{who} joins {', '.join(columns)} to each image: give each test image's "
+        f"row in {named('test_csv')}"
+    )
+    if cfg.test_csv:
+        where = places.file("test_csv")
+        table = read_test_table(where, named("test_csv"), cfg.id_column)
+    else:
+        where = places.in_data(TABLE)
+        with reaching(where):
+            there = data.tests_from != "tfds" and tf.io.gfile.exists(where)
+        if not there:
+            raise UserError(f"no table of the test images' metadata; {fix}")
+        table = read_table(where, "test")
+    missing = [column for column in columns if column not in table]
+    if missing:
+        raise UserError(f"{where} has no column {missing[0]!r}; {fix}")
+    rows = of_ids_rows(table, ids, where, fix)  # each id matched once, for every run
+    return [Features(spec, list(ids), encoded(spec, rows)) if spec else None
+            for spec in specs]  # fmt: skip
+
+
+# Who joins the test table's rows to pseudo-labeled test images, as a refusal names it.
+PSEUDO_WHO = "this run, training on pseudo-labeled test images,"
+
+
+def with_test_rows(cfg: Config, places: Places, data: Data, training: Features, ids: list[str]):
+    """The training images' Features and, by the same encoding, the rows of the test images
+    `ids` (pseudo-labeled, trained on beside them: Config.test_csv's, or the records')."""
+    (test,) = for_test(cfg, places, data, [training.spec], ids, PSEUDO_WHO)
+    shared = sorted(set(training.ids) & set(test.ids))
+    if shared:
+        raise UserError(
+            f"{named('pseudo_labels')}: {len(shared)} test images share a training image's id "
+            f"(e.g. {shared[0]!r}), so their metadata rows cannot be told apart; give the test "
+            "images ids of their own"
+        )
+    values = np.vstack([training.values, test.values])
+    return Features(training.spec, [*training.ids, *test.ids], values)
+
+
+def for_validation(cfg: Config, places: Places, data: Data, spec: dict | None):
+    """The training images' Features by a trained run's encoding (evaluate)."""
+    if spec is None:
+        return None
+    held = found(cfg, places, data)
+    if held is None:
+        columns = ", ".join(columns_of(spec))
+        raise UserError(
+            f"the trained run joins {columns} to each image, and the data holds no such table now "
+            f"({named('metadata_columns')} {cfg.metadata_columns!r}); give the data it trained on"
+        )
+    return Features(spec, held.table["id"].tolist(), encoded(spec, held.table))

@@ -27,27 +27,20 @@ AUTO = tf.data.AUTOTUNE
 
 
 def for_training(
-    data: Data,
-    files: list[str],
-    cfg: Config,
-    global_batch: int,
-    image_dtype: str = "uint8",
-    skipped: frozenset[str] = frozenset(),
-    augmentations: list = (),
-    metadata=None,
-    corrections=None,
-    pseudo=None,
-) -> tf.data.Dataset:
+    data: Data, files: list[str], cfg: Config, global_batch: int, image_dtype: str = "uint8",
+    skipped: frozenset[str] = frozenset(), augmentations: list = (), metadata=None,
+    corrections=None, pseudo=None,
+) -> tf.data.Dataset:  # fmt: skip
     """Endless shuffled (image, label) batches of `files`, read by the data's training reader,
-    each pass serving every example once; order does not matter, so none is kept. `augmentations` (model.host_augmentations) run on each
-    batch, in order; with any, the labels are rows (one-hot, or mixed). With `metadata`
+    each pass serving every example once. `augmentations` (model.host_augmentations) run on
+    each batch, in order; with any, the labels are rows (one-hot, or mixed). With `metadata`
     (metadata.Features), each image comes as {"image", "metadata"}: its table row joined by id.
 
-    With several processes (Config.num_processes), each reads only its share (source.py)
-    and batches its part of the global batch. `skipped` names records to leave out
-    (scan.skipped); `corrections` (corrections.Corrections), ids left out and labels changed;
-    `pseudo` (pseudo_labels.PseudoLabels), test images added with soft labels, each batch
-    then (image, label rows, weight).
+    Each process (Config.num_processes) reads only its share and batches its part of the
+    global batch. `skipped` names records to leave out (scan.skipped); `corrections`
+    (corrections.Corrections), ids left out and labels changed; `pseudo`
+    (pseudo_labels.PseudoLabels), test images added with soft labels, each batch then
+    (image, label rows, weight).
     """
     options = tf.data.Options()
     options.deterministic = False
@@ -98,11 +91,8 @@ def augmented(batches: tf.data.Dataset, cfg: Config, augmentations: list, image_
     return as floats goes back to `image_dtype`."""
 
     def augment(inputs, labels, *weight):
-        rows = (
-            labels
-            if cfg.multi_label or labels.shape.rank == 2
-            else tf.one_hot(labels, cfg.num_classes)
-        )
+        numbers = not cfg.multi_label and labels.shape.rank != 2  # a class number per image
+        rows = tf.one_hot(labels, cfg.num_classes) if numbers else labels
         images = inputs["image"] if isinstance(inputs, dict) else inputs
         batch = {"images": images, "labels": tf.cast(rows, tf.float32)}
         for augmentation in augmentations:
@@ -135,24 +125,17 @@ def inputs(cfg: Config, metadata=None):
 
 
 def for_inference(
-    data: Data,
-    files: list[str],
-    cfg: Config,
-    global_batch: int,
-    labeled: bool,
-    image_dtype: str = "uint8",
-    with_ids: bool = False,
-    metadata=None,
-) -> tf.data.Dataset:
+    data: Data, files: list[str], cfg: Config, global_batch: int, labeled: bool,
+    image_dtype: str = "uint8", with_ids: bool = False, metadata=None,
+) -> tf.data.Dataset:  # fmt: skip
     """Every record once, as (image, label or id, weight) batches in one fixed order; with
     `with_ids`, labeled batches carry the ids too: (image, label, weight, id). With
     `metadata` (metadata.Features), images come as {"image", "metadata"} (`inputs`).
 
-    Ids travel with their images, so a prediction can never land on another image's row;
-    they stay on the host (predict feeds only images to the device). The last batch is
-    filled up with blank rows of weight 0, so every batch has the same static shape and
-    splits evenly over the replicas; Keras weighs them out of validation, and predictions
-    drop them. The known record count fails loudly if a shard is short.
+    Ids travel with their images (and stay on the host), so a prediction can never land on
+    another image's row. The last batch is filled up with blank rows of weight 0, so every
+    batch has one static shape and splits evenly over the replicas; Keras weighs them out of
+    validation, and predictions drop them. A short shard fails on the known record count.
     """
     key = cfg.label_key if labeled else cfg.id_key
     ids = labeled and with_ids
@@ -167,23 +150,18 @@ def for_inference(
 
     rows = examples.map(row, num_parallel_calls=AUTO)
     image = tf.zeros([cfg.image_size, cfg.image_size, 3], image_dtype)
-    blank = (
-        image if metadata is None else {"image": image, "metadata": metadata.blank()},
-        steps.as_label(cfg, tf.zeros(steps.label_shape(cfg), tf.int64))
-        if labeled
-        else tf.constant(b""),
-        tf.constant(0.0),
-    ) + ((tf.constant(b""),) if ids else ())
+    if metadata is not None:
+        image = {"image": image, "metadata": metadata.blank()}
+    label = steps.as_label(cfg, tf.zeros(steps.label_shape(cfg), tf.int64))
+    blank = (image, label if labeled else tf.constant(b""), tf.constant(0.0))
+    blank += (tf.constant(b""),) if ids else ()
     padding = tf.data.Dataset.from_tensors(blank).repeat(-count % global_batch)
     return rows.concatenate(padding).batch(global_batch, drop_remainder=True).prefetch(AUTO)
 
 
 def describe_spec(spec) -> str:
-    names = ("image", "label", "weight")
-    return ", ".join(
-        f"{name} {part.dtype.name} {tuple(part.shape)}"
-        for name, part in zip(names, tf.nest.flatten(spec), strict=False)
-    )
+    parts = zip(("image", "label", "weight"), tf.nest.flatten(spec), strict=False)
+    return ", ".join(f"{name} {part.dtype.name} {tuple(part.shape)}" for name, part in parts)
 
 
 def check_static(batches: tf.data.Dataset, field: str) -> None:

@@ -19,7 +19,7 @@ import tensorflow as tf
 from ..config import Config, targets, validating_fold
 from ..errors import UserError, first_line, named
 from ..platform.paths import Places
-from .tables import read_csv, stem
+from .tables import read_csv, spellings
 
 WEIGHT = "pseudo_weight"  # the feature holding an example's weight in the loss
 
@@ -49,36 +49,31 @@ class PseudoLabels:
         keys, numbers = tf.constant(self.ids), tf.range(len(self.ids), dtype=tf.int64)
         index = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, numbers), -1)
         rows = tf.constant(self.rows, tf.float32)
-        # Ids go on where the training examples carry them: a table of metadata joins by id.
         with_ids = cfg.id_key in training.element_spec
 
-        def kept(ex) -> dict:
-            return {cfg.id_key: ex[cfg.id_key]} if with_ids else {}
+        def example(ex, read_by, label, weight: float) -> dict:
+            # Ids go on where the training examples carry them: a table of metadata joins by id.
+            kept = {cfg.id_key: ex[cfg.id_key]} if with_ids else {}
+            image = read_by.encoded(ex[cfg.image_key])
+            weighed = {WEIGHT: tf.constant(weight, tf.float32), **kept}
+            return {cfg.image_key: image, cfg.label_key: label, **weighed}
 
         tests, _ = test_reading.in_order(self.files, False)
         tests = tests.shard(cfg.num_processes, cfg.process_id)
         tests = tests.filter(lambda ex: index.lookup(ex[cfg.id_key]) >= 0)
-        tests = tests.map(
-            lambda ex: {
-                cfg.image_key: test_reading.encoded(ex[cfg.image_key]),
-                cfg.label_key: tf.gather(rows, index.lookup(ex[cfg.id_key])),
-                WEIGHT: tf.constant(self.weight, tf.float32),
-                **kept(ex),
-            },
-            num_parallel_calls=tf.data.AUTOTUNE,
-        )
+
+        def soft(ex):
+            label = tf.gather(rows, index.lookup(ex[cfg.id_key]))
+            return example(ex, test_reading, label, self.weight)
+
+        tests = tests.map(soft, num_parallel_calls=tf.data.AUTOTUNE)
         tests = tests.shuffle(min(len(self.ids), cfg.shuffle_buffer), seed=cfg.seed).repeat()
 
         def as_row(ex):
-            label = tf.cast(ex[cfg.label_key], tf.float32)
-            rows = cfg.multi_label or targets(cfg) == "shares"  # a row already
-            row = label if rows else tf.one_hot(ex[cfg.label_key], cfg.num_classes)
-            return {
-                cfg.image_key: reading.encoded(ex[cfg.image_key]),
-                cfg.label_key: row,
-                WEIGHT: tf.constant(1.0),
-                **kept(ex),
-            }
+            row = cfg.multi_label or targets(cfg) == "shares"  # a row already
+            label = ex[cfg.label_key]
+            label = tf.cast(label, tf.float32) if row else tf.one_hot(label, cfg.num_classes)
+            return example(ex, reading, label, 1.0)
 
         training = training.map(as_row, num_parallel_calls=tf.data.AUTOTUNE)
         counts = (self.alongside, len(self.ids))
@@ -117,12 +112,8 @@ def read(
         raise UserError(f"{flag}: a probability outside 0 to 1; give the file `pseudo` wrote")
     # As the sample spells them (predict's test_probabilities.csv): with or without the
     # image's extension or folders; each becomes the test image's own id.
-    spellings = {}
-    for key in test_ids:
-        name = key.rsplit("/", 1)[-1]
-        for spelled in (name, stem(name), stem(key), key):
-            spellings[spelled] = key
-    ids = table[table.columns[0]].map(lambda key: spellings.get(key, ""))
+    spelled = {spelling: key for key in test_ids for spelling in spellings(key)}
+    ids = table[table.columns[0]].map(lambda key: spelled.get(key, ""))
     unknown = sorted(table[table.columns[0]][ids == ""])
     if unknown:
         raise UserError(
@@ -134,10 +125,9 @@ def read(
     repeated = ids[mine][ids[mine].duplicated()].tolist()
     if repeated:
         raise UserError(f"{flag}: id {repeated[0]!r} is named twice for fold {fold}")
-    if cfg.multi_label:
-        rows = values[mine]
-    else:  # shares of one class each: a row sums to 1
-        rows = values[mine] / np.maximum(values[mine].sum(1, keepdims=True), 1e-12)
+    rows = values[mine]
+    if not cfg.multi_label:  # shares of one class each: a row sums to 1
+        rows = rows / np.maximum(rows.sum(1, keepdims=True), 1e-12)
     made = PseudoLabels(
         ids[mine].tolist(), rows.astype(np.float32), cfg.pseudo_weight, test_files, alongside
     )

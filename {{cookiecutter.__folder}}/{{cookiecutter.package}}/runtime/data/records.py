@@ -1,10 +1,19 @@
 """TFRecord files in a folder, /kaggle/input or a gs:// bucket, found, counted, checked and read:
-Records, the reader source.py opens for them, and Split, what a reader says of a split."""
+Records, the reader source.py opens for them.
+
+Records that carry no folds (Kaggle's own shards, any --train-files/--valid-files) are pooled
+where a run asks for a fold: the train and val files split into Config.folds folds, drawn with
+Config.fold_seed, as the strongest public k-fold notebooks on TFRecords do. By file where there
+are at least two files a fold: each fold reads whole files, as fast as any split, the files
+dealt largest first so that the folds hold about as many records. Else by record, stratified by
+class where each record holds one. The split depends on nothing but the files, their records
+and the seed, so every command holds the same folds."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 
 import numpy as np
 import tensorflow as tf
@@ -13,7 +22,8 @@ from ..config import Config, targets, validating_fold
 from ..errors import UserError, named
 from ..platform.files import MANIFEST, reaching
 from ..platform.paths import Places
-from . import record_folds, scan, steps
+from . import scan, steps
+from .kinds import Reader, Split
 from .manifest import check_count, skipped_tests
 from .scan import COUNT_IN_NAME
 
@@ -32,8 +42,9 @@ def find(pattern: str, field: str, also: str = "") -> list[str]:
         files = [path for path in files if path not in folders]
         if folders and not files:
             raise UserError(
-                f"{pattern!r} ({named(field)}) matches only folders ({', '.join(folders[:3])}); "
-                f"give a pattern of the files in them, such as {os.path.join(folders[0], '*.tfrec')!r}"
+                f"{pattern!r} ({named(field)}) matches only folders ({', '.join(folders[:3])});"
+                f" give a pattern of the files in them, such as "
+                f"{os.path.join(folders[0], '*.tfrec')!r}"
             )
     if not files:
         if also:  # where the pattern was looked for too
@@ -81,69 +92,6 @@ def check(path: str, wanted: dict[str, tuple[str, str]]) -> None:
             )
 
 
-def check_labels(path: str, label_key: str, num_classes: int, multi_label: bool = False) -> None:
-    """Fail before training when a record's label is not one class number in 0..num_classes-1,
-    or with `multi_label` not a row of num_classes 0s and 1s. Only the label is parsed: fast."""
-    spec = {label_key: tf.io.RaggedFeature(tf.int64)}
-    batches = tf.data.TFRecordDataset(path).batch(4096)
-    wanted = num_classes if multi_label else 1
-    low, high, start = num_classes, -1, 0
-    for batch in batches.map(lambda r: tf.io.parse_example(r, spec)[label_key]):
-        lengths, values = batch.row_lengths().numpy(), batch.flat_values.numpy()
-        odd = (lengths != wanted).nonzero()[0]
-        if odd.size:
-            length = int(lengths[odd[0]])
-            if length == 0:
-                fix = "every record needs its label; write the records again"
-            elif multi_label and length == 1:
-                fix = (
-                    "one class number, and this multi-label run expects a multi-hot row of "
-                    f"{num_classes}; set {named('multi_label')} to False (--no-multi-label) "
-                    "for single-label records"
-                )
-            elif multi_label:
-                fix = (
-                    f"a multi-hot row of {length} classes, and {named('num_classes')} is "
-                    f"{num_classes}; set num_classes to {length}"
-                )
-            else:
-                fix = (
-                    "a multi-hot row (several labels per image), and this run expects one "
-                    f"class number; set {named('multi_label')} for multi-label records"
-                )
-            raise UserError(
-                f"{path}: record {start + int(odd[0])} holds {length} values in "
-                f"{label_key!r}: {fix}"
-            )
-        if multi_label:
-            odd = ((values != 0) & (values != 1)).nonzero()[0]
-            if odd.size:
-                record = start + int(batch.value_rowids().numpy()[odd[0]])
-                raise UserError(
-                    f"{path}: record {record} holds {values[odd[0]]} in its multi-hot row "
-                    f"{label_key!r}, which holds only 0s and 1s; write the records again"
-                )
-        elif values.size:
-            low, high = min(low, int(values.min())), max(high, int(values.max()))
-        start += len(lengths)
-    if low < 0 or high >= num_classes:
-        raise UserError(
-            f"{path}: labels {label_key!r} run from {low} to {high}, outside 0..{num_classes - 1} "
-            f"({named('num_classes')} {num_classes}); set num_classes to at least {high + 1}"
-        )
-
-
-def images_hint(places: Places) -> str:
-    """Why no records are found, where the data folder holds the training CSV but not its images."""
-    csv, images = places.file("train_csv"), places.file("train_images")
-    if "://" in csv or not os.path.isfile(csv) or os.path.isdir(images):
-        return ""
-    return (
-        f"; {csv} is here but not {images} ({named('train_images')}), the images it names: "
-        "give that folder to train on the images and CSV"
-    )
-
-
 def find_checked(cfg: Config, places: Places, field: str, labeled: bool) -> list[str]:
     """A split's files, after checking its first shard's image and label (or id) features."""
     pattern = places.file(field)
@@ -152,42 +100,163 @@ def find_checked(cfg: Config, places: Places, field: str, labeled: bool) -> list
     as_given = pattern == getattr(cfg, field)
     try:
         files = find(pattern, field, places.in_data_folder(pattern) if as_given else "")
-    except UserError as error:
-        raise UserError(f"{error}{images_hint(places) if labeled else ''}") from None
-    classes = labeled and targets(cfg) == "classes"  # values or shares: scan.py checks each row
-    kind = "int64" if classes else "float"
+    except UserError as error:  # where the data folder holds the training CSV, not its images
+        csv, images = places.file("train_csv"), places.file("train_images")
+        if not labeled or "://" in csv or not os.path.isfile(csv) or os.path.isdir(images):
+            raise
+        raise UserError(
+            f"{error}; {csv} is here but not {images} ({named('train_images')}), the images it "
+            "names: give that folder to train on the images and CSV"
+        ) from None
+    kind = "int64" if labeled and targets(cfg) == "classes" else "float"  # values, shares: rows
     wanted = {cfg.label_key: (kind, "label_key")} if labeled else {cfg.id_key: ("bytes", "id_key")}
-    check(files[0], {cfg.image_key: ("bytes", "image_key"), **wanted})
-    if classes:
-        check_labels(files[0], cfg.label_key, cfg.num_classes, cfg.multi_label)
+    check(files[0], {cfg.image_key: ("bytes", "image_key"), **wanted})  # its labels: scan.py
     return files
 
 
-pooled_splits: dict[tuple, record_folds.Pooled] = {}  # split once a session while unchanged
+pooled_splits: dict[tuple, Pooled] = {}  # split once a session while unchanged
 
 
-def pooled(cfg: Config, places: Places) -> record_folds.Pooled:
-    """The train and val files of records that carry no folds, split into Config.folds folds
-    (record_folds.py), where the run asks for a fold."""
+def pooled(cfg: Config, places: Places) -> Pooled:
+    """The train and val files of records that carry no folds, split into Config.folds folds,
+    where the run asks for a fold."""
     train = find_checked(cfg, places, "train_files", True)
     valid = find_checked(cfg, places, "valid_files", True) if cfg.valid_files else []
     one_class = targets(cfg) == "classes" and not cfg.multi_label  # else not stratified
     key = (tuple(train), tuple(valid), cfg.folds, cfg.fold_seed, cfg.label_key, one_class)
     if key not in pooled_splits:
         files = [*train, *[path for path in valid if path not in train]]
-        pooled_splits[key] = record_folds.split(
+        pooled_splits[key] = pool_folds(
             train, valid, [count([path]) for path in files],
-            lambda files: record_folds.class_numbers(files, cfg.label_key) if one_class else None,
+            lambda files: class_numbers(files, cfg.label_key) if one_class else None,
             cfg.folds, cfg.fold_seed,
         )  # fmt: skip
     return pooled_splits[key]
 
 
-def wanted_records(
+@dataclasses.dataclass(frozen=True)
+class Pooled:
+    """The pooled files split into folds: each file's fold, or each record's."""
+
+    folds: int
+    files: tuple[str, ...]  # the training files, then the validation files
+    from_train: int  # how many of `files` Config.train_files names; the rest, valid_files
+    counts: tuple[int, ...]  # records in each file
+    by_file: tuple[int, ...] = ()  # each file's fold, where split by file
+    by_record: tuple[np.ndarray, ...] = ()  # each file's records' folds, where split by record
+    stratified: bool = False
+
+    def files_of(self, fold: int, validating: bool) -> list[str]:
+        """The files that hold the records fold `fold` validates on, or trains on."""
+        if not self.by_file:
+            return list(self.files)
+        files = zip(self.files, self.by_file, strict=True)
+        return [path for path, held in files if (held == fold) == validating]
+
+    def kept(self, fold: int, validating: bool) -> list[np.ndarray] | None:
+        """Which records of each of `files_of`'s files are on that side; None: all of them."""
+        if self.by_file:
+            return None
+        return [(folds == fold) == validating for folds in self.by_record]
+
+    def keep(self, fold: int, validating: bool):
+        """kept as a predicate tf.data can run: (file, the record's number in it) -> bool."""
+        starts = np.cumsum([0, *self.counts[:-1]]).astype(np.int64)
+        init = tf.lookup.KeyValueTensorInitializer(list(self.files), starts)
+        first = tf.lookup.StaticHashTable(init, -1)
+        mask = tf.constant(np.concatenate(self.kept(fold, validating)))
+        return lambda path, number: tf.gather(mask, first.lookup(path) + number)
+
+    def records(self, fold: int, validating: bool) -> int:
+        kept = self.kept(fold, validating)
+        if kept is None:
+            files = zip(self.counts, self.by_file, strict=True)
+            return sum(count for count, held in files if (held == fold) == validating)
+        return int(sum(mask.sum() for mask in kept))
+
+    def describe(self) -> str:
+        """What the split is, as a run's first lines say it."""
+        where = f"({self.from_train} train, {len(self.files) - self.from_train} val)"
+        if self.by_file:
+            held = [self.by_file.count(fold) for fold in range(self.folds)]
+            what, each = f"{len(self.files)} files {where}", f"{spread(held)} files"
+        else:
+            held = [self.records(fold, True) for fold in range(self.folds)]
+            kind = ", stratified by class" if self.stratified else ""
+            what = f"the {sum(self.counts):,} records of {len(self.files)} files {where}{kind}"
+            each = f"{spread(held)} records"
+        return f"{self.folds} folds over {what}: each fold validates on {each}"
+
+
+def spread(counts: list[int]) -> str:
+    low, high = min(counts), max(counts)
+    return f"{low:,}" if low == high else f"{low:,} {'or' if high == low + 1 else 'to'} {high:,}"
+
+
+def pool_folds(
+    train: list[str], valid: list[str], counts: list[int], labels, folds: int, seed: int
+) -> Pooled:
+    """The files of both splits pooled into `folds` folds; `labels(files)` reads each file's
+    records' class numbers (None where a record holds other than one), where split by record."""
+    files = [*train, *[path for path in valid if path not in train]]
+    if sum(counts) < folds:
+        raise UserError(
+            f"{named('fold')}: {named('folds')} {folds} folds need at least {folds} labelled "
+            f"records, and the train and val files ({len(files)}) hold {sum(counts)}; give "
+            f"--folds {max(sum(counts), 2)} or fewer, or leave {named('fold')} out to train on "
+            "the train files and validate on the val files as given"
+        )
+    made = (folds, tuple(files), len(train), tuple(counts))
+    if len(files) >= 2 * folds:
+        return Pooled(*made, by_file=tuple(dealt(counts, folds, seed)))
+    fold, stratified = by_record(labels(files), sum(counts), folds, seed)
+    in_files = tuple(np.split(fold, np.cumsum(counts)[:-1]))
+    return Pooled(*made, by_record=in_files, stratified=stratified)
+
+
+def dealt(counts: list[int], folds: int, seed: int) -> list[int]:
+    """A fold per file: shuffled by `seed`, then dealt largest first, back and forth over the
+    folds, so that each holds about as many files and as many records."""
+    order = np.random.default_rng(seed).permutation(len(counts))
+    order = sorted(order, key=lambda index: -counts[index])  # stable: the shuffle breaks ties
+    turns = [*range(folds), *reversed(range(folds))]
+    fold = [0] * len(counts)
+    for place, index in enumerate(order):
+        fold[index] = turns[place % len(turns)]
+    return fold
+
+
+def by_record(classes: np.ndarray | None, records: int, folds: int, seed: int):
+    """A fold per record, stratified by class where the labels allow (one class a record)."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    stratified = classes is not None and np.bincount(classes).max() >= folds
+    splitter = (StratifiedKFold if stratified else KFold)(folds, shuffle=True, random_state=seed)
+    fold = np.zeros(records, np.int64)
+    with warnings.catch_warnings():  # a class rarer than the folds: some folds lack it
+        warnings.simplefilter("ignore", UserWarning)
+        held_out = splitter.split(np.zeros((records, 1)), classes if stratified else None)
+        for number, (_, held) in enumerate(held_out):
+            fold[held] = number
+    return fold, stratified
+
+
+def class_numbers(files: list[str], label_key: str) -> np.ndarray | None:
+    """Each record's class number, in file order; None where a record holds other than one."""
+    spec = {label_key: tf.io.RaggedFeature(tf.int64)}
+    batches = tf.data.TFRecordDataset(files).batch(4096)
+    rows = [batch for batch in batches.map(lambda r: tf.io.parse_example(r, spec)[label_key])]
+    if any((row.row_lengths().numpy() != 1).any() for row in rows):
+        return None
+    numbers = np.concatenate([row.flat_values.numpy() for row in rows])
+    return numbers if numbers.min() >= 0 else None
+
+
+def kept_records(
     files: list[str], cfg: Config, skipped: frozenset[str], every_nth: bool, pooled_keep=None
 ):
-    """Whether this process trains on record n of a file: not a skipped one, with
-    `pooled_keep` (record_folds.Pooled.keep) one of its fold's, and with `every_nth`, only
+    """A function from a file to the records this process reads of it: not a skipped one, with
+    `pooled_keep` (Pooled.keep) one of its fold's, and with `every_nth`, only
     every num_processes-th record, numbered over all the files in order."""
     processes, process = cfg.num_processes, cfg.process_id
     if every_nth:  # each file's first record's number over all the files
@@ -207,21 +276,11 @@ def wanted_records(
             wanted = tf.logical_and(wanted, pooled_keep(path, n))
         return wanted
 
-    return keep
+    def read(path):  # records have no other name than file and number
+        numbered = tf.data.TFRecordDataset(path).enumerate()
+        return numbered.filter(lambda n, record: keep(path, n)).map(lambda n, record: record)
 
-
-@dataclasses.dataclass
-class Split:
-    """One split as checked: its files (for a TFDS set, the one split string), its size, its
-    ids in record order (where its records carry them), and what doctor says of it."""
-
-    files: list[str]
-    records: int
-    ids: list[str]
-    said: str
-    fields: tuple[str, ...] = ("test_files", "id_key")  # what names its ids, for messages
-    skipped: dict[str, str] = dataclasses.field(default_factory=dict)  # unreadable test images
-    labels: list = dataclasses.field(default_factory=list)  # a labeled split's values or shares
+    return read
 
 
 def of_records(shards: list[scan.Shard], name: str, kept: list | None) -> list:
@@ -238,7 +297,7 @@ def of_records(shards: list[scan.Shard], name: str, kept: list | None) -> list:
     ]
 
 
-class Records:
+class Records(Reader):
     """TFRecord shards, with the manifest `records` writes beside them where there is one, and
     `pool`, their files split into folds where they carry none and the run asks for a fold."""
 
@@ -256,14 +315,7 @@ class Records:
             return f"records: {self.pool.describe()}; {held_out}"
         if not manifest:
             return ""
-        folds, classes = manifest["folds"], manifest["classes"] or []
-        held_out = f", fold {cfg.fold or 0} validates" if folds > 1 else ""
-        more = ", ..." if len(classes) > 5 else ""
-        names = f": {', '.join(classes[:5])}{more}" if classes else ""
-        heading = (
-            f"records: {self.places.in_data(MANIFEST)}: {folds} folds{held_out}, "
-            f"{manifest['num_classes']} classes{names}"
-        )
+        heading = f"records: {self.places.in_data(MANIFEST)}: {self.folds_and_classes()}"
         balance = [  # what each fold holds: a fold short of a class scores it badly
             f"  fold {fold}: {held['records']} records, {min(held['classes'].values())} to "
             f"{max(held['classes'].values())} per class ({len(held['classes'])} classes)"
@@ -278,15 +330,11 @@ class Records:
         cfg, pool = self.cfg, self.pool if labeled else None
         fold, validating = validating_fold(cfg), field == "valid_files"
         if pool:
-            files = pool.files_of(fold, validating)
+            files, kept = pool.files_of(fold, validating), pool.kept(fold, validating)
         else:
-            files = find_checked(cfg, self.places, field, labeled)
+            files, kept = find_checked(cfg, self.places, field, labeled), None
         shards = scan.check_split(files, cfg, field, labeled)
-        kept = pool.kept(fold, validating) if pool else None
-        if kept is None:
-            count = sum(shard.records for shard in shards)
-        else:
-            count = pool.records(fold, validating)
+        count = pool.records(fold, validating) if kept else sum(shard.records for shard in shards)
         check_count(cfg, self.places, field, count, self.manifest)
         ids = of_records(shards, "ids", kept)
         where = f"fold {fold} of {pool.folds}" if pool else self.places.file(field)
@@ -295,9 +343,7 @@ class Records:
         labels = of_records(shards, "labels", kept)
         return Split(files, count, ids, said, skipped=skipped, labels=labels)
 
-    def training(
-        self, files: list[str], skipped: frozenset[str] = frozenset(), with_ids: bool = False
-    ) -> tf.data.Dataset:
+    def training(self, files: list[str], skipped: frozenset[str] = frozenset(), with_ids=False):
         """One pass over this process's share (its own files, or every N-th record) as parsed
         examples, files shuffled, less `skipped` ("<file>#<record number>"), with ids if asked."""
         cfg, pool = self.cfg, self.pool
@@ -307,31 +353,20 @@ class Records:
         names = tf.data.Dataset.from_tensor_slices(own).shuffle(len(own), seed=cfg.seed)
         read = tf.data.TFRecordDataset
         in_fold = pool.keep(validating_fold(cfg), False) if pool and not pool.by_file else None
-        if skipped or not by_file or in_fold:  # records have no other name than file and number
-            keep = wanted_records(files, cfg, skipped, not by_file, in_fold)
-
-            def read(path):
-                numbered = tf.data.TFRecordDataset(path).enumerate()
-                return numbered.filter(lambda n, record: keep(path, n)).map(lambda n, rec: rec)
-
+        if skipped or not by_file or in_fold:
+            read = kept_records(files, cfg, skipped, not by_file, in_fold)
         serialized = names.interleave(read, num_parallel_calls=AUTO, deterministic=False)
         return serialized.map(steps.parse(cfg, True, with_ids), num_parallel_calls=AUTO)
 
-    def in_order(
-        self, files: list[str], labeled: bool, with_ids: bool = False
-    ) -> tuple[tf.data.Dataset, int]:
+    def in_order(self, files: list[str], labeled: bool, with_ids: bool = False):
         """Every record once, parsed, in order, and their count, which a short shard fails.
         With the files pooled into folds by record, labelled records are those the fold
         validates on."""
         pool = self.pool if labeled else None
         if pool and not pool.by_file:
             fold = validating_fold(self.cfg)
-            keep, total = pool.keep(fold, True), pool.records(fold, True)
-
-            def read(path):
-                numbered = tf.data.TFRecordDataset(path).enumerate()
-                return numbered.filter(lambda n, record: keep(path, n)).map(lambda n, rec: rec)
-
+            read = kept_records(files, self.cfg, frozenset(), False, pool.keep(fold, True))
+            total = pool.records(fold, True)
             names = tf.data.Dataset.from_tensor_slices(files)
             serialized = names.interleave(read, min(len(files), 16), num_parallel_calls=AUTO)
         else:
@@ -344,10 +379,5 @@ class Records:
     def carries_ids(self, files: list[str]) -> bool:
         return self.cfg.id_key in features_of(files[0])
 
-    def encoded(self, image: tf.Tensor) -> tf.Tensor:
-        """An example's image feature as encoded bytes: the feature itself."""
-        return image
-
     def scanned(self, files: list[str], labeled: bool) -> list[scan.Shard] | None:
-        """Every image decoded, shard by shard."""
         return scan.scan_split(files, self.cfg, labeled, decode=True)

@@ -92,26 +92,11 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
     key = features.get(cfg.id_key)  # optional in a labeled record: kept where given
     if labeled:
         label = features.get(cfg.label_key)
-        floats = targets(cfg) != "classes"
-        row = [] if label is None else (label.float_list if floats else label.int64_list).value
-        if not row:
-            shard.problem(f"have no {cfg.label_key!r} feature ({named('label_key')})", index)
-        elif floats and len(row) != cfg.num_classes:
-            shard.problem(f"have another number of values than {named('num_classes')}", index)
-        elif floats:
-            shard.labels.append(list(row))
-        elif cfg.multi_label:
-            check_multi_hot(shard, index, label.int64_list.value, cfg)
-        elif len(label.int64_list.value) > 1:
-            shard.problem(
-                f"have multi-hot rows in {cfg.label_key!r} (several labels per image), and "
-                f"this run expects one class number; set {named('multi_label')}",
-                index,
-            )
-        elif not 0 <= label.int64_list.value[0] < cfg.num_classes:
-            shard.problem(
-                f"have labels outside 0..{cfg.num_classes - 1} ({named('num_classes')})", index
-            )
+        what = label_problem(label, cfg)
+        if what:
+            shard.problem(what, index)
+        elif targets(cfg) != "classes":
+            shard.labels.append(list(label.float_list.value))
         if key is not None and key.bytes_list.value:
             shard.ids.append(key.bytes_list.value[0].decode(errors="replace"))
         return
@@ -128,22 +113,38 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
             shard.first_ids[what] = shard.ids[-1]
 
 
-def check_multi_hot(shard: Shard, index: int, row, cfg: Config) -> None:
-    """A multi-label record's class: num_classes values, each 0 or 1."""
-    if len(row) == 1:
-        shard.problem(
-            f"have one class number in {cfg.label_key!r}, and this multi-label run expects a "
-            f"multi-hot row; set {named('multi_label')} to False (--no-multi-label)",
-            index,
+def label_problem(label, cfg: Config) -> str:
+    """What is wrong with a record's label (a tf.train.Feature, or None), as a shard's problem
+    says it ("": nothing): the one check of labels, before a run trains on any. A class number
+    in 0..num_classes-1; with Config.multi_label a row of num_classes 0s and 1s; values or
+    shares (Config.metric's targets), num_classes floats."""
+    floats, key, multi_hot = targets(cfg) != "classes", cfg.label_key, cfg.multi_label
+    row = [] if label is None else (label.float_list if floats else label.int64_list).value
+    if not row:
+        return f"have no {key!r} feature ({named('label_key')})"
+    if floats:
+        wrong = len(row) != cfg.num_classes
+        return f"have another number of values than {named('num_classes')}" if wrong else ""
+    if multi_hot and len(row) == 1:
+        return (
+            f"have one class number in {key!r}, and this multi-label run expects a multi-hot "
+            f"row; set {named('multi_label')} to False (--no-multi-label)"
         )
-    elif len(row) != cfg.num_classes:
-        shard.problem(
-            f"have multi-hot rows in {cfg.label_key!r} of another length than "
-            f"{cfg.num_classes} ({named('num_classes')})",
-            index,
+    if multi_hot and len(row) != cfg.num_classes:
+        return (
+            f"have multi-hot rows in {key!r} of another length than {cfg.num_classes} "
+            f"({named('num_classes')})"
         )
-    elif set(row) - {0, 1}:
-        shard.problem(f"have multi-hot rows in {cfg.label_key!r} with values not 0 or 1", index)
+    if multi_hot:
+        return f"have multi-hot rows in {key!r} with values not 0 or 1" if set(row) - {0, 1} else ""
+    if len(row) > 1:
+        return (
+            f"have multi-hot rows in {key!r} (several labels per image), and this run expects "
+            f"one class number; set {named('multi_label')}"
+        )
+    if not 0 <= row[0] < cfg.num_classes:
+        return f"have labels outside 0..{cfg.num_classes - 1} ({named('num_classes')})"
+    return ""
 
 
 def check_image(shard: Shard, index: int, encoded: bytes, size: int) -> None:

@@ -11,7 +11,8 @@ import os
 
 import tensorflow as tf
 
-from ..config import Config, Sources, given_fields
+from ..config import Config, Sources, given_fields, validating_fold
+from ..errors import UserError, named
 from ..platform import paths
 from ..platform.files import MANIFEST
 from ..platform.paths import Places
@@ -27,6 +28,9 @@ def read(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources
     (tools/carried.py reads these tests with the notebook's own `trains_from`, `tests_from`)."""
     typed = given_fields(cfg, sources, typed=True)
     trains_from = chosen(cfg, places, typed)
+    if trains_from != "records" and validating_fold(cfg) >= cfg.folds:  # records: their manifest's
+        folds = f"{named('folds')} is {cfg.folds}"
+        raise UserError(f"{named('fold')} {cfg.fold}: {folds}; pick 0 to {cfg.folds - 1}")
     if trains_from == "tfds":
         from . import tfds_sets
 
@@ -39,12 +43,10 @@ def read(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources
         cfg, sources, manifest = with_manifest(cfg, sources, places)
     places = paths.find(cfg, sources)  # the data may have named the files of each split
     tests_from = "images" if reads_test_images(places, typed) else trains_from
-    pool = None
     # Kaggle's own shards: folds asked of files of none. Not where none are here (a code
     # competition's rerun mounts only the test set beside the trained run's folds).
     pooling = trains_from == "records" and manifest is None and cfg.fold and cfg.folds > 1
-    if pooling and records_there(places, "train_files"):
-        pool = records.pooled(cfg, places)
+    pool = records.pooled(cfg, places) if pooling and records_there(places, "train_files") else None
     if trains_from == "tfds":
         train = tfds_sets.TfdsSet(cfg, places, manifest)
     elif trains_from == "images":

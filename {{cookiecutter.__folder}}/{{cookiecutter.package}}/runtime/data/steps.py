@@ -15,9 +15,7 @@ def parse(cfg, labeled: bool, with_ids: bool = False):
     if labeled:  # a class number, a multi-hot row (Config.multi_label), or values or shares
         kind = tf.int64 if targets(cfg) == "classes" else tf.float32
         spec[cfg.label_key] = tf.io.FixedLenFeature(label_shape(cfg), kind)
-    else:
-        spec[cfg.id_key] = tf.io.FixedLenFeature([], tf.string)
-    if with_ids:
+    if with_ids or not labeled:
         spec[cfg.id_key] = tf.io.FixedLenFeature([], tf.string)
     return lambda record: tf.io.parse_single_example(record, spec)
 

@@ -58,3 +58,10 @@ def read_text(source: str | bytes) -> pd.DataFrame:
 def stem(key: str) -> str:
     """An id without its file's extension (t0.jpg: t0), as a table may spell it."""
     return key.rsplit(".", 1)[0] if "." in key.rsplit("/", 1)[-1] else key
+
+
+def spellings(key: str) -> tuple[str, str, str, str]:
+    """How a table may spell an image's id: as it is, without its file's extension, by its
+    file name alone, and that without its extension (sub/t0.jpg: sub/t0, t0.jpg, t0)."""
+    name = key.rsplit("/", 1)[-1]
+    return key, stem(key), name, stem(name)

@@ -18,7 +18,7 @@ import tensorflow as tf
 from ..config import Config, Sources, filled, validating_fold
 from ..errors import UserError, first_line, named
 from ..platform.paths import Places
-from .records import Split
+from .kinds import Reader, Split
 
 PREFIX = "tfds:"
 CATALOG = "https://www.tensorflow.org/datasets/catalog/overview"
@@ -81,7 +81,6 @@ def unreachable() -> str:
 
 
 def image_and_label(builder) -> tuple[str, str]:
-    """The names of the set's image feature and its class label feature."""
     import tensorflow_datasets as tfds
 
     features = builder.info.features
@@ -103,14 +102,6 @@ def image_and_label(builder) -> tuple[str, str]:
     return image, label
 
 
-def fold_splits(folds: int, held_out: int) -> tuple[str, str]:
-    """The train split's slices for fold `held_out` of `folds`: (training, validation).
-    Neighbouring folds share their boundary, so the folds never overlap and miss nothing."""
-    low, high = held_out * 100 // folds, (held_out + 1) * 100 // folds
-    training = [f"train[:{low}%]" if low else "", f"train[{high}%:]" if high < 100 else ""]
-    return "+".join(part for part in training if part), f"train[{low}%:{high}%]"
-
-
 def with_splits(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources, dict]:
     """The config with the set's splits and classes for the fields the user did not give,
     where its values came from, and what `doctor` shows of the set, in the shape of a records
@@ -119,42 +110,25 @@ def with_splits(cfg: Config, sources: Sources, places: Places) -> tuple[Config, 
     _, label = image_and_label(builder)
     classes = list(builder.info.features[label].names)
     splits = set(builder.info.splits)
-    folds = cfg.folds
-    held_out = validating_fold(cfg)
-    if held_out >= folds:
-        raise UserError(
-            f"{named('fold')} {cfg.fold}: {named('folds')} is {folds}; pick 0 to {folds - 1}"
-        )
-    if folds > 1:
-        training, validation = fold_splits(folds, held_out)
-    else:
+    folds, held_out = cfg.folds, validating_fold(cfg)
+    # Fold k of the train split validates; neighbouring folds share their boundary, so the
+    # folds never overlap and miss nothing.
+    low, high = held_out * 100 // folds, (held_out + 1) * 100 // folds
+    parts = [f"train[:{low}%]" if low else "", f"train[{high}%:]" if high < 100 else ""]
+    training, validation = "+".join(filter(None, parts)), f"train[{low}%:{high}%]"
+    if folds == 1:  # the whole train split trains, and the set's validation split validates
         training, validation = "train", "validation" if "validation" in splits else ""
     values = {
-        "train_files": training,
-        "valid_files": validation,
+        "train_files": training, "valid_files": validation,
         "test_files": "test" if "test" in splits else "",
-        "num_classes": len(classes),
-        "class_names": ",".join(classes),
-    }
+        "num_classes": len(classes), "class_names": ",".join(classes),
+    }  # fmt: skip
     manifest = {
-        "tfds": f"{builder.name} {builder.info.version}",
-        "folds": folds,
-        "classes": classes,
+        "tfds": f"{builder.name} {builder.info.version}", "folds": folds, "classes": classes,
         "num_classes": len(classes),
         "splits": {split: info.num_examples for split, info in builder.info.splits.items()},
-    }
+    }  # fmt: skip
     return *filled(cfg, sources, values, f"the TFDS set {builder.name}"), manifest
-
-
-def describe(cfg: Config, manifest: dict) -> str:
-    held_out = f", fold {cfg.fold or 0} validates" if manifest["folds"] > 1 else ""
-    classes = manifest["classes"]
-    names = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
-    splits = ", ".join(f"{split} {count}" for split, count in sorted(manifest["splits"].items()))
-    return (
-        f"TFDS set: {manifest['tfds']}: {manifest['folds']} folds of its train split{held_out}, "
-        f"{len(classes)} classes: {names}" + (f" (splits: {splits})" if splits else "")
-    )
 
 
 def examples(
@@ -168,20 +142,13 @@ def examples(
     image, label = image_and_label(prepared(name))
     context = tf.distribute.InputContext(share[1], share[0])
     loaded = tfds.load(
-        name,
-        split=split,
-        shuffle_files=shuffled,
+        name, split=split, shuffle_files=shuffled, data_dir=data_dir(), try_gcs=True,
         decoders={image: tfds.decode.SkipDecoding()},  # decoded by the pipeline, as records are
         read_config=tfds.ReadConfig(add_tfds_id=True, shuffle_seed=cfg.seed, input_context=context),
-        data_dir=data_dir(),
-        try_gcs=True,
-    )
+    )  # fmt: skip
+    names = {cfg.image_key: image, cfg.label_key: label, cfg.id_key: "tfds_id"}
     return loaded.map(
-        lambda example: {
-            cfg.image_key: example[image],
-            cfg.label_key: example[label],
-            cfg.id_key: example["tfds_id"],
-        },
+        lambda example: {key: example[name] for key, name in names.items()},
         num_parallel_calls=tf.data.AUTOTUNE,
     )
 
@@ -192,34 +159,7 @@ def size(served: tf.data.Dataset) -> int:
     return known if known >= 0 else int(served.reduce(0, lambda total, _: total + 1))
 
 
-def check_split(cfg: Config, name: str, field: str, labeled: bool) -> tuple[int, list[str]]:
-    """The split's example count, and for an unlabeled split every id, after checking that
-    the set `name` has the split and that its classes fit Config.num_classes."""
-    split = getattr(cfg, field)
-    builder = prepared(name)
-    known = builder.info.splits
-    for part in split.split("+"):
-        base = part.split("[")[0]
-        if known and base not in known:
-            raise UserError(
-                f"{named(field)} {split!r}: the TFDS set {builder.name} has no split {base!r}; "
-                f"it has {', '.join(sorted(known))}"
-            )
-    _, label = image_and_label(builder)
-    classes = builder.info.features[label].num_classes
-    if cfg.num_classes < classes:
-        raise UserError(
-            f"{named('num_classes')} {cfg.num_classes}: the TFDS set {builder.name} has "
-            f"{classes} classes; set num_classes to {classes}"
-        )
-    served = examples(cfg, name, split)
-    if labeled:  # the set's own count: a large set is not read here
-        return (known[split].num_examples if known else size(served)), []
-    ids = [key.decode() for key in served.map(lambda ex: ex[cfg.id_key]).as_numpy_iterator()]
-    return len(ids), ids
-
-
-class TfdsSet:
+class TfdsSet(Reader):
     """A TensorFlow Datasets set as source.py's readers serve one, prepared (downloaded once)
     where TFDS keeps its sets."""
 
@@ -229,31 +169,46 @@ class TfdsSet:
         self.cfg, self.name, self.manifest = cfg, name_of(places), manifest
 
     def describe(self) -> str:
-        return describe(self.cfg, self.manifest)
+        manifest = self.manifest
+        splits = ", ".join(
+            f"{split} {count}" for split, count in sorted(manifest["splits"].items())
+        )
+        folds = self.folds_and_classes(" of its train split")
+        return f"TFDS set: {manifest['tfds']}: {folds}" + (f" (splits: {splits})" if splits else "")
 
-    def split(self, field: str, labeled: bool):
-        count, ids = check_split(self.cfg, self.name, field, labeled)
-        name = getattr(self.cfg, field)
-        return Split([name], count, ids, f"{count} examples (TFDS split {name})")
+    def split(self, field: str, labeled: bool) -> Split:
+        """The split's examples counted, and an unlabeled split's ids read, after checking that
+        the set has the split and that its classes fit Config.num_classes."""
+        cfg, split = self.cfg, getattr(self.cfg, field)
+        builder = prepared(self.name)
+        known = builder.info.splits
+        for part in split.split("+"):
+            base = part.split("[")[0]
+            if known and base not in known:
+                raise UserError(
+                    f"{named(field)} {split!r}: the TFDS set {builder.name} has no split "
+                    f"{base!r}; it has {', '.join(sorted(known))}"
+                )
+        _, label = image_and_label(builder)
+        classes = builder.info.features[label].num_classes
+        if cfg.num_classes < classes:
+            raise UserError(
+                f"{named('num_classes')} {cfg.num_classes}: the TFDS set {builder.name} has "
+                f"{classes} classes; set num_classes to {classes}"
+            )
+        served, ids = examples(cfg, self.name, split), []
+        if labeled:  # the set's own count: a large set is not read here
+            count = known[split].num_examples if known else size(served)
+        else:
+            keys = served.map(lambda example: example[cfg.id_key]).as_numpy_iterator()
+            ids = [key.decode() for key in keys]
+            count = len(ids)
+        return Split([split], count, ids, f"{count} examples (TFDS split {split})")
 
-    def training(
-        self, files: list[str], skipped: frozenset[str] = frozenset(), with_ids: bool = False
-    ) -> tf.data.Dataset:
+    def training(self, files: list[str], skipped: frozenset[str] = frozenset(), with_ids=False):
         share = (self.cfg.process_id, self.cfg.num_processes)
         return examples(self.cfg, self.name, files[0], shuffled=True, share=share)
 
-    def in_order(
-        self, files: list[str], labeled: bool, with_ids: bool = False
-    ) -> tuple[tf.data.Dataset, int]:
+    def in_order(self, files: list[str], labeled: bool, with_ids: bool = False):
         served = examples(self.cfg, self.name, files[0])
         return served, size(served)
-
-    def carries_ids(self, files: list[str]) -> bool:
-        return True  # every example's tfds_id
-
-    def encoded(self, image: tf.Tensor) -> tf.Tensor:
-        return image
-
-    def scanned(self, files: list[str], labeled: bool):
-        """None: TFDS checked the set's images when it prepared it."""
-        return
