@@ -1,12 +1,10 @@
 """The command line: `python -m {{ cookiecutter.package }} COMMAND [--field value ...]`.
 
-COMMANDS holds every command: a new one is an entry there and its module. Each command's
-module owns its options (`arguments(parser)`, where it has any), the Config fields it reads
-(`CONFIG_FIELDS`; every field where it has none) and its run (`command(args, run)`: the run
-`start` built here from the flags, which the command completes with what it needs).
-Only the module of the command asked for is imported, so `--help` answers at once and a
-command never needs another's packages; a command's module loads TensorFlow where it uses it,
-not at import, and `--help` of a command whose module declares no options imports nothing of it.
+COMMANDS holds every command: a new one is an entry there and its module, which owns its options
+(`arguments(parser)`), the Config fields it reads (`CONFIG_FIELDS`; every field where it has none)
+and its run (`command(args, run)`: the run `start` built here from the flags, which the command
+completes). Only the module of the command asked for is imported, so `--help` answers at once and
+a command never needs another's packages; TensorFlow loads where a module uses it.
 """
 
 from __future__ import annotations
@@ -38,86 +36,40 @@ class Command:
 
 
 COMMANDS = {
-    "train": Command(
-        "runtime.stages.train",
-        "train on the training data; checkpoints, weights and curves go to the output",
-        on_accelerator=True,
-        every_flag=True,
-    ),
-    "predict": Command(
-        "runtime.stages.predict",
-        "predict the test records and write submission.csv in the output folder",
-        on_accelerator=True,
-        every_flag=True,
-    ),
-    "evaluate": Command(
-        "runtime.stages.evaluate",
-        "per-class scores and a confusion matrix of the trained model on validation",
-        on_accelerator=True,
-        every_flag=True,
-    ),
-    "preview": Command(
-        "runtime.stages.preview",
-        "pictures of an augmented training batch and the learning rate over the run",
-        on_accelerator=True,
-        every_flag=True,
-    ),
-    "ablate": Command(
-        "runtime.stages.ablate",
-        "train the recipe with each part switched off, and show what each buys",
-        on_accelerator=True,
-    ),
-    "blend": Command(
-        "runtime.stages.blend",
-        "blend --fold all runs by weights fitted on their out-of-fold predictions",
-    ),
-    "audit": Command(
-        "runtime.stages.audit",
-        "the training labels most likely wrong, from a --fold all run's out-of-fold predictions",
-    ),
-    "stack": Command(
-        "runtime.stages.stack",
-        "gradient-boosted trees on --fold all runs' out-of-fold predictions and the metadata",
-    ),
-    "pseudo": Command(
-        "runtime.stages.pseudo",
-        "soft labels for the test images from a predicted --fold all run, to train on next",
-        config=False,
-        tensorflow=False,
-    ),
-    "doctor": Command(
-        "runtime.stages.doctor",
-        "check the accelerator, data and weights; exit 1 if a run would fail",
-        on_accelerator=True,
-    ),
-    "score": Command(
-        "runtime.stages.score",
-        "score the output's submission.csv against the true labels (the demo's are hidden)",
-        tensorflow=False,
-    ),
-    "kernel": Command(
-        "tools.kernel",
-        "write the Kaggle notebook, the same as a script, and kernel-metadata.json",
-        tensorflow=False,
-    ),
-    "kaggle": Command(
-        "tools.kaggle_api",
-        "download the data, push a notebook, see its run and output, submit, list submissions",
-        tensorflow=False,
-    ),
-    "records": Command(
-        "tools.images_to_records",
-        "turn a folder of images and a CSV into sharded TFRecords with folds",
-    ),
-    "demo-data": Command(
-        "tools.demo", "write the offline digits demo competition to --output-dir", config=False
-    ),
-    "bench": Command(
-        "tools.bench",
-        "time the input pipeline, a training step or JAX's compilation cache",
-        tensorflow=False,  # each mode loads what it needs: `bench train` runs without it
-    ),
-}
+    "train": Command("runtime.stages.train", on_accelerator=True, every_flag=True,
+        help="train on the training data; checkpoints, weights and curves go to the output"),
+    "predict": Command("runtime.stages.predict", on_accelerator=True, every_flag=True,
+        help="predict the test records and write submission.csv in the output folder"),
+    "evaluate": Command("runtime.stages.evaluate", on_accelerator=True, every_flag=True,
+        help="per-class scores and a confusion matrix of the trained model on validation"),
+    "preview": Command("runtime.stages.preview", on_accelerator=True, every_flag=True,
+        help="pictures of an augmented training batch and the learning rate over the run"),
+    "ablate": Command("runtime.stages.ablate", on_accelerator=True,
+        help="train the recipe with each part switched off, and show what each buys"),
+    "blend": Command("runtime.stages.blend",
+        help="blend --fold all runs by weights fitted on their out-of-fold predictions"),
+    "audit": Command("runtime.stages.audit", help=(
+        "the training labels most likely wrong, from a --fold all run's out-of-fold predictions")),
+    "stack": Command("runtime.stages.stack", help=(
+        "gradient-boosted trees on --fold all runs' out-of-fold predictions and the metadata")),
+    "pseudo": Command("runtime.stages.pseudo", config=False, tensorflow=False,
+        help="soft labels for the test images from a predicted --fold all run, to train on next"),
+    "doctor": Command("runtime.stages.doctor", on_accelerator=True,
+        help="check the accelerator, data and weights; exit 1 if a run would fail"),
+    "score": Command("runtime.stages.score", tensorflow=False,
+        help="score the output's submission.csv against the true labels (the demo's are hidden)"),
+    "kernel": Command("tools.kernel", tensorflow=False,
+        help="write the Kaggle notebook, the same as a script, and kernel-metadata.json"),
+    "kaggle": Command("tools.kaggle_api", tensorflow=False, help=(
+        "download the data, push a notebook, see its run and output, submit, list submissions")),
+    "records": Command("tools.images_to_records",
+        help="turn a folder of images and a CSV into sharded TFRecords with folds"),
+    "demo-data": Command("tools.demo", config=False,
+        help="write the offline digits demo competition to --output-dir"),
+    # `bench` loads what each mode needs: `bench train` runs without TensorFlow.
+    "bench": Command("tools.bench", tensorflow=False,
+        help="time the input pipeline, a training step or JAX's compilation cache"),
+}  # fmt: skip
 # Older names, still taken: `bench-input` is `bench input`.
 ALIASES = {f"bench-{mode}": ["bench", mode] for mode in ("input", "train", "compile")}
 # What to install when an import fails, by the module that is missing.
@@ -191,9 +143,8 @@ def reads(command: str, field: str) -> bool:
 
 
 def add_flags(parser: argparse.ArgumentParser, fields, shown, every: bool = False) -> None:
-    """One flag per field named, in groups as Config's sections (the notebook's config cell
-    has the same), out of --help unless `shown` (and, for a rarely set one, `every`); flags
-    left out keep the preset's or the field's default."""
+    """One flag per field named, grouped as Config's sections (as the notebook's config cell), out
+    of --help unless `shown` (a rare one: and `every`); one left out keeps its default."""
     rare = [name for name in shown if config.FIELDS[name].metadata["rare"]]
     if rare and not every:  # beside -h
         parser.add_argument(
@@ -204,9 +155,8 @@ def add_flags(parser: argparse.ArgumentParser, fields, shown, every: bool = Fals
     )
     for title, section in config.sections().items():
         chosen = [field for field in section if field.name in fields]
-        visible = [field for field in chosen if field.name in shown]
-        if not every:
-            visible = [field for field in visible if not field.metadata["rare"]]
+        visible = [field for field in chosen  # a rarely set one: with `every` alone
+                   if field.name in shown and (every or not field.metadata["rare"])]  # fmt: skip
         group = parser.add_argument_group(title) if chosen else None
         for field in chosen:
             add_flag(group, field, field in visible)

@@ -18,11 +18,12 @@ import json
 import statistics
 from pathlib import Path
 
+from .. import scoring
 from ..backbone_choices import BACKBONES, weights
 from ..config import CROP_AREA, Config, crop_area, flips
 from ..errors import UserError, named, whole_number
 from ..outputs.run_files import refuse_others
-from ..platform.files import place, written_whole
+from ..platform.files import place, write_json
 from .run import Run, start, started
 
 # Each part of the recipe (model.py and Config's section "The recipe"): the values that
@@ -47,13 +48,12 @@ RUNS = 2
 
 
 def variants(run: Run, parts: list[str] | None = None) -> dict[str, dict]:
-    """The variants to train, by name: the default, each part on in `cfg` switched off
-    ("no mixup"), each part off switched on ("+ rand_augment"), and every part off
-    ("recipe off", where two or more are on); `parts` keeps only those named (and "recipe
-    off" switches off only those). A part that cannot act here is left out: mixing with
-    Config.mix_probability 0, stochastic depth in a backbone without it, a backbone learning
-    rate without pretrained weights, metadata where the data has none."""
-    from ..data import metadata_inputs
+    """The variants to train, by name: the default, each part on switched off ("no mixup"), each
+    part off switched on ("+ rand_augment"), and every part off ("recipe off", where two or more
+    are on); with `parts`, only those, in "recipe off" too. A part that cannot act is left out:
+    mixing with Config.mix_probability 0, stochastic depth in a backbone without it, a backbone
+    learning rate without pretrained weights, metadata where the data has none."""
+    from ..data import metadata  # TensorFlow: `ablate --help` loads none
 
     cfg = run.cfg
     unknown = sorted(set(parts or []) - set(PARTS))
@@ -62,18 +62,17 @@ def variants(run: Run, parts: list[str] | None = None) -> dict[str, dict]:
             f"ablate --parts {','.join(unknown)}: no such part; pick from " + ",".join(PARTS)
         )
     acts = {
-        "mixup": cfg.mix_probability > 0,
-        "cutmix": cfg.mix_probability > 0,
+        "mixup": cfg.mix_probability > 0, "cutmix": cfg.mix_probability > 0,
         "stochastic_depth": bool(BACKBONES[cfg.backbone].stochastic_depth),
-        "backbone_learning_rate": weights(cfg) != "none",
-        "class_balance": not cfg.multi_label,
-        "metadata": metadata_inputs.found(cfg, run.places, run.data) is not None,
-    }
+        "backbone_learning_rate": weights(cfg) != "none", "class_balance": not cfg.multi_label,
+        "metadata": metadata.found(cfg, run.places, run.data) is not None,
+    }  # fmt: skip
+    decided = {"crop_area": crop_area(cfg), "flip": flips(cfg)}  # auto values, as the run has them
     chosen, everything_off, switched_off = {"default": {}}, {}, 0
     for part, (off, on) in PARTS.items():
         if not acts.get(part, True) or (parts and part not in parts):
             continue
-        if any(effective(cfg, name) != value for name, value in off.items()):
+        if any(decided.get(name, getattr(cfg, name)) != value for name, value in off.items()):
             chosen[f"no {part}"] = off
             if part not in INPUTS:
                 everything_off.update(off)
@@ -85,16 +84,10 @@ def variants(run: Run, parts: list[str] | None = None) -> dict[str, dict]:
     return chosen
 
 
-def effective(cfg: Config, name: str):
-    """A recipe field's value as the run uses it: an auto crop area or flip decided."""
-    decided = {"crop_area": crop_area, "flip": flips}
-    return decided[name](cfg) if name in decided else getattr(cfg, name)
-
-
 def ablate(run: Run | Config, runs: int = RUNS, parts: list[str] | None = None) -> list[dict]:
     """Train every variant `runs` times (folds 0 to runs-1, or seeds) in <output>/ablate/;
     print the table and write ablate.json and ablate.png there. Returns the table's rows."""
-    from .train import train
+    from .train import train  # TensorFlow: `ablate --help` loads none
 
     run = started(run)
     cfg, writes = run.cfg, run.accelerator.writes_files
@@ -110,34 +103,23 @@ def ablate(run: Run | Config, runs: int = RUNS, parts: list[str] | None = None) 
     rows = []
     for name, changes in variants(run, parts).items():
         scores, speeds = [], []
+        folder = root / name.replace("+ ", "with-").replace(" ", "-")
         for k in range(runs):
-            folder = root / slug(name)
-            variant = dataclasses.replace(cfg, **changes, output_dir=str(folder))
-            if in_folds:
-                variant = dataclasses.replace(variant, fold=str(k))
-            else:
-                variant = dataclasses.replace(
-                    variant, seed=cfg.seed + k, output_dir=f"{folder}/seed{k}"
-                )
+            each = {"fold": str(k)} if in_folds else {"seed": cfg.seed + k}
+            out = folder if in_folds else folder / f"seed{k}"
+            variant = dataclasses.replace(cfg, **changes, **each, output_dir=str(out))
             print(f"--- ablate: {name}, {'fold' if in_folds else 'seed'} {k}")
             history = train(start(variant, run.sources, run.accelerator))
             scores.append(history[f"final_valid_{cfg.metric}"])
             speeds.append(images_per_second(variant, history, in_folds))
-        rows.append(row(name, changes, scores, speeds))
-    for each in rows:
-        each.update(difference(each["scores"], rows[0]["scores"]))
+        rows.append(row(name, changes, scores, speeds, rows[0]["scores"] if rows else scores))
     if writes:
-        with written_whole(root / "ablate.json") as temporary:
-            temporary.write_text(json.dumps(rows, indent=1))
+        write_json(root / "ablate.json", rows)
         picture(rows, cfg.metric, root / "ablate.png")
     print(table(rows, cfg, runs, in_folds))
     if writes:
         print(f"table: {root / 'ablate.json'}\npicture: {root / 'ablate.png'}")
     return rows
-
-
-def slug(name: str) -> str:
-    return name.replace("+ ", "with-").replace(" ", "-")
 
 
 def images_per_second(run: Config, history: dict, in_folds: bool) -> float | None:
@@ -149,45 +131,36 @@ def images_per_second(run: Config, history: dict, in_folds: bool) -> float | Non
     except (OSError, ValueError, KeyError):
         return None
     seconds = history.get("train_seconds", [])[1:] or history.get("train_seconds", [])
-    if not seconds:
-        return None
-    return made["global_batch"] * made["steps_per_epoch"] / statistics.median(seconds)
+    images = made["global_batch"] * made["steps_per_epoch"]
+    return images / statistics.median(seconds) if seconds else None
 
 
-def row(name: str, changes: dict, scores: list[float], speeds: list) -> dict:
+def row(name: str, changes: dict, scores: list[float], speeds: list, default: list) -> dict:
+    """A variant's scores (mean, spread), images a second, and difference from the `default`'s run
+    by run, with its standard error: within twice it is noise, not a finding (docs/recipe.md)."""
     speeds = [speed for speed in speeds if speed]
-    return {
-        "variant": name,
-        "changes": changes,
-        "scores": scores,
-        "mean": statistics.fmean(scores),
-        "spread": statistics.stdev(scores) if len(scores) > 1 else 0.0,
-        "images_per_second": statistics.fmean(speeds) if speeds else None,
-    }
-
-
-def difference(scores: list[float], default: list[float]) -> dict:
-    """A variant's difference from the default, run by run (the same fold or seed), and its
-    standard error: a difference within twice it is noise, not a finding (docs/recipe.md)."""
     differences = [score - base for score, base in zip(scores, default, strict=True)]
     spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
     return {
+        "variant": name, "changes": changes, "scores": scores, "mean": statistics.fmean(scores),
+        "spread": statistics.stdev(scores) if len(scores) > 1 else 0.0,
+        "images_per_second": statistics.fmean(speeds) if speeds else None,
         "difference": statistics.fmean(differences),
         "standard_error": spread / len(differences) ** 0.5,
-    }
+    }  # fmt: skip
 
 
 def picture(rows: list[dict], metric: str, path: Path) -> Path:
     """ablate.png: each variant's score against the default's, with its spread over runs."""
     from matplotlib.figure import Figure
 
-    from ..outputs.plots import save
+    from ..outputs.plots import save  # matplotlib: `ablate --help` loads none
 
     figure = Figure(figsize=(8, 0.5 * len(rows) + 1.5), layout="constrained")
     axes = figure.add_subplot()
-    names = [each["variant"] for each in rows][::-1]
-    means = [each["mean"] for each in rows][::-1]
-    spreads = [each["spread"] for each in rows][::-1]
+    names, means, spreads = (
+        [each[key] for each in rows[::-1]] for key in ("variant", "mean", "spread")
+    )
     axes.barh(names, means, xerr=spreads, color="tab:blue", alpha=0.7, capsize=3)
     axes.axvline(rows[0]["mean"], color="black", linestyle="--", label="default")
     low = min(m - s for m, s in zip(means, spreads, strict=True))
@@ -200,8 +173,6 @@ def picture(rows: list[dict], metric: str, path: Path) -> Path:
 
 
 def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
-    from .. import scoring  # NumPy: `ablate --help` needs none
-
     over = f"{runs} {'folds' if in_folds else 'seeds'}"
     lines = [
         (
@@ -225,16 +196,13 @@ def table(rows: list[dict], cfg: Config, runs: int, in_folds: bool) -> str:
 
 
 def arguments(parser) -> None:
-    parser.add_argument(
-        "--runs",
-        type=whole_number("ablate --runs", 1),
-        default=RUNS,
-        help=f"runs of each variant: folds 0 to N-1, or seeds where the data has no folds "
-        f"(default {RUNS})",
+    runs = (
+        "runs of each variant: folds 0 to N-1, or seeds where the data has no folds "
+        f"(default {RUNS})"
     )
-    parser.add_argument(
-        "--parts", default="", help="only these parts, comma-separated: " + ",".join(PARTS)
-    )
+    parser.add_argument("--runs", type=whole_number("ablate --runs", 1), default=RUNS, help=runs)
+    parts = "only these parts, comma-separated: " + ",".join(PARTS)
+    parser.add_argument("--parts", default="", help=parts)
     parser.epilog = (
         f"Trains each variant in <{named('output_dir')}>/ablate/<variant>/ with train's "
         "checks and checkpoints (started again, it resumes). Give it the --epochs you will "

@@ -11,12 +11,10 @@ given label's class is not the likeliest of those that do (the confident joint's
 their count estimates how many labels are wrong. The out-of-fold probabilities come from models that
 never trained on the image, so an image cannot vouch for its own label.
 
-Writes label_audit.csv (every training image: id, fold, the given label, the label the
-models give, both probabilities, the threshold, whether it is a suspect), likely_wrong.csv (its
-first rows, as many as it counts suspects) and label_audit.png (the first suspects, each
-titled with both labels) into the run's folder. The rows a competitor keeps become `train
---drop-ids FILE` or `--relabel FILE`: the run trains without them, or with the models' labels,
-and the records stay as they are.
+Writes label_audit.csv (every training image: id, fold, the given label and the models', both
+probabilities, the threshold, whether it is a suspect), likely_wrong.csv (its first rows, as many
+as it counts suspects) and label_audit.png into the run's folder. The rows a competitor keeps
+become `train --drop-ids FILE` or `--relabel FILE`; the records stay as they are.
 """
 
 from __future__ import annotations
@@ -37,10 +35,9 @@ from .out_of_fold import read_predictions
 from .run import Run, start, started
 
 # The data the picture's images are read from, as train was given it (its flags, its preset).
-CONFIG_FIELDS = (
-    "data_dir", "train_files", "valid_files", "train_csv", "train_images", "group_column",
-    "image_key", "label_key", "id_key", "id_column", "label_column",
-)  # fmt: skip
+CONFIG_FIELDS = ("data_dir", "train_files", "valid_files", "train_csv", "train_images",
+                 "group_column", "image_key", "label_key", "id_key", "id_column",
+                 "label_column")  # fmt: skip
 FROM_RUN = ("image_size", "num_classes", "class_names", "multi_label", "metric")  # as trained
 AUDIT = "label_audit.csv"
 # Its first rows, as many as it counts suspects (none: the header alone): the file --drop-ids
@@ -52,17 +49,15 @@ LISTED = 5  # suspects printed
 
 
 def out_of_fold(folder: Path) -> tuple[pd.DataFrame, dict]:
-    """A run's oof.csv (a blend's: its runs' rows, weighted as it weighed them) and the
-    model.json of (its first) run."""
+    """A run's oof.csv (a blend's: its runs', weighted) and the model.json of (its first) run."""
     if (folder / BLEND).is_file():
         runs = blend_record.read(folder / BLEND)["runs"]
         read = [out_of_fold(place(run["folder"])) for run in runs]
         table, record = read[0]
         probabilities = columns(table, record)
         # Each run's rows in the first run's order: blend checked they hold the same ids.
-        rows = [
-            oof.set_index("id").loc[table["id"], probabilities].to_numpy(float) for oof, _ in read
-        ]
+        ids = table["id"]
+        rows = [oof.set_index("id").loc[ids, probabilities].to_numpy(float) for oof, _ in read]
         weights = [run["weight"] for run in runs]
         table = table.copy()
         table[probabilities] = blending.blended(rows, weights) / sum(weights)
@@ -86,56 +81,35 @@ def columns(table: pd.DataFrame, record: dict) -> list[str]:
 
 
 def audited(table: pd.DataFrame, record: dict) -> pd.DataFrame:
-    """Every image's given label against its out-of-fold probabilities, most suspicious first
-    (the module's docstring says how)."""
+    """Every image's given label against its out-of-fold probabilities, most suspicious first."""
     num_classes = int(record["num_classes"])
     probabilities = table[columns(table, record)].to_numpy(float)
     given_labels = table["label"].astype(int).to_numpy()
     rows = np.arange(len(table))
-
-    def threshold(number: int) -> float:  # the models' average confidence where it is the label
-        held = given_labels == number
-        return probabilities[held, number].mean() if np.any(held) else 1.0
-
-    thresholds = np.array([threshold(number) for number in range(num_classes)])
+    thresholds = np.array([  # the models' average confidence where it is the label
+        probabilities[given_labels == n, n].mean() if np.any(given_labels == n) else 1.0
+        for n in range(num_classes)
+    ])  # fmt: skip
     clears = probabilities >= thresholds
     suggested = np.where(clears, probabilities, -1.0).argmax(-1)
     suspect = clears.any(-1) & (suggested != given_labels)
     suggested = np.where(clears.any(-1), suggested, given_labels)
     p_given = probabilities[rows, given_labels]
     below = p_given / np.maximum(thresholds[given_labels], 1e-12)
-    audit = pd.DataFrame(
-        {
-            "id": table["id"],
-            "fold": table["fold"],
-            "given_label": given_labels,
-            "suggested_label": suggested,
-            "p_given": p_given,
-            "p_suggested": probabilities[rows, suggested],
-            "given_threshold": thresholds[given_labels],
-            "suspect": suspect,
-            "below": below,
-        }
-    )
-    order = np.argsort(below, kind="stable")
-    return audit.iloc[order].drop(columns="below").reset_index(drop=True)
-
-
-def spelled(audit: pd.DataFrame, names: list[str] | None) -> pd.DataFrame:
-    """The labels as the competition spells them: class names where it has them."""
-    if not names:
-        return audit
-    named = audit.copy()
-    for column in ("given_label", "suggested_label"):
-        named[column] = [names[number] for number in audit[column]]
-    return named
+    audit = pd.DataFrame({
+        "id": table["id"], "fold": table["fold"], "given_label": given_labels,
+        "suggested_label": suggested, "p_given": p_given,
+        "p_suggested": probabilities[rows, suggested], "given_threshold": thresholds[given_labels],
+        "suspect": suspect, "below": below,
+    })  # fmt: skip
+    return audit.iloc[np.argsort(below, kind="stable")].drop(columns="below").reset_index(drop=True)
 
 
 def images_of(cfg: Config, sources: Sources, ids: list[str]) -> dict[str, np.ndarray]:
     """The training images of these ids, read from the audited run's data as train reads it."""
     import tensorflow as tf
 
-    from ..data import steps
+    from ..data import steps  # TensorFlow: `audit --help` loads none
 
     run = start(cfg, sources, on_accelerator=False)  # the audited run's settings, its data
     run = run.fold(0) if run.data.folds > 1 else run  # with fold 0: every image
@@ -143,10 +117,7 @@ def images_of(cfg: Config, sources: Sources, ids: list[str]) -> dict[str, np.nda
     keys = tf.lookup.KeyValueTensorInitializer(ids, [True] * len(ids))
     wanted = tf.lookup.StaticHashTable(keys, False)
     for field in ("train_files", "valid_files"):
-        if not getattr(run.cfg, field):
-            continue
-        split = reading.split(field, True)
-        if not split.files:
+        if not getattr(run.cfg, field) or not (split := reading.split(field, True)).files:
             continue
         examples, _ = reading.in_order(split.files, True, with_ids=True)
         chosen = examples.filter(lambda ex: wanted.lookup(ex[cfg.id_key])).map(
@@ -160,7 +131,7 @@ def picture(
     cfg: Config, sources: Sources, audit: pd.DataFrame, path: Path, names: list[str] | None
 ) -> str:
     """label_audit.png of the first suspects; what was drawn, or why nothing was."""
-    from ..outputs import plots
+    from ..outputs import plots  # matplotlib: `audit --help` loads none
 
     shown = audit[audit["suspect"]].head(PICTURED)
     if shown.empty:
@@ -175,23 +146,14 @@ def picture(
     # Each titled with its given label and the one the out-of-fold models give, with their
     # probabilities: what to relabel, or leave out, at a glance.
     figure, cells = plots.image_grid(np.stack([images[key] for key in shown["id"]]), 2.6)
-    given, guessed = shown["given_label"].to_numpy(), shown["suggested_label"].to_numpy()
-    shares = zip(shown["p_given"].to_numpy(), shown["p_suggested"].to_numpy(), strict=True)
-    for axes, label, guess, (p_label, p_guess) in zip(cells, given, guessed, shares, strict=True):
-        label, guess = (
-            plots.class_name(int(one), names) if isinstance(one, int | np.integer) else str(one)
-            for one in (label, guess)
-        )
-        title = f"given {label} {p_label:.2f}\nmodels {guess} {p_guess:.2f}"
+    for axes, row in zip(cells, shown.itertuples(), strict=True):
+        labels = (row.given_label, row.suggested_label)
+        given, guess = (plots.class_name(int(one), names) for one in labels)
+        title = f"given {given} {row.p_given:.2f}\nmodels {guess} {row.p_suggested:.2f}"
         axes.set_title(title, fontsize=9, color="red")
     figure.suptitle("Training labels most likely wrong (out of fold), most suspicious first")
     plots.save(figure, path)
     return f"picture: {path}"
-
-
-def run_config(cfg: Config, record: dict) -> Config:
-    """The command's config with the run's image size and classes."""
-    return dataclasses.replace(cfg, **{name: record[name] for name in FROM_RUN if name in record})
 
 
 def audit_run(run: Run | Config, folder: str) -> pd.DataFrame:
@@ -200,7 +162,7 @@ def audit_run(run: Run | Config, folder: str) -> pd.DataFrame:
     run = started(run, on_accelerator=False, read=False)
     run_folder = place(folder)
     table, record = out_of_fold(run_folder)
-    cfg = run_config(run.cfg, record)
+    cfg = dataclasses.replace(run.cfg, **{key: record[key] for key in FROM_RUN if key in record})
     if cfg.multi_label or targets(cfg) != "classes":
         what = "several labels per image" if cfg.multi_label else targets(cfg)
         raise UserError(
@@ -215,7 +177,9 @@ def audit_run(run: Run | Config, folder: str) -> pd.DataFrame:
         "suspects (another class clears its threshold, and their label's does not lead): "
         "an estimate of how many labels are wrong"
     )
-    written = spelled(audit, names)
+    written = audit.copy()  # the labels as the competition spells them: its class names
+    for column in ("given_label", "suggested_label") if names else ():
+        written[column] = [names[number] for number in audit[column]]
     for row in written.head(LISTED).itertuples():
         print(
             f"  {row.id} (fold {row.fold}): given {row.given_label} {row.p_given:.2f} (threshold "
@@ -242,9 +206,8 @@ def audit_run(run: Run | Config, folder: str) -> pd.DataFrame:
 
 
 def arguments(parser) -> None:
-    parser.add_argument(
-        "run", metavar="RUN_DIR", help="the output folder of a --fold all run, or of a blend"
-    )
+    run = "the output folder of a --fold all run, or of a blend"
+    parser.add_argument("run", metavar="RUN_DIR", help=run)
 
 
 def command(args, run: Run) -> int:

@@ -1,16 +1,14 @@
 """`blend`: several trained runs as one submission, weighted by their out-of-fold predictions.
 
-A run to blend is a `--fold all` run's output folder after `predict`: its oof.csv holds each
-training image's class probabilities from the fold model that did not train on it, its
-test_probabilities.csv the test set's. Runs are blended only when they were validated alike
-(the same images in the same folds), predict the same classes in the same order for the same
-competition metric, and predicted the same test ids in the sample's order; anything else is
-refused in one line. The weights are fitted on the out-of-fold rows (learning/blending.py),
-never on a leaderboard, and the blend's CV is estimated on rows its weights never saw.
+A run to blend is a `--fold all` run's folder after `predict`: oof.csv holds each training
+image's probabilities from the fold model that did not train on it, test_probabilities.csv the
+test set's. Runs validated otherwise (other images, other folds), for other classes or another
+metric, or predicted for other test ids are refused in one line. The weights are fitted on the
+out-of-fold rows (learning/blending.py), never on a leaderboard, and the blend's CV is estimated
+on rows its weights never saw.
 
-Writes blend.json (the runs, their weights and CVs: what `kernel --inference --blend` reads),
-submission.csv in the sample's shape and the blend's test_probabilities.csv. In the inference
-notebook, `predict_blend` predicts with each run afresh and blends with the saved weights.
+Writes blend.json (the runs, weights and CVs: what `kernel --inference --blend` reads),
+submission.csv and test_probabilities.csv; `predict_blend` repeats it in the inference notebook.
 """
 
 from __future__ import annotations
@@ -28,24 +26,14 @@ from ..config import Config, class_names, filled, names_in
 from ..errors import UserError, first_line
 from ..learning import blending, cuts
 from ..outputs.run_record import read_record, run_records
-from ..platform.files import (
-    BLEND,
-    FETCHED_FROM,
-    for_pandas,
-    output_folder,
-    place,
-    refuse_foreign,
-    write_json,
-)
+from ..platform.files import BLEND, FETCHED_FROM, output_folder, place, refuse_foreign, write_json
 from . import out_of_fold
 from .audit import AUDIT, LIKELY_WRONG, PICTURE
 from .pseudo import PSEUDO
 from .run import Run, start, started
 
-CONFIG_FIELDS = (
-    "competition", "data_dir", "sample_submission", "id_column", "label_column", "submission",
-    "output_dir",
-)  # fmt: skip
+CONFIG_FIELDS = ("competition", "data_dir", "sample_submission", "id_column", "label_column",
+                 "submission", "output_dir")  # fmt: skip
 # What a run was trained for, as its model.json says: blended runs must agree on these.
 CLASSES = ("num_classes", "class_names", "multi_label")
 OPTIONS = ("pauc_min_tpr", "map_k", "target_weights")  # the metric's, as the runs trained
@@ -61,15 +49,19 @@ class FinishedRun:
     record: dict  # its model.json
     oof: pd.DataFrame
     test: pd.DataFrame  # test_probabilities.csv: the id column, then a column per class
-    tta: bool  # whether predict averaged flipped images in
-    notebook: str  # the Kaggle notebook it came from (OWNER/SLUG), or ""
 
     @property
     def columns(self) -> list[str]:
         return self.test.columns[1:].tolist()
 
+    @property
+    def classes(self) -> list[str]:
+        """Its classes in order: as its model.json names them, else its columns (p0, p1, ...)."""
+        named = self.record.get("class_names")
+        return names_in(named) if named else self.columns
 
-def read_run(folder: Path, command: str = "blend") -> FinishedRun:
+
+def read_run(folder: Path, command: str) -> FinishedRun:
     """A run's files, each found or the one line that says what makes it."""
     if not folder.is_dir():
         raise UserError(
@@ -88,20 +80,12 @@ def read_run(folder: Path, command: str = "blend") -> FinishedRun:
             "(it writes them beside submission.csv)"
         )
     try:
-        predicted = out_of_fold.read_predictions(oof)
-        tested = test_probabilities(test)
+        tables = out_of_fold.read_predictions(oof), out_of_fold.test_probabilities(test)
     except ValueError as error:
         raise UserError(
             f"{command}: {folder}: {first_line(error)}; train and predict it again"
         ) from None
-    tta = note(folder / "test_probabilities.json", "tta", False)
-    notebook = note(folder / FETCHED_FROM, "id", "")
-    return FinishedRun(folder, read_record(records[0]), predicted, tested, tta, notebook)
-
-
-def test_probabilities(path: Path) -> pd.DataFrame:
-    """test_probabilities.csv as predict writes it: the ids as text (007 stays 007)."""
-    return pd.read_csv(for_pandas(path), dtype={0: str}, keep_default_na=False)
+    return FinishedRun(folder, read_record(records[0]), *tables)
 
 
 def note(path: Path, key: str, default):
@@ -117,11 +101,8 @@ def note(path: Path, key: str, default):
         ) from None
 
 
-def check_alike(
-    runs: list[FinishedRun], output: Path, command: str = "blend", fewest: int = 2
-) -> None:
-    """Runs that cannot be blended (or stacked: `command`), refused in one line naming them and
-    the difference."""
+def check_alike(runs: list[FinishedRun], output: Path, command: str, fewest: int) -> None:
+    """Runs that cannot be blended (or stacked), refused in one line naming the difference."""
     if len(runs) < fewest:
         raise UserError(f"{command} needs two runs or more: give each run's output folder")
     first = runs[0]
@@ -141,10 +122,9 @@ def check_alike(
                 f"{command}: {pair} were trained for different metrics ({metrics[0]}, "
                 f"{metrics[1]}: their model.json); {command} runs of the same competition's metric"
             )
-        classes = [classes_of(one) for one in (first, run)]
-        if classes[0] != classes[1] or any(
-            first.record.get(name) != run.record.get(name) for name in CLASSES
-        ):
+        classes = [first.classes, run.classes]
+        alike = all(first.record.get(name) == run.record.get(name) for name in CLASSES)
+        if classes[0] != classes[1] or not alike:
             reordered = sorted(classes[0]) == sorted(classes[1])
             raise UserError(
                 f"{command}: {pair} have "
@@ -165,11 +145,9 @@ def check_alike(
         if len(moved):
             key = moved[0]
             seeds = [one.record.get("fold_seed") for one in (first, run)]
-            why = (
-                f"their --fold-seed differs ({seeds[0]}, {seeds[1]}: their model.json)"
-                if seeds[0] != seeds[1]
-                else "their folds differ"
-            )
+            why = "their folds differ"
+            if seeds[0] != seeds[1]:
+                why = f"their --fold-seed differs ({seeds[0]}, {seeds[1]}: their model.json)"
             fitted = "weights" if command == "blend" else "trees"
             raise UserError(
                 f"{command}: {pair} hold {len(moved)} images in different folds (e.g. {key!r}: "
@@ -188,27 +166,40 @@ def check_alike(
             )
 
 
-def classes_of(run: FinishedRun) -> list[str]:
-    """A run's classes in class order: the names its model.json gives, else its probability
-    columns' (p0, p1, ... as oof.csv and test_probabilities.csv name them)."""
-    named = run.record.get("class_names")
-    return names_in(named) if named else run.columns
-
-
 def shown(columns: list[str]) -> str:
     return ", ".join(columns[:4]) + (", ..." if len(columns) > 4 else "")
 
 
 def trained_for(finished: FinishedRun, run: Run) -> Run:
-    """The command's run with the settings of the runs' competition: their metric and classes,
-    and their id column where none is given (the sample's, wherever it stands), with this
-    command's data fields (the sample)."""
-    named = (*CLASSES, "metric", *OPTIONS)
-    chosen = {name: finished.record[name] for name in named if name in finished.record}
+    """The command's run (its data fields: the sample) with the runs' metric and classes, and
+    their id column where none is given (the sample's, wherever it stands)."""
     record = finished.record
+    chosen = {name: record[name] for name in (*CLASSES, "metric", *OPTIONS) if name in record}
     ids = {"id_column": record["id_column"]} if "id_column" in record else {}
     cfg, sources = filled(run.cfg, run.sources, ids, f"the run {finished.folder}")
     return dataclasses.replace(run, cfg=dataclasses.replace(cfg, **chosen), sources=sources)
+
+
+def checked_runs(
+    run: Run, folders: list[str], command: str, ours: tuple[str, ...], fewest: int = 2
+) -> tuple[Run, list[FinishedRun], Path]:
+    """The runs of `folders` read and checked alike, the command's run `trained_for` them, and its
+    output folder, refused where it holds more than `ours` (each perhaps still under .tmp-)."""
+    output = output_folder(run.places.output, f"{command} --output-dir", buckets=True)
+    runs = [read_run(place(folder), command) for folder in folders]
+    check_alike(runs, output, command, fewest)
+    held = sorted(path.name for path in output.iterdir()) if output.is_dir() else []
+    foreign = [name for name in held if name.removeprefix(".tmp-") not in ours]
+    refuse_foreign(f"{command} --output-dir", output, command, foreign)
+    return trained_for(runs[0], run), runs, output
+
+
+def out_of_fold_rows(cfg: Config, runs: list[FinishedRun]):
+    """Each run's out-of-fold probabilities in the first run's row order (check_alike found
+    the same ids in each), the rows' true labels and their folds."""
+    first = runs[0].oof
+    tables = [one.oof.set_index("id").loc[first["id"], one.columns].to_numpy(float) for one in runs]
+    return tables, out_of_fold.truth(cfg, first), first["fold"].astype(str).to_numpy()
 
 
 def scorer(cfg: Config, truth: np.ndarray):
@@ -231,15 +222,10 @@ WEIGHTS = ("auto", "fitted", "equal")
 
 
 def fitted(cfg: Config, runs: list[FinishedRun], weights_by: str = "auto") -> dict:
-    """Every run's CV, the equal-weight average's, the blend's weights and CV, as blend.json
-    holds them. The CV of fitted weights is estimated with each fold's weights fitted on the
-    other folds; equal weights fit nothing, so their CV is their score."""
-    order = runs[0].oof["id"]
-    tables = [
-        run.oof.set_index("id").loc[order, run.columns].to_numpy(float) for run in runs
-    ]  # each run's rows in the first run's order
-    truth, folds = out_of_fold.truth(cfg, runs[0].oof), runs[0].oof["fold"].astype(str).to_numpy()
-    score, every = scorer(cfg, truth), np.ones(len(order), bool)
+    """What blend.json holds: each run's CV, the equal weights', the blend's weights and CV (of
+    fitted weights, nested: each fold's fitted on the other folds; equal weights fit nothing)."""
+    tables, truth, folds = out_of_fold_rows(cfg, runs)
+    score, every = scorer(cfg, truth), np.ones(len(folds), bool)
 
     def climbed(rows: np.ndarray, table: np.ndarray) -> float:
         """What the weights climb: the score, turned where lower is better (log loss)."""
@@ -254,56 +240,48 @@ def fitted(cfg: Config, runs: list[FinishedRun], weights_by: str = "auto") -> di
         if weights_by == "fitted" or scoring.gain(nested_cv, equal_cv, cfg.metric) > 0:
             weights, blend_cv = blending.hill_climbed(tables, climbed), nested_cv
             chosen = "fitted"
-    best = scoring.best(cvs, cfg.metric)
-    per_fold = [score(folds == fold, tables[best][folds == fold]) for fold in np.unique(folds)]
     probabilities = blending.blended(tables, weights)
     return {
-        "metric": cfg.metric,
-        "classes": {name: getattr(cfg, name) for name in CLASSES},
-        "options": {name: getattr(cfg, name) for name in OPTIONS},
-        "runs": [
-            {**described(name, run, cv), "weight": weight}
-            for name, run, cv, weight in zip(names_of(runs), runs, cvs, weights, strict=True)
-        ],
-        "equal_weights_cv": equal_cv,
-        "fitted_weights_cv": nested_cv,  # nested: None where none were fitted
-        "blend_cv": blend_cv,
-        "blend_cv_in_sample": score(every, probabilities),
-        "fold_spread": float(np.std(per_fold)),
-        "folds": len(per_fold),
-        "images": len(order),
-        "thresholds": cuts.cuts_to_score(cfg, truth, probabilities),
-        "weights_asked": weights_by,
-        "weights_by": chosen,
-    }
+        **described(cfg, runs, cvs, weight=weights),
+        "equal_weights_cv": equal_cv, "fitted_weights_cv": nested_cv,  # None: none fitted
+        "blend_cv": blend_cv, "blend_cv_in_sample": score(every, probabilities),
+        # the folds' spread: the best run's score from fold to fold
+        **spread(cfg, score, folds, tables[scoring.best(cvs, cfg.metric)], truth, probabilities),
+        "weights_asked": weights_by, "weights_by": chosen,
+    }  # fmt: skip
 
 
-def described(name: str, run: FinishedRun, cv: float) -> dict:
-    """A run as blend.json and stack.json list it: where it is, the notebook that trained it,
-    what its inference notebook predicts it with (backbone, image size, flips), its CV."""
-    return {
-        "name": name,
-        "folder": str(run.folder.resolve()),
-        "notebook": run.notebook,
-        "backbone": run.record.get("backbone"),
-        "image_size": run.record.get("image_size"),
-        "tta": run.tta,
-        "cv": cv,
-    }
-
-
-def names_of(runs: list[FinishedRun]) -> list[str]:
-    """A short name per run, its folder's (numbered where two share one)."""
-    names = []
-    for run in runs:
+def described(cfg: Config, runs: list[FinishedRun], cvs: list[float], **more: list) -> dict:
+    """What blend.json and stack.json begin with: the runs' metric, classes and options, and
+    each run: a short name (its folder's, numbered where two share one), where it is, what its
+    inference notebook predicts it with, its CV and `more` (a blend's `weight`), a value a run."""
+    names, listed = [], []
+    for number, run in enumerate(runs):
         name = run.folder.resolve().name
         names.append(name if name not in names else f"{name}-{len(names)}")
-    return names
+        listed.append({
+            "name": names[-1], "folder": str(run.folder.resolve()),
+            "notebook": note(run.folder / FETCHED_FROM, "id", ""),  # OWNER/SLUG, or ""
+            "backbone": run.record.get("backbone"), "image_size": run.record.get("image_size"),
+            "tta": note(run.folder / "test_probabilities.json", "tta", False),  # flips averaged
+            "cv": cvs[number], **{key: more[key][number] for key in more},
+        })  # fmt: skip
+    return {
+        "metric": cfg.metric, "classes": {name: getattr(cfg, name) for name in CLASSES},
+        "options": {name: getattr(cfg, name) for name in OPTIONS}, "runs": listed,
+    }  # fmt: skip
+
+
+def spread(cfg: Config, score, folds: np.ndarray, rows: np.ndarray, truth, probabilities) -> dict:
+    """The spread of `rows`' score from fold to fold, the rows counted, and the thresholds (or
+    cuts) that suit `probabilities` best, as blend.json and stack.json hold them."""
+    per_fold = [score(folds == fold, rows[folds == fold]) for fold in np.unique(folds)]
+    return {"fold_spread": float(np.std(per_fold)), "folds": len(per_fold), "images": len(folds),
+            "thresholds": cuts.cuts_to_score(cfg, truth, probabilities)}  # fmt: skip
 
 
 def report(blend: dict) -> None:
-    """Each run's CV and weight, the equal-weight average's, the blend's, and whether the
-    blend beats its best run by more than the folds' spread."""
+    """Each run's CV and weight, the blend's, and whether it beats its best by the folds' spread."""
     metric, runs = blend["metric"], blend["runs"]
     width = max(len("equal weights"), *(len(run["name"]) for run in runs)) + 2
     print(f"{metric} out of fold ({blend['images']} images, {blend['folds']} folds):")
@@ -311,13 +289,12 @@ def report(blend: dict) -> None:
     for run in runs:
         print(f"  {run['name']:<{width}} {run['cv']:7.4f}  {run['weight']:.2f}")
     print(f"  {'equal weights':<{width}} {blend['equal_weights_cv']:7.4f}")
-    fitted_cv = blend["fitted_weights_cv"]
     if blend["weights_asked"] == "equal":
         how = "equal weights, as asked: nothing fitted"
     elif blend["weights_by"] == "equal":
         how = (
-            f"equal weights: the fitted ones score {fitted_cv:.4f} on rows they were not "
-            "fitted on, no better; --weights fitted keeps them"
+            f"equal weights: the fitted ones score {blend['fitted_weights_cv']:.4f} on rows they "
+            "were not fitted on, no better; --weights fitted keeps them"
         )
     else:
         how = (
@@ -350,9 +327,8 @@ def write_submission(run: Run, blend: dict, tables: list[pd.DataFrame]) -> Path:
 
 
 def write_probabilities(run: Run, made: dict, ids: list[str], probabilities, how: str) -> Path:
-    """submission.csv of the test ids' class probabilities, in the sample's shape, for the
-    metric, classes and thresholds in `made` (blend.json's, or stack.json's), and
-    test_probabilities.csv beside it."""
+    """submission.csv of the test ids' probabilities in the sample's shape, for the metric, classes
+    and thresholds in `made` (blend.json's, or stack.json's); test_probabilities.csv beside it."""
     from ..outputs import submission  # TensorFlow: `blend --help` needs none
 
     cfg = dataclasses.replace(
@@ -371,28 +347,15 @@ def write_probabilities(run: Run, made: dict, ids: list[str], probabilities, how
     return path
 
 
-# What blend writes in its --output-dir, and nothing else (each under .tmp-<name> until whole).
-BLEND_FILES = (BLEND, "submission.csv", "test_probabilities.csv")
-# `audit`'s and `pseudo`'s files of the blend: left alone.
-SECOND_STAGE = (AUDIT, LIKELY_WRONG, PICTURE, PSEUDO)
-
-
-def not_written_by(folder: Path, ours: tuple[str, ...]) -> list[str]:
-    """What `folder` holds beside the files `ours` names (each perhaps still under .tmp-)."""
-    held = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
-    return [name for name in held if name.removeprefix(".tmp-") not in ours]
+# What blend writes in --output-dir (under .tmp-<name> until whole), then audit's and pseudo's.
+BLEND_FILES = (BLEND, "submission.csv", "test_probabilities.csv",
+               AUDIT, LIKELY_WRONG, PICTURE, PSEUDO)  # fmt: skip
 
 
 def blend_runs(run: Run | Config, folders: list[str], weights_by: str = "auto") -> dict:
     """Read, check and fit the runs; write blend.json and the blended submission."""
     run = started(run, on_accelerator=False, read=False)
-    output = output_folder(run.places.output, "blend --output-dir", buckets=True)
-    runs = [read_run(place(folder)) for folder in folders]
-    check_alike(runs, output)
-    # Another command's output (a run's submission.csv, say): refused, untouched.
-    foreign = not_written_by(output, (*BLEND_FILES, *SECOND_STAGE))
-    refuse_foreign("blend --output-dir", output, "blend", foreign)
-    run = trained_for(runs[0], run)
+    run, runs, output = checked_runs(run, folders, "blend", BLEND_FILES)
     blend = fitted(run.cfg, runs, weights_by)
     report(blend)
     write_json(output / BLEND, blend)
@@ -404,33 +367,28 @@ def blend_runs(run: Run | Config, folders: list[str], weights_by: str = "auto") 
 
 
 def predict_blend(run: Run, blend: dict) -> Path:
-    """The blend's submission.csv: each run predicted afresh, blended with the weights `blend`
-    fitted."""
+    """The blend's submission.csv: each run predicted afresh, blended with its weights."""
     return write_submission(run, blend, predicted_runs(run, blend["runs"]))
 
 
 def predicted_runs(run: Run, runs: list[dict]) -> list[pd.DataFrame]:
-    """Each run's test probabilities, predicted afresh with its own trained models, image
-    size, backbone and TTA (into its own folder of the output), in the sample's order. After
-    each run, the minutes it took and what all will take at that pace: a blend that would
-    outrun a rerun's limit says so early."""
+    """Each run's test probabilities, predicted afresh as it was trained (into its own folder of
+    the output), in the sample's order. After each run, the minutes it took and what all will
+    take at that pace: a blend that would outrun a rerun's limit says so early."""
     from .predict import predict  # TensorFlow: `blend` itself needs none
 
     tables, spent = [], 0.0
     for number, blended in enumerate(runs, 1):
+        folder = str(run.places.output / "runs" / blended["name"])
         cfg = dataclasses.replace(
-            run.cfg,
-            trained_dir=blended["trained_dir"],
-            tta=blended["tta"],
-            output_dir=str(run.places.output / "runs" / blended["name"]),
+            run.cfg, trained_dir=blended["trained_dir"], tta=blended["tta"], output_dir=folder
         )
         sources = {**run.sources, "trained_dir": "blend", "tta": "blend"}
         print(f"--- run {number} of {len(runs)}: {blended['name']} ({blended['trained_dir']})")
         began = time.monotonic()
-        predicted = start(cfg, sources, run.accelerator, trained=True)
-        predict(predicted)
+        written = predict(start(cfg, sources, run.accelerator, trained=True))  # submission.csv
         spent += time.monotonic() - began
-        tables.append(test_probabilities(predicted.places.output / "test_probabilities.csv"))
+        tables.append(out_of_fold.test_probabilities(written.with_name("test_probabilities.csv")))
         expected = spent / number * len(runs) / 60
         print(
             f"run {number} took {(time.monotonic() - began) / 60:.1f} minutes; at this pace "
@@ -446,13 +404,11 @@ def predicted_runs(run: Run, runs: list[dict]) -> list[pd.DataFrame]:
 
 def arguments(parser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="the output folder of a run")
-    parser.add_argument(
-        "--weights",
-        choices=WEIGHTS,
-        default="auto",
-        help="fitted: by hill climbing on the runs' out-of-fold predictions; equal: the plain "
-        "average; auto (the default): whichever scores better on rows its weights never saw",
+    weights = (
+        "fitted: by hill climbing on the runs' out-of-fold predictions; equal: the plain "
+        "average; auto (the default): whichever scores better on rows its weights never saw"
     )
+    parser.add_argument("--weights", choices=WEIGHTS, default="auto", help=weights)
 
 
 def command(args, run: Run) -> int:

@@ -3,14 +3,14 @@ spending hours of quota: the checks train and predict run first (preflight.py), 
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 from typing import TYPE_CHECKING
 
 from ..backbone_choices import BACKBONES
 from ..config import Config
 from ..errors import UserError
 from ..platform import accelerator as accelerators
-from .run import Run, started
+from .run import Run, started, with_data
 
 if TYPE_CHECKING:
     from . import preflight
@@ -19,11 +19,9 @@ if TYPE_CHECKING:
 def doctor(run: Run | Config, require: str = "", full_scan: bool = False) -> list[str]:
     """Print what a run would use; return the problems that would stop train or predict (none:
     ready). `require` ("tpu" or "gpu") makes a missing accelerator a problem: a notebook pushed to a
-    TPU machine then stops at once instead of training for hours on the host's CPU. `full_scan`
-    decodes every image of every split too, and lists every problem per shard. Given a config,
-    it starts its run, its data read here: data that does not read is one problem of many."""
-    from ..data import source  # TensorFlow: `doctor --help` loads none
-    from . import preflight, training_checks
+    TPU machine then stops at once, not after hours on the host's CPU. `full_scan` decodes every
+    image too. Data that does not read is one problem of many."""
+    from . import preflight, training_checks  # TensorFlow: `doctor --help` loads none
 
     run = started(run, read=False)
     cfg, accelerator = run.cfg, run.accelerator
@@ -35,12 +33,9 @@ def doctor(run: Run | Config, require: str = "", full_scan: bool = False) -> lis
         print(f"accelerator: PROBLEM: {error}")
     global_batch = accelerator.global_batch(cfg.batch_size)
     print(f"global batch: {global_batch} ({cfg.batch_size} per replica x {accelerator.replicas})")
-    if run.data is None:
-        try:  # with what the records' manifest or the TFDS set says
-            cfg, sources, places, data = source.read(cfg, run.sources, run.places)
-            run = dataclasses.replace(run, cfg=cfg, sources=sources, places=places, data=data)
-        except UserError:
-            pass  # the preflight's check of the manifest says it, among every other problem
+    if run.data is None:  # with what the records' manifest or the TFDS set says
+        with contextlib.suppress(UserError):  # the preflight's check of the manifest says it
+            run = with_data(run)
     print(run.places.describe())
     dicom = ((run.data.manifest if run.data else None) or {}).get("dicom")  # as `records` made it
     if dicom:
@@ -59,7 +54,7 @@ def attention_line(run: Run, checked: preflight.Preflight) -> str:
     cfg, accelerator = run.cfg, run.accelerator
     if not BACKBONES[cfg.backbone].attention:  # a convolutional network: no kernel to pick
         return f"attention: none ({BACKBONES[cfg.backbone].title} has no attention layers)"
-    from ..learning import attention
+    from ..learning import attention  # here: a notebook of a CNN carries none
 
     planned = checked.plan.value if checked.plan else None
     precision = planned.precision if planned else accelerator.precision(cfg.precision)
@@ -70,12 +65,8 @@ def attention_line(run: Run, checked: preflight.Preflight) -> str:
 
 def scan_images(checked: preflight.Preflight) -> list[str]:
     """Decode every image of every split found; print each shard's problems and notes."""
-    from .preflight import SPLITS
-
     problems = []
-    for split, read in checked.splits.items():
-        field, labeled = SPLITS[split]
-        shards = checked.run.data.reader(field).scanned(read.files, labeled)
+    for split, read, shards in checked.scanned():
         if shards is None:
             print("scan: none; TFDS checked the set's images when it prepared it")
             return []

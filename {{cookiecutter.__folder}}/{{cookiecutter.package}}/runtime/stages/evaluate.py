@@ -31,6 +31,10 @@ class Validated:
     predicted: np.ndarray  # the class of each record, or each class's yes or no (multi-label)
     images: np.ndarray  # the first few, as read, for the picture of predictions
 
+    def score(self, cfg: Config) -> float:
+        """The competition metric, of the probabilities or of the answers, as it scores."""
+        return scoring.of_run(cfg, self.labels, self.probabilities, self.predicted)
+
 
 def evaluate(run: Run | Config) -> list[Path]:
     """Score the trained model of the fold asked for, or of every fold (`report` says what is
@@ -40,8 +44,7 @@ def evaluate(run: Run | Config) -> list[Path]:
         return every_fold(run)
     if run.data.folds > 1:  # the model of the fold asked for, on its validation records
         run = run.fold(folds.chosen(run)[0])
-    validated = validate(run)
-    return report(run.cfg, validated, run.places.output / "confusion.png")
+    return report(run.cfg, validate(run), run.places.output / "confusion.png")
 
 
 PICTURED = 16  # validation images in the picture of predictions
@@ -53,14 +56,11 @@ def every_fold(run: Run) -> list[Path]:
     answers = []
     for fold in folds.chosen(run):
         validated = validate(run.fold(fold))
-        print(f"fold {fold} {run.cfg.metric}: {score(run.cfg, validated):.4f}")
+        print(f"fold {fold} {run.cfg.metric}: {validated.score(run.cfg):.4f}")
         answers.append(validated)
-    pooled = Validated(
-        np.concatenate([validated.labels for validated in answers]),
-        np.concatenate([validated.probabilities for validated in answers]),
-        np.concatenate([validated.predicted for validated in answers]),
-        answers[0].images,  # the first fold's, first in the pooled rows too
-    )
+    keys = ("labels", "probabilities", "predicted")
+    pooled = [np.concatenate([getattr(one, key) for one in answers]) for key in keys]
+    pooled = Validated(*pooled, answers[0].images)  # the first fold's, first in the rows too
     print(f"out-of-fold: the {len(answers)} fold models, each on its own validation records")
     return report(run.cfg, pooled, run.places.output / "confusion.png")
 
@@ -71,10 +71,10 @@ def validate(run: Run) -> Validated:
     checked = preflight.ready(run, "evaluate")
     table = None  # images alone; or the table beside each, as the trained run encoded it
     if data.uses_metadata:
-        from ..data import metadata_inputs
+        from ..data import metadata  # here: a notebook whose run has none carries none
 
         spec = trained_run.metadata_spec(run.places, data)
-        table = metadata_inputs.for_validation(cfg, run.places, data, spec)
+        table = metadata.for_validation(cfg, run.places, data, spec)
     files, batch = checked.valid.value.files, accelerator.global_batch(cfg.batch_size)
     image_dtype = accelerator.image_dtype
     batches = pipeline.for_inference(data, files, cfg, batch, True, image_dtype, metadata=table)
@@ -85,33 +85,24 @@ def validate(run: Run) -> Validated:
     first = first["image"] if isinstance(first, dict) else first  # not its metadata
     images = np.asarray(first[: min(PICTURED, len(labels))])  # as predicted
     fitted = checked.trained.value.thresholds  # each class's (multi-label), or between grades
-    predicted = cuts.answered(cfg, probabilities, fitted)
-    return Validated(labels, probabilities, predicted, images)
-
-
-def score(cfg: Config, validated: Validated) -> float:
-    """The competition metric, of the probabilities or of the answers, as it scores."""
-    return scoring.of_run(cfg, validated.labels, validated.probabilities, validated.predicted)
+    return Validated(labels, probabilities, cuts.answered(cfg, probabilities, fitted), images)
 
 
 def report(cfg: Config, validated: Validated, picture: Path) -> list[Path]:
-    """Print the per-class report and the metric; draw the confusion matrix into `picture`,
-    and the first validation images with what the model answered beside it. A metric of
-    values: each target's scores, and its values drawn (`values_report`)."""
+    """Print the per-class report and the metric; draw the confusion matrix into `picture`, and
+    the first images with the model's answers beside it (a metric of values: `values_report`)."""
     names = class_names(cfg) or [str(n) for n in range(cfg.num_classes)]
     if targets(cfg) == "values":
-        print(f"valid {cfg.metric}: {score(cfg, validated):.4f}")
+        print(f"valid {cfg.metric}: {validated.score(cfg):.4f}")
         values = picture.with_name("values.png")
         return [values_report(cfg, validated.labels, validated.probabilities, values)]
     labels = validated.labels  # shares: each image's most voted class
     labels = labels.argmax(-1) if labels.ndim > 1 and not cfg.multi_label else labels
-    print(
-        classification_report(
-            labels, validated.predicted, labels=range(cfg.num_classes), target_names=names,
-            digits=4, zero_division=0,
-        )
-    )  # fmt: skip
-    print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {score(cfg, validated):.4f}")
+    print(classification_report(
+        labels, validated.predicted, labels=range(cfg.num_classes), target_names=names, digits=4,
+        zero_division=0,
+    ))  # fmt: skip
+    print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {validated.score(cfg):.4f}")
     if cfg.multi_label:  # one matrix of classes against classes means nothing here
         return []
     shown = len(validated.images)
@@ -131,20 +122,16 @@ def command(args, run: Run) -> int:
 
 
 def values_report(cfg: Config, truth: np.ndarray, predicted: np.ndarray, path: Path) -> Path:
-    """Each target's score by every metric of values, printed; and drawn into `path`, each
-    target's predicted values against the true ones (on the diagonal where right) and its
-    residuals (true less predicted) against the predictions."""
+    """Each target's score by every metric of values, printed; drawn into `path`, its predicted
+    values against the true ones (right: on the diagonal) and its residuals against them."""
     from matplotlib.figure import Figure
 
     names = class_names(cfg) or [str(number) for number in range(cfg.num_classes)]
     figure = Figure(figsize=(9, 3.6 * len(names)), layout="constrained")
     for number, name in enumerate(names):
         true, guess = truth[:, number], predicted[:, number]
-        scores = {
-            metric: entry.of(true[:, None], guess[:, None])
-            for metric, entry in METRICS.items()
-            if entry.targets == "values"
-        }
+        scores = {metric: entry.of(true[:, None], guess[:, None])
+                  for metric, entry in METRICS.items() if entry.targets == "values"}  # fmt: skip
         print(f"{name}: " + ", ".join(f"{metric} {value:.4f}" for metric, value in scores.items()))
         against, residuals = (figure.add_subplot(len(names), 2, 2 * number + n) for n in (1, 2))
         against.scatter(true, guess, s=8, alpha=0.6)

@@ -11,19 +11,8 @@ import dataclasses
 import keras
 import numpy as np
 
-from .. import scoring
-from ..config import (
-    AUTO,
-    CROP_FROM_SIZE,
-    FLIP_FROM_SIZE,
-    Config,
-    class_names,
-    crop_area,
-    flips,
-    given_values,
-    targets,
-    validating_fold,
-)
+from .. import config, scoring
+from ..config import Config, class_names, given_values, targets, validating_fold
 from ..data import pipeline
 from ..errors import named
 from ..learning import averaging, cuts, model
@@ -32,7 +21,6 @@ from ..learning.predictions import predict_probabilities
 from ..outputs import fitted, plots
 from ..platform.files import FITTED, write_json
 from ..platform.run_lock import one_run_at_a_time
-from ..scoring import METRICS
 from . import out_of_fold, preflight, training_checks
 from .run import Run
 
@@ -73,7 +61,7 @@ def ready(run: Run) -> Ready:
     if data.pooled:  # records pooled into folds: how
         print(data.train.describe())
     if data.trains_from == "images" and writes:
-        from ..data import images
+        from ..data import images  # here: a notebook of records carries none
 
         images.save_folds(cfg, run.places)  # a resumed run, OOF and predict read the same folds
     plan, train = checked.plan.value, checked.train.value
@@ -97,41 +85,40 @@ def ready(run: Run) -> Ready:
 
 def recipe_line(cfg: Config) -> str:
     """What the recipe's auto values chose for this run, and why, as train prints it."""
-    lines = []
-    if not cfg.crop_area and crop_area(cfg) < 1.0:
-        lines.append(f"crop_area auto: {crop_area(cfg)} (random crops at {cfg.image_size} px)")
+    lines, area = [], config.crop_area(cfg)
+    if not cfg.crop_area and area < 1.0:
+        lines.append(f"crop_area auto: {area} (random crops at {cfg.image_size} px)")
     elif not cfg.crop_area:
         lines.append(
             f"crop_area auto: 1.0, no random crops at {cfg.image_size} px (below "
-            f"{CROP_FROM_SIZE} px they cost accuracy, measured; --crop-area 0.75 crops)"
+            f"{config.CROP_FROM_SIZE} px they cost accuracy, measured; --crop-area 0.75 crops)"
         )
-    if cfg.flip == AUTO and flips(cfg):
+    if cfg.flip == config.AUTO and config.flips(cfg):
         lines.append(
             f"flip auto: on at {cfg.image_size} px (photos: the recipes it follows all flip "
             "them, docs/recipe.md; --no-flip turns it off)"
         )
-    elif cfg.flip == AUTO:
+    elif cfg.flip == config.AUTO:
         lines.append(
-            f"flip auto: off at {cfg.image_size} px (below {FLIP_FROM_SIZE} px, measured in "
-            "docs/recipe.md; --flip flips)"
+            f"flip auto: off at {cfg.image_size} px (below {config.FLIP_FROM_SIZE} px, measured "
+            "in docs/recipe.md; --flip flips)"
         )
     return "\n".join(lines)
 
 
 def metadata_table(run: Run, checked: preflight.Preflight):
-    """The table joined to each image (metadata_inputs.py), its encoding saved with the run;
+    """The table joined to each image (metadata.py), its encoding saved with the run;
     None for images alone, and an earlier run's encoding removed."""
-    output, writes = run.places.output, run.accelerator.writes_files
-    data = run.data
+    output, writes, data = run.places.output, run.accelerator.writes_files, run.data
     if data.uses_metadata:
-        from ..data import metadata_inputs
+        from ..data import metadata  # here: a notebook whose run has none carries none
 
-        table = metadata_inputs.for_training(run.cfg, run.places, data)
+        table = metadata.for_training(run.cfg, run.places, data)
         if table and writes:
             write_json(output / FITTED["metadata"], table.spec)
-        pseudo = checked.pseudo.value
-        if table and pseudo:  # the test images trained on join their own rows
-            table = metadata_inputs.with_test_rows(run.cfg, run.places, data, table, pseudo.ids)
+        if table and checked.pseudo.value:  # the test images trained on join their own rows
+            ids = checked.pseudo.value.ids
+            table = metadata.with_test_rows(run.cfg, run.places, data, table, ids)
         if table:
             return table
     if writes:
@@ -144,7 +131,7 @@ def standardization(run: Run, train) -> dict:
     the run (regression.py); for classes and shares none, and an earlier run's removed."""
     output, writes = run.places.output, run.accelerator.writes_files
     if targets(run.cfg) == "values":
-        from ..learning import regression
+        from ..learning import regression  # here: a notebook of classes carries none
 
         standardized = regression.fitted(run.cfg, train.labels)
         if writes:
@@ -186,7 +173,7 @@ def class_shares(cfg: Config, manifest: dict | None) -> list[float] | None:
     return (counts / counts.sum()).tolist() if counts.sum() else None
 
 
-def validation_batches(run: Run, ready: Ready):
+def validation_batches(run: Run, ready: Ready, with_ids: bool = False):
     """The fold that validates, every record once (pipeline.for_inference); None without."""
     valid = ready.checked.valid.value
     if valid and run.accelerator.processes > 1:
@@ -196,7 +183,7 @@ def validation_batches(run: Run, ready: Ready):
         return None
     return pipeline.for_inference(
         run.data, valid.files, run.cfg, ready.plan.global_batch, True,
-        run.accelerator.image_dtype, metadata=ready.table,
+        run.accelerator.image_dtype, with_ids=with_ids, metadata=ready.table,
     )  # fmt: skip
 
 
@@ -238,15 +225,13 @@ def skipping(skipped: frozenset[str]) -> list[keras.callbacks.Callback]:
     return [keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: print(line))]
 
 
-@contextlib.contextmanager
 def bad_images_named(ready: Ready, stopped: str):
     """An image that does not decode stops `fit`: the shards (and test ids) at fault named."""
-    with preflight.bad_images_named(
+    return preflight.bad_images_named(
         ready.checked,
         f"{stopped} stopped at a bad record; the checkpoint of the last finished epoch is kept",
         "write those records again, leave their shards out, or skip them with --bad-records skip",
-    ):
-        yield
+    )
 
 
 def keep_the_average(run: Run, net: keras.Model, history: dict) -> dict | None:
@@ -264,12 +249,8 @@ def score_validation(run: Run, net, ready: Ready) -> float:
     """The metric on the validation records; their predictions (with ids where the records
     carry them) go to valid.csv, and the cuts or thresholds fitted on them beside the weights."""
     cfg, output, writes = run.cfg, run.places.output, run.accelerator.writes_files
-    files = ready.checked.valid.value.files
-    ids = run.data.train.carries_ids(files)
-    batches = pipeline.for_inference(
-        run.data, files, cfg, ready.plan.global_batch, True, run.accelerator.image_dtype,
-        with_ids=ids, metadata=ready.table,
-    )  # fmt: skip
+    ids = run.data.train.carries_ids(ready.checked.valid.value.files)
+    batches = validation_batches(run, ready, with_ids=ids)
     probabilities, (labels, *id_column) = predict_probabilities(net, batches)
     chosen = cuts.cuts_for(cfg, labels, probabilities)
     result = cuts.scored(cfg, labels, probabilities, chosen)
@@ -280,10 +261,10 @@ def score_validation(run: Run, net, ready: Ready) -> float:
         if cfg.multi_label and chosen is not None:
             fitted.save(output, fitted.THRESHOLDS, chosen)
             print(f"thresholds per class (best validation F1 each): {chosen}")
-        elif METRICS[cfg.metric].graded and chosen is not None:
+        elif scoring.METRICS[cfg.metric].graded and chosen is not None:
             fitted.save(output, fitted.GRADE_CUTS, chosen)
             print(f"cuts between grades (best validation kappa): {chosen}")
-        elif METRICS[cfg.metric].graded:
+        elif scoring.METRICS[cfg.metric].graded:
             print("grades: the most probable; cuts of the expected grade scored no better")
     return result
 

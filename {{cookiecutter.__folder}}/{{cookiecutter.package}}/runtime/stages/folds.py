@@ -1,7 +1,7 @@
 """k-fold: which folds a run trains, and the trained fold models `predict` averages
 (out_of_fold.py scores every fold's validation predictions together). With data in folds
 (`records --folds K`, images and a CSV, a TFDS set), or records that carry none pooled into
-folds where a fold is asked (record_folds.py), fold k's run (Run.fold) validates on fold k,
+folds where a fold is asked (records.py), fold k's run (Run.fold) validates on fold k,
 trains on the others and writes into <output>/fold<k>/, so each fold resumes on its own."""
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ def runs(run: Run) -> list[Run]:
 
 
 def check_each_fold_validates(run: Run) -> None:
-    """`--fold all` scores each fold's model on the fold it holds out; validating nothing
-    (valid_files given empty, of data in folds) would leave every fold unscored and no
-    out-of-fold table. Pooled records validate each fold on its share of the pool."""
+    """`--fold all` scores each fold's model on the fold it holds out: valid_files given empty (of
+    data in folds; pooled records validate on their share) would leave none scored, no oof.csv."""
     cfg = run.cfg
     if run.data.pooled or cfg.fold != "all" or cfg.valid_files:
         return
@@ -47,12 +46,11 @@ def run_root(folder: Path) -> Path:
 
 
 def trained_runs(run: Run) -> list[Run]:
-    """The runs whose trained weights `predict` averages: every trained fold's, else the run
-    in the output folder itself. A fold model the current folds did not make (fold7/ left
-    beside records in 5 folds) is refused, not averaged in. Where the data says nothing of
-    folds (records with no manifest: a code competition's rerun mounts only the test set
-    beside the trained run), a trained run given by Config.trained_dir is taken as it was
-    trained; records pooled into folds have Config.folds."""
+    """The runs whose trained weights `predict` averages: every trained fold's, else the run in
+    the output folder itself. A fold model the current folds did not make (fold7/ beside records
+    in 5 folds) is refused. Where the data says nothing of folds (records with no manifest: a code
+    competition's rerun mounts only the test set beside the trained run), Config.trained_dir's
+    run is taken as it was trained; records pooled into folds have Config.folds."""
     data, trained = run.data, run.places.trained
     found = {
         int(match.group(1)): path

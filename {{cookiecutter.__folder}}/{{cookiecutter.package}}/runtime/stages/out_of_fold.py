@@ -21,9 +21,8 @@ def write_predictions(
     cfg: Config, output: Path, probabilities: np.ndarray, labels, ids, thresholds=None
 ) -> pd.DataFrame:
     """One fold's validation predictions as valid.csv: id, fold, true and predicted classes
-    (numbers, space-separated for multi-label; and names when the classes have them), then
-    each class's probability; of values or shares, the true row's numbers, space-separated,
-    and each target's value (or class's probability)."""
+    (numbers, space-separated for multi-label; and names where the classes have them), then each
+    class's probability; of values or shares, the true row's numbers, then the predicted ones."""
     names = class_names(cfg)
     predicted = cuts.answered(cfg, probabilities, thresholds)
     if targets(cfg) != "classes":  # the predictions are the columns after
@@ -31,23 +30,18 @@ def write_predictions(
     elif predicted.ndim == 1:
         truth, guess = [str(n) for n in labels], [str(n) for n in predicted]
     else:  # multi-hot rows: the classes set, as numbers
-        truth, guess = as_numbers(labels), as_numbers(predicted)
+        truth, guess = ([" ".join(map(str, np.flatnonzero(row))) for row in rows]
+                        for rows in (labels, predicted))  # fmt: skip
     table = pd.DataFrame({"id": ids, "fold": cfg.fold, "label": truth, "predicted": guess})
     if names and targets(cfg) == "classes":
         for column in ("label", "predicted"):
-            table[f"{column}_name"] = [
-                " ".join(names[int(n)] for n in value.split()) for value in table[column]
-            ]
+            table[f"{column}_name"] = [" ".join(names[int(n)] for n in value.split())
+                                       for value in table[column]]  # fmt: skip
     columns = probability_columns(names, cfg.num_classes)
     table = pd.concat([table, pd.DataFrame(probabilities, columns=columns)], axis=1)
     with written_whole(output / "valid.csv") as temporary:
         table.to_csv(temporary, index=False)
     return table
-
-
-def as_numbers(rows: np.ndarray) -> list[str]:
-    """Multi-hot rows as the class numbers they set, separated by spaces."""
-    return [" ".join(str(n) for n in np.flatnonzero(row)) for row in rows]
 
 
 def truth(cfg: Config, table: pd.DataFrame, column: str = "label") -> np.ndarray:
@@ -60,8 +54,7 @@ def truth(cfg: Config, table: pd.DataFrame, column: str = "label") -> np.ndarray
 
 
 def scored(cfg: Config, table: pd.DataFrame) -> float:
-    """The metric of valid.csv's rows: of its probabilities (or values), or of its answers as
-    written."""
+    """The metric of valid.csv's rows: of its probabilities (or values), or its answers."""
     probabilities = table[table.columns[-cfg.num_classes :]].to_numpy(float)
     predicted = truth(cfg, table, "predicted") if targets(cfg) == "classes" else None
     return scoring.of_run(cfg, truth(cfg, table), probabilities, predicted=predicted)
@@ -73,9 +66,13 @@ def read_predictions(path) -> pd.DataFrame:
     return pd.read_csv(for_pandas(path), dtype=text, keep_default_na=False)
 
 
+def test_probabilities(path) -> pd.DataFrame:
+    """test_probabilities.csv as predict writes it: the ids as text (007 stays 007)."""
+    return pd.read_csv(for_pandas(path), dtype={0: str}, keep_default_na=False)
+
+
 def scored_folds(run: Run, folds: list[int]) -> float:
-    """Gather every fold's validation predictions into oof.csv; print the metric per fold
-    and over all of them; returns the out-of-fold score."""
+    """Every fold's validation predictions gathered into oof.csv, each fold's score and theirs."""
     cfg, output = run.cfg, run.places.output
     tables = [read_predictions(output / f"fold{fold}" / "valid.csv") for fold in folds]
     for fold, table in zip(folds, tables, strict=True):

@@ -19,12 +19,10 @@ from .run import Run, started
 
 # A test image that does not decode, by where the test images are: what stopped, what to do.
 UNDECODABLE = {
-    "records": (
-        "a test record whose image does not decode",
-        "write those test records again from their images",
-    ),
+    "records": ("a test record whose image does not decode",
+                "write those test records again from their images"),
     "files": ("a test image that does not decode", "copy it again from the competition's data"),
-}
+}  # fmt: skip
 
 
 def predict(run: Run | Config) -> Path:
@@ -36,10 +34,9 @@ def predict(run: Run | Config) -> Path:
         raise UserError(f"predict runs in one process: leave out {named('num_processes')}")
     checked = preflight.ready(run, "predict")  # every id and weight found before a model
     test, runs = checked.test.value, checked.trained.value.runs
-    sample, shape = checked.sample.value.table, checked.sample.value.shape
+    sample, shape = checked.sample.value
     timed = test.records  # the speed is said once, with the first model's
-    as_files = data.tests_from == "images"
-    undecodable, fix = UNDECODABLE["files" if as_files else "records"]
+    undecodable, fix = UNDECODABLE["files" if data.tests_from == "images" else "records"]
     stopped = (
         f"prediction stopped at {undecodable}; no submission was written (the one before, if "
         "any, is kept)"
@@ -54,10 +51,10 @@ def predict(run: Run | Config) -> Path:
     # training folds encoded them, checked for every id before the first model loads.
     tables = [None] * len(runs)
     if data.uses_metadata:
-        from ..data import metadata_inputs
+        from ..data import metadata  # here: a notebook whose run has none carries none
 
         specs = [trained_run.metadata_spec(fold.places, data) for fold in runs]
-        tables = metadata_inputs.for_test(cfg, run.places, data, specs, test.ids)
+        tables = metadata.for_test(cfg, run.places, data, specs, test.ids)
     averaged, ids = 0, None
     for fold, table in zip(runs, tables, strict=True):  # each trained fold's model
         batches = pipeline.for_inference(
@@ -75,16 +72,16 @@ def predict(run: Run | Config) -> Path:
             raise RuntimeError("the test records came in another order for another model")
         averaged, ids = averaged + probabilities / len(runs), keys
         if len(runs) > 1:  # each fold model's own: pseudo-labels for a fold come from its model
-            own = submission.probabilities_table(cfg, decoded(keys), probabilities, sample, shape)
+            fold_ids = [key.decode() for key in keys]
+            own = submission.probabilities_table(cfg, fold_ids, probabilities, sample, shape)
             submission.write(fold.places.output / "test_probabilities.csv", own)
     if len(runs) > 1:
         flips = ", with flips" if cfg.tta else ""
         models = ", ".join(str(trained_run.trained_weights(fold.places)) for fold in runs)
         print(f"averaged {len(runs)} fold models{flips}: {models}")
     answered, cuts = submission.written_from(cfg, shape, averaged, checked.trained.value.thresholds)
-    predicted = shape.values(answered, names, cuts)
-    keys = decoded(ids)
-    rows = submission.arrange(keys, predicted, sample, shape)
+    keys = [key.decode() for key in ids]
+    rows = submission.arrange(keys, shape.values(answered, names, cuts), sample, shape)
     path = run.places.output / "submission.csv"
     submission.write(path, rows)
     print(f"wrote {len(rows)} rows to {path} ({shape.describe(cfg.multi_label)})")
@@ -93,10 +90,6 @@ def predict(run: Run | Config) -> Path:
     write_json(kept.with_suffix(".json"), {"tta": cfg.tta, "models": len(runs)})  # for blend
     print(f"and each class's probability, averaged as submitted, to {kept}")
     return path
-
-
-def decoded(ids) -> list[str]:
-    return [key.decode() for key in ids]
 
 
 def command(args, run: Run) -> int:

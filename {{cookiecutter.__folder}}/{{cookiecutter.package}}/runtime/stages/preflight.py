@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 import pandas as pd
+import tensorflow as tf
 
 from .. import config
-from ..config import given_values
-from ..data import source
 from ..data.records import Split
 from ..errors import UserError, first_line, named
 from ..outputs import fitted, submission, trained_run
@@ -28,10 +27,9 @@ from ..outputs.run_files import CHECKPOINTS, refuse_others
 from ..platform import versions
 from ..platform.files import is_url, unwritable
 from ..platform.lock_holder import held_by
-from ..platform.paths import Places
 from ..scoring import METRICS
 from . import folds
-from .run import Run
+from .run import Run, with_data
 
 if TYPE_CHECKING:  # what training_checks.py finds
     from ..data import corrections, pseudo_labels
@@ -39,10 +37,8 @@ if TYPE_CHECKING:  # what training_checks.py finds
 
 T = TypeVar("T")
 SPLITS = {  # split: the Config field of its files, and whether its records carry labels
-    "train": ("train_files", True),
-    "valid": ("valid_files", True),
-    "test": ("test_files", False),
-}
+    "train": ("train_files", True), "valid": ("valid_files", True), "test": ("test_files", False),
+}  # fmt: skip
 NEEDED_BY = {"train": "train", "valid": "evaluate", "test": "predict"}  # an empty field stops it
 
 
@@ -52,14 +48,6 @@ class Result(Generic[T]):
 
     line: str
     value: T = None
-
-
-@dataclasses.dataclass(frozen=True)
-class Sample:
-    """The sample submission (None: rows sorted by id) and the columns submission.csv will have."""
-
-    table: pd.DataFrame | None
-    shape: submission.Shape
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +70,8 @@ class Preflight:
     train: Result[Split | None] | None = None  # value None: the split's field is empty
     valid: Result[Split | None] | None = None
     test: Result[Split | None] | None = None
-    sample: Result[Sample] | None = None
+    # The sample submission (None: rows sorted by id), and the columns submission.csv will have.
+    sample: Result[tuple[pd.DataFrame | None, submission.Shape]] | None = None
     corrections: Result[corrections.Corrections] | None = None  # to the training labels
     pseudo: Result[pseudo_labels.PseudoLabels | None] | None = None  # test images trained on
     plan: Result[plan.Plan] | None = None
@@ -101,6 +90,13 @@ class Preflight:
         """The splits checked that have files, by name."""
         checked = {"train": self.train, "valid": self.valid, "test": self.test}
         return {name: found.value for name, found in checked.items() if found and found.value}
+
+    def scanned(self):
+        """Every image of each split checked decoded, a split at a time: its name, what its
+        check found and its shards (None: a TFDS set's, which TFDS checked preparing it)."""
+        for name, split in self.splits.items():
+            field, labeled = SPLITS[name]
+            yield name, split, self.run.data.reader(field).scanned(split.files, labeled)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,7 +137,7 @@ def ready(run: Run, command: str, training: tuple = ()) -> Preflight:
     """The checks `command` needs (`training`: as `check`), or one error listing every problem."""
     state = check(run, command, training=training)
     if run.cfg.num_processes > 1:  # one process that stops alone leaves the others waiting
-        from ..platform import processes
+        from ..platform import processes  # here: a notebook of one process carries none
 
         processes.stop_together(state.problems)
     if len(state.problems) == 1:
@@ -184,10 +180,13 @@ def output(p: Preflight) -> Result:
                 f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to "
                 "a folder this run can write (in a Kaggle notebook: /kaggle/working)"
             )
-    data, root = holding_the_data(p.run.places)
-    if data:  # its folders would be written among the competition's files
+    # The data folder (on this machine: not a URL, not TFDS's) in the output folder of the whole
+    # run (a fold's: the one above its own): its folders would be written among its files.
+    root, data = folds.run_root(output if is_url(output) else output.resolve()), p.run.places.data
+    local = data and not is_url(root) and not is_url(data) and Path(data).is_dir()
+    if local and Path(data).resolve().is_relative_to(root):
         raise UserError(
-            f"{named('output_dir')} {root} holds the data folder {data}: a run writes only "
+            f"{named('output_dir')} {root} holds the data folder {Path(data)}: a run writes only "
             f"into a folder of its own; give another, such as {root.parent / 'output'}"
         )
     # The user's files, another command's: left as they are (doctor checks train's folder).
@@ -203,16 +202,6 @@ def output(p: Preflight) -> Result:
     if runs[0] is not p.run:  # doctor: train writes each fold's run into its own folder
         line += "; train writes " + ", ".join(str(run.places.output) for run in runs)
     return Result(line)
-
-
-def holding_the_data(places: Places) -> tuple[Path | None, Path]:
-    """The data folder where the output folder is it or holds it (a folder on this machine),
-    and the output folder: for a fold's run, the one above its own."""
-    output, folder = places.output, places.data
-    output = folds.run_root(output if is_url(output) else output.resolve())  # a fold's: above
-    if is_url(output) or not folder or is_url(folder) or not Path(folder).is_dir():  # tfds: too
-        return None, output
-    return (Path(folder) if Path(folder).resolve().is_relative_to(output) else None), output
 
 
 def train_runs(p: Preflight) -> list[Run]:
@@ -231,8 +220,12 @@ def data_dir(p: Preflight) -> Result[str]:
     at = p.run.places
     folder, source = at.data, at.data_from
     local = "://" not in folder and not folder.startswith("tfds:")
+    inside = os.path.abspath(folder) + os.sep
     fields = [field for field, _ in SPLITS.values() if getattr(p.cfg, field)]
-    read_there = [field for field in fields if is_inside(at.file(field), folder)]
+    read_there = [
+        field for field in fields
+        if any(os.path.abspath(part).startswith(inside) for part in at.file(field).split(","))
+    ]  # fmt: skip
     if local and read_there and not os.path.isdir(folder):
         raise UserError(
             f"the data folder {folder} does not exist (from {source}); give the folder that "
@@ -242,24 +235,17 @@ def data_dir(p: Preflight) -> Result[str]:
     return Result(f"data dir: {folder} (from {source})", folder)
 
 
-def is_inside(patterns: str, folder: str) -> bool:
-    inside = os.path.abspath(folder) + os.sep
-    return any(os.path.abspath(part).startswith(inside) for part in patterns.split(","))
-
-
 def manifest(p: Preflight) -> Result[dict | None] | None:
-    """What the data says of itself (records' manifest, the CSV's classes, a TFDS set's
-    splits, pooled folds). Where it did not read as the command started (doctor goes on
-    through that), it is read again, for its problem."""
+    """What the data says of itself (records' manifest, the CSV's classes, a TFDS set's splits,
+    pooled folds); read again, for its problem, where it did not read as doctor started."""
     if p.data_dir is None:
         return None  # the data folder is missing: said once
-    run = p.run
-    data = run.data or source.read(run.cfg, run.sources, run.places)[3]
+    data = p.run.data or with_data(p.run).data
     return Result(data.train.describe(), data.manifest)
 
 
 def values(p: Preflight) -> Result:
-    return Result(given_values(p.cfg, p.run.sources))
+    return Result(config.given_values(p.cfg, p.run.sources))
 
 
 def split(name: str) -> Callable[[Preflight], Result[Split | None] | None]:
@@ -280,25 +266,20 @@ def split(name: str) -> Callable[[Preflight], Result[Split | None] | None]:
     return check_split
 
 
-def sample(p: Preflight) -> Result[Sample]:
+def sample(p: Preflight) -> Result[tuple]:
     run, cfg, names = p.run, p.cfg, config.class_names(p.cfg)
     table = submission.load_sample(cfg, run.sources, run.places)
     test = p.test.value if p.test else None
-    shape = submission.layout(
-        cfg, run.sources, table, cfg.num_classes, names, test.ids if test else ()
-    )
+    ids = test.ids if test else ()
+    shape = submission.layout(cfg, run.sources, table, cfg.num_classes, names, ids)
     if test:  # a submission must never lack an id: check before the model
         submission.check_ids(test.ids, table, shape.id_column, test.fields, test.skipped)
-    what = shape.describe(cfg.multi_label)
     mapping = shape.numbering(names)
-    what += f"; {mapping}" if mapping else ""
-    if table is None:
-        return Result(
-            f"sample submission: none, rows will be sorted by id; columns: {what}",
-            Sample(table, shape),
-        )
-    where = run.places.file("sample_submission")
-    return Result(f"sample submission: {where} ({len(table)} rows; {what})", Sample(table, shape))
+    what = shape.describe(cfg.multi_label) + (f"; {mapping}" if mapping else "")
+    line = f"none, rows will be sorted by id; columns: {what}"
+    if table is not None:
+        line = f"{run.places.file('sample_submission')} ({len(table)} rows; {what})"
+    return Result(f"sample submission: {line}", (table, shape))
 
 
 def trained(p: Preflight) -> Result[Trained] | None:
@@ -310,7 +291,15 @@ def trained(p: Preflight) -> Result[Trained] | None:
         shown = runs if runs[0] is not run else train_runs(p)
         described = [trained_run.describe_trained(one.cfg, one.places) for one in shown]
         return Result("trained weights: " + "; ".join(described), Trained(runs))
-    being_trained(run.places)
+    # A trained run a train is writing now (its folder, or for a fold's run the folder above
+    # it, held) is refused: its weights are being replaced, a fold's perhaps from scratch.
+    for place in dict.fromkeys([run.places.trained, folds.run_root(run.places.trained)]):
+        holder = held_by(place)
+        if holder:
+            raise UserError(
+                f"{place} is in use by a running train ({holder}): the models in it are being "
+                f"replaced; let it finish, or set {named('trained_dir')} to a finished run"
+            )
     made = folds.runs(run)  # the runs train makes: with data in folds, in fold folders
     nothing = runs[0] is run and made[0] is not run
     if nothing and not trained_run.trained_weights(run.places).is_file():
@@ -326,19 +315,6 @@ def trained(p: Preflight) -> Result[Trained] | None:
     elif METRICS[cfg.metric].graded:
         cuts = fitted.averaged_grade_cuts(folders, cfg.num_classes)
     return Result(f"trained weights: {', '.join(paths)}", Trained(runs, cuts))
-
-
-def being_trained(places: Places) -> None:
-    """Refuse a trained run a train is writing now (its folder, or for a fold's run the folder
-    above it, held): its weights are being replaced, a fold's perhaps from scratch."""
-    folder = places.trained
-    for place in dict.fromkeys([folder, folds.run_root(folder)]):
-        holder = held_by(place)
-        if holder:
-            raise UserError(
-                f"{place} is in use by a running train ({holder}): the models in it are being "
-                f"replaced; let it finish, or set {named('trained_dir')} to a finished run"
-            )
 
 
 EVERY = ("train", "predict", "evaluate", "preview", "doctor")
@@ -362,28 +338,20 @@ CHECKS = (
 
 @contextlib.contextmanager
 def bad_images_named(checked: Preflight, stopped: str, fix: str):
-    """An image that does not decode stops the block (fit, predict): bad_image's error for it.
-    TensorFlow's decoders raise InvalidArgumentError; a DICOM file's py function, UnknownError."""
-    import tensorflow as tf
-
+    """An image that does not decode stops the block (fit, predict): the error names the shards
+    (and test ids) at fault, every image decoded now (the preflight decodes none). TensorFlow's
+    decoders raise InvalidArgumentError; a DICOM file's py function, UnknownError."""
     try:
         yield
     except (tf.errors.InvalidArgumentError, tf.errors.UnknownError) as error:
-        raise bad_image(checked, error, stopped, fix) from error
-
-
-def bad_image(checked: Preflight, error: Exception, stopped: str, fix: str) -> Exception:
-    """The error for a record the pipeline could not read mid-run: the preflight decodes no
-    image, so every image of the run's splits is decoded now to name the shards (and test ids)."""
-    print(f"an image did not decode ({first_line(error)}); scanning every image")
-    named_shards = []
-    for name, split in checked.splits.items():
-        reading = checked.run.data.reader(SPLITS[name][0])
-        shards = reading.scanned(split.files, name != "test") or []
-        named_shards += [shard.describe() for shard in shards if shard.problems]
-    if not named_shards:
-        return error  # not the data's fault: show TensorFlow's own error
-    if len(named_shards) == 1:  # one file: one line, as every other error
-        return UserError(f"{stopped}: {named_shards[0]}; {fix}")
-    listed = "\n".join(f"  {line}" for line in named_shards)
-    return UserError(f"{stopped}:\n{listed}\n{fix}; `doctor --scan` lists them")
+        print(f"an image did not decode ({first_line(error)}); scanning every image")
+        named_shards = [
+            shard.describe() for *_, shards in checked.scanned() for shard in shards or []
+            if shard.problems
+        ]  # fmt: skip
+        if not named_shards:
+            raise  # not the data's fault: TensorFlow's own error
+        if len(named_shards) == 1:  # one file: one line, as every other error
+            raise UserError(f"{stopped}: {named_shards[0]}; {fix}") from error
+        listed = "\n".join(f"  {line}" for line in named_shards)
+        raise UserError(f"{stopped}:\n{listed}\n{fix}; `doctor --scan` lists them") from error

@@ -18,10 +18,8 @@ IMAGES = 16
 
 
 def augmented_batch(run: Run | Config) -> Path:
-    """Training images as the training step sees them: the pipeline's, through the host's
-    augmentations, then the model's (mixed, with their mixed labels, where the run mixes;
-    cropped and flipped where the image size calls for it), titled with their class names
-    when the config knows them."""
+    """Training images as the training step sees them: through the host's augmentations, then the
+    model's (mixed, with mixed labels; cropped and flipped where the size calls for it)."""
     run = started(run)
     cfg = run.cfg
     files = preflight.ready(run, "preview", training_checks.CHECKS).train.value.files
@@ -42,15 +40,15 @@ def learning_rate(run: Run | Config) -> Path:
     """The schedule train will follow: warm-up, then cosine decay, over every step."""
     run = started(run)
     cfg = run.cfg
-    numbers = preflight.ready(run, "preview", training_checks.CHECKS).plan.value
-    replicas, steps_per_epoch = run.accelerator.replicas, numbers.steps_per_epoch
-    schedule = model.learning_rate_schedule(cfg, replicas, steps_per_epoch)
+    planned = preflight.ready(run, "preview", training_checks.CHECKS).plan.value
+    steps_per_epoch = planned.steps_per_epoch
+    schedule = model.learning_rate_schedule(cfg, run.accelerator.replicas, steps_per_epoch)
     # At most 500 steps of the run, evenly spread: one call per step, and the curve is smooth.
     total = cfg.epochs * steps_per_epoch
     steps = np.unique(np.linspace(0, total - 1, min(total, 500)).astype(int))
     rates = np.array([float(schedule(int(step))) for step in steps])
-    epochs = steps / steps_per_epoch
-    return plots.learning_rate(epochs, rates, run.places.output / "learning_rate.png")
+    path = run.places.output / "learning_rate.png"
+    return plots.learning_rate(steps / steps_per_epoch, rates, path)
 
 
 def command(args, run: Run) -> int:

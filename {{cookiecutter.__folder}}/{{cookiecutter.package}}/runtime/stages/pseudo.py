@@ -21,7 +21,8 @@ import pandas as pd
 from ..errors import UserError, first_line
 from ..learning import blending
 from ..outputs import blend_record
-from ..platform.files import BLEND, for_pandas, place, written_whole
+from ..platform.files import BLEND, place, written_whole
+from .out_of_fold import test_probabilities
 
 PSEUDO = "pseudo_labels.csv"
 
@@ -42,10 +43,7 @@ def fold_tables(folder: Path) -> dict[str, pd.DataFrame]:
             f"{folder}` on the run first (it writes each fold model's beside its own)"
         )
     try:
-        return {
-            fold: pd.read_csv(for_pandas(path), dtype={0: str}, keep_default_na=False)
-            for fold, path in found.items()
-        }
+        return {fold: test_probabilities(path) for fold, path in found.items()}
     except ValueError as error:
         raise UserError(f"pseudo: {folder}: {first_line(error)}; predict the run again") from None
 
@@ -56,12 +54,10 @@ def blended_tables(folder: Path) -> dict[str, pd.DataFrame]:
     read = [(run["weight"], fold_tables(place(run["folder"]))) for run in runs if run["weight"]]
     folds = [set(tables) for _, tables in read]
     if any(found != folds[0] for found in folds):  # one run predicted before the folds' were kept
-        if not all("" in found for found in folds):
-            raise UserError(
-                f"pseudo: the runs of {folder} were predicted with and without each fold's "
-                "probabilities; run `predict` on each run again"
-            )
-        read = [(weight, {"": tables[""]}) for weight, tables in read]
+        raise UserError(
+            f"pseudo: the runs of {folder} were predicted with and without each fold's "
+            "probabilities; run `predict` on each run again"
+        )
     weights = [weight for weight, _ in read]
     blended = {}
     for fold, first in read[0][1].items():
@@ -73,8 +69,7 @@ def blended_tables(folder: Path) -> dict[str, pd.DataFrame]:
 
 
 def pseudo_labels(folder: str, min_confidence: float) -> pd.DataFrame:
-    """Each fold's test images at min_confidence or above, with their probabilities; written
-    beside the run."""
+    """Each fold's test images at min_confidence or above, written beside the run."""
     run = place(folder)
     if not run.is_dir():
         raise UserError(f"pseudo: {run} is not a folder; give a predicted run's or a blend's")
@@ -111,16 +106,10 @@ def pseudo_labels(folder: str, min_confidence: float) -> pd.DataFrame:
 
 
 def arguments(parser) -> None:
-    parser.add_argument(
-        "run", metavar="RUN_DIR", help="the output folder of a predicted --fold all run, or a blend"
-    )
-    parser.add_argument(
-        "--min-confidence",
-        type=float,
-        default=0.0,
-        metavar="P",
-        help="keep a test image where its most probable class reaches P (default: 0, every one)",
-    )
+    run = "the output folder of a predicted --fold all run, or a blend"
+    parser.add_argument("run", metavar="RUN_DIR", help=run)
+    keep = "keep a test image where its most probable class reaches P (default: 0, every one)"
+    parser.add_argument("--min-confidence", type=float, default=0.0, metavar="P", help=keep)
 
 
 def command(args, run) -> int:

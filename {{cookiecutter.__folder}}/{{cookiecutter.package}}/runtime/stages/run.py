@@ -11,9 +11,8 @@ import dataclasses
 from ..config import Config, Sources, notebook_sources
 from ..data.kinds import Data
 from ..outputs.run_record import with_trained
-from ..platform import accelerator as accelerators
 from ..platform import paths
-from ..platform.accelerator import Accelerator
+from ..platform.accelerator import Accelerator, detect
 from ..platform.paths import Places
 
 
@@ -49,15 +48,13 @@ def start(
 def started(
     run: Run | Config, *, on_accelerator: bool = True, read: bool = True, trained: bool = False
 ) -> Run:
-    """The run a command's function was given, with what the command needs that it lacks:
-    the accelerator (`on_accelerator`), found now; with `trained` (predict), the trained run's
-    model and classes for the fields not given; its data (`read`). For a config (a test's, a
-    notebook cell's own), the run `start` builds for it."""
+    """The run a command's function was given, with what it needs and lacks: the accelerator
+    (`on_accelerator`); with `trained` (predict), the trained run's model and classes for the
+    fields not given; its data (`read`). For a config (a test's, a cell's), `start`'s run."""
     if not isinstance(run, Run):
         return start(run, on_accelerator=on_accelerator, read=read, trained=trained)
     if on_accelerator and run.accelerator is None:
-        found = accelerators.detect(run.cfg, run.places.output)
-        run = dataclasses.replace(run, accelerator=found)
+        run = dataclasses.replace(run, accelerator=detect(run.cfg, run.places.output))
     if read and run.data is None:
         if trained and run.cfg.trained_dir:  # a trained run elsewhere says its model, classes
             cfg, sources = with_trained(run.cfg, run.sources, run.places.trained)

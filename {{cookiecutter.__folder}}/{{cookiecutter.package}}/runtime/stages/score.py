@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
 
 from .. import scoring
 from ..config import Config, given_fields, names_in
@@ -16,21 +18,18 @@ from ..outputs.run_record import read_record, run_records
 from ..scoring import METRICS
 from .run import Run
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 # The Config fields `score` reads.
-CONFIG_FIELDS = (
-    "competition", "data_dir", "output_dir", "sample_submission", "id_column", "label_column",
-    "metric", "num_classes", "pauc_min_tpr", "map_k", "target_weights",
-)  # fmt: skip
+CONFIG_FIELDS = ("competition", "data_dir", "output_dir", "sample_submission", "id_column",
+                 "label_column", "metric", "num_classes", "pauc_min_tpr", "map_k",
+                 "target_weights")  # fmt: skip
+# The metrics of each class's probability over all images (ROC AUC): of any file of them.
+EVERY_CLASS = [name for name, metric in METRICS.items()
+               if metric.reads == "probabilities" and not metric.single_label]  # fmt: skip
 
 
 def read_table(path: str, *columns: str) -> pd.DataFrame:
     """A CSV file as text (ids such as 007 stay as they are), after checking it has `columns`;
     a byte-order mark, as spreadsheet programs write, is read past."""
-    import pandas as pd  # slow to load: `score --help` needs none
-
     try:
         table = tables.read_csv(path)
     except FileNotFoundError:
@@ -48,12 +47,11 @@ def read_table(path: str, *columns: str) -> pd.DataFrame:
     return table
 
 
-def sample_columns(
-    cfg: Config, given: frozenset[str], sample: str, trained: str = ""
-) -> tuple[str, str]:
-    """The id and label columns to score by: those `given`, else the sample's (or, without one, the
+def sample_columns(run: Run, sample: str, trained: str) -> tuple[str, str]:
+    """The id and label columns to score by: those given, else the sample's (or, without one, the
     submission's), as predict wrote submission.csv by them (its id column: the run's, `trained`,
     wherever the sample has it, else its first; and its one label column), else the defaults."""
+    cfg, given = run.cfg, given_fields(run.cfg, run.sources)
     id_column, label_column = cfg.id_column, cfg.label_column
     if not sample or not Path(sample).is_file():
         return id_column, label_column
@@ -69,11 +67,7 @@ def sample_columns(
 def check_same_kind(truth: pd.Series, guessed: pd.Series, submission: str, solution: str) -> None:
     """Labels are compared as text: class names on one side and class numbers on the other
     never match, and would score 0 as if the model had learned nothing."""
-
-    def tokens(labels: pd.Series) -> set[str]:
-        return set(" ".join(labels).split())
-
-    ours, theirs = tokens(guessed), tokens(truth)
+    ours, theirs = (set(" ".join(labels).split()) for labels in (guessed, truth))
     numbers = [bool(side) and all(token.isdigit() for token in side) for side in (ours, theirs)]
     names = [bool(side) and not any(token.isdigit() for token in side) for side in (ours, theirs)]
     if (numbers[0] and names[1]) or (names[0] and numbers[1]):
@@ -103,13 +97,11 @@ def check_rows_match(submission: str, sample: str, id_column: str) -> int:
 def score_files(
     submission: str, solution: str, id_column: str, label_column: str, cfg: Config | None = None
 ) -> dict:
-    """Scores of a submission, joined to the solution (id and label columns) by id, with the
-    metrics its columns allow (scoring.METRICS says what each reads): of a probability column
-    per class, those of every class's probability (ROC AUC), and `cfg`'s metric where it reads
-    them with one true class each; of a label column, those of each image's class (accuracy,
-    macro F1) or set of labels (samples F1), and where `cfg`'s metric reads it so, of a binary
-    target's one probability column, of each image's k labels, or of grades."""
-    from sklearn.preprocessing import MultiLabelBinarizer
+    """Scores of a submission joined to the solution by id, by the metrics its columns allow
+    (scoring.METRICS): of a probability column per class, ROC AUC, and `cfg`'s metric where it
+    reads them with one true class each; of a label column, those of each image's class or set
+    of labels, and `cfg`'s where it reads a binary target's one probability, k labels, or grades."""
+    from sklearn.preprocessing import MultiLabelBinarizer  # a second to load: not for --help
 
     theirs, ours = read_table(solution), read_table(submission, id_column)
     asked = METRICS.get(cfg.metric) if cfg else None
@@ -132,16 +124,13 @@ def score_files(
         return numbers_scores(cfg, truth, predicted[columns], submission, solution)
     truth = truth[label_column]
     if label_column not in predicted.columns:  # a probability column per class, by class name
-        classes = list(predicted.columns)
+        classes, probabilities = list(predicted.columns), predicted.to_numpy(float)
         truth_rows = MultiLabelBinarizer(classes=classes).fit_transform(truth.str.split())
-        scores = {name: scoring.mean_roc_auc(truth_rows, predicted.to_numpy(float))
-                  for name in of_every_class()}  # fmt: skip
+        scores = {name: scoring.mean_roc_auc(truth_rows, probabilities) for name in EVERY_CLASS}
         one_each = (truth_rows.sum(axis=1) == 1).all()
         if asked and asked.reads == "probabilities" and asked.single_label and one_each:
-            columns = dataclasses.replace(cfg, num_classes=len(classes))  # one class each
-            scores[cfg.metric] = scoring.of_run(
-                columns, truth_rows.argmax(1), predicted.to_numpy(float)
-            )
+            counted = dataclasses.replace(cfg, num_classes=len(classes))  # one class each
+            scores[cfg.metric] = scoring.of_run(counted, truth_rows.argmax(1), probabilities)
         return scores
     guessed = predicted[label_column]
     binary = cfg is not None and cfg.num_classes == 2 and not cfg.multi_label
@@ -167,24 +156,15 @@ def score_files(
 
 
 def numbers_scores(cfg: Config, truth, predicted, submission: str, solution: str) -> dict:
-    """Every metric of the run's kind, of values (a column per target) or of shares (a column
-    per class), each column by its name."""
+    """Every metric of the run's kind: of values (a column per target) or shares (per class)."""
     try:
         rows = [table.to_numpy(float) for table in (truth, predicted)]
     except ValueError as error:
         raise UserError(f"{submission}, {solution}: {error}; each column holds numbers") from None
     run = dataclasses.replace(cfg, num_classes=rows[0].shape[1])  # target_weights' count
-    return {
-        name: scoring.of_run(dataclasses.replace(run, metric=name), *rows)
-        for name, metric in METRICS.items()
-        if metric.targets == METRICS[cfg.metric].targets
-    }
-
-
-def of_every_class() -> list[str]:
-    """The metrics of each class's probability over all images (ROC AUC): of any file of them."""
-    return [name for name, metric in METRICS.items()
-            if metric.reads == "probabilities" and not metric.single_label]  # fmt: skip
+    kind = METRICS[cfg.metric].targets
+    return {name: scoring.of_run(dataclasses.replace(run, metric=name), *rows)
+            for name, metric in METRICS.items() if metric.targets == kind}  # fmt: skip
 
 
 def of_answers(several: bool = False) -> list[str]:
@@ -195,11 +175,7 @@ def of_answers(several: bool = False) -> list[str]:
 
 
 def binary_scores(cfg: Config, truth: pd.Series, guessed: pd.Series, submission: str) -> dict:
-    """The metric, and those of every class's probability, of one probability per image
-    against labels 0 and 1."""
-    import numpy as np
-    import pandas as pd
-
+    """The metric and ROC AUC's of one probability per image against labels 0 and 1."""
     positive = pd.to_numeric(guessed, errors="coerce")
     wrong = positive.isna() | ~positive.between(0, 1) | ~truth.isin(["0", "1"]).to_numpy()
     if wrong.any():
@@ -209,11 +185,8 @@ def binary_scores(cfg: Config, truth: pd.Series, guessed: pd.Series, submission:
         )
     labels = truth.astype(int).to_numpy()
     probabilities = np.stack([1 - positive.to_numpy(float), positive.to_numpy(float)], axis=1)
-    scores = {
-        name: scoring.of_run(dataclasses.replace(cfg, metric=name), labels, probabilities)
-        for name in of_every_class()
-    }
-    return scores | {cfg.metric: scoring.of_run(cfg, labels, probabilities)}
+    return {name: scoring.of_run(dataclasses.replace(cfg, metric=name), labels, probabilities)
+            for name in [*EVERY_CLASS, cfg.metric]}  # fmt: skip
 
 
 def mean_average_precision(truth: pd.Series, guessed: pd.Series, k: int) -> float:
@@ -226,14 +199,11 @@ def mean_average_precision(truth: pd.Series, guessed: pd.Series, k: int) -> floa
 
 
 def arguments(parser) -> None:
-    parser.add_argument(
-        "--solution", default="", help="true labels (default: <data-dir>/solution.csv)"
-    )
+    solution = "true labels (default: <data-dir>/solution.csv)"
+    parser.add_argument("--solution", default="", help=solution)
 
 
 def command(args, run: Run) -> int:
-    """`score`: the output's submission.csv against the solution, and, when the sample
-    submission is there, whether its rows are the sample's, row for row."""
     cfg, at = run.cfg, run.places  # where this command reads and writes, found once
     submission = str(at.output / "submission.csv")
     solution = args.solution or at.in_data("solution.csv")
@@ -246,10 +216,7 @@ def command(args, run: Run) -> int:
     with_sample = sample and Path(sample).is_file()
     records = run_records(at.output)  # the run's id column, as its model.json names it
     trained = read_record(records[0]).get("id_column", "") if records else ""
-    given = given_fields(cfg, run.sources)
-    id_column, label_column = sample_columns(
-        cfg, given, sample if with_sample else submission, trained
-    )
+    id_column, label_column = sample_columns(run, sample if with_sample else submission, trained)
     scores = score_files(submission, solution, id_column, label_column, cfg)
     if with_sample:
         count = check_rows_match(submission, sample, id_column)

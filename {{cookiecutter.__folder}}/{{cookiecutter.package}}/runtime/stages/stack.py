@@ -1,18 +1,16 @@
 """`stack`: a second-stage model on the runs' out-of-fold probabilities and the metadata beside
 each image, as ISIC 2024's winners stacked gradient-boosted trees on their image models.
 
-The runs are `--fold all` runs, predicted, checked alike as `blend` checks them (the same images in
-the same folds, the same classes and metric, the same test ids). Its features are each run's class
-probabilities for an image, from the fold model that never trained on it, and the image's metadata
-columns (Config.metadata_columns: the training CSV's, or the records' metadata.csv, encoded as train
-encodes them). scikit-learn's HistGradientBoostingClassifier is fitted on every training image and
-predicts the test images from the runs' test probabilities and the test table's rows.
+The runs are `--fold all` runs, predicted, checked alike as `blend` checks them. Its features are
+each run's out-of-fold class probabilities for an image and the image's metadata columns
+(Config.metadata_columns, encoded as train encodes them). scikit-learn's gradient-boosted trees are
+fitted on every training image and predict the test images from the runs' test probabilities and
+the test table's rows.
 
 Its CV is nested, as `blend`'s is: each fold's images are scored by trees fitted on the other folds'
 alone; the score of trees fitted on every image, which flatters them, is printed beside it. Writes
-stack.json (the runs, the columns, both CVs: what `kernel --inference --blend` reads),
-submission.csv in the sample's shape and test_probabilities.csv into --output-dir. In the inference
-notebook, `predict_stack` predicts with each run afresh and fits the trees again.
+stack.json (what `kernel --inference --blend` reads), submission.csv and test_probabilities.csv;
+in the inference notebook, `predict_stack` predicts with each run afresh and fits the trees again.
 """
 
 from __future__ import annotations
@@ -25,10 +23,9 @@ import numpy as np
 from .. import scoring
 from ..config import Config, targets
 from ..errors import UserError
-from ..learning import cuts
 from ..platform import paths
-from ..platform.files import STACK, output_folder, place, refuse_foreign, write_json
-from . import blend, out_of_fold
+from ..platform.files import STACK, write_json
+from . import blend
 from .run import Run, started
 
 CONFIG_FIELDS = (*blend.CONFIG_FIELDS, "train_csv", "test_csv", "metadata_columns", "group_column")
@@ -36,10 +33,8 @@ STACK_FILES = (STACK, "submission.csv", "test_probabilities.csv")
 # Stumps of three leaves that learn slowly, each leaf a thirtieth of the images at least: on
 # an ISIC-shaped set (3,000 images, 5% positive), their nested CV beat deeper trees' (15
 # leaves of 20 images: pAUC 0.153 against 0.160 stacking an image-only run; docs/commands.md).
-TREES = {
-    "learning_rate": 0.02, "max_iter": 300, "max_leaf_nodes": 3, "l2_regularization": 1.0,
-    "random_state": 0,
-}  # fmt: skip
+TREES = {"learning_rate": 0.02, "max_iter": 300, "max_leaf_nodes": 3, "l2_regularization": 1.0,
+         "random_state": 0}  # fmt: skip
 LEAF_SHARE = 30
 
 
@@ -60,80 +55,47 @@ def predicted(cfg: Config, features: np.ndarray, truth: np.ndarray, rows, test: 
 
 
 def metadata_of(run: Run, train_ids: list[str], test_ids: list[str]):
-    """The metadata columns' encoding (fitted on every training image: the trees see each
-    fold's rows as train's features saw them) and its rows for the training and test ids;
-    None where the data holds no metadata."""
-    from ..data import metadata, metadata_inputs
+    """The metadata's rows for the training and test ids, encoded as fitted on every training
+    image (as train's features saw each fold's), to join to the runs'; its names and columns."""
+    from ..data import metadata  # TensorFlow: `stack --help` loads none
 
     cfg, places, data = run.cfg, run.places, run.data
-    read = metadata_inputs.found(cfg, places, data)
+    read = metadata.found(cfg, places, data)
     if read is None:
-        return None
+        return [], [], [], []
     spec = metadata.fitted(read.table, read.columns)
     fix = f"the stack joins {', '.join(read.columns)} to each image: give every image's row"
-    train = metadata.of_ids_rows(read.table, train_ids, read.where, fix)
-    (test,) = metadata_inputs.for_test(cfg, places, data, [spec], test_ids)
-    return spec, metadata.encoded(spec, train), test.values
+    train = metadata.encoded(spec, metadata.of_ids_rows(read.table, train_ids, read.where, fix))
+    (test,) = metadata.for_test(cfg, places, data, [spec], test_ids)
+    return [train], [test.values], metadata.feature_names(spec), metadata.columns_of(spec)
 
 
 def stacked(run: Run, runs: list[blend.FinishedRun]) -> dict:
     """The stack's features, nested CV and test probabilities."""
     cfg = run.cfg
-    order = runs[0].oof["id"]
+    tables, truth, folds = blend.out_of_fold_rows(cfg, runs)
+    score, every = blend.scorer(cfg, truth), np.ones(len(folds), bool)
+    made = blend.described(cfg, runs, [score(every, table) for table in tables])
     test_ids = runs[0].test[runs[0].test.columns[0]].tolist()
-    train_parts = [
-        finished.oof.set_index("id").loc[order, finished.columns].to_numpy(float)
-        for finished in runs
-    ]
-    test_parts = [finished.test.iloc[:, 1:].to_numpy(float) for finished in runs]
-    names = [f"{name} {column}" for name in blend.names_of(runs) for column in runs[0].columns]
-    joined = metadata_of(run, order.tolist(), test_ids)
-    columns = []
-    if joined:
-        spec, train_rows, test_rows = joined
-        from ..data import metadata
-
-        train_parts.append(train_rows)
-        test_parts.append(test_rows)
-        names += metadata.feature_names(spec)
-        columns = metadata.columns_of(spec)
-    features, test_features = np.hstack(train_parts), np.hstack(test_parts)
-    truth = out_of_fold.truth(cfg, runs[0].oof)
-    folds = runs[0].oof["fold"].astype(str).to_numpy()
+    train_rows, test_rows, joined, columns = metadata_of(run, runs[0].oof["id"].tolist(), test_ids)
+    features = np.hstack([*tables, *train_rows])
+    test_features = np.hstack([*(one.test.iloc[:, 1:].to_numpy(float) for one in runs), *test_rows])
+    names = [f"{one['name']} {column}" for one in made["runs"] for column in runs[0].columns]
     if len(np.unique(truth)) < 2:
         raise UserError("stack: the training images hold one class; nothing to stack")
-    nested = np.zeros((len(order), cfg.num_classes))
+    nested = np.zeros((len(folds), cfg.num_classes))
     for fold in np.unique(folds):
         held = folds == fold
         nested[held] = predicted(cfg, features, truth, ~held, features[held])
-    all_rows = np.ones(len(order), bool)
-    in_sample = predicted(cfg, features, truth, all_rows, features)
-    test = predicted(cfg, features, truth, all_rows, test_features)
-    score = blend.scorer(cfg, truth)
-    cvs = [score(all_rows, part) for part in train_parts[: len(runs)]]
-    best = scoring.best(cvs, cfg.metric)
-    per_fold = [score(folds == fold, nested[folds == fold]) for fold in np.unique(folds)]
     return {
-        "metric": cfg.metric,
-        "classes": {name: getattr(cfg, name) for name in blend.CLASSES},
-        "options": {name: getattr(cfg, name) for name in blend.OPTIONS},
-        "runs": [
-            blend.described(name, run, cv)
-            for name, run, cv in zip(blend.names_of(runs), runs, cvs, strict=True)
-        ],
-        "metadata_columns": columns,
-        "features": names,
-        "trees": {**TREES, "min_samples_leaf": max(5, len(order) // LEAF_SHARE)},
-        "stack_cv": score(all_rows, nested),
-        "stack_cv_in_sample": score(all_rows, in_sample),
-        "best_run": best,
-        "fold_spread": float(np.std(per_fold)),
-        "folds": len(per_fold),
-        "images": len(order),
-        "thresholds": cuts.cuts_to_score(cfg, truth, nested),
-        "test_ids": test_ids,
-        "test": test,
-    }
+        **made, "metadata_columns": columns, "features": names + joined,
+        "trees": {**TREES, "min_samples_leaf": max(5, len(folds) // LEAF_SHARE)},
+        "stack_cv": score(every, nested),
+        "stack_cv_in_sample": score(every, predicted(cfg, features, truth, every, features)),
+        "best_run": scoring.best([run["cv"] for run in made["runs"]], cfg.metric),
+        **blend.spread(cfg, score, folds, nested, truth, nested),
+        "test_ids": test_ids, "test": predicted(cfg, features, truth, every, test_features),
+    }  # fmt: skip
 
 
 def report(stack: dict) -> None:
@@ -149,13 +111,10 @@ def report(stack: dict) -> None:
         "fitted on every image, which flatters it)"
     )
     best = runs[stack["best_run"]]
-    gain = scoring.gain(stack["stack_cv"], best["cv"], metric)
-    spread = stack["fold_spread"]
-    verdict = (
-        f"more than the folds' spread ({spread:.4f})"
-        if abs(gain) > spread
-        else f"within the folds' spread ({spread:.4f}): it may be noise"
-    )
+    gain, spread = scoring.gain(stack["stack_cv"], best["cv"], metric), stack["fold_spread"]
+    verdict = f"within the folds' spread ({spread:.4f}): it may be noise"
+    if abs(gain) > spread:
+        verdict = f"more than the folds' spread ({spread:.4f})"
     print(
         f"the stack against its best run ({best['name']}, {best['cv']:.4f}): {gain:+.4f}, {verdict}"
     )
@@ -163,12 +122,7 @@ def report(stack: dict) -> None:
 
 def stack_runs(run: Run | Config, folders: list[str]) -> dict:
     run = started(run, on_accelerator=False)  # its data: the training table's metadata
-    output = output_folder(run.places.output, "stack --output-dir", buckets=True)
-    runs = [blend.read_run(place(folder), "stack") for folder in folders]
-    blend.check_alike(runs, output, "stack", fewest=1)
-    foreign = blend.not_written_by(output, STACK_FILES)
-    refuse_foreign("stack --output-dir", output, "stack", foreign)
-    run = blend.trained_for(runs[0], run)
+    run, runs, output = blend.checked_runs(run, folders, "stack", STACK_FILES, fewest=1)
     if run.cfg.multi_label or targets(run.cfg) == "shares":
         raise UserError(
             "stack: runs of several labels per image, or of shares, are blended, not stacked; "
@@ -184,10 +138,9 @@ def stack_runs(run: Run | Config, folders: list[str]) -> dict:
 
 
 def predict_stack(run: Run, stack: dict) -> Path:
-    """The stack's submission.csv in the inference notebook: each run predicts the test images
-    (as in a blend's), then the trees are fitted again as `stack` fitted them, not saved: a
-    pickled model is tied to the scikit-learn that wrote it. The fit is deterministic, so its
-    CV must be stack.json's; where it is not, it says so."""
+    """The stack's submission.csv in the inference notebook: each run predicts the test images,
+    then the trees are fitted again, not loaded (a pickle is tied to the scikit-learn that wrote
+    it). The fit is deterministic: a CV other than stack.json's is said."""
     tables = blend.predicted_runs(run, stack["runs"])
     runs = []
     for stacked_run, table in zip(stack["runs"], tables, strict=True):
@@ -196,13 +149,12 @@ def predict_stack(run: Run, stack: dict) -> Path:
         runs.append(dataclasses.replace(blend.read_run(folder, "stack"), test=table))
     columns = ",".join(stack["metadata_columns"])
     run = blend.trained_for(runs[0], run)
-    cfg = dataclasses.replace(run.cfg, metadata_columns=columns)
-    run = dataclasses.replace(run, cfg=cfg)
+    run = dataclasses.replace(run, cfg=dataclasses.replace(run.cfg, metadata_columns=columns))
     made = stacked(run, runs)
     with_columns = f" and {columns}" if columns else ""
     print(
         f"trees fitted on {made['images']} images' out-of-fold probabilities{with_columns}: "
-        f"{cfg.metric} {made['stack_cv']:.4f} out of fold (stack.json: {stack['stack_cv']:.4f})"
+        f"{run.cfg.metric} {made['stack_cv']:.4f} out of fold (stack.json: {stack['stack_cv']:.4f})"
     )
     if not np.isclose(made["stack_cv"], stack["stack_cv"], rtol=0, atol=1e-6):
         from sklearn import __version__

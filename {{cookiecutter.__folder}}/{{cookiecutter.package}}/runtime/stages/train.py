@@ -3,11 +3,8 @@ accelerator's scope and compiled (model.py), `fit` with its callbacks, then the 
 out-of-fold predictions. The notebook shows this module as its training loop's cell, and
 `train` on the command line runs it: what you change here is what trains.
 
-What is not the recipe stays behind one call each (fitting.py): the checks before the first
-step and what they found, the run's lock, resuming from the last finished epoch, and keeping
-the weights' average (the raw weights with --ema 0), by a rule fixed before the run. A
-checkpoint after every epoch means a run killed mid-way and started again continues from the
-last finished epoch.
+What is not the recipe stays behind one call each (fitting.py). A checkpoint after every epoch
+means a run killed mid-way and started again continues from the last finished epoch.
 """
 
 from __future__ import annotations
@@ -37,11 +34,9 @@ def train(run: Run | Config) -> dict:
         if runs[0] is run:  # no folds: the one run, in the output folder itself
             return train_fold(run)
         folds.check_each_fold_validates(run)
-        histories = {}
-        for fold in runs:  # each fold in turn, in its own folder
-            histories[int(fold.cfg.fold)] = train_fold(fold)
+        histories = {int(fold.cfg.fold): train_fold(fold) for fold in runs}  # each in its folder
         if run.cfg.fold != "all":
-            return histories[int(fold.cfg.fold)]  # the one fold asked for
+            return histories[int(runs[0].cfg.fold)]  # the one fold asked for
         writes = run.accelerator.writes_files
         score = out_of_fold.scored_folds(run, list(histories)) if writes else None
         return {"folds": histories, "out_of_fold": score}

@@ -1,5 +1,6 @@
 """The checks only a training run needs, besides preflight.py's. train, preview and doctor pass
-them to preflight.check; a notebook that only predicts carries none of them."""
+them to preflight.check; a notebook that only predicts carries none of them. A feature's module
+is imported where the check finds it on: a notebook whose run leaves it off carries none."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ def table(p: Preflight) -> Result | None:
         return None  # the data did not read: said already
     if not data.uses_metadata:
         return Result("")
-    from ..data import metadata, metadata_inputs
+    from ..data import metadata
 
-    read = metadata_inputs.found(cfg, p.run.places, data)
+    read = metadata.found(cfg, p.run.places, data)
     if read is None:
         return Result("")
     left_out = metadata.left_out_line(read.left_out)
@@ -48,8 +49,8 @@ def label_corrections(p: Preflight) -> Result[corrections.Corrections | None] | 
             f"{named('drop_ids')} and {named('relabel')} name images by id, and the training "
             f"data carries none ({named('id_key')}); write records with ids (`records` does)"
         )
-    valid = p.valid.value if p.valid and p.valid.value else None
-    labeled = set(train.ids) | set(valid.ids if valid else [])
+    valid = p.splits.get("valid")
+    labeled = {*train.ids, *(valid.ids if valid else [])}
     made = corrections.read(cfg, p.run.places)
     return Result(corrections.checked(p.run.places, made, train.ids, labeled), made)
 
@@ -73,24 +74,21 @@ def pseudo(p: Preflight) -> Result[pseudo_labels.PseudoLabels | None] | None:
     test = data.test.split("test_files", False)
     made, line = pseudo_labels.read(cfg, places, test.ids, test.files, alongside)
     if data.uses_metadata and made:  # each test image trained on joins its test table's row
-        from ..data import metadata, metadata_inputs
+        from ..data import metadata
 
-        read = metadata_inputs.found(cfg, places, data)
+        read = metadata.found(cfg, places, data)
         if read is not None:
             spec = metadata.fitted(read.table, read.columns)
-            metadata_inputs.for_test(
-                cfg, places, data, [spec], made.ids, metadata_inputs.PSEUDO_WHO
-            )
+            metadata.for_test(cfg, places, data, [spec], made.ids, metadata.PSEUDO_WHO)
     return Result(line, made)
 
 
 def training_images(p: Preflight) -> int | None:
     """The training images a pass, less those --drop-ids leaves out; None after a problem."""
-    train = p.train.value if p.train else None
-    if train is None or p.corrections is None:
+    train, fixed = p.splits.get("train"), p.corrections
+    if train is None or fixed is None:
         return None
-    fixed = p.corrections.value
-    return fixed.training(train.ids) if fixed else train.records
+    return fixed.value.training(train.ids) if fixed.value else train.records
 
 
 def plan_of_run(p: Preflight) -> Result[plan.Plan] | None:
@@ -118,12 +116,11 @@ def batch(p: Preflight) -> Result | None:
     """Built, not read: its shapes are known at once. XLA compiles only static shapes."""
     if p.plan is None:
         return None
-    files, global_batch = p.train.value.files, p.plan.value.global_batch
     augmentations = model.host_augmentations(p.cfg)  # looked up now: the model cell's edit too
-    image_dtype = p.run.accelerator.image_dtype
     training = pipeline.for_training(
-        p.run.data, files, p.cfg, global_batch, image_dtype, augmentations=augmentations
-    )
+        p.run.data, p.train.value.files, p.cfg, p.plan.value.global_batch,
+        p.run.accelerator.image_dtype, augmentations=augmentations,
+    )  # fmt: skip
     pipeline.check_static(training, "train_files")
     return Result(f"train batch: {pipeline.describe_spec(training.element_spec)}")
 
@@ -142,19 +139,17 @@ def resume(p: Preflight) -> Result | None:
     """Where train starts; with records in folds, each fold resumes from its own folder."""
     if p.plan is None:
         return None
-    resumed = [
-        checkpoints.check_resumable(run.cfg, run.places, p.plan.value) for run in train_runs(p)
-    ]
+    planned = p.plan.value
+    resumed = [checkpoints.check_resumable(run.cfg, run.places, planned) for run in train_runs(p)]
     return Result("resume: " + "; ".join(resumed))
 
 
+TRAINING = ("train", "preview", "doctor")
 CHECKS = (  # in the order doctor prints them, after the test split and the sample submission
     Check(table, "metadata", ("train", "doctor")),
-    Check(
-        label_corrections, "label corrections", ("train", "preview", "doctor"), keep="corrections"
-    ),
-    Check(pseudo, "pseudo-labels", ("train", "preview", "doctor"), keep="pseudo"),
-    Check(plan_of_run, "steps per epoch", ("train", "preview", "doctor"), keep="plan"),
+    Check(label_corrections, "label corrections", TRAINING, keep="corrections"),
+    Check(pseudo, "pseudo-labels", TRAINING, keep="pseudo"),
+    Check(plan_of_run, "steps per epoch", TRAINING, keep="plan"),
     Check(skip, "bad records", ("train", "doctor"), keep="skip"),
     Check(batch, "train batch", ("doctor",)),
     Check(weights, "weights", ("train", "doctor"), keep="weights"),
