@@ -63,32 +63,27 @@ NO_DROP_PATH = (("drop_path_rate", 0.0),)
 BACKBONES = {
     "efficientnet-b0": Choice(
         "keras/efficientnet/keras/efficientnet_b0_ra_imagenet/2", "EfficientNet-B0", 4.0,
-        stochastic_depth="dropout", keras_hub="0.19.3",
-    ),
+        stochastic_depth="dropout", keras_hub="0.19.3"),
     "efficientnet-b3": Choice(
         "keras/efficientnet/keras/efficientnet_b3_ra2_imagenet/2", "EfficientNet-B3", 10.8,
-        stochastic_depth="dropout", keras_hub="0.19.3",
-    ),
+        stochastic_depth="dropout", keras_hub="0.19.3"),
     "efficientnetv2-s": Choice(
         "keras/efficientnet/keras/efficientnet2_rw_s_ra2_imagenet/2", "EfficientNetV2-S", 22.3,
-        stochastic_depth="dropout", keras_hub="0.19.3",
-    ),
+        stochastic_depth="dropout", keras_hub="0.19.3"),
     "resnet-vd-50": Choice("keras/resnet_vd/keras/resnet_vd_50_imagenet/2", "ResNet50-vd", 23.6),
     "dinov2-small": Choice(
         "keras/dinov2/keras/dinov2_small/1", "DINOv2 ViT-S/14", 22.2, patch_size=14,
         held=NO_DROP_PATH, attention=Attention(64, extra_tokens=1),  # a class token, no registers
-        keras_hub="0.22.2", keras="3.8",
-    ),
+        keras_hub="0.22.2", keras="3.8"),
     # DINOv3: rotary positions, so any multiple of its 16-pixel patch.
     "dinov3-small": Choice(
         "keras/dinov3/keras/dinov3_vit_small_lvd1689m/1", "DINOv3 ViT-S/16", 21.6, patch_size=16,
         held=NO_DROP_PATH, attention=Attention(64, extra_tokens=5),  # a class token, 4 registers
-        keras_hub="0.24.0", keras="3.8",
-    ),
+        keras_hub="0.24.0", keras="3.8"),
     "dinov3-base": Choice(
         "keras/dinov3/keras/dinov3_vit_base_lvd1689m/1", "DINOv3 ViT-B/16", 86.0, patch_size=16,
-        held=NO_DROP_PATH, attention=Attention(64, extra_tokens=5), keras_hub="0.24.0", keras="3.8",
-    ),
+        held=NO_DROP_PATH, attention=Attention(64, extra_tokens=5),
+        keras_hub="0.24.0", keras="3.8"),
     # Swin: its windows of 7 tokens need 7 at the last stage, so 224 px and up, in steps of 32.
     "swin-tiny": Choice(
         "keras/swin-transformer/keras/swin_tiny_patch4_window7_224/1", "Swin-T", 27.5,
@@ -96,18 +91,15 @@ BACKBONES = {
         attention=Attention(32, window=7 * 7), keras_hub="0.29.1",
         # keras-hub 0.29.1 installs beside Keras 3.13, but its Swin's drop path calls
         # keras.ops.random, which Keras 3.13.2 lacks.
-        keras="3.15",
-    ),
+        keras="3.15"),
     # SigLIP: its vision tower alone; its learned positions are for 224 px only.
     "siglip-base": Choice(
         "keras/siglip/keras/siglip_base_patch16_224/1", "SigLIP ViT-B/16", 92.9, patch_size=16,
         fixed_size=224, part="vision_encoder", attention=Attention(64, probe=True),
-        keras_hub="0.20.0",
-    ),
+        keras_hub="0.20.0"),
     "hgnetv2-b4": Choice(
         "keras/hgnetv2/keras/hgnetv2_b4_ssld_stage2_ft_in1k/1", "HGNetV2-B4", 13.6,
-        sized_preset=True, keras_hub="0.22.2", keras="3.8",
-    ),
+        sized_preset=True, keras_hub="0.22.2", keras="3.8"),
     "small-cnn": Choice("", "small CNN", None, keras_hub=""),
 }  # fmt: skip
 
@@ -132,25 +124,21 @@ def weights(cfg: Config) -> str:
     return "imagenet" if uses_preset(cfg) else "none"
 
 
-def size_rule(backbone: str) -> tuple[str, str]:
-    """What an image size must be for `backbone`, and why, in words; ("", "") for any."""
+def size_rule(backbone: str, size: int) -> tuple[str, str, str]:
+    """Where `size` does not fit `backbone`: what an image size must be for it, why, and the
+    nearest sizes that fit, in words; ("", "", "") where it fits."""
     choice = BACKBONES.get(backbone)
-    if choice is None:
-        return "", ""
+    if choice is None or size == choice.fixed_size:
+        return "", "", ""
     if choice.fixed_size:
-        return f"{choice.fixed_size}", "its position embeddings were learned for it"
+        fixed = str(choice.fixed_size)
+        return fixed, "its position embeddings were learned for it", fixed
+    if size % choice.patch_size == 0 and size >= choice.smallest_size:
+        return "", "", ""
+    multiple = choice.patch_size
+    below = max(size, choice.smallest_size) // multiple * multiple
+    nearest = " or ".join(str(n) for n in (below, below + multiple) if 32 <= n <= 1024)
     if choice.smallest_size:
-        rule = f"a multiple of {choice.patch_size} from {choice.smallest_size}"
-        return rule, "its windows of 7 tokens at its last stage"
-    if choice.patch_size > 1:
-        return f"a multiple of {choice.patch_size}", "its patch size"
-    return "", ""
-
-
-def size_fits(backbone: str, size: int) -> bool:
-    choice = BACKBONES.get(backbone)
-    if choice is None:
-        return True
-    if choice.fixed_size:
-        return size == choice.fixed_size
-    return size % choice.patch_size == 0 and size >= choice.smallest_size
+        rule = f"a multiple of {multiple} from {choice.smallest_size}"
+        return rule, "its windows of 7 tokens at its last stage", nearest
+    return f"a multiple of {multiple}", "its patch size", nearest

@@ -15,7 +15,7 @@ import math
 import re
 import typing
 
-from .backbone_choices import BACKBONES, size_fits, size_rule
+from .backbone_choices import BACKBONES, size_rule
 from .errors import UserError, flag, named
 from .scoring import METRICS, classes_scored, scores_classes
 from .submission_shapes import SHAPES
@@ -59,226 +59,142 @@ def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=Fal
 
 @dataclasses.dataclass
 class Config:
+    # fmt: off
     # Defaults are looked up in data_dir; a path you give is used as given.
-    competition: str = knob(
-        COMPETITION, "Kaggle competition slug", section="The competition and its files"
-    )
-    data_dir: str = knob(
-        "", "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's input, data/",
-        tuned=True, checkpoint="where",
-    )  # fmt: skip
-    train_files: str = knob(
-        {{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }},
-        "training TFRecords",
-        checkpoint="data",
-    )
-    valid_files: str = knob(
-        {{ (cookiecutter.__records_prefix ~ "val/*.tfrec") | tojson }},
-        "validation TFRecords, or none",
-    )
-    test_files: str = knob(
-        {{ (cookiecutter.__records_prefix ~ "test/*.tfrec") | tojson }},
-        "test TFRecords",
-    )
+    competition: str = knob(COMPETITION, "Kaggle competition slug",
+                            section="The competition and its files")
+    data_dir: str = knob("", "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's "
+                         "input, data/", tuned=True, checkpoint="where")
+    train_files: str = knob({{ (cookiecutter.__records_prefix ~ "train/*.tfrec") | tojson }}, "training TFRecords",
+                            checkpoint="data")
+    valid_files: str = knob({{ (cookiecutter.__records_prefix ~ "val/*.tfrec") | tojson }},
+                            "validation TFRecords, or none")
+    test_files: str = knob({{ (cookiecutter.__records_prefix ~ "test/*.tfrec") | tojson }}, "test TFRecords")
     sample_submission: str = knob("sample_submission.csv", "the competition's sample; empty: none")
     # A competition's own images and CSV, read where the data folder holds no records (images.py).
     train_csv: str = knob("train.csv", "the training CSV: ids and labels", checkpoint="data")
     train_images: str = knob("train_images", "the training images' folder")
-    test_images: str = knob(
-        "test_images", "the folder of test images; given, predict reads it instead of test_files",
-        checkpoint="where",
-    )  # fmt: skip
-    group_column: str = knob(
-        "", "images and CSV: rows sharing it share a fold (patient)", checkpoint="data"
-    )
-    window: str = knob(
-        "auto", "DICOM images: auto (each file's own), CENTER,WIDTH, or lung, bone...", rare=True,
-        checkpoint="trained",
-    )  # fmt: skip
+    test_images: str = knob("test_images", "the folder of test images; given, predict reads it "
+                            "instead of test_files", checkpoint="where")
+    group_column: str = knob("", "images and CSV: rows sharing it share a fold (patient)",
+                             checkpoint="data")
+    window: str = knob("auto", "DICOM images: auto (each file's own), CENTER,WIDTH, or lung, "
+                       "bone...", rare=True, checkpoint="trained")
     # The table beside each image (data/metadata.py), and the columns the model's head joins.
-    test_csv: str = knob(
-        "", "the test images' table of metadata; empty: none", tuned=True, checkpoint="where",
-    )  # fmt: skip
-    metadata_columns: str = knob(
-        "auto", "columns beside each image; '': none", tuned=True, checkpoint="model",
-    )  # fmt: skip
-    image_key: str = knob(
-        "image", "feature holding JPEG bytes", section="What the records hold", checkpoint="data",
-        rare=True,
-    )  # fmt: skip
+    test_csv: str = knob("", "the test images' table of metadata; empty: none", tuned=True,
+                         checkpoint="where")
+    metadata_columns: str = knob("auto", "columns beside each image; '': none", tuned=True,
+                                 checkpoint="model")
+    image_key: str = knob("image", "feature holding JPEG bytes", section="What the records hold",
+                          checkpoint="data", rare=True)
     label_key: str = knob("class", "feature holding the int64 class", checkpoint="data", rare=True)
     id_key: str = knob("id", "feature holding the string id", rare=True)
-    id_column: str = knob(
-        "id", "column of ids in the CSV; submission.csv's is the sample's first (else this)"
-    )
+    id_column: str = knob("id", "column of ids in the CSV; submission.csv's is the sample's first "
+                          "(else this)")
     label_column: str = knob("label", "column of labels (values: a,b,c)")
     submission: str = knob("auto", "auto: as the sample's columns say; or " + ", ".join(SHAPES))
-    class_names: str = knob(
-        "", "class names in class order, comma-separated; empty: the data's", checkpoint="trained",
-        rare=True,
-    )  # fmt: skip
-    multi_label: bool = knob(
-        False, "several labels per image (sigmoid, per-class thresholds)", checkpoint="trained"
-    )
-    keep_label_spellings: bool = knob(
-        False, "labels that differ only in case or Unicode form (Daisy, daisy) as classes of their "
-        "own; else refused", checkpoint="data", rare=True,
-    )  # fmt: skip
-    image_size: int = knob(
-        {{ cookiecutter.image_size }},
-        "square size images are resized to",
-        tuned=True,
-        section="The model",
-        checkpoint="model",
-    )
+    class_names: str = knob("", "class names in class order, comma-separated; empty: the data's",
+                            checkpoint="trained", rare=True)
+    multi_label: bool = knob(False, "several labels per image (sigmoid, per-class thresholds)",
+                             checkpoint="trained")
+    keep_label_spellings: bool = knob(False, "labels that differ only in case or Unicode form "
+                                      "(Daisy, daisy) as classes of their own; else refused",
+                                      checkpoint="data", rare=True)
+    image_size: int = knob({{ cookiecutter.image_size }}, "square size images are resized to", tuned=True,
+                           section="The model", checkpoint="model")
     num_classes: int = knob({{ cookiecutter.num_classes }}, "number of classes (values: of targets)", checkpoint="model")
-    backbone: str = knob(
-        {{ cookiecutter.backbone | tojson }},
-        "one of " + ", ".join(BACKBONES),
-        tuned=True,
-        checkpoint="model",
-    )
-    weights: str = knob(
-        "auto", "auto: imagenet where the backbone has ImageNet weights, else none; or imagenet, "
-        "none, a keras-hub preset folder, small-cnn's .h5",
-    )  # fmt: skip
+    backbone: str = knob({{ cookiecutter.backbone | tojson }}, "one of " + ", ".join(BACKBONES), tuned=True,
+                         checkpoint="model")
+    weights: str = knob("auto", "auto: imagenet where the backbone has ImageNet weights, else "
+                        "none; or imagenet, none, a keras-hub preset folder, small-cnn's .h5")
     dropout: float = knob(0.2, "dropout before the classifier", tuned=True, checkpoint="trained")
     batch_size: int = knob(16, "images per replica per step", tuned=True, section="Training")
     epochs: int = knob(12, "training epochs", tuned=True)
     # Where in the learning-rate schedule an epoch starts: resuming must not move it.
-    steps_per_epoch: int = knob(
-        0, "steps per epoch; 0: one pass over the training records", checkpoint="data"
-    )
-    learning_rate: float = knob(
-        {{ "1e-3" if cookiecutter.backbone == "small-cnn" else "1e-4" }}, "peak learning rate for one replica; scaled by replicas", tuned=True
-    )
+    steps_per_epoch: int = knob(0, "steps per epoch; 0: one pass over the training records",
+                                checkpoint="data")
+    learning_rate: float = knob({{ "1e-3" if cookiecutter.backbone == "small-cnn" else "1e-4" }}, "peak learning rate for one replica; scaled by replicas",
+                                tuned=True)
     warmup_epochs: float = knob(1.0, "epochs of linear warm-up before the cosine decay", tuned=True)
     folds: int = knob(5, "folds the training images are split into (1: none)", checkpoint="data")
     # Empty: data in folds validates on fold 0; records that carry none train on their train
     # files and validate on their val files, as given. A fold asked for pools those files.
-    fold: str = knob(
-        "", "the fold that validates, or all; empty: fold 0 of data in folds, else train/val",
-        tuned=True,
-    )  # fmt: skip
+    fold: str = knob("", "the fold that validates, or all; empty: fold 0 of data in folds, else "
+                     "train/val", tuned=True)
     # Not Config.seed: runs of other seeds (the commonest ensemble) must hold the same folds,
     # or their out-of-fold predictions cannot be blended.
-    fold_seed: int = knob(
-        42, "seed of the folds the training images are split into; --seed leaves them",
-        checkpoint="data", rare=True,
-    )  # fmt: skip
+    fold_seed: int = knob(42, "seed of the folds the training images are split into; --seed "
+                          "leaves them", checkpoint="data", rare=True)
     # Corrections to the training labels (data/corrections.py), such as audit's rows kept.
-    drop_ids: str = knob(
-        "", "CSV of ids: training images left out (audit's rows kept)", checkpoint="data",
-        rare=True,
-    )  # fmt: skip
-    relabel: str = knob(
-        "", "CSV of id,label: training labels replaced", checkpoint="data", rare=True
-    )
+    drop_ids: str = knob("", "CSV of ids: training images left out (audit's rows kept)",
+                         checkpoint="data", rare=True)
+    relabel: str = knob("", "CSV of id,label: training labels replaced", checkpoint="data",
+                        rare=True)
     # Test images trained on with the soft labels `pseudo` writes (data/pseudo_labels.py).
-    pseudo_labels: str = knob(
-        "", "CSV of test ids and soft labels (`pseudo`'s), added to training", checkpoint="data",
-        rare=True,
-    )  # fmt: skip
-    pseudo_weight: float = knob(
-        1.0, "a pseudo-labeled image's weight in the loss (a training image's is 1)",
-        checkpoint="data", rare=True,
-    )  # fmt: skip
+    pseudo_labels: str = knob("", "CSV of test ids and soft labels (`pseudo`'s), added to "
+                              "training", checkpoint="data", rare=True)
+    pseudo_weight: float = knob(1.0, "a pseudo-labeled image's weight in the loss (a training "
+                                "image's is 1)", checkpoint="data", rare=True)
     tta: bool = knob(False, "predict: average with horizontally flipped images too", tuned=True)
-    bad_records: str = knob(
-        "fail", "training images that do not decode: fail, or skip them", rare=True
-    )
+    bad_records: str = knob("fail", "training images that do not decode: fail, or skip them",
+                            rare=True)
     shuffle_buffer: int = knob(2048, "records shuffled together while training", rare=True)
-    steps_per_execution: int = knob(
-        0, "training steps per device call; 0: 32 on TPU, 1 elsewhere", rare=True
-    )
+    steps_per_execution: int = knob(0, "training steps per device call; 0: 32 on TPU, 1 "
+                                    "elsewhere", rare=True)
     precision: str = knob("auto", "auto: bfloat16 on TPU, float16 on GPU, else float32", rare=True)
     metric: str = knob({{ cookiecutter.metric | tojson }}, "competition metric: " + ", ".join(METRICS))
-    pauc_min_tpr: float = knob(
-        0.8, "pauc: the true-positive rate it scores above", checkpoint="trained", rare=True
-    )
-    map_k: int = knob(
-        3, "map_at_k: classes ranked per image, as the submission lists", checkpoint="trained",
-        rare=True,
-    )  # fmt: skip
-    target_weights: str = knob(
-        "", "weighted_r2: each target's weight, a,b,c; empty: equal", checkpoint="trained",
-        rare=True,
-    )  # fmt: skip
-    output_dir: str = knob(
-        "", "checkpoints, plots, submission.csv; empty: Kaggle's or output/", checkpoint="where"
-    )
-    trained_dir: str = knob(
-        "", "the trained run predict uses: a folder, or kaggle:notebooks/OWNER/SLUG; empty: output",
-        checkpoint="where",
-    )  # fmt: skip
-    resume: bool = knob(
-        True, "continue from the last finished epoch's checkpoint in output_dir", checkpoint="where"
-    )
+    pauc_min_tpr: float = knob(0.8, "pauc: the true-positive rate it scores above",
+                               checkpoint="trained", rare=True)
+    map_k: int = knob(3, "map_at_k: classes ranked per image, as the submission lists",
+                      checkpoint="trained", rare=True)
+    target_weights: str = knob("", "weighted_r2: each target's weight, a,b,c; empty: equal",
+                               checkpoint="trained", rare=True)
+    output_dir: str = knob("", "checkpoints, plots, submission.csv; empty: Kaggle's or output/",
+                           checkpoint="where")
+    trained_dir: str = knob("", "the trained run predict uses: a folder, or "
+                            "kaggle:notebooks/OWNER/SLUG; empty: output", checkpoint="where")
+    resume: bool = knob(True, "continue from the last finished epoch's checkpoint in output_dir",
+                        checkpoint="where")
     seed: int = knob(42, "random seed")
     # The recipe: what each part buys on your data, `ablate` measures (model.py uses them all).
-    flip: Switch = knob(  # noqa: RUF009 (ruff cannot tell a Switch is immutable; knob is a field)
-        AUTO, f"random horizontal flips while training; auto: from {FLIP_FROM_SIZE} px (photos), "
-        "none below", tuned=True, section="The recipe",
-    )  # fmt: skip
-    crop_area: float = knob(
-        0.0, "smallest area random crops keep; 1: none; 0: auto (none below "
-        f"{CROP_FROM_SIZE} px, else {CROP_AREA})", tuned=True,
-    )  # fmt: skip
-    rand_augment: float = knob(
-        0.0, "RandAugment's strength (0 to 1), two ops per image on the host; 0: off (slow on a "
-        "small host)", tuned=True,
-    )  # fmt: skip
-    mixup: float = knob(
-        0.0, "MixUp's alpha: two images blended, labels alike (0.2 is usual); 0: off", tuned=True
-    )
-    cutmix: float = knob(
-        0.0, "CutMix's strength: a box pasted from another image, labels by area; 0: off",
-        tuned=True,
-    )  # fmt: skip
+    flip: Switch = knob(AUTO, "random horizontal flips while training; auto: from "  # noqa: RUF009
+                        f"{FLIP_FROM_SIZE} px (photos), none below", tuned=True,
+                        section="The recipe")
+    crop_area: float = knob(0.0, "smallest area random crops keep; 1: none; 0: auto (none below "
+                            f"{CROP_FROM_SIZE} px, else {CROP_AREA})", tuned=True)
+    rand_augment: float = knob(0.0, "RandAugment's strength (0 to 1), two ops per image on the "
+                               "host; 0: off (slow on a small host)", tuned=True)
+    mixup: float = knob(0.0, "MixUp's alpha: two images blended, labels alike (0.2 is usual); "
+                        "0: off", tuned=True)
+    cutmix: float = knob(0.0, "CutMix's strength: a box pasted from another image, labels by "
+                         "area; 0: off", tuned=True)
     mix_probability: float = knob(0.5, "share of batches MixUp or CutMix mix", tuned=True)
     label_smoothing: float = knob(0.1, "each label's share spread over others", tuned=True)
     # For a rare positive (ISIC 2024: 0.1%): its mistakes weigh as much as the common class's.
-    class_balance: float = knob(
-        0.0, "rare classes weigh (1/share)^N in the loss; 0: off", tuned=True
-    )
-    weight_decay: float = knob(
-        0.05, "AdamW's weight decay, norms and biases left alone; 0: Adam", tuned=True
-    )
-    ema: float = knob(
-        0.99,
-        "momentum of the weights' average (warmed up), the weights kept; 0: off",
-        tuned=True,
-    )
-    backbone_learning_rate: float = knob(
-        1.0, "the backbone's learning rate as a share of learning_rate, the head's; 1: the same",
-        tuned=True,
-    )  # fmt: skip
+    class_balance: float = knob(0.0, "rare classes weigh (1/share)^N in the loss; 0: off",
+                                tuned=True)
+    weight_decay: float = knob(0.05, "AdamW's weight decay, norms and biases left alone; 0: Adam",
+                               tuned=True)
+    ema: float = knob(0.99, "momentum of the weights' average (warmed up), the weights kept; "
+                      "0: off", tuned=True)
+    backbone_learning_rate: float = knob(1.0, "the backbone's learning rate as a share of "
+                                         "learning_rate, the head's; 1: the same", tuned=True)
     stochastic_depth: float = knob(0.1, "EfficientNet blocks skipped in training", tuned=True)
-    backend: str = knob(
-        "", "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware", section="Where it runs",
-        checkpoint="where", rare=True,
-    )  # fmt: skip
-    simulate_replicas: int = knob(
-        0, "rehearse N replicas on the CPU; 0: off", checkpoint="where", rare=True
-    )
-    compile_cache: bool = knob(
-        True, "JAX: keep compiled steps in <output>/jax-cache, for later folds, evaluate, predict",
-        checkpoint="where", rare=True,
-    )  # fmt: skip
-    coordinator: str = knob(
-        "", "host:port of process 0 (multi-process JAX); empty: none",
-        section="Several hosts (Cloud TPU pods)", checkpoint="where", rare=True,
-    )  # fmt: skip
-    coordinator_timeout: int = knob(
-        60, "seconds to wait for every process to join; then stop", checkpoint="where", rare=True
-    )
-    num_processes: int = knob(
-        1, "processes training together (JAX); each runs the same command", checkpoint="where",
-        rare=True,
-    )  # fmt: skip
-    process_id: int = knob(
-        0, "this process's number, 0 to num_processes - 1", checkpoint="where", rare=True
-    )
+    backend: str = knob("", "tensorflow or jax; empty: $KERAS_BACKEND, else the hardware",
+                        section="Where it runs", checkpoint="where", rare=True)
+    simulate_replicas: int = knob(0, "rehearse N replicas on the CPU; 0: off", checkpoint="where",
+                                  rare=True)
+    compile_cache: bool = knob(True, "JAX: keep compiled steps in <output>/jax-cache, for later "
+                               "folds, evaluate, predict", checkpoint="where", rare=True)
+    coordinator: str = knob("", "host:port of process 0 (multi-process JAX); empty: none",
+                            section="Several hosts (Cloud TPU pods)", checkpoint="where", rare=True)
+    coordinator_timeout: int = knob(60, "seconds to wait for every process to join; then stop",
+                                    checkpoint="where", rare=True)
+    num_processes: int = knob(1, "processes training together (JAX); each runs the same command",
+                              checkpoint="where", rare=True)
+    process_id: int = knob(0, "this process's number, 0 to num_processes - 1", checkpoint="where",
+                           rare=True)
+    # fmt: on
 
     def __post_init__(self):
         if self.valid_files.strip().lower() == "none":  # as the help says it, and "" alike
@@ -430,25 +346,25 @@ KIND_NAMES = {
 def problems(cfg: Config) -> list[str]:
     """Every value that cannot work, each with its field, its flag and what it must be: at
     construction, and again before every run (a notebook may change a field after)."""
-    fields, kinds = knobs(), types()
+    values, kinds = {name: getattr(cfg, name) for name in FIELDS}, types()
     wrong_type = [
-        f"{named(field.name)} = {getattr(cfg, field.name)!r}: must be "
-        f"{KIND_NAMES[kinds[field.name]]}"
-        for field in fields
-        if not isinstance(getattr(cfg, field.name), KINDS[kinds[field.name]])
-        or (kinds[field.name] not in (bool, Switch) and isinstance(getattr(cfg, field.name), bool))
-        or (kinds[field.name] is Switch and getattr(cfg, field.name) not in (True, False, AUTO))
+        f"{named(name)} = {value!r}: must be {KIND_NAMES[kinds[name]]}"
+        for name, value in values.items()
+        if not isinstance(value, KINDS[kinds[name]])
+        or (kinds[name] not in (bool, Switch) and isinstance(value, bool))
+        or (kinds[name] is Switch and value not in (True, False, AUTO))
     ]
     if wrong_type:
         return wrong_type  # the checks below compare values of the right type
     not_finite = [
-        f"{named(field.name)} = {getattr(cfg, field.name)!r}: must be a finite number"
-        for field in fields
-        if kinds[field.name] is float and not math.isfinite(getattr(cfg, field.name))
+        f"{named(name)} = {value!r}: must be a finite number"
+        for name, value in values.items()
+        if kinds[name] is float and not math.isfinite(value)
     ]
     if not_finite:
         return not_finite
     chosen = METRICS.get(cfg.metric)
+    rule, why, nearest = size_rule(cfg.backbone, cfg.image_size)
     checks = [
         ("image_size", 32 <= cfg.image_size <= 1024, "a whole number from 32 to 1024"),
         ("num_classes", cfg.num_classes >= (1 if targets(cfg) == "values" else 2),
@@ -483,9 +399,8 @@ def problems(cfg: Config) -> list[str]:
         ("data_dir", cfg.data_dir != "tfds:" and " " not in cfg.data_dir.partition("tfds:")[2],
          "tfds:NAME with a TensorFlow Datasets name, such as tfds:tf_flowers"),
         ("backbone", cfg.backbone in BACKBONES, "one of " + ", ".join(BACKBONES)),
-        ("image_size", size_fits(cfg.backbone, cfg.image_size),
-         f"{size_rule(cfg.backbone)[0]} for {named('backbone')} {cfg.backbone} "
-         + f"({size_rule(cfg.backbone)[1]}), such as {nearest_size(cfg.image_size, cfg.backbone)}"),
+        ("image_size", not rule,
+         f"{rule} for {named('backbone')} {cfg.backbone} ({why}), such as {nearest}"),
         ("metric", chosen, "one of " + ", ".join(METRICS)),
         ("metric", not (cfg.multi_label and chosen and chosen.single_label),
          f"one that scores several labels per image ({named('multi_label')}): "
@@ -524,10 +439,9 @@ def problems(cfg: Config) -> list[str]:
         if not ok
     ]
     wrong += [
-        f"{named(field.name)} = {getattr(cfg, field.name)!r}: starts or ends with a space; "
-        "remove it"
-        for field in fields
-        if kinds[field.name] is str and getattr(cfg, field.name) != getattr(cfg, field.name).strip()
+        f"{named(name)} = {value!r}: starts or ends with a space; remove it"
+        for name, value in values.items()
+        if kinds[name] is str and value != value.strip()
     ]
     for group, what in ((FEATURE_FIELDS, "feature of the records"), (COLUMN_FIELDS, "column")):
         for earlier, later in itertools.combinations(group, 2):
@@ -569,18 +483,6 @@ def validating_fold(cfg: Config) -> int:
 
 def names_in(text: str) -> list[str]:
     return [name.strip() for name in text.split(",")]
-
-
-def nearest_size(size: int, backbone: str) -> str:
-    """The image sizes nearest `size` that `backbone` takes, in words."""
-    choice = BACKBONES.get(backbone)
-    if choice is None:  # named on its own
-        return str(size)
-    if choice.fixed_size:
-        return str(choice.fixed_size)
-    size, multiple = max(size, choice.smallest_size), choice.patch_size
-    below = size // multiple * multiple
-    return " or ".join(str(n) for n in (below, below + multiple) if 32 <= n <= 1024)
 
 
 # As Kaggle spells competition slugs (and the template's answer is checked the same way).

@@ -132,44 +132,34 @@ METRICS: dict[str, Metric] = {
     "accuracy": Metric(accuracy, "labels", "sklearn.metrics.accuracy_score"),
     "roc_auc": Metric(roc_auc, "probabilities", "sklearn.metrics.roc_auc_score, per class"),
     "samples_f1": Metric(
-        samples_f1, "labels", "sklearn.metrics.f1_score(average='samples')", several=True,
-    ),
+        samples_f1, "labels", "sklearn.metrics.f1_score(average='samples')", several=True),
     "pauc": Metric(
         pauc, "probabilities", "ISIC 2024's pAUC: the ROC curve's area above min_tpr",
-        single_label=True, classes=(2, 2),
-    ),
+        single_label=True, classes=(2, 2)),
     "log_loss": Metric(
         log_loss, "probabilities", "sklearn.metrics.log_loss, clipped as Kaggle clips",
-        lower_is_better=True, single_label=True,
-    ),
+        lower_is_better=True, single_label=True),
     "qwk": Metric(
         qwk, "labels", "sklearn.metrics.cohen_kappa_score(weights='quadratic')",
-        single_label=True, graded=True,
-    ),
+        single_label=True, graded=True),
     "map_at_k": Metric(
         map_at_k, "probabilities", "Kaggle's MAP@k (ml_metrics' apk), one true class each",
-        single_label=True, classes=(3, 0), ranked=True,
-    ),
+        single_label=True, classes=(3, 0), ranked=True),
     "rmse": Metric(
         rmse, "values", "sklearn.metrics.root_mean_squared_error over every value",
-        lower_is_better=True, single_label=True, classes=(1, 0), targets="values",
-    ),
+        lower_is_better=True, single_label=True, classes=(1, 0), targets="values"),
     "mae": Metric(
         mae, "values", "sklearn.metrics.mean_absolute_error over every value",
-        lower_is_better=True, single_label=True, classes=(1, 0), targets="values",
-    ),
+        lower_is_better=True, single_label=True, classes=(1, 0), targets="values"),
     "r2": Metric(
         r2, "values", "sklearn.metrics.r2_score, each target's averaged", single_label=True,
-        classes=(1, 0), targets="values",
-    ),
+        classes=(1, 0), targets="values"),
     "weighted_r2": Metric(
         weighted_r2, "values", "CSIRO Image2Biomass' globally weighted R²", single_label=True,
-        classes=(1, 0), targets="values",
-    ),
+        classes=(1, 0), targets="values"),
     "kl_divergence": Metric(
         kl_divergence, "probabilities", "HMS' KL divergence (kaggle-kl-div), rows scaled",
-        lower_is_better=True, single_label=True, targets="shares",
-    ),
+        lower_is_better=True, single_label=True, targets="shares"),
 }  # fmt: skip
 
 

@@ -61,17 +61,21 @@ class Labels(Shape):
         return f"{self.id_column} and {'labels' if multi_label else 'a class'} in {self.columns[0]}"
 
     def values(self, probabilities: np.ndarray, names, thresholds=None) -> pd.DataFrame:
-        import numpy as np
         import pandas as pd
 
         labels = list(names) if names and not self.numbers else numbers_of(probabilities.shape[1])
+        rows = self.classes(probabilities, thresholds)
+        return pd.DataFrame({self.columns[0]: [" ".join(labels[n] for n in row) for row in rows]})
+
+    def classes(self, probabilities: np.ndarray, thresholds) -> list:
+        """Each image's classes: its most probable, or each at or above its threshold."""
+        import numpy as np
+
         if thresholds is None:
-            chosen = [labels[number] for number in probabilities.argmax(-1)]
-        else:
-            above = probabilities >= np.asarray(thresholds)  # each class at its own threshold
-            above[np.arange(len(above)), probabilities.argmax(-1)] = True  # at least one label
-            chosen = [" ".join(labels[n] for n in np.flatnonzero(row)) for row in above]
-        return pd.DataFrame({self.columns[0]: chosen})
+            return probabilities.argmax(-1)[:, None]
+        above = probabilities >= np.asarray(thresholds)
+        above[np.arange(len(above)), probabilities.argmax(-1)] = True  # at least one label
+        return [np.flatnonzero(row) for row in above]
 
 
 @dataclasses.dataclass
@@ -120,14 +124,10 @@ class TopLabels(Labels):
     def describe(self, multi_label: bool) -> str:
         return f"{self.id_column} and the {self.k} most probable classes in {self.columns[0]}"
 
-    def values(self, probabilities: np.ndarray, names, thresholds=None) -> pd.DataFrame:
+    def classes(self, probabilities: np.ndarray, thresholds) -> np.ndarray:
         import numpy as np
-        import pandas as pd
 
-        labels = list(names) if names and not self.numbers else numbers_of(probabilities.shape[1])
-        ranked = np.argsort(-probabilities, axis=1, kind="stable")[:, : self.k]
-        chosen = [" ".join(labels[number] for number in row) for row in ranked]
-        return pd.DataFrame({self.columns[0]: chosen})
+        return np.argsort(-probabilities, axis=1, kind="stable")[:, : self.k]
 
 
 @dataclasses.dataclass

@@ -50,9 +50,7 @@ class Device:
 
     @property
     def sm(self) -> tuple[int, int]:
-        if not self.capability:
-            return (0, 0)
-        return tuple(int(part) for part in self.capability.split(".")[:2])
+        return tuple(int(part) for part in (self.capability or "0.0").split(".")[:2])
 
     def __str__(self) -> str:
         sm = f", sm{''.join(self.capability.split('.')[:2])}" if self.capability else ""
@@ -129,21 +127,16 @@ def choose(backbone: str, image_size: int, precision: str, device: Device) -> Ch
     return Choice(any(verdict[3] for verdict in verdicts), f"{at}: " + "; ".join(parts))
 
 
-def this_device() -> Device:
-    """The device Keras runs on in this process."""
-    import keras
-
-    if keras.backend.backend() != "jax":
-        return Device(keras.backend.backend(), "")
-    import jax
-
-    return Device.of("jax", jax.devices()[0])
-
-
 def prepare(backbone: str, image_size: int, precision: str) -> Choice:
     """Choose the attention for this process's device and tell Keras, before the backbone's
     layers are made."""
-    device = this_device()
+    import keras
+
+    device = Device(keras.backend.backend(), "")
+    if device.backend == "jax":
+        import jax
+
+        device = Device.of("jax", jax.devices()[0])
     choice = choose(backbone, image_size, precision, device)
     tell_keras(choice, device)
     return choice

@@ -84,9 +84,5 @@ class CropAndFlip(keras.layers.Layer):
         return input_shape
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "crop_area": self.crop_area,
-            "flip": self.flip,
-            "seed": self.seed,
-        }
+        names = ("crop_area", "flip", "seed")
+        return {**super().get_config(), **{name: getattr(self, name) for name in names}}

@@ -25,14 +25,6 @@ def averages_weights(net: keras.Model) -> bool:
     return getattr(optimizer, "use_ema", False)
 
 
-def swapped(net: keras.Model):
-    """Keras' own swap of the weights and their average (under tf.distribute on every
-    replica): call `on_test_begin` to put the average in, `on_test_end` to put it back."""
-    swap = keras.callbacks.SwapEMAWeights()
-    swap.set_model(net)
-    return swap
-
-
 def scored_keys(metric: str) -> dict[str, str]:
     """The history's keys of each epoch's validation scores, by the weights scored."""
     return {which: f"val_{metric}_{which}" for which in KEPT}
@@ -98,8 +90,9 @@ class ValidatedEachEpoch(keras.callbacks.Callback):
         raw = self.score(self.model)
         kept, line = raw, f"valid {self.metric}: {raw['metric']:.4f}"
         if averages_weights(self.model):
-            swap = swapped(self.model)
-            swap.on_test_begin()
+            swap = keras.callbacks.SwapEMAWeights()  # under tf.distribute, on every replica
+            swap.set_model(self.model)
+            swap.on_test_begin()  # the average in; on_test_end puts the raw weights back
             try:
                 kept = self.score(self.model)
             finally:

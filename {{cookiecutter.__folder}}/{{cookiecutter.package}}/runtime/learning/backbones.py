@@ -44,7 +44,7 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
     `with_weights=False` builds the architecture only (trained weights replace them).
     Call inside the accelerator's scope."""
     if BACKBONES[cfg.backbone].attention:  # a transformer: Keras told its kernel first
-        from . import attention
+        from . import attention  # as small_cnn below: only a notebook of such a backbone carries it
 
         attention.prepare(cfg.backbone, cfg.image_size, precision)  # read as layers are made
     if not BACKBONES[cfg.backbone].handle:  # no preset: the demos' small CNN, in its own module
@@ -89,19 +89,15 @@ def changed_arguments(cfg: Config) -> dict:
 
 def prepared(model: keras.Model) -> keras.Model:
     """A keras-hub backbone as this project trains it: "same" padding at stride 1
-    (efficientnet_padding.py), synchronized batch statistics, no training of what is unused."""
+    (efficientnet_padding.py), synchronized batch statistics, no training of what is unused:
+    DINOv3's mask token stands in for the patches its pretraining masked; no image of a
+    classifier's reaches it, and Keras warns at the first step that it has no gradient."""
     efficientnet_padding.same_at_stride_one(model)
     synchronize_batch_statistics(model)
-    unused_frozen(model)
-    return model
-
-
-def unused_frozen(model: keras.Model) -> None:
-    """DINOv3's mask token stands in for the patches its pretraining masked; no image of a
-    classifier's reaches it, and Keras warns at the first step that it has no gradient."""
     for variable in model.weights:
         if variable.path.endswith("mask_token"):
             variable.trainable = False
+    return model
 
 
 def synchronize_batch_statistics(model: keras.Model) -> None:

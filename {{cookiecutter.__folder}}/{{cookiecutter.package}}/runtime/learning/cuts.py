@@ -10,19 +10,26 @@ from .. import scoring
 from ..scoring import METRICS
 
 
+def fitter(cfg):
+    """The module that fits this run's cuts (`chosen`) and answers with them (`applied`), or
+    None where the most probable class answers."""
+    if cfg.multi_label:
+        from . import thresholds  # each only where the config asks: a notebook carries it then
+
+        return thresholds
+    if METRICS[cfg.metric].graded:
+        from . import grades
+
+        return grades
+    return None
+
+
 def cuts_for(cfg, truth, probabilities) -> list[float] | None:
     """What turns probabilities into answers, fitted on these records: each class's threshold
     (multi-label), or the cuts between grades where they beat the most probable grade (qwk);
     None: the most probable class."""
-    if cfg.multi_label:
-        from . import thresholds
-
-        return thresholds.chosen(truth, probabilities)
-    if METRICS[cfg.metric].graded:
-        from . import grades
-
-        return grades.chosen(truth, probabilities)
-    return None
+    fitting = fitter(cfg)
+    return fitting.chosen(truth, probabilities) if fitting else None
 
 
 def cuts_to_score(cfg, truth, probabilities) -> list[float] | None:
@@ -34,17 +41,7 @@ def cuts_to_score(cfg, truth, probabilities) -> list[float] | None:
 def answered(cfg, probabilities, cuts) -> np.ndarray:
     """The answers `cuts` (cuts_for's) give: every class at or above its threshold (multi-label), or
     the grade the cuts between grades give (qwk); no cuts: the most probable class."""
-    if cuts is None:
-        return probabilities.argmax(-1)
-    if cfg.multi_label:
-        from . import thresholds
-
-        return thresholds.applied(probabilities, cuts)
-    if METRICS[cfg.metric].graded:
-        from . import grades
-
-        return grades.graded(probabilities, cuts)
-    raise ValueError(f"cuts for {cfg.metric}, which answers with the most probable class")
+    return probabilities.argmax(-1) if cuts is None else fitter(cfg).applied(probabilities, cuts)
 
 
 def scored(cfg, truth, probabilities, cuts=None) -> float:

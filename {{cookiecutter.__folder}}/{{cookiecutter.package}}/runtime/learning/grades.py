@@ -18,14 +18,9 @@ def expected(probabilities: np.ndarray) -> np.ndarray:
     return np.asarray(probabilities) @ np.arange(np.shape(probabilities)[1])
 
 
-def graded(probabilities: np.ndarray, cuts) -> np.ndarray:
+def applied(probabilities: np.ndarray, cuts) -> np.ndarray:
     """Each image's grade: how many cuts its expected grade reaches."""
     return np.searchsorted(np.asarray(cuts), expected(probabilities), side="right")
-
-
-def as_rows(probabilities: np.ndarray, cuts) -> np.ndarray:
-    """The grades as one-hot rows: what a submission of labels writes of them."""
-    return np.eye(np.shape(probabilities)[1])[graded(probabilities, cuts)]
 
 
 def kappa(truth: np.ndarray, predicted: np.ndarray, classes: int) -> float:
@@ -76,6 +71,6 @@ def chosen(truth, probabilities: np.ndarray) -> list[float] | None:
         if not held.any() or held.all():
             return None  # too few records to tell
         cuts = fitted(truth[~held], probabilities[~held])
-        cut.append(kappa(truth[held], graded(probabilities[held], cuts), classes))
+        cut.append(kappa(truth[held], applied(probabilities[held], cuts), classes))
         most_probable.append(kappa(truth[held], probabilities[held].argmax(1), classes))
     return fitted(truth, probabilities) if np.mean(cut) > np.mean(most_probable) else None

@@ -74,11 +74,10 @@ def build_model(cfg, backbone, image_dtype="uint8", metadata=0, standardized=Non
         x = x[getattr(backbone.model, "out_features", list(x))[-1]]
     # A feature map (convolutional backbones) or a sequence of patch tokens (transformers);
     # SigLIP's vision tower pools its tokens itself.
-    if len(x.shape) > 2:
-        pooling = (
-            layers.GlobalAveragePooling2D if len(x.shape) == 4 else layers.GlobalAveragePooling1D
-        )
-        x = pooling(name="pool")(x)
+    if len(x.shape) == 4:
+        x = layers.GlobalAveragePooling2D(name="pool")(x)
+    elif len(x.shape) == 3:
+        x = layers.GlobalAveragePooling1D(name="pool")(x)
     if metadata:  # a small network of its own, so a few columns are not lost among the features
         table = keras.Input((metadata,), name="metadata")
         t = layers.Dense(64, "swish", name="metadata_1")(table)
@@ -99,7 +98,7 @@ def build_model(cfg, backbone, image_dtype="uint8", metadata=0, standardized=Non
 
 
 def learning_rate_schedule(cfg, replicas, steps_per_epoch):
-    """Linear warm-up to the peak (scaled by replicas, as the global batch is), then cosine decay."""
+    """Linear warm-up to the peak (scaled by replicas, as the batch is), then cosine decay."""
     peak = cfg.learning_rate * replicas
     total = cfg.epochs * steps_per_epoch
     warmup = min(int(cfg.warmup_epochs * steps_per_epoch), total)  # a short run may be all warm-up
@@ -219,8 +218,8 @@ def compile_model(
     """The loss, the optimizer and the metric, for a run of `steps_per_epoch` steps an epoch
     on `replicas` replicas; `run` is what the accelerator decides (steps_per_execution,
     jit_compile); `class_shares`, each class's share of the training images (for
-    Config.class_balance); `standardized`, as build_model's. With Config.ema the optimizer keeps a moving average of the
-    weights: train validates it beside the raw weights each epoch and keeps the better."""
+    Config.class_balance); `standardized`, as build_model's. Config.ema: the optimizer keeps
+    the weights' moving average, which train validates each epoch and keeps (averaging.py)."""
     backbone = [layer for layer in model.layers if isinstance(layer, keras.Model)]
     optimizer = AdamW(
         learning_rate_schedule(cfg, replicas, steps_per_epoch),

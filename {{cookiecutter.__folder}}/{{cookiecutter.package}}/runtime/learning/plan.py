@@ -11,6 +11,15 @@ from ..errors import UserError, named
 from ..platform.accelerator import Accelerator
 
 STEPS_PER_EXECUTION_ON_TPU = 32  # a TPU idles between host calls; run many steps per call
+# Why Accelerator.precision's auto chose its policy (docs/speed.md: the figures). GPUs: on one
+# H100, EfficientNet-B0 at 224 px, batch 128, 5,163 images/s in float16 against 4,621 in
+# bfloat16; a T4 has no bfloat16 at all.
+AUTO_PRECISION_WHY = {
+    "gpu": "auto: float16 with loss scaling on GPUs, faster than bfloat16 on an H100 and the only "
+    "half precision a T4 has",
+    "tpu": "auto: bfloat16 on TPUs, whose matrix units take it",
+    "cpu": "auto: float32 on the CPU",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,24 +51,9 @@ def make(cfg: Config, device: Accelerator, training_records: int) -> Plan:
             f"lower {named('batch_size')}"
         )
     multi_step, note = steps_per_execution(device, cfg.steps_per_execution, steps)
-    chosen, why = device.precision(cfg.precision), precision_why(device, cfg.precision)
-    return Plan(global_batch, steps, chosen, multi_step, note, why)
-
-
-def precision_why(device: Accelerator, requested: str) -> str:
-    """Why Accelerator.precision chose its policy, in a few words (docs/speed.md: the figures)."""
-    if requested != "auto":
-        return f"{named('precision')} {requested}"
-    if device.kind == "gpu":
-        # Measured on one H100, EfficientNet-B0 at 224 px, batch 128: 5,163 images/s in
-        # float16 against 4,621 in bfloat16; a T4 has no bfloat16 at all.
-        return (
-            "auto: float16 with loss scaling on GPUs, faster than bfloat16 on an H100 "
-            "and the only half precision a T4 has"
-        )
-    if device.kind == "tpu":
-        return "auto: bfloat16 on TPUs, whose matrix units take it"
-    return "auto: float32 on the CPU"
+    asked = f"{named('precision')} {cfg.precision}"
+    why = AUTO_PRECISION_WHY[device.kind] if cfg.precision == "auto" else asked
+    return Plan(global_batch, steps, device.precision(cfg.precision), multi_step, note, why)
 
 
 def steps_per_execution(device: Accelerator, requested: int, steps_per_epoch: int):

@@ -1,5 +1,6 @@
-"""Multi-label competitions: each class's own threshold on its probability, chosen on the validation
-records where it gives the class its best F1 (kept beside the trained weights: outputs/fitted.py)."""
+"""Multi-label competitions: each class's own threshold on its probability, chosen on the
+validation records where it gives the class its best F1 (kept beside the trained weights:
+outputs/fitted.py)."""
 
 from __future__ import annotations
 

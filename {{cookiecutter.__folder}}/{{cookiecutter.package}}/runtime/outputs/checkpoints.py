@@ -48,10 +48,6 @@ CONTENTS = {name: f"{name}_sha256" for name in LABEL_FILES}
 MUST_MATCH = (*fields_with("data", "model"), "global_batch", *CONTENTS.values())
 
 
-def folder(places: Places) -> Path:
-    return places.output / CHECKPOINTS
-
-
 def made_by(cfg: Config, places: Places, numbers: plan.Plan | None) -> dict:
     """What a checkpoint records of its run: every field but where it ran, and the plan's
     global batch and steps per epoch (which depend on the replicas and the records)."""
@@ -75,7 +71,7 @@ def digest(path: str) -> str:
 
 def check_resumable(cfg: Config, places: Places, numbers: plan.Plan | None) -> str:
     """What `train` would resume from; an error when the checkpoint came from another run."""
-    where = folder(places)
+    where = places.output / CHECKPOINTS
     if not cfg.resume:
         return f"off ({named('resume')}): training starts at epoch 1"
     saved = read_state(where)
@@ -138,7 +134,7 @@ class EveryEpoch(keras.callbacks.Callback):
     ):
         super().__init__()
         self.cfg, self.history, self.writes_files = cfg, history, writes_files
-        self.folder, self.record = folder(places), made_by(cfg, places, numbers)
+        self.folder, self.record = places.output / CHECKPOINTS, made_by(cfg, places, numbers)
         self.started, self.trained = time.perf_counter(), None
 
     # The seconds an epoch trained, validation left out: `ablate` shows images a second.
@@ -201,10 +197,10 @@ def weight_bytes(net: keras.Model, path: Path) -> int:
 def resume(net: keras.Model, cfg: Config, places: Places) -> tuple[int, dict]:
     """The epochs already done and their history, after loading the last checkpoint if any.
     `preflight` has checked that the checkpoint is of this run."""
-    where = folder(places)
+    where = places.output / CHECKPOINTS
     saved = (read_state(where) if cfg.resume else {}) or {"epoch": 0, "history": {}}
     if cfg.num_processes > 1:
-        from ..platform import processes
+        from ..platform import processes  # only a run of several processes carries it
 
         processes.check_same_start(saved["epoch"], where)
     if not saved["epoch"]:

@@ -15,11 +15,8 @@ import numpy as np
 from ..errors import UserError, first_line
 from ..platform.files import FITTED, write_json
 
-THRESHOLDS, GRADE_CUTS, STANDARDIZED = (
-    FITTED["thresholds"],
-    FITTED["grades"],
-    FITTED["standardized"],
-)
+THRESHOLDS, GRADE_CUTS = FITTED["thresholds"], FITTED["grades"]
+STANDARDIZED = FITTED["standardized"]
 DEFAULT_THRESHOLD = 0.5  # every class's, where no run chose any
 
 

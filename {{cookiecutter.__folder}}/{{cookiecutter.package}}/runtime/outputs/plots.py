@@ -44,30 +44,22 @@ def save(figure: Figure, path: Path) -> Path:
 
 
 def visible_text(figure: Figure) -> str:
-    """The figure's titles, axis labels, tick labels and legend entries, each once, in reading
-    order, joined by " | ". Numbers written inside a plot (a confusion matrix's counts) are left
-    out: hundreds of them would bury the words a reader looks for. Read from a drawn figure:
-    its tick labels are chosen when it is drawn."""
+    """The figure's titles, its shown axes' labels and tick labels and legend entries, each
+    once, in reading order, joined by " | ". Numbers written inside a plot (a confusion
+    matrix's counts) are left out: hundreds of them would bury the words a reader looks for.
+    Read from a drawn figure: its tick labels are chosen when it is drawn."""
     texts = [figure.get_suptitle()]
     for axes in figure.axes:
-        texts += axes_text(axes)
+        texts += [axes.get_title(where) for where in ("left", "center", "right")]
+        for axis in (axes.xaxis, axes.yaxis) if axes.axison else ():
+            if axis.get_visible():
+                texts += [axis.label.get_text(), *tick_labels(axis), axis.offsetText.get_text()]
+        if axes.get_legend() is not None:
+            texts += [text.get_text() for text in axes.get_legend().get_texts()]
     # One line each, and matplotlib's minus sign as "-": plain text to search, and PNG's tEXt
     # chunk takes Latin-1 only (PIL writes an iTXt chunk for names beyond it).
     unique = dict.fromkeys(" ".join(text.replace("\u2212", "-").split()) for text in texts)
     return " | ".join(text for text in unique if text)
-
-
-def axes_text(axes: Axes) -> list[str]:
-    """The text around one axes: titles, and its axes' labels and ticks unless hidden."""
-    texts = [axes.get_title(where) for where in ("left", "center", "right")]
-    if axes.axison:
-        for axis in (axes.xaxis, axes.yaxis):
-            if axis.get_visible():
-                texts += [axis.label.get_text(), *tick_labels(axis), axis.offsetText.get_text()]
-    legend = axes.get_legend()
-    if legend is not None:
-        texts += [text.get_text() for text in legend.get_texts()]
-    return texts
 
 
 def tick_labels(axis: Axis) -> list[str]:
@@ -83,18 +75,15 @@ def tick_labels(axis: Axis) -> list[str]:
 
 
 def show(path: Path | list[Path] | None) -> None:
-    if path is None:  # a picture that does not apply (a confusion matrix, multi-label)
-        return
-    if isinstance(path, list):
-        for one in path:
-            show(one)
-        return
-    if "ipykernel" in sys.modules:  # a notebook: the picture itself
-        from IPython.display import Image, display
+    """Each picture into the notebook, or its path printed in a terminal; None: a picture that
+    does not apply (a confusion matrix, multi-label)."""
+    for one in [] if path is None else path if isinstance(path, list) else [path]:
+        if "ipykernel" in sys.modules:
+            from IPython.display import Image, display
 
-        display(Image(filename=str(path)))
-    else:
-        print(f"picture: {path}")
+            display(Image(filename=str(one)))
+        else:
+            print(f"picture: {one}")
 
 
 def class_name(number: int, names: Names) -> str:

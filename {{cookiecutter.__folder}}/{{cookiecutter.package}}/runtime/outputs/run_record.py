@@ -39,11 +39,10 @@ def with_trained(cfg: Config, sources: Sources, trained: Path) -> tuple[Config, 
     values came from: the run is all predict needs."""
     if not cfg.trained_dir:
         return cfg, sources
-    folder = trained
-    records = run_records(folder)
+    records = run_records(trained)
     if not records:
         raise UserError(
-            f"{named('trained_dir')} {cfg.trained_dir} ({folder}) holds no trained run "
+            f"{named('trained_dir')} {cfg.trained_dir} ({trained}) holds no trained run "
             "(model.json and model.weights.h5, or fold*/ with them); give the output folder of "
             "a finished `train`, or the training notebook's output"
         )

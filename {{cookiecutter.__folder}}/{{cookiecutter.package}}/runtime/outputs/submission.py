@@ -15,7 +15,7 @@ from ..data import tables
 from ..errors import UserError, first_line, named
 from ..platform.files import DICOM_SUFFIXES, IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
 from ..platform.paths import Places
-from ..scoring import METRICS
+from ..scoring import METRICS, as_rows
 from ..submission_shapes import SHAPES, Labels, Shape, TopLabels, probability_columns
 
 
@@ -28,9 +28,9 @@ def load_sample(cfg: Config, sources: Sources, places: Places) -> pd.DataFrame |
         if not tf.io.gfile.exists(path):
             if given(cfg, sources, "sample_submission"):
                 raise UserError(
-                    f"{path} ({came_from(cfg, sources, 'sample_submission')}) does not exist; give the "
-                    "sample's path from where you run, or leave it out to use the data folder's "
-                    "sample_submission.csv"
+                    f"{path} ({came_from(cfg, sources, 'sample_submission')}) does not exist; "
+                    "give the sample's path from where you run, or leave it out to use the data "
+                    "folder's sample_submission.csv"
                 )
             print(f"no sample submission at {path}: rows are sorted by id, unchecked")
             return None
@@ -124,10 +124,10 @@ def written_from(cfg: Config, shape: Shape, probabilities, cuts) -> tuple:
     """The probabilities and thresholds `shape` writes from: where qwk's cuts were fitted between
     grades, each image's grade as a one-hot row (grades.py), so that labels hold the grade."""
     if METRICS[cfg.metric].graded and not cfg.multi_label:
-        from ..learning import grades
+        from ..learning import grades  # only a run of grades carries it
 
         if cuts is not None and type(shape) is Labels:
-            return grades.as_rows(probabilities, cuts), None
+            return as_rows(grades.applied(probabilities, cuts), probabilities.shape[1]), None
     return probabilities, cuts
 
 

@@ -96,10 +96,16 @@ def load_trained(cfg: Config, places: Places, data: Data, accelerator: Accelerat
             cfg = dataclasses.replace(cfg, weights=stack.enter_context(on_this_machine(saved)))
         architecture = backbones.load(cfg, precision, with_weights=False)
     keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made
-    values = {}
+    values, width = {}, ()
     if targets(cfg) == "values":  # each target's mean and spread, saved beside the weights
         values = fitted.standardized(path)
-    width = metadata_width(places, data)
+    # The table's width where the run joins one (nothing for images alone: a model cell of
+    # before the metadata is asked no more).
+    if data.uses_metadata:
+        from ..data import metadata  # only a run with metadata carries it
+
+        spec = metadata_spec(places, data)
+        width = (metadata.width(spec),) if spec else ()
     net = model.build_model(cfg, architecture, accelerator.image_dtype, *width, **values)
     try:
         net.load_weights(str(path))  # trained weights replace the backbone's
@@ -116,20 +122,9 @@ def metadata_spec(places: Places, data: Data) -> dict | None:
     """The metadata encoding the trained run saved beside its weights (None: images alone)."""
     if not data.uses_metadata:
         return None
-    from ..data import metadata
+    from ..data import metadata  # only a run with metadata carries it
 
     return metadata.saved(trained_weights(places).with_name(metadata.SPEC))
-
-
-def metadata_width(places: Places, data: Data) -> tuple:
-    """What build_model takes beside the image for the trained run: its table's width (none
-    for images alone, so a model cell of before the metadata is asked no more)."""
-    if not data.uses_metadata:
-        return ()
-    from ..data import metadata
-
-    spec = metadata_spec(places, data)
-    return (metadata.width(spec),) if spec else ()
 
 
 def damaged(path: Path, fix: str) -> str:
@@ -141,5 +136,6 @@ def damaged(path: Path, fix: str) -> str:
         with h5py.File(place(path).open("rb") if is_url(path) else path, "r") as file:
             file.visititems(lambda name, item: item[()] if isinstance(item, h5py.Dataset) else None)
     except (OSError, ValueError, KeyError) as error:
-        return f"{path} is damaged ({first_line(error)}): it was cut short or is not a weights file; {fix}"
+        why = "it was cut short or is not a weights file"
+        return f"{path} is damaged ({first_line(error)}): {why}; {fix}"
     return ""

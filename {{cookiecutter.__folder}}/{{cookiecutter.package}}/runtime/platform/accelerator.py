@@ -19,6 +19,8 @@ from ..errors import UserError, first_line, named
 from . import backend, startup_logs, versions
 from .files import unwritable
 
+COMPILE_CACHE = "jax-cache"  # under the output folder: the programs JAX compiled
+
 
 @dataclasses.dataclass(frozen=True)
 class Accelerator:
@@ -86,7 +88,13 @@ def detect(cfg: Config, output: Path) -> Accelerator:
     # asked by JAX to make the cache's folder in a missing bucket, asks for it for ever.
     writable = not unwritable(output, buckets=True)
     if found.backend == "jax" and cfg.compile_cache and writable:
-        print(backend.keep_compiled_programs(output / backend.COMPILE_CACHE))
+        import jax
+
+        cache = output / COMPILE_CACHE
+        jax.config.update("jax_compilation_cache_dir", str(cache))
+        print(
+            f"compile cache: {cache} (each step compiled once, for every fold, evaluate, predict)"
+        )
     return found
 
 
@@ -110,7 +118,7 @@ def find(cfg: Config) -> Accelerator:
                 f"(keras-team/keras#20585); set {named('backend')} jax"
             )
         chosen = "jax"
-        from . import processes
+        from . import processes  # as rehearsal below: only a notebook that uses it carries it
 
         processes.join(cfg)
     if cfg.simulate_replicas:  # a TPU-8 run rehearsed on the CPU
@@ -296,17 +304,11 @@ def tf_gpu_name(tf, gpu) -> str:
 
 
 def describe(device: Accelerator) -> str:
-    lines = [
-        f"accelerator: {device.kind} ({device.how})",
-        f"backend: {device.backend}",
-        f"replicas: {device.replicas}",
-    ]
-    if device.processes > 1:
-        lines.append(f"processes: {device.processes}")
+    lines = [f"accelerator: {device.kind} ({device.how})", f"backend: {device.backend}"]
+    lines += [f"replicas: {device.replicas}"]
+    lines += [f"processes: {device.processes}"] if device.processes > 1 else []
     lines += [f"devices: {devices_of(device)}", f"versions: {versions.of_run(device.backend)}"]
-    if device.warning:
-        lines.append(f"WARNING: {device.warning}")
-    return "\n".join(lines)
+    return "\n".join(lines + ([f"WARNING: {device.warning}"] if device.warning else []))
 
 
 def devices_of(device: Accelerator) -> str:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import importlib.metadata
 import os
 import sys
 
 from ..config import BACKENDS
 from ..errors import UserError, named
+from .versions import TENSORFLOWS, installed
 
 # TPU signs: remote TPUs, which any TensorFlow reaches over the network, and TPU VMs' own chips.
 REMOTE_TPU_ENV = ("TPU_NAME", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS", "COLAB_TPU_ADDR")
@@ -65,16 +65,6 @@ def use(backend: str) -> None:
         os.environ["KERAS_BACKEND"] = backend
 
 
-def installed(package: str) -> bool:
-    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-        importlib.metadata.version(package)
-        return True
-    return False
-
-
-TENSORFLOWS = ("tensorflow", "tensorflow-cpu", "tensorflow-tpu", "tensorflow-macos", "tf-nightly")
-
-
 def tensorflow_installed() -> bool:
     return any(installed(name) for name in TENSORFLOWS)
 
@@ -84,7 +74,7 @@ def tensorflow_drives_tpus() -> bool:
     from the installed packages, as importing TensorFlow would fix Keras' backend."""
     if any(os.environ.get(name) for name in REMOTE_TPU_ENV):
         return any(installed(name) for name in ("tensorflow", "tensorflow-cpu", "tensorflow-tpu"))
-    return installed("tensorflow-tpu")
+    return bool(installed("tensorflow-tpu"))
 
 
 def device_files(patterns) -> list[str]:
@@ -101,14 +91,3 @@ def hide_gpus_from_tensorflow() -> None:
         import tensorflow as tf
 
         tf.config.set_visible_devices([], "GPU")
-
-
-COMPILE_CACHE = "jax-cache"  # under the output folder: the programs JAX compiled
-
-
-def keep_compiled_programs(folder) -> str:
-    """Keep JAX's compiled programs in `folder`: later folds, evaluate and predict reuse them."""
-    import jax
-
-    jax.config.update("jax_compilation_cache_dir", str(folder))
-    return f"compile cache: {folder} (each step compiled once, for every fold, evaluate, predict)"

@@ -43,23 +43,18 @@ def join(cfg: Config) -> None:
 def stop_waiting(cfg: Config) -> None:
     """Runs on the watchdog's thread while JAX holds the main one: print the error, exit 2."""
     where = cfg.coordinator or "the coordinator JAX found"
+    joined = f"not all {cfg.num_processes} processes joined; start every process with the same "
+    joined += "--coordinator and --num-processes, each with its own --process-id"
     if cfg.process_id == 0:
-        why = (
-            f"process 0 serves {where}, and not all {cfg.num_processes} processes joined; "
-            "start every process with the same --coordinator and --num-processes, each with "
-            "its own --process-id, and check that the other hosts can reach this port"
-        )
+        why = f"process 0 serves {where}, and {joined}, and check that the other hosts can reach "
+        why += "this port"
     elif cfg.coordinator and not answers(cfg.coordinator):
         why = (
             f"nothing answers at {where}: start process 0 first with the same --coordinator, "
             "and check the host name, the port and that no firewall is in between"
         )
     else:
-        why = (
-            f"{where} answers, but not all {cfg.num_processes} processes joined; start every "
-            "process with the same --coordinator and --num-processes, each with its own "
-            "--process-id"
-        )
+        why = f"{where} answers, but {joined}"
     print(
         f"error: process {cfg.process_id} waited {cfg.coordinator_timeout} s "
         f"({named('coordinator_timeout')}) for the other processes: {why}",

@@ -8,9 +8,10 @@ import re
 from importlib.metadata import PackageNotFoundError, version
 
 from ..backbone_choices import BACKBONES, KERAS_HUB_FOR_KERAS
+from .kaggle_inputs import in_notebook, in_scoring_rerun
 
-# TensorFlow is installed under one of these names, the last on a TPU VM that drives the TPU.
-TENSORFLOWS = ("tensorflow", "tensorflow-cpu", "tensorflow-tpu")
+# TensorFlow is installed under one of these names (tensorflow-tpu on a TPU VM that drives it).
+TENSORFLOWS = ("tensorflow", "tensorflow-cpu", "tensorflow-tpu", "tensorflow-macos", "tf-nightly")
 
 
 def of(package: str) -> str:
@@ -77,8 +78,6 @@ def keras_hub_for(backbone: str, keras: str) -> str:
 
 def refusal(backbone: str) -> str:
     """unbuildable's clause with what to do where this runs, as one line; empty where none."""
-    from .kaggle_inputs import in_notebook, in_scoring_rerun
-
     why = unbuildable(backbone)
     if not why:
         return ""
