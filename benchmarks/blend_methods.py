@@ -73,13 +73,12 @@ def main() -> None:
     blending = importlib.import_module(f"{package}.runtime.learning.blending")
     config = importlib.import_module(f"{package}.runtime.config")
 
-    runs = [blend.read_run(folder) for folder in args.runs]
-    blend.check_alike(runs, Path("/nonexistent"))
-    cfg = blend.trained_for(runs[0], config.Config())
+    start = importlib.import_module(f"{package}.runtime.stages.run").start
+    runs = [blend.read_run(folder, "blend") for folder in args.runs]
+    blend.check_alike(runs, Path("/nonexistent"), "blend", 2)
+    cfg = blend.trained_for(runs[0], start(config.Config(), on_accelerator=False, read=False)).cfg
     order = runs[0].oof["id"]
-    tables = [run.oof.set_index("id").loc[order, run.columns].to_numpy(float) for run in runs]
-    truth = blend.truth_of(cfg, runs[0].oof)
-    folds = runs[0].oof["fold"].astype(str).to_numpy()
+    tables, truth, folds = blend.out_of_fold_rows(cfg, runs)
     score, every = blend.scorer(cfg, truth), np.ones(len(order), bool)
 
     def tied(rows, probabilities):  # the metric, then the log loss among equals
@@ -99,7 +98,8 @@ def main() -> None:
         ids = runs[0].test[runs[0].test.columns[0]]
         test_truth = solution.loc[ids, "label"].astype(int).to_numpy()
         test = [run.test[run.columns].to_numpy(float) for run in runs]
-    for name, run in zip(blend.names_of(runs), runs, strict=True):
+    for run in runs:
+        name = run.folder.name
         table = run.oof.set_index("id").loc[order, run.columns].to_numpy(float)
         line = f"{name:<28} oof {score(every, table):.4f}"
         if test is not None:

@@ -110,10 +110,13 @@ def ours(project: Path, backbone: str, size: int, batch: int, steps: int) -> tup
         num_classes=10,
         output_dir=tempfile.mkdtemp(prefix="step-against-timm-"),
     )
-    found = importlib.import_module(f"{package}.runtime.platform.accelerator").detect(cfg)
+    start = importlib.import_module(f"{package}.runtime.stages.run").start
+    run = start(cfg, read=False)  # the accelerator found once, handed to the bench
+    found = run.accelerator
     if found.replicas > 1:  # one device, as timm's side has it
         cfg = dataclasses.replace(cfg, batch_size=max(1, batch // found.replicas))
-    medians = bench.step_seconds(cfg, ("CACHED",), found, steps=steps, repeats=1)
+        run = start(cfg, accelerator=found, read=False)
+    medians = bench.step_seconds(run, ("CACHED",), steps=steps, repeats=1)
     return medians["CACHED"], f"Keras on {found.backend}, {found.replicas} replica(s)"
 
 

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 import tensorflow as tf
 
-from {{ cookiecutter.package }}.runtime.data import pipeline, records
+from {{ cookiecutter.package }}.runtime.data import pipeline, records, scan
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs.submission import read_sample
 from {{ cookiecutter.package }}.runtime.stages.run import Run, start
@@ -106,12 +106,10 @@ def test_a_feature_of_the_wrong_kind_is_named(tmp_path):
 
 def test_labels_beyond_num_classes_are_caught_with_the_fix(demo_cfg):
     shard = files(read(demo_cfg), demo_cfg.train_files)[0]
-    records.check_labels(shard, "class", 10)
-    with pytest.raises(
-        UserError,
-        match=r"0 to 9, outside 0..4 \(Config.num_classes / --num-classes 5\); set num_classes to at least 10",
-    ):
-        records.check_labels(shard, "class", 5)
+    assert not scan.scan_shard(shard, demo_cfg, labeled=True).problems
+    five = dataclasses.replace(demo_cfg, num_classes=5, class_names="")
+    fewer = scan.scan_shard(shard, five, labeled=True)
+    assert "have labels outside 0..4 (Config.num_classes / --num-classes)" in fewer.problems
 
 
 def test_a_typed_pattern_laid_out_as_in_the_data_folder_is_found_there(

@@ -13,7 +13,7 @@ from builders import ids
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.data import record_folds
+from {{ cookiecutter.package }}.runtime.data import records
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages.evaluate import evaluate
 from {{ cookiecutter.package }}.runtime.stages.predict import predict
@@ -188,7 +188,7 @@ def test_enough_files_are_dealt_whole_into_folds_of_as_many_records():
     whole files, six or seven each, none far from a fifth of the records."""
     train = [f"train/{n:02d}-512x512-798.tfrec" for n in range(16)]
     valid = [f"val/{n:02d}-512x512-232.tfrec" for n in range(16)]
-    pooled = record_folds.split(train, valid, [798] * 16 + [232] * 16, None, 5, 42)
+    pooled = records.pool_folds(train, valid, [798] * 16 + [232] * 16, None, 5, 42)
     assert pooled.describe() == (
         "5 folds over 32 files (16 train, 16 val): each fold validates on 6 or 7 files"
     )
@@ -198,13 +198,13 @@ def test_enough_files_are_dealt_whole_into_folds_of_as_many_records():
         assert sorted(pooled.files_of(fold, True) + pooled.files_of(fold, False)) == sorted(
             train + valid
         )
-    assert record_folds.split(train, valid, [798] * 16 + [232] * 16, None, 5, 42) == pooled
+    assert records.pool_folds(train, valid, [798] * 16 + [232] * 16, None, 5, 42) == pooled
 
 
 @pytest.mark.quick
 def test_fewer_labelled_records_than_folds_is_refused_with_the_counts_and_the_flag():
     with pytest.raises(UserError) as caught:
-        record_folds.split(["train/a.tfrec"], ["val/b.tfrec"], [2, 1], lambda files: None, 5, 42)
+        records.pool_folds(["train/a.tfrec"], ["val/b.tfrec"], [2, 1], lambda files: None, 5, 42)
     assert str(caught.value) == (
         "Config.fold / --fold: Config.folds / --folds 5 folds need at least 5 labelled records, "
         "and the train and val files (2) hold 3; give --folds 3 or fewer, or leave "

@@ -19,14 +19,14 @@ from fake_kaggle import RULES_NOT_ACCEPTED
 
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.errors import UserError
+from {{ cookiecutter.package }}.runtime.errors import UserError, briefly
 from {{ cookiecutter.package }}.runtime.platform import versions
 from {{ cookiecutter.package }}.runtime.stages.run import start
-from {{ cookiecutter.package }}.tools.kaggle_api import RAISES_ON_A_FAILED_UPLOAD, client_version
-from {{ cookiecutter.package }}.tools.kaggle_auth import (
+from {{ cookiecutter.package }}.tools.kaggle_api import (
     CREDENTIALS_HELP,
-    briefly,
+    RAISES_ON_A_FAILED_UPLOAD,
     check_key_file,
+    client_version,
     kaggle_client_class,
 )
 

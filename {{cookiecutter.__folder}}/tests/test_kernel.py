@@ -31,7 +31,7 @@ from {{ cookiecutter.package }}.runtime.platform import backend
 from {{ cookiecutter.package }}.runtime.stages.run import start
 from {{ cookiecutter.package }}.runtime.submission_shapes import SHAPES
 from {{ cookiecutter.package }}.tools import carried as carrying
-from {{ cookiecutter.package }}.tools import kernel, settings_cell
+from {{ cookiecutter.package }}.tools import kernel
 from {{ cookiecutter.package }}.tools import notebook as notebooks
 from {{ cookiecutter.package }}.tools.demo import from_preset
 
@@ -341,7 +341,7 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     assert "seed=" not in config_cell and "| `seed` | `42` | random seed |" in settings
     # the competition's records
     reading = kernel.as_it_reads(start(cfg, on_accelerator=False, read=False), inference=False)
-    offered = {field.name for field in settings_cell.settings("training", reading.data)}
+    offered = {field.name for field in notebooks.settings("training", reading.data)}
     for field in knobs():  # what the run uses: in the cell, or one click away with its default
         listed = f"    {field.name}=" in config_cell or f"| `{field.name}` |" in settings
         assert listed == (field.name in offered), field.name
@@ -410,9 +410,9 @@ FEATURES = {
     "values": ({"metric": "rmse", "num_classes": 1}, ["learning/regression.py"]),
     "values in a CSV": (
         {"metric": "rmse", "num_classes": 1, "train_csv": "labels.csv"},
-        ["data/value_labels.py"],
+        ["data/competition_files.py"],
     ),
-    "metadata": ({"metadata_columns": "age"}, ["data/metadata.py", "data/metadata_inputs.py"]),
+    "metadata": ({"metadata_columns": "age"}, ["data/metadata.py"]),
     "images and a CSV": (
         {"train_csv": "labels.csv"},
         ["data/images.py", "data/competition_files.py"],
@@ -581,7 +581,7 @@ def test_every_setting_the_settings_cell_offers_works_when_set_there(tmp_path, i
     ]
     reading = kernel.as_it_reads(start(Config(), on_accelerator=False, read=False), inference)
     kind = "inference" if inference else "training"
-    offered = settings_cell.settings(kind, reading.data)
+    offered = notebooks.settings(kind, reading.data)
     assert offered and not {field.name for field in offered} & {"num_processes", "metric"}
     for field in offered:
         if field.name in notebooks.DATA_PLACES:

@@ -9,7 +9,7 @@ import pytest
 from builders import competition, ids, write_csv
 
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.data import images, metadata, metadata_inputs
+from {{ cookiecutter.package }}.runtime.data import images, metadata
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.stages import fitting, preflight
 from {{ cookiecutter.package }}.runtime.stages.run import start
@@ -139,5 +139,5 @@ def test_beside_images_the_training_csv_columns_are_fitted_on_the_training_folds
         {"column": "age", "kind": "number", "mean": ages.mean(), "std": ages.std()}
     ]
     assert features.ids == names and features.width == 2
-    (tested,) = metadata_inputs.for_test(run.cfg, run.places, run.data, [saved], ["5000.jpg"])
+    (tested,) = metadata.for_test(run.cfg, run.places, run.data, [saved], ["5000.jpg"])
     assert np.allclose(tested.values, [[(3 - ages.mean()) / ages.std(), 0]])

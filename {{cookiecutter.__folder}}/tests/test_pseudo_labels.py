@@ -87,7 +87,7 @@ def test_a_run_joining_metadata_trains_on_test_images_with_their_own_rows(
     pseudo-labeled test images with their rows of the test table (--test-csv), encoded as the
     training rows are: each image beside its own metadata, in the pipeline and end to end."""
     from {{ cookiecutter.package }}.runtime.config import Config
-    from {{ cookiecutter.package }}.runtime.data import metadata_inputs, pipeline
+    from {{ cookiecutter.package }}.runtime.data import metadata, pipeline
     from {{ cookiecutter.package }}.runtime.stages import preflight, training_checks
     from {{ cookiecutter.package }}.runtime.stages.run import start
 
@@ -110,8 +110,8 @@ def test_a_run_joining_metadata_trains_on_test_images_with_their_own_rows(
     run = start(cfg)  # as train starts it: its data read
     checked = preflight.ready(run, "train", training_checks.CHECKS)
     added = checked.pseudo.value
-    table = metadata_inputs.for_training(run.cfg, run.places, run.data)
-    joined = metadata_inputs.with_test_rows(run.cfg, run.places, run.data, table, added.ids)
+    table = metadata.for_training(run.cfg, run.places, run.data)
+    joined = metadata.with_test_rows(run.cfg, run.places, run.data, table, added.ids)
     encoded = dict(zip(joined.ids, map(tuple, joined.values.round(5)), strict=True))
     tested = {encoded[key] for key in added.ids}
     trained = {encoded[key] for key in table.ids}

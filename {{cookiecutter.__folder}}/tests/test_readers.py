@@ -10,15 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.data.competition_files import read_csv
 from {{ cookiecutter.package }}.runtime.data.manifest import with_manifest
+from {{ cookiecutter.package }}.runtime.data.tables import read_csv
 from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.outputs import fitted, run_record
 from {{ cookiecutter.package }}.runtime.outputs.submission import layout, read_sample
 from {{ cookiecutter.package }}.runtime.platform.files import MANIFEST
 from {{ cookiecutter.package }}.runtime.platform.paths import find
-from {{ cookiecutter.package }}.tools.kaggle_api import metadata_id
-from {{ cookiecutter.package }}.tools.kaggle_auth import check_key_file
+from {{ cookiecutter.package }}.tools.kaggle_api import check_key_file, metadata_id
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
 

@@ -338,7 +338,7 @@ def test_ablate_trains_each_part_switched_off_and_resumes(demo_cfg, capsys):
     assert rows[2]["changes"] == {"ema": 0.0}
     printed = capsys.readouterr().out
     assert "no ema" in printed.split("ablate: validation")[-1]
-    root = checkpoints.folder(start(cfg, on_accelerator=False, read=False).places).parent / "ablate"
+    root = start(cfg, on_accelerator=False, read=False).places.output / "ablate"
     assert json.loads((root / "ablate.json").read_text()) == rows
     assert (root / "ablate.png").is_file()
     assert all(row["images_per_second"] > 0 for row in rows)
@@ -355,22 +355,13 @@ def test_ablate_calls_a_difference_a_finding_only_beyond_twice_its_standard_erro
     fold is a finding even where the folds themselves differ more; ahead on one fold and
     behind on another is noise, however large its mean. The table marks findings with *."""
     default = [0.80, 0.84, 0.88]
-    steady = ablate.difference([0.821, 0.859, 0.900], default)
-    noisy = ablate.difference([0.86, 0.82, 0.91], default)
+    steady = ablate.row("+ flip", {"flip": True}, [0.821, 0.859, 0.900], [100.0], default)
+    noisy = ablate.row("+ mixup", {"mixup": 0.2}, [0.86, 0.82, 0.91], [100.0], default)
     assert steady["difference"] == pytest.approx(0.02)
     assert steady["standard_error"] == pytest.approx(0.0006, abs=1e-4)
     assert noisy["difference"] == pytest.approx(0.0233, abs=1e-4)
     assert noisy["standard_error"] == pytest.approx(0.0233, abs=1e-4)
-    rows = [
-        {"variant": name, "changes": changes, "mean": statistics.fmean(scores),
-         "spread": statistics.stdev(scores), "images_per_second": 100.0,
-         **ablate.difference(scores, default)}
-        for name, changes, scores in (
-            ("default", {}, default),
-            ("+ flip", {"flip": True}, [0.821, 0.859, 0.900]),
-            ("+ mixup", {"mixup": 0.2}, [0.86, 0.82, 0.91]),
-        )
-    ]  # fmt: skip
+    rows = [ablate.row("default", {}, default, [100.0], default), steady, noisy]
     lines = ablate.table(rows, Config(metric="accuracy", epochs=5), 3, True).splitlines()
     assert "standard error (* beyond twice it)" in lines[0]
     assert lines[3].startswith("+ flip") and "+0.0200  0.0006*" in lines[3]

@@ -237,7 +237,7 @@ def test_grade_cuts_fitted_on_validation_beat_the_nearest_grade_of_a_biased_mode
     mixed[np.arange(400), truth] = 0.45
     mixed[np.arange(400), (truth + 3) % 5] = 0.35
     assert grades.chosen(truth, mixed) is None
-    predicted = grades.graded(probabilities, cuts)
+    predicted = grades.applied(probabilities, cuts)
     assert grades.kappa(truth, predicted, 5) == pytest.approx(
         cohen_kappa_score(truth, predicted, weights="quadratic")
     )
