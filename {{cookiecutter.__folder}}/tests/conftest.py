@@ -105,7 +105,7 @@ def preset(tmp_path_factory):
 
 
 # The blendable runs' image sizes, their TTA and their seeds: another seed keeps the folds.
-SIZES_AND_FLIPS = ((32, False, 42), (40, True, 7))
+SIZES_AND_FLIPS = ((32, "none", 42), (40, "flip", 7))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,6 +14,7 @@ from {{ cookiecutter.package }}.runtime.errors import UserError
 from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip, crop_windows, resize_matrix
 from {{ cookiecutter.package }}.runtime.learning.backbones import load
 from {{ cookiecutter.package }}.runtime.learning.model import build_model, model_augmentations
+from {{ cookiecutter.package }}.runtime.learning.predictions import predict_probabilities
 from {{ cookiecutter.package }}.runtime.stages.fitting import recipe_line
 
 pytestmark = pytest.mark.quick  # one unit alone: make test-quick runs it
@@ -119,3 +120,42 @@ def test_flips_by_default_only_from_the_image_size_of_photos():
     assert "flip" not in recipe_line(dataclasses.replace(on, flip=True, crop_area=0.75))
     with pytest.raises(UserError, match="Config.flip / --flip = 'yes': must be True, False or"):
         Config(flip="yes")
+
+
+def orientations(image: np.ndarray) -> list[np.ndarray]:
+    """The image's eight orientations: as it is and mirrored, each turned 0 to 3 quarter turns."""
+    return [np.rot90(mirror, turn) for mirror in (image, image[:, ::-1]) for turn in range(4)]
+
+
+def test_eight_view_tta_predicts_an_image_and_each_of_its_flips_and_turns_alike():
+    """A model that tells the orientations apart (a dense layer on the pixels): with
+    --tta eight it gives an image and its seven other orientations one prediction."""
+    rng = np.random.default_rng(0)
+    inputs = keras.Input((8, 8, 3))
+    outputs = keras.layers.Dense(4, activation="softmax")(keras.layers.Flatten()(inputs))
+    net = keras.Model(inputs, outputs)
+    net.set_weights([rng.normal(size=(192, 4)).astype("float32"), np.zeros(4, "float32")])
+    images = np.stack(orientations(rng.uniform(0, 1, (8, 8, 3)).astype("float32")))
+    batches = tf.data.Dataset.from_tensor_slices(
+        (images, np.arange(8).astype(str), np.ones(8, "float32"))
+    ).batch(4)
+    plain, _ = predict_probabilities(net, batches, "none")
+    assert np.ptp(plain, axis=0).max() > 0.05  # the model alone is not invariant
+    mirrored, _ = predict_probabilities(net, batches, "flip")
+    np.testing.assert_allclose(mirrored[0], mirrored[4], atol=1e-6)  # an image and its mirror
+    assert np.ptp(mirrored, axis=0).max() > 0.05  # but not its quarter turns
+    eight, keys = predict_probabilities(net, batches, "eight")
+    np.testing.assert_allclose(eight, np.repeat(eight[:1], 8, axis=0), atol=1e-6)
+    assert keys[0].tolist() == [str(n).encode() for n in range(8)]
+
+
+def test_training_with_turns_draws_each_of_the_eight_orientations():
+    """Config.turns: each training image comes out in one of its eight orientations, and
+    over a few batches all eight come out; without it, only the image and its mirror."""
+    image = np.arange(4 * 4 * 1, dtype="float32").reshape(4, 4, 1)
+    batch = np.repeat(image[None], 64, axis=0)
+    every = [view.tobytes() for view in orientations(image)]
+    for turns, expected in ((True, set(every)), (False, {every[0], every[4]})):
+        layer = CropAndFlip(1.0, True, seed=3, turns=turns)
+        drawn = np.asarray(layer(batch, training=True))
+        assert {view.tobytes() for view in drawn} == expected

@@ -47,7 +47,7 @@ def test_blend_weighs_runs_by_out_of_fold_rows_and_submits_in_the_samples_order(
         assert np.isclose(run["cv"], macro_f1(truth, table))
         assert re.search(rf"\n  {run['name']} +{run['cv']:.4f}  {run['weight']:.2f}\n", printed)
     assert [run["image_size"] for run in blend["runs"]] == [32, 40]
-    assert [run["tta"] for run in blend["runs"]] == [False, True]  # as each was predicted
+    assert [run["tta"] for run in blend["runs"]] == ["none", "flip"]  # as each was predicted
     # Trained with other seeds, on the same folds: the folds come from --fold-seed alone.
     records = [json.loads((run / "fold0" / "model.json").read_text()) for run in blendable.runs]
     assert records[0]["seed"] != records[1]["seed"]

@@ -212,3 +212,70 @@ def test_an_ordinal_competition_trains_on_qwk_and_submits_grades(tmp_path, capsy
     written = pd.read_csv(predict(cfg), dtype=str)
     assert list(written.columns) == ["id_code", "diagnosis"]
     assert set(written["diagnosis"]) <= {"0", "1", "2"}
+
+
+def screening(folder):
+    """RSNA screening's shape: two views (CC, MLO) of each side of each patient, one truth per
+    side (cancer); the test table gives each image its side's prediction_id, which the sample
+    asks for. Images are striped in their side's colour, but for one test side whose views
+    disagree: its CC view looks like cancer, its MLO view does not."""
+    rng = np.random.default_rng(2)
+    for kind in ("train_images", "test_images"):
+        (folder / kind).mkdir(parents=True)
+    rows, tests, number = [], [], 1000
+    for kind, patients in (("train", 14), ("test", 4)):
+        for patient in range(patients):
+            for side in "LR":
+                cancer = (patient + (side == "R")) % 2
+                for view in ("CC", "MLO"):
+                    number += 1
+                    seen = cancer if (kind, patient, side) != ("test", 0, "L") else view == "CC"
+                    image(folder / f"{kind}_images" / f"{number}.jpg", [NAMES[seen]], rng)
+                    if kind == "train":
+                        rows.append((f"p{patient:02d}", number, side, view, cancer))
+                    else:
+                        tests.append((f"t{patient}", number, side, view, f"t{patient}_{side}"))
+    columns = ["patient_id", "image_id", "laterality", "view"]
+    write_csv(folder / "train.csv", [*columns, "cancer"], rows)
+    write_csv(folder / "test.csv", [*columns, "prediction_id"], tests)
+    order = ["t2_R", "t0_L", "t3_L", "t1_R", "t0_R", "t2_L", "t1_L", "t3_R"]
+    write_csv(
+        folder / "sample_submission.csv", ["prediction_id", "cancer"], [(i, 0) for i in order]
+    )
+    return order
+
+
+def test_a_screening_competition_answers_each_side_from_its_views(tmp_path, capsys):
+    """Several images, one answer: `predict` gathers each side's two views to the sample's
+    prediction_id (the test table's column of that name, or the columns that make it), by
+    their mean or, with --aggregate max, by the view that shows it most; out of fold, the
+    training table's patient_id and laterality gather the views alike."""
+    order = screening(tmp_path)
+    records = ["records", "--images", str(tmp_path / "train_images"), "--csv"]
+    records += [str(tmp_path / "train.csv"), "--test-images", str(tmp_path / "test_images")]
+    records += ["--label-column", "cancer", "--group-column", "patient_id", "--folds", "2"]
+    records += ["--metadata-columns", ""]
+    assert main([*records, "--output-dir", str(tmp_path / "records")]) == 0
+    run = ["--data-dir", str(tmp_path / "records"), "--output-dir", str(tmp_path / "out")]
+    run += [*shlex.split(QUICK), "--epochs", "4", "--metric", "roc_auc", "--no-flip"]
+    answers = ["--answer-columns", "patient_id,laterality"]
+    assert main(["train", *run, "--fold", "all", *answers]) == 0
+    printed = capsys.readouterr().out
+    assert "validation: 28 images, 14 answers (mean of each)" in printed
+    assert re.search(r"out-of-fold roc_auc: [01]\.\d{4} \(28 answers, ", printed)
+    oof = pd.read_csv(tmp_path / "out" / "oof.csv", dtype=str)
+    sides = {f"p{patient:02d}_{side}" for patient in range(14) for side in "LR"}
+    assert sorted(oof["id"]) == sorted(sides)  # each side once, from the fold that held it
+    tested = ["--sample-submission", str(tmp_path / "sample_submission.csv")]
+    tested += ["--test-csv", str(tmp_path / "test.csv")]
+    written = {}
+    for how, flags in (("mean", answers), ("max", ["--aggregate", "max"])):
+        assert main(["predict", *run, *tested, *flags]) == 0
+        said = capsys.readouterr().out
+        assert f"16 images, 8 answers ({how} of each)" in said
+        written[how] = pd.read_csv(tmp_path / "out" / "submission.csv", dtype={"cancer": float})
+        assert written[how]["prediction_id"].tolist() == order  # a row per side, in order
+        assert written[how]["cancer"].between(0, 1).all()
+    mean, most = (written[how].set_index("prediction_id")["cancer"] for how in ("mean", "max"))
+    assert (most >= mean - 1e-6).all()
+    assert most["t0_L"] > mean["t0_L"] + 0.01  # its views disagree: max takes the one that shows it

@@ -184,6 +184,7 @@ def test_every_readable_file_is_a_record_of_the_pixels_pydicom_shows(competition
     inverted = 255 - stored["CT_small.dcm"].astype(int)
     assert np.abs(stored["CT_small_mono1.dcm"] - inverted).max() <= 1
     said = {"window": "auto", "slices": 3, "frames": "middle", "slice_column": ""}
+    said["series_depth"] = 1  # odd_series: a test set read as files is read as deep
     assert manifest["dicom"] == said
 
 
@@ -374,6 +375,50 @@ def test_a_small_dicom_competition_goes_through_records_train_predict_and_score(
     np.testing.assert_allclose(*same, atol=1e-5)  # the pixels the model trained on
 
 
+def test_a_series_competition_trained_as_2_5d_is_rerun_on_its_test_series_read_as_files(
+    tmp_path, monkeypatch, capsys
+):
+    """A code competition of series (folders of slices) trained on `records --slices 3`:
+    Kaggle's rerun reads the hidden test set as files, each series as deep as the training
+    CSV named them and decoded into the three slices `records` stored, so it predicts every id
+    as the records did; a series whose slice does not decode is named by the sample's id."""
+    data = tmp_path / "data"
+    rows = [(f"s{number}", "ab"[number % 2]) for number in range(8)]
+    for number, (name, _) in enumerate(rows):
+        series(data / "train_images" / name, 6, seed=number)
+    for number in range(3):
+        series(data / "test_images" / f"r{number}", 6, seed=10 + number)
+    write_csv(data / "train.csv", ["id", "label"], rows)
+    order = ["r2", "r0", "r1"]
+    write_csv(data / "sample_submission.csv", ["id", "label"], [(key, "a") for key in order])
+    monkeypatch.chdir(tmp_path)
+    records = ["records", "--images", "data/train_images", "--csv", "data/train.csv"]
+    records += ["--test-images", "data/test_images", "--output-dir", "data/records"]
+    assert main([*records, "--window", "500,3000", "--slices", "3", "--folds", "2"]) == 0
+    places = ["--data-dir", "data/records", "--sample-submission", "data/sample_submission.csv"]
+    for command in (f"train {QUICK}", f"predict {QUICK}"):
+        assert main([*command.split(), *places]) == 0, command
+    rerun = [*QUICK.split(), *places, "--test-images", "data/test_images", "--output-dir", "rerun"]
+    rerun += ["--trained-dir", "output"]
+    assert main(["predict", *rerun]) == 0
+    written = pd.read_csv(tmp_path / "rerun" / "submission.csv", dtype=str)
+    assert written["id"].tolist() == order  # every series once, in the sample's order
+    tables = [
+        pd.read_csv(folder / "test_probabilities.csv", dtype={"id": str})
+        for folder in (tmp_path / "output", tmp_path / "rerun")
+    ]
+    assert tables[0]["id"].tolist() == tables[1]["id"].tolist()
+    same = [table.iloc[:, 1:].to_numpy() for table in tables]
+    np.testing.assert_allclose(*same, atol=1e-5)  # the slices the model trained on
+    for cut in (data / "test_images" / "r1").iterdir():  # downloads cut short
+        cut.write_bytes(cut.read_bytes()[:-300])
+    capsys.readouterr()
+    assert main(["predict", *rerun]) == 2
+    said = capsys.readouterr().err
+    assert "test_images/r1: does not decode as an image (id r1): " in said, said
+    assert "Traceback" not in said
+
+
 def test_a_dicom_competition_is_read_from_its_files_as_a_notebook_reads_it(
     tmp_path, monkeypatch, capsys
 ):
@@ -404,7 +449,7 @@ def test_a_dicom_competition_is_read_from_its_files_as_a_notebook_reads_it(
         command = ["predict", *QUICK.split(), "--data-dir", "data", "--window", "soft-tissue"]
         assert main(command) == 2
         said = capsys.readouterr().err
-        where = f"test_images/{name}.dcm: does not decode as an image (id {name}"
+        where = f"test_images/{name}.dcm: does not decode as an image (id {name})"  # as sampled
         assert where in said and f"): {why}" in said, said
         assert "Traceback" not in said
         cut.write_bytes(whole)

@@ -40,14 +40,14 @@ def test_three_folds_score_out_of_fold_and_their_ensemble_with_flips_submits(
     printed = capsys.readouterr().out
     for fold in range(3):
         assert f"\nfold {fold} macro_f1: " in printed
-    out_of_fold = f"out-of-fold macro_f1: {result['out_of_fold']:.4f} (1437 records, "
+    out_of_fold = f"out-of-fold macro_f1: {result['out_of_fold']:.4f} (1437 images, "
     assert out_of_fold in printed
     oof = pd.read_csv(tmp_path / "out" / "oof.csv", dtype={"id": str})
     assert sorted(oof["id"]) == sorted(ids(images / "train.csv"))  # every record once
     assert sorted(oof["fold"].unique()) == [0, 1, 2]
     assert sorted(result["folds"]) == [0, 1, 2]
 
-    submission = predict(dataclasses.replace(run, tta=True))
+    submission = predict(dataclasses.replace(run, tta="flip"))
     averaged = capsys.readouterr().out
     assert "averaged 3 fold models, with flips: " in averaged
     assert all(f"fold{fold}/model.weights.h5" in averaged for fold in range(3))

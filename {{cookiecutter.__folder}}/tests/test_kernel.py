@@ -465,8 +465,8 @@ def test_a_blends_notebook_carries_what_the_backbone_of_each_of_its_runs_reaches
     and the small CNN's are carried where one run needs them, though the project's own
     backbone needs neither."""
     runs = [
-        {"name": "vit", "backbone": "dinov3-small", "image_size": 224, "tta": False},
-        {"name": "cnn", "backbone": "small-cnn", "image_size": 64, "tta": True},
+        {"name": "vit", "backbone": "dinov3-small", "image_size": 224, "tta": "none"},
+        {"name": "cnn", "backbone": "small-cnn", "image_size": 64, "tta": "flip"},
     ]
     runs = [{**run, "weight": 0.5, "cv": 0.9} for run in runs]
     blend = {"metric": "macro_f1", "blend_cv": 0.9, "runs": runs}

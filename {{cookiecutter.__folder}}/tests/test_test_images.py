@@ -131,8 +131,8 @@ def test_a_test_image_that_does_not_decode_stops_predict_in_one_line_and_writes_
     trained, tmp_path, capsys
 ):
     """A JPEG cut short (a download that stopped): only decoding finds it, mid-prediction.
-    The command names the file and its id, with no traceback, and the submission before
-    stays as it was."""
+    The command names the file and its id as the sample spells it, with no traceback, and the
+    submission before stays as it was."""
     folder = tmp_path / "test"
     write_images(folder, {"t0.jpg": "0", "sub/cut.jpg": "1"})
     cut = folder / "sub" / "cut.jpg"
@@ -145,7 +145,7 @@ def test_a_test_image_that_does_not_decode_stops_predict_in_one_line_and_writes_
     assert said.err.strip().splitlines()[-1] == (
         "error: prediction stopped at a test image that does not decode; no submission was "
         f"written (the one before, if any, is kept): {cut}: does not decode as an image (id "
-        "sub/cut.jpg); copy it again from the competition's data; a submission needs every id"
+        "cut.jpg); copy it again from the competition's data; a submission needs every id"
     )
     assert "Traceback" not in said.out + said.err
     assert files_in(output) == {"submission.csv": BEFORE}

@@ -31,6 +31,7 @@ CROP_AREA = 0.75
 FLIP_FROM_SIZE = 128
 AUTO = "auto"
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
+TTA_VIEWS = {"none": 1, "flip": 2, "eight": 8}  # Config.tta: the views predict averages
 
 
 class Switch:
@@ -85,6 +86,13 @@ class Config:
                          checkpoint="where")
     metadata_columns: str = knob("auto", "columns beside each image; '': none", tuned=True,
                                  checkpoint="model")
+    # Several images, one answer (views of a side, tiles of a slide, series of a study): each
+    # image's prediction gathered to the id the sample asks for, out of fold too.
+    answer_columns: str = knob("", "several images per answer: the tables' columns naming an "
+                               "image's answer, joined by _ (patient_id,laterality); empty: the "
+                               "sample's id column, where the test table has it", rare=True)
+    aggregate: str = knob("mean", "several images per answer: their predictions' mean, or max "
+                          "(any image shows it)", rare=True)
     image_key: str = knob("image", "feature holding JPEG bytes", section="What the records hold",
                           checkpoint="data", rare=True)
     label_key: str = knob("class", "feature holding the int64 class", checkpoint="data", rare=True)
@@ -135,7 +143,10 @@ class Config:
                               "training", checkpoint="data", rare=True)
     pseudo_weight: float = knob(1.0, "a pseudo-labeled image's weight in the loss (a training "
                                 "image's is 1)", checkpoint="data", rare=True)
-    tta: bool = knob(False, "predict: average with horizontally flipped images too", tuned=True)
+    # Where orientation means nothing (tiles, cells, satellite, microscopes), eight views are
+    # what the winners average; photos have an up, and only their mirror image looks alike.
+    tta: str = knob("none", "predict: the views averaged: none; flip (the mirror image, photos); "
+                    "eight (every flip and quarter turn: tiles, cells, satellite)", tuned=True)
     bad_records: str = knob("fail", "training images that do not decode: fail, or skip them",
                             rare=True)
     shuffle_buffer: int = knob(2048, "records shuffled together while training", rare=True)
@@ -149,7 +160,7 @@ class Config:
                       checkpoint="trained", rare=True)
     target_weights: str = knob("", "weighted_r2: each target's weight, a,b,c; empty: equal",
                                checkpoint="trained", rare=True)
-    output_dir: str = knob("", "checkpoints, plots, submission.csv; empty: Kaggle's or output/",
+    output_dir: str = knob("", "checkpoints, submission.csv; empty: Kaggle's, output/",
                            checkpoint="where")
     trained_dir: str = knob("", "the trained run predict uses: a folder, or "
                             "kaggle:notebooks/OWNER/SLUG; empty: output", checkpoint="where")
@@ -160,6 +171,8 @@ class Config:
     flip: Switch = knob(AUTO, "random horizontal flips while training; auto: from "  # noqa: RUF009
                         f"{FLIP_FROM_SIZE} px (photos), none below", tuned=True,
                         section="The recipe")
+    # Quarter turns and upside-down flips too, for images with no up (tiles, cells, satellite).
+    turns: bool = knob(False, "all eight orientations (tiles, cells)", tuned=True)
     crop_area: float = knob(0.0, "smallest area random crops keep; 1: none; 0: auto (none below "
                             f"{CROP_FROM_SIZE} px, else {CROP_AREA})", tuned=True)
     rand_augment: float = knob(0.0, "RandAugment's strength (0 to 1), two ops per image on the "
@@ -393,6 +406,8 @@ def problems(cfg: Config) -> list[str]:
         ("folds", cfg.folds >= 1, "at least 1 (1: no folds)"),
         ("fold", cfg.fold in ("", "all") or cfg.fold.isdigit(), "a fold number, all, or empty"),
         ("bad_records", cfg.bad_records in ("fail", "skip"), "fail or skip"),
+        ("tta", cfg.tta in TTA_VIEWS, ", ".join(TTA_VIEWS)),
+        ("aggregate", cfg.aggregate in ("mean", "max"), "mean or max"),
         ("shuffle_buffer", cfg.shuffle_buffer >= 1, "at least 1 (1: no shuffling)"),
         ("seed", 0 <= cfg.seed < 2**32, "from 0 to 2**32 - 1"),
         ("fold_seed", 0 <= cfg.fold_seed < 2**32, "from 0 to 2**32 - 1"),

@@ -142,7 +142,7 @@ def write_records(
 
         dicom_read = {
             "window": decoding.window, "slices": decoding.slices, "frames": decoding.frames,
-            "slice_column": slice_column,
+            "slice_column": slice_column, "series_depth": found["series_depth"],
         }  # fmt: skip
     table, columns = metadata_tables(
         rows, found, test_csv, tests["id"].tolist(), metadata_columns, group_column, FLAGS

@@ -211,6 +211,11 @@ class CompetitionImages(Reader):
 
     def __init__(self, cfg: Config, places: Places, manifest: dict | None, trains_from: str):
         self.cfg, self.places, self.manifest, self.trains_from = cfg, places, manifest, trains_from
+        # A test set read as files beside records (a code competition's rerun) is decoded as
+        # `records` stored the training images: its series as deep, as many slices or frames.
+        stored = (manifest or {}).get("dicom") or {} if trains_from == "records" else {}
+        self.slices, self.frames = stored.get("slices", 3), stored.get("frames", "middle")
+        self.series_depth = stored.get("series_depth", 0)
 
     def describe(self) -> str:
         places, manifest = self.places, self.manifest
@@ -232,7 +237,11 @@ class CompetitionImages(Reader):
         if labeled:
             rows = split_rows(cfg, places, field)
         else:
-            depth = table(cfg, places).found["series_depth"] if self.trains_from == "images" else 0
+            depth = (
+                table(cfg, places).found["series_depth"]
+                if self.trains_from == "images"
+                else self.series_depth
+            )
             rows = competition_files.test_rows(places.file(folder), depth, named(folder))
         paths = rows["path"].tolist()
         if any(read_as_dicom(path) for path in paths):  # the window before any header is read
@@ -280,12 +289,13 @@ class CompetitionImages(Reader):
 
     def pixels(self, path) -> np.ndarray:
         """A DICOM file's or series' pixels; `path`, bytes (a 0-d array where run eagerly)."""
-        return dicom.pixels(np.asarray(path).item().decode(), self.cfg.window)
+        path = np.asarray(path).item().decode()
+        return dicom.pixels(path, self.cfg.window, self.slices, self.frames)
 
-    def scanned(self, paths: list[str], labeled: bool) -> list[scan.Shard] | None:
-        """Every image decoded; each one that does not is named by its path (and its id), a
-        DICOM file or series with pydicom's reason."""
-        ids, bad = None if labeled else ids_of(self.places, paths), []
+    def scanned(self, paths: list[str], labeled: bool, ids=None) -> list[scan.Shard] | None:
+        """Every image decoded; each one that does not is named by its path (and its id, as
+        `ids` spell it: the sample's), a DICOM file or series with pydicom's reason."""
+        ids, bad = None if labeled else ids or ids_of(self.places, paths), []
         for number, path in enumerate(paths):
             tried, why = scan.Shard(path, records=1), ""
             try:

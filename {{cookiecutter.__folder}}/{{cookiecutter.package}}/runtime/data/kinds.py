@@ -63,9 +63,10 @@ class Reader(Protocol):
         """An example's image feature as encoded bytes: here, the feature itself."""
         return image
 
-    def scanned(self, files: list[str], labeled: bool) -> list[Shard] | None:
+    def scanned(self, files: list[str], labeled: bool, ids=None) -> list[Shard] | None:
         """Every image decoded, each that does not named (None: nothing to decode, as in a
-        TFDS set, whose images TFDS checked when it prepared it)."""
+        TFDS set, whose images TFDS checked when it prepared it); a test image by its id as
+        `ids` spell them (the sample's), where the files are images."""
         return None
 
     def folds_and_classes(self, how: str = "") -> str:

@@ -379,5 +379,5 @@ class Records(Reader):
     def carries_ids(self, files: list[str]) -> bool:
         return self.cfg.id_key in features_of(files[0])
 
-    def scanned(self, files: list[str], labeled: bool) -> list[scan.Shard] | None:
+    def scanned(self, files: list[str], labeled: bool, ids=None) -> list[scan.Shard] | None:
         return scan.scan_split(files, self.cfg, labeled, decode=True)

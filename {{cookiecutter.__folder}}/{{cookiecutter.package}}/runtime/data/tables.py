@@ -55,6 +55,14 @@ def read_text(source: str | bytes) -> pd.DataFrame:
     return table
 
 
+def by_answer(values, answers: list[str], how: str) -> tuple:
+    """Each answer's row of `values` (an array, a row per image): the mean, max or first of its
+    images' rows (Config.aggregate), and the answers, in the order first met."""
+    frame = pd.DataFrame(values).groupby(pd.Series(answers), sort=False).agg(how)
+    rows = frame.to_numpy(values.dtype)
+    return rows[:, 0] if values.ndim == 1 else rows, frame.index.tolist()
+
+
 def stem(key: str) -> str:
     """An id without its file's extension (t0.jpg: t0), as a table may spell it."""
     return key.rsplit(".", 1)[0] if "." in key.rsplit("/", 1)[-1] else key

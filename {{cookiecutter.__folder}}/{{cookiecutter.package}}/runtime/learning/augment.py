@@ -1,6 +1,6 @@
 """Training augmentation in the model, on the accelerator: a random crop resized back to full
-size and a random horizontal flip, per image (mixing.py mixes a share of the batches first,
-where a run asks for MixUp or CutMix).
+size and a random horizontal flip (with Config.turns, any of the eight orientations), per
+image (mixing.py mixes a share of the batches first, where a run asks for MixUp or CutMix).
 
 The host only decodes (the slow part of the input pipeline), so a TPU is not left waiting
 on the CPU. Crop, resize and flip are one batched operation: each image's bilinear resize of
@@ -56,14 +56,16 @@ class CropAndFlip(keras.layers.Layer):
     """Random crops of crop_area to all of the image, resized back, and random flips; only
     while training. Images in 0..255 come out as floats in 0..255."""
 
-    def __init__(self, crop_area: float, flip: bool, seed: int | None = None, **kwargs):
+    def __init__(
+        self, crop_area: float, flip: bool, seed: int | None = None, turns: bool = False, **kwargs
+    ):
         super().__init__(**kwargs)
-        self.crop_area, self.flip, self.seed = crop_area, flip, seed
+        self.crop_area, self.flip, self.seed, self.turns = crop_area, flip, seed, turns
         self.seed_generator = keras.random.SeedGenerator(seed)
 
     def call(self, images, training=None):
         images = ops.cast(images, self.compute_dtype)
-        if not training or (self.crop_area >= 1.0 and not self.flip):
+        if not training or (self.crop_area >= 1.0 and not self.flip and not self.turns):
             return images
         batch, size = ops.shape(images)[0], images.shape[1]
         if self.crop_area < 1.0:
@@ -73,16 +75,27 @@ class CropAndFlip(keras.layers.Layer):
             height = width = ops.ones((batch,))
         rows = resize_matrix(top, height, size)
         columns = resize_matrix(left, width, size)
-        if self.flip:  # a flipped image reads its columns right to left
+        if self.flip or self.turns:  # a flipped image reads its columns right to left
             flipped = keras.random.uniform((batch,), seed=self.seed_generator) < 0.5
             columns = ops.where(flipped[:, None, None], ops.flip(columns, axis=1), columns)
+        if self.turns:  # upside down: its rows read bottom to top
+            upside_down = keras.random.uniform((batch,), seed=self.seed_generator) < 0.5
+            rows = ops.where(upside_down[:, None, None], ops.flip(rows, axis=1), rows)
         rows, columns = ops.cast(rows, images.dtype), ops.cast(columns, images.dtype)
         images = ops.einsum("boh,bhwc->bowc", rows, images)
-        return ops.einsum("bpw,bowc->bopc", columns, images)
+        images = ops.einsum("bpw,bowc->bopc", columns, images)
+        if not self.turns:
+            return images
+        # With both flips, a transpose (rows for columns) makes up the eight orientations: a
+        # quarter turn is a transpose and a flip. Images are square (Config.image_size).
+        transposed = keras.random.uniform((batch,), seed=self.seed_generator) < 0.5
+        return ops.where(
+            transposed[:, None, None, None], ops.transpose(images, (0, 2, 1, 3)), images
+        )
 
     def compute_output_shape(self, input_shape):
         return input_shape
 
     def get_config(self):
-        names = ("crop_area", "flip", "seed")
+        names = ("crop_area", "flip", "seed", "turns")
         return {**super().get_config(), **{name: getattr(self, name) for name in names}}

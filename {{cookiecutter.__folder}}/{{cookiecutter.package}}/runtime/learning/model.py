@@ -45,7 +45,7 @@ def model_augmentations(cfg):
         steps.append(
             MixUpOrCutMix(cfg.mixup, cfg.cutmix, cfg.mix_probability, cfg.seed, name="mix")
         )
-    steps.append(CropAndFlip(crop_area(cfg), flips(cfg), cfg.seed, name="crop_and_flip"))
+    steps.append(CropAndFlip(crop_area(cfg), flips(cfg), cfg.seed, cfg.turns, name="crop_and_flip"))
     return steps
 
 

@@ -8,6 +8,8 @@ import time
 import keras
 import numpy as np
 
+from ..config import TTA_VIEWS
+
 
 def progress_verbosity() -> int:
     """Keras' verbose: a live progress bar where someone watches (a terminal, a notebook),
@@ -19,11 +21,11 @@ TIMED = (2, 6)  # the batches timed for the speed: after the first (compiling), 
 
 
 def predict_probabilities(
-    net: keras.Model, batches, tta: bool = False, test_images: int = 0, models: int = 1
+    net: keras.Model, batches, tta: str = "none", test_images: int = 0, models: int = 1
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Class probabilities of the real rows of (image, key, weight[, id]) batches, and their
     keys (labels or ids, then ids), in one pass with a progress bar. Only images go to the
-    device; keys stay on the host. With `tta`, the average with the flipped images. With
+    device; keys stay on the host. `tta` (Config.tta): the views averaged (`views`). With
     `test_images` (how many the run predicts, each with every one of its `models`), the speed
     and the time the whole run will take are printed after a few batches: a run that would
     outlast a notebook's limit says so early (flips are in the speed)."""
@@ -38,9 +40,7 @@ def predict_probabilities(
                 rate = len(weights) * (number - TIMED[0]) / (timed[number] - timed[TIMED[0]])
                 say_speed(rate, tta, test_images, models)
         real = weights > 0  # not the blank rows that fill the last batch
-        predicted = predicted_batch(net, images)
-        if tta:  # a horizontal flip: what a photo of the same thing often looks like
-            predicted = (predicted + predicted_batch(net, flipped(images))) / 2
+        predicted = sum(predicted_batch(net, view) for view in views(images, tta)) / TTA_VIEWS[tta]
         probabilities.append(predicted[real])
         keys.append([batch_keys[real], *(column[real] for column in ids)])
         progress.add(1)
@@ -49,11 +49,17 @@ def predict_probabilities(
     ]
 
 
-def flipped(images):
-    """The batch's images mirrored left to right; their metadata, if any, as it is."""
-    if isinstance(images, dict):
-        return {**images, "image": images["image"][:, :, ::-1]}
-    return images[:, :, ::-1]
+def views(images, tta: str):
+    """The batch as each view of Config.tta sees it: as it is; mirrored left to right (a photo
+    of the same thing often looks so); with "eight", each of those turned by 0 to 3 quarter
+    turns. Metadata, if any, as it is."""
+    pixels = images["image"] if isinstance(images, dict) else images
+    mirrors = [pixels] if tta == "none" else [pixels, pixels[:, :, ::-1]]
+    turns = range(4) if tta == "eight" else range(1)
+    for mirror in mirrors:
+        for turn in turns:
+            view = np.ascontiguousarray(np.rot90(mirror, turn, axes=(1, 2)))
+            yield {**images, "image": view} if isinstance(images, dict) else view
 
 
 def predicted_batch(net: keras.Model, images: np.ndarray) -> np.ndarray:
@@ -69,10 +75,11 @@ def predicted_batch(net: keras.Model, images: np.ndarray) -> np.ndarray:
     return net.predict(images, batch_size=rows, verbose=0)
 
 
-def say_speed(images_per_second: float, tta: bool, images: int, models: int) -> None:
+def say_speed(images_per_second: float, tta: str, images: int, models: int) -> None:
     """The speed of prediction here, and what it makes of the whole run's images."""
     by = f" by each of {models} models" if models > 1 else ""
-    flip, minutes = " (each with its flip)" if tta else "", images * models / images_per_second / 60
+    count, minutes = TTA_VIEWS[tta], images * models / images_per_second / 60
+    flip = f" (each in {count} views)" if count > 1 else ""
     print(
         f"\nprediction: {images_per_second:.1f} images/s here{flip}; the {images:,} test "
         f"images{by} take about {minutes:.1f} minutes"

@@ -201,6 +201,56 @@ def check_ids(
         )
 
 
+def answers_of(
+    cfg: Config, places: Places, sample: pd.DataFrame | None, id_column: str, ids: list[str]
+) -> list[str] | None:
+    """Each test image's answer where several images make one (views of a side, tiles of a
+    slide, series of a study): its row's Config.answer_columns in the test images' table
+    (Config.test_csv), joined by _, else its row's value of the sample's id column; None where
+    each image is its own answer. A sample id no image answers is refused, naming it; images
+    answering an id the sample lacks are named, and left out of the submission."""
+    columns = names_in(cfg.answer_columns) if cfg.answer_columns else [id_column]
+    if not cfg.test_csv or (sample is None and not cfg.answer_columns):
+        return None
+    where = places.file("test_csv")
+    try:
+        table = tables.read_csv(where)
+    except (OSError, ValueError) as error:
+        raise UserError(f"{named('test_csv')} {where}: {first_line(error)}") from None
+    key = cfg.id_column if cfg.id_column in table else table.columns[0]  # the image's id
+    absent = [column for column in columns if column not in table]
+    if cfg.answer_columns and absent:
+        raise UserError(
+            f"{named('answer_columns')} {cfg.answer_columns}: {where} has no column "
+            f"{absent[0]!r} (its columns: {', '.join(table.columns)}); name the test table's"
+        )
+    if absent or key in columns:
+        return None  # each image is its own answer
+    by_image = dict(zip(table[key], table[columns].agg("_".join, axis=1), strict=True))
+    found = [next((by_image[k] for k in tables.spellings(i) if k in by_image), None) for i in ids]
+    if None in found:
+        image = ids[found.index(None)]
+        raise UserError(
+            f"{where} has no row for {found.count(None)} of the {len(ids)} test images (such "
+            f"as {image!r}); give each its row, with its answer in {', '.join(columns)}"
+        )
+    if sample is not None:
+        lacking = sample[id_column][~sample[id_column].isin(found)].tolist()
+        if lacking:
+            raise UserError(
+                f"{len(lacking)} ids of the sample have no test image in {where} (such as "
+                f"{lacking[0]!r}); a submission needs every id: check {named('test_images')} "
+                f"and the table's {', '.join(columns)}"
+            )
+        extra = sorted(set(found) - set(sample[id_column]))
+        if extra:
+            print(
+                f"left out: the images of {len(extra)} answers the sample lacks (such as "
+                f"{extra[0]!r})"
+            )
+    return found
+
+
 def arrange(
     ids: list[str], predicted: pd.DataFrame, sample: pd.DataFrame | None, shape: Shape
 ) -> pd.DataFrame:

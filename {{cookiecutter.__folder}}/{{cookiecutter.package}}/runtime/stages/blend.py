@@ -39,6 +39,7 @@ CLASSES = ("num_classes", "class_names", "multi_label")
 OPTIONS = ("pauc_min_tpr", "map_k", "target_weights")  # the metric's, as the runs trained
 # A code competition's rerun may take this long on a CPU or GPU (most image competitions).
 RERUN_HOURS = 9
+VIEWS_WRITTEN = {True: "flip", False: "none"}  # Config.tta as runs before its views wrote it
 
 
 @dataclasses.dataclass
@@ -256,6 +257,7 @@ def described(cfg: Config, runs: list[FinishedRun], cvs: list[float], **more: li
     each run: a short name (its folder's, numbered where two share one), where it is, what its
     inference notebook predicts it with, its CV and `more` (a blend's `weight`), a value a run."""
     names, listed = [], []
+    tta = [note(run.folder / "test_probabilities.json", "tta", "none") for run in runs]
     for number, run in enumerate(runs):
         name = run.folder.resolve().name
         names.append(name if name not in names else f"{name}-{len(names)}")
@@ -263,7 +265,7 @@ def described(cfg: Config, runs: list[FinishedRun], cvs: list[float], **more: li
             "name": names[-1], "folder": str(run.folder.resolve()),
             "notebook": note(run.folder / FETCHED_FROM, "id", ""),  # OWNER/SLUG, or ""
             "backbone": run.record.get("backbone"), "image_size": run.record.get("image_size"),
-            "tta": note(run.folder / "test_probabilities.json", "tta", False),  # flips averaged
+            "tta": VIEWS_WRITTEN.get(tta[number], tta[number]),  # the views it averaged
             "cv": cvs[number], **{key: more[key][number] for key in more},
         })  # fmt: skip
     return {

@@ -252,11 +252,12 @@ def score_validation(run: Run, net, ready: Ready) -> float:
     ids = run.data.train.carries_ids(ready.checked.valid.value.files)
     batches = validation_batches(run, ready, with_ids=ids)
     probabilities, (labels, *id_column) = predict_probabilities(net, batches)
+    keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
+    probabilities, labels, keys = out_of_fold.gathered(run, probabilities, labels, keys)
     chosen = cuts.cuts_for(cfg, labels, probabilities)
     result = cuts.scored(cfg, labels, probabilities, chosen)
     print(f"valid {scoring.metric_named(cfg.metric, cfg.multi_label)}: {result:.4f}")
     if writes:
-        keys = [key.decode() for key in id_column[0]] if ids else [""] * len(labels)
         out_of_fold.write_predictions(cfg, output, probabilities, labels, keys, chosen)
         if cfg.multi_label and chosen is not None:
             fitted.save(output, fitted.THRESHOLDS, chosen)

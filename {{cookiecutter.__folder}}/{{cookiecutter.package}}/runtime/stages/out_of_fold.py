@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 
 from .. import scoring
-from ..config import Config, class_names, targets
+from ..config import Config, class_names, names_in, targets
+from ..data import tables
+from ..errors import UserError, named
 from ..learning import cuts
 from ..platform.files import for_pandas, written_whole
 from ..submission_shapes import probability_columns
@@ -42,6 +44,44 @@ def write_predictions(
     with written_whole(output / "valid.csv") as temporary:
         table.to_csv(temporary, index=False)
     return table
+
+
+def answers_by_image(run: Run) -> dict[str, str] | None:
+    """Each training image's answer by its id, where Config.answer_columns names columns of
+    the training CSV that make it (several images, one answer: scored out of fold as the test
+    set is answered); None where each image is its own, or where that CSV is not at hand."""
+    cfg, data = run.cfg, run.data
+    if not cfg.answer_columns:
+        return None
+    columns = names_in(cfg.answer_columns)
+    csv = (
+        data.manifest.get("csv") if data.trains_from == "records" else run.places.file("train_csv")
+    )
+    try:
+        table = tables.read_csv(csv)
+    except (OSError, ValueError, TypeError):
+        print(f"out of fold: per image (the training CSV {csv} is not here to gather by)")
+        return None
+    absent = [column for column in [cfg.id_column, *columns] if column not in table]
+    if absent:
+        raise UserError(
+            f"{named('answer_columns')} {cfg.answer_columns}: the training CSV {csv} has no "
+            f"column {absent[0]!r}; name columns of both tables"
+        )
+    return dict(zip(table[cfg.id_column], table[columns].agg("_".join, axis=1), strict=True))
+
+
+def gathered(run: Run, probabilities, labels, keys: list[str]):
+    """Validation's rows gathered to their answers (`answers_by_image`), as predict gathers the
+    test set's, the truth of an answer its first image's; as they are where none are named."""
+    answers = answers_by_image(run) if any(keys) else None
+    if not answers:
+        return probabilities, labels, keys
+    grain = [answers.get(key, key) for key in keys]
+    probabilities, _ = tables.by_answer(probabilities, grain, run.cfg.aggregate)
+    labels, keys = tables.by_answer(labels, grain, "first")
+    print(f"validation: {len(grain)} images, {len(keys)} answers ({run.cfg.aggregate} of each)")
+    return probabilities, labels, keys
 
 
 def truth(cfg: Config, table: pd.DataFrame, column: str = "label") -> np.ndarray:
@@ -82,5 +122,6 @@ def scored_folds(run: Run, folds: list[int]) -> float:
     with written_whole(path) as temporary:
         everything.to_csv(temporary, index=False)
     result = scored(cfg, everything)
-    print(f"out-of-fold {cfg.metric}: {result:.4f} ({len(everything)} records, {path})")
+    grain = "answers" if cfg.answer_columns else "images"
+    print(f"out-of-fold {cfg.metric}: {result:.4f} ({len(everything)} {grain}, {path})")
     return result

@@ -1,6 +1,6 @@
 """Predict the test set with the trained weights and write submission.csv: the average of
 every trained fold model's probabilities (or the one model's), optionally with flipped
-images too (`--tta`), in the columns the sample submission asks for."""
+or turned images too (`--tta`), in the columns the sample submission asks for."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 
 from ..config import Config, class_names
 from ..data import pipeline
+from ..data.tables import by_answer
 from ..errors import UserError, named
 from ..learning.predictions import predict_probabilities
 from ..outputs import submission, trained_run
@@ -34,7 +35,7 @@ def predict(run: Run | Config) -> Path:
         raise UserError(f"predict runs in one process: leave out {named('num_processes')}")
     checked = preflight.ready(run, "predict")  # every id and weight found before a model
     test, runs = checked.test.value, checked.trained.value.runs
-    sample, shape = checked.sample.value
+    sample, shape, answers = checked.sample.value
     timed = test.records  # the speed is said once, with the first model's
     undecodable, fix = UNDECODABLE["files" if data.tests_from == "images" else "records"]
     stopped = (
@@ -42,7 +43,9 @@ def predict(run: Run | Config) -> Path:
         "any, is kept)"
     )
     fix += "; a submission needs every id"
-    print(f"predicting {test.said} with {len(runs)} trained models")
+    gathering = f": {len(answers):,} images, {len(set(answers)):,} answers" if answers else ""
+    gathering += f" ({cfg.aggregate} of each)" if answers else ""
+    print(f"predicting {test.said} with {len(runs)} trained models{gathering}")
     names = class_names(cfg)
     if shape.numbering(names):  # which number is which, said
         print(shape.numbering(names))
@@ -55,6 +58,17 @@ def predict(run: Run | Config) -> Path:
 
         specs = [trained_run.metadata_spec(fold.places, data) for fold in runs]
         tables = metadata.for_test(cfg, run.places, data, specs, test.ids)
+    answer_of = dict(zip(test.ids, answers, strict=True)) if answers else None
+
+    def per_answer(probabilities, ids) -> tuple[list[str], np.ndarray]:
+        """The ids and their rows: each image's, or gathered to each answer the sample asks."""
+        keys = [key.decode() for key in ids]
+        if answer_of is None:
+            return keys, probabilities
+        rows, keys = by_answer(probabilities, [answer_of[k] for k in keys], cfg.aggregate)
+        asked = np.isin(keys, sample[shape.id_column]) if sample is not None else slice(None)
+        return np.array(keys)[asked].tolist(), rows[asked]
+
     averaged, ids = 0, None
     for fold, table in zip(runs, tables, strict=True):  # each trained fold's model
         batches = pipeline.for_inference(
@@ -72,15 +86,16 @@ def predict(run: Run | Config) -> Path:
             raise RuntimeError("the test records came in another order for another model")
         averaged, ids = averaged + probabilities / len(runs), keys
         if len(runs) > 1:  # each fold model's own: pseudo-labels for a fold come from its model
-            fold_ids = [key.decode() for key in keys]
-            own = submission.probabilities_table(cfg, fold_ids, probabilities, sample, shape)
+            own = submission.probabilities_table(
+                cfg, *per_answer(probabilities, keys), sample, shape
+            )
             submission.write(fold.places.output / "test_probabilities.csv", own)
     if len(runs) > 1:
-        flips = ", with flips" if cfg.tta else ""
+        flips = {"none": "", "flip": ", with flips", "eight": ", with flips and turns"}[cfg.tta]
         models = ", ".join(str(trained_run.trained_weights(fold.places)) for fold in runs)
         print(f"averaged {len(runs)} fold models{flips}: {models}")
+    keys, averaged = per_answer(averaged, ids)
     answered, cuts = submission.written_from(cfg, shape, averaged, checked.trained.value.thresholds)
-    keys = [key.decode() for key in ids]
     rows = submission.arrange(keys, shape.values(answered, names, cuts), sample, shape)
     path = run.places.output / "submission.csv"
     submission.write(path, rows)

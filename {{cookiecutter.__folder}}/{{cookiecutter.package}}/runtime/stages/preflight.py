@@ -70,8 +70,9 @@ class Preflight:
     train: Result[Split | None] | None = None  # value None: the split's field is empty
     valid: Result[Split | None] | None = None
     test: Result[Split | None] | None = None
-    # The sample submission (None: rows sorted by id), and the columns submission.csv will have.
-    sample: Result[tuple[pd.DataFrame | None, submission.Shape]] | None = None
+    # The sample submission (None: rows sorted by id), the columns submission.csv will have, and
+    # each test image's answer where several make one (None: each its own).
+    sample: Result[tuple[pd.DataFrame | None, submission.Shape, list | None]] | None = None
     corrections: Result[corrections.Corrections] | None = None  # to the training labels
     pseudo: Result[pseudo_labels.PseudoLabels | None] | None = None  # test images trained on
     plan: Result[plan.Plan] | None = None
@@ -96,7 +97,12 @@ class Preflight:
         check found and its shards (None: a TFDS set's, which TFDS checked preparing it)."""
         for name, split in self.splits.items():
             field, labeled = SPLITS[name]
-            yield name, split, self.run.data.reader(field).scanned(split.files, labeled)
+            spelled = None
+            if not labeled and self.sample:  # a test image by its id as the sample spells it
+                table, shape, _ = self.sample.value
+                spelled = submission.as_sample_spells(split.ids, table, shape.id_column)
+            reader = self.run.data.reader(field)
+            yield name, split, reader.scanned(split.files, labeled, spelled)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -272,14 +278,15 @@ def sample(p: Preflight) -> Result[tuple]:
     test = p.test.value if p.test else None
     ids = test.ids if test else ()
     shape = submission.layout(cfg, run.sources, table, cfg.num_classes, names, ids)
-    if test:  # a submission must never lack an id: check before the model
+    answers = submission.answers_of(cfg, run.places, table, shape.id_column, ids) if test else None
+    if test and answers is None:  # a submission must never lack an id: check before the model
         submission.check_ids(test.ids, table, shape.id_column, test.fields, test.skipped)
     mapping = shape.numbering(names)
     what = shape.describe(cfg.multi_label) + (f"; {mapping}" if mapping else "")
     line = f"none, rows will be sorted by id; columns: {what}"
     if table is not None:
         line = f"{run.places.file('sample_submission')} ({len(table)} rows; {what})"
-    return Result(f"sample submission: {line}", (table, shape))
+    return Result(f"sample submission: {line}", (table, shape, answers))
 
 
 def trained(p: Preflight) -> Result[Trained] | None:
