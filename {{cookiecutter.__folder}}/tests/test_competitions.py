@@ -279,3 +279,20 @@ def test_a_screening_competition_answers_each_side_from_its_views(tmp_path, caps
     mean, most = (written[how].set_index("prediction_id")["cancer"] for how in ("mean", "max"))
     assert (most >= mean - 1e-6).all()
     assert most["t0_L"] > mean["t0_L"] + 0.01  # its views disagree: max takes the one that shows it
+    # A sample id no image answers stops predict naming it; images of an id the sample
+    # lacks are named and left out.
+    write_csv(tmp_path / "sample_submission.csv", ["prediction_id", "cancer"],
+              [(key, 0) for key in ["t9_L", *order[1:]]])  # fmt: skip
+    assert main(["predict", *run, *tested]) == 2
+    said = capsys.readouterr().err
+    assert "1 ids of the sample have no test image in " in said and "(such as 't9_L')" in said
+    kept = pd.read_csv(tmp_path / "out" / "submission.csv", dtype={"cancer": float})
+    pd.testing.assert_frame_equal(kept, written["max"])  # the one before, as it was
+    write_csv(tmp_path / "sample_submission.csv", ["prediction_id", "cancer"],
+              [(key, 0) for key in order[1:]])  # fmt: skip
+    assert main(["predict", *run, *tested]) == 0
+    assert "left out: the images of 1 answers the sample lacks (such as 't2_R')" in (
+        capsys.readouterr().out
+    )
+    kept = pd.read_csv(tmp_path / "out" / "submission.csv", dtype=str)
+    assert kept["prediction_id"].tolist() == order[1:]
