@@ -63,6 +63,11 @@ def by_answer(values, answers: list[str], how: str) -> tuple:
     return rows[:, 0] if values.ndim == 1 else rows, frame.index.tolist()
 
 
+def answer_by_id(table: pd.DataFrame, key: str, columns: list[str]) -> dict[str, str]:
+    """Each row's answer by its id (column `key`): its `columns`' values joined by _."""
+    return dict(zip(table[key], table[columns].agg("_".join, axis=1), strict=True))
+
+
 def stem(key: str) -> str:
     """An id without its file's extension (t0.jpg: t0), as a table may spell it."""
     return key.rsplit(".", 1)[0] if "." in key.rsplit("/", 1)[-1] else key

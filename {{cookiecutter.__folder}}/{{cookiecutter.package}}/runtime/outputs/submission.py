@@ -226,7 +226,7 @@ def answers_of(
         )
     if absent or key in columns:
         return None  # each image is its own answer
-    by_image = dict(zip(table[key], table[columns].agg("_".join, axis=1), strict=True))
+    by_image = tables.answer_by_id(table, key, columns)
     found = [next((by_image[k] for k in tables.spellings(i) if k in by_image), None) for i in ids]
     if None in found:
         image = ids[found.index(None)]

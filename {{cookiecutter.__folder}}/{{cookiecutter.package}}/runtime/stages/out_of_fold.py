@@ -68,7 +68,7 @@ def answers_by_image(run: Run) -> dict[str, str] | None:
             f"{named('answer_columns')} {cfg.answer_columns}: the training CSV {csv} has no "
             f"column {absent[0]!r}; name columns of both tables"
         )
-    return dict(zip(table[cfg.id_column], table[columns].agg("_".join, axis=1), strict=True))
+    return tables.answer_by_id(table, cfg.id_column, columns)
 
 
 def gathered(run: Run, probabilities, labels, keys: list[str]):
