@@ -81,7 +81,7 @@ def step(cfg: Config, found: accelerator.Accelerator, batch, output: str) -> Non
     """One step of a fresh model on the global batch; writes OUTPUT."""
     import keras
 
-    from {{ cookiecutter.package }}.runtime.learning import backbones, model
+    from {{ cookiecutter.package }}.runtime.learning import backbones, model, recipe
 
     keras.utils.set_random_seed(cfg.seed)
     with found.scope():
@@ -89,7 +89,7 @@ def step(cfg: Config, found: accelerator.Accelerator, batch, output: str) -> Non
         before = {f"before_w{i}": np.asarray(w) for i, w in enumerate(net.get_weights())}
         # SGD with the project's scaled schedule: Adam divides each gradient by its own size,
         # which would hide a wrong loss scale.
-        rate = model.learning_rate_schedule(cfg, found.replicas, steps_per_epoch=1)
+        rate = recipe.learning_rate_schedule(cfg, found.replicas, steps_per_epoch=1)
         net.compile(optimizer=keras.optimizers.SGD(rate), loss="sparse_categorical_crossentropy")
         fitted = net.fit(batch, epochs=1, steps_per_epoch=1, verbose=0, shuffle=False)
     loss = fitted.history["loss"][0]

@@ -52,7 +52,7 @@ QUICK = [
 READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
 # The prediction loop's cell, in view in the inference notebook; an edit prints a line as it
 # averages each fold model's probabilities.
-PREDICTION_LOOP = f"%%writefile {PACKAGE}/runtime/stages/predict.py"
+PREDICTION_LOOP = "def predict(run: Run | Config) -> Path:"  # the prediction loop, a cell in view
 AVERAGED = "        averaged, ids = averaged + probabilities / len(runs), keys\n"
 EDITED_LOOP = AVERAGED + '        print(f"edited loop: fold {fold.cfg.fold} averaged")\n'
 # `jupyter execute`, as its script runs it, on any python that has nbclient.
@@ -234,8 +234,10 @@ def test_kaggles_rerun_of_the_inference_notebook_predicts_the_hidden_test_set(
     for field in ("backbone", "image_size", "weights", "epochs", "crop_area", "fold", "folds"):
         assert f"    {field}=" not in config_cell, field  # from the trained run, or training's
     edited = nbformat.read(notebook, as_version=4)  # its prediction loop, edited in its cell
-    (loop,) = [cell for cell in edited.cells if cell.source.startswith(PREDICTION_LOOP)]
+    (loop,) = [cell for cell in edited.cells if PREDICTION_LOOP in cell.source]
     assert AVERAGED in loop.source and not loop.metadata.get("_kg_hide-input")  # in view
+    shown = [cell.source for cell in edited.cells if not cell.metadata.get("_kg_hide-input")]
+    assert not [source for source in shown if ".fit(" in source]  # it trains nothing
     loop.source = loop.source.replace(AVERAGED, EDITED_LOOP)
     nbformat.write(edited, notebook)
     written, said = rerun(tmp_path, notebook, root, mounts, "error" if by_kind else False)
@@ -244,6 +246,21 @@ def test_kaggles_rerun_of_the_inference_notebook_predicts_the_hidden_test_set(
     assert written.columns.tolist() == ["image_id", "label"]
     assert written["image_id"].tolist() == hidden["image_id"].tolist()  # every row, in order
     assert set(written["label"]) <= {"0", "1", "2"}
+    if by_kind:
+        return
+    # The command line's predict, on the same trained run and test set, writes the same.
+    trained = ["--trained-dir", str(root / where["notebooks"]), "--data-dir", str(data)]
+    command_line = tmp_path / "command-line"
+    assert (
+        main(["predict", "--competition", SLUG, *trained, "--output-dir", str(command_line)]) == 0
+    )
+    assert pd.read_csv(command_line / "submission.csv", dtype=str).equals(written)
+    probabilities = [
+        pd.read_csv(folder / "test_probabilities.csv")
+        for folder in (command_line, tmp_path / "rerun")
+    ]
+    assert probabilities[0].columns.equals(probabilities[1].columns)
+    assert np.allclose(probabilities[0].iloc[:, 1:], probabilities[1].iloc[:, 1:], atol=1e-5)
 
 
 @pytest.mark.slow
@@ -337,9 +354,9 @@ def test_the_inference_push_attaches_the_training_notebook_offline_without_a_tpu
     assert not sent.get("modelDataSources")
     cells = [cell["source"] for cell in json.loads(sent["text"])["cells"]]
     cells = ["".join(cell) if isinstance(cell, list) else cell for cell in cells]
-    shown = "".join(cell for cell in cells if not cell.startswith("%%writefile"))
-    assert f"kaggle:notebooks/{USER}/{NAME}" in shown and "predict.predict(run)" in shown
-    assert "train.train(run)" not in shown  # its cells train nothing
+    shown = "".join(cell for cell in cells if not cell.startswith("#@title"))
+    assert f"kaggle:notebooks/{USER}/{NAME}" in shown and "written = predict(run)" in shown
+    assert ".fit(" not in shown  # its cells train nothing
 
 
 def test_an_input_is_found_in_either_layout_and_a_missing_one_lists_what_is_attached(

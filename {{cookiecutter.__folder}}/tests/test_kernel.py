@@ -41,9 +41,9 @@ COMPETITION = "{{ cookiecutter.competition }}"
 BACKBONE = "efficientnet-b0"  # a keras-hub preset (tests/presets.py makes a small one)
 DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 PICTURES = {"augmented_batch.png", "learning_rate.png", "curves.png", "confusion.png"}
-PICTURES |= {"predictions.png"}  # validation images, with what the model answered
-DATA_STEPS = "runtime/data/steps.py"  # the data cell's module, written by the cell in view
-TRAINING_LOOP = "runtime/stages/train.py"  # the training loop's cell, in view likewise
+PICTURES |= {"training_batch.png", "predictions.png"}  # validation images, answered
+# What a cell in view holds, by what it defines: the data steps, the model, the training loop.
+DATA_STEPS, MODEL, TRAINING_LOOP = "def as_label(", "def build_model(", "def train_fold("
 # A second dense layer in the head, as a competitor would add it in the model cell.
 HEAD = "    x = layers.Dropout(cfg.dropout)(x)\n"
 WIDER_HEAD = HEAD + '    x = layers.Dense(32, activation="relu", name="hidden")(x)\n'
@@ -141,32 +141,65 @@ def as_kaggle_mounts(tmp_path: Path, preset: str) -> tuple[Path, Path]:
     return mounts, tmp_path / "proxy-log.json"
 
 
+def in_view(notebook, holding: str):
+    """The one cell in view whose code holds `holding` (a module in view: what it defines)."""
+    (cell,) = [c for c in notebook.cells if holding in c.source and not folded(c)]
+    return cell
+
+
+def folded(cell) -> bool:
+    return bool(cell.metadata.get("jupyter", {}).get("source_hidden"))
+
+
+def said_by(cell) -> str:
+    return "".join(output.get("text", "") for output in cell.get("outputs", []))
+
+
+def pictures(cell) -> int:
+    return sum("image/png" in output.get("data", {}) for output in cell.get("outputs", []))
+
+
 @pytest.mark.slow
-def test_the_notebook_runs_alone_offline_writes_a_submission_and_reruns_edited_cells(
+def test_the_notebook_runs_alone_offline_worked_a_cell_at_a_time_and_run_all_again(
     kaggle, tmp_path, preset
 ):
     """As Kaggle runs it: the notebook's variables set, the keras-hub backbone attached from
     Kaggle Models where neither mount layout has it, so kagglehub's own resolver asks a fake
-    data proxy, then reads the mount. Then, as a competitor does, the data steps and the model
-    edited and every cell run again in the same kernel, without a restart (run_all_twice.py):
-    the pipeline reads the edited data steps (a module the first run imported), and training,
-    evaluation and prediction build the edited model."""
+    data proxy, then reads the mount. Then, as a competitor works it, in the same kernel
+    (in_one_kernel.py): the data cell edited, and it and the cells below it down to the
+    training cell run again; then the model cell likewise; the training run uses each edit.
+    Last, every cell run again with the data steps, the model and the loop edited."""
     flags = ["--accelerator", "cpu", "--backbone", BACKBONE, "--weights", "imagenet"]
     folder = make_kernel(kaggle, tmp_path, *flags, "--steps-per-epoch", "4")  # 2 short epochs
     metadata = json.loads((folder / "kernel-metadata.json").read_text())
     assert metadata["model_sources"] == [BACKBONES[BACKBONE].handle]
     notebook = alone(folder / f"{NAME}.ipynb", tmp_path / "run")
     edited = nbformat.read(notebook, as_version=4)
-    (cell,) = [cell for cell in edited.cells if "def build_model(" in cell.source]
-    assert HEAD in cell.source and not cell.metadata.get("_kg_hide-input")  # in view
+    cell = in_view(edited, MODEL)
     cell.source = cell.source.replace(HEAD, WIDER_HEAD)
     nbformat.write(edited, notebook)
+    cells = edited.cells
+    training = cells.index(in_view(edited, "history = train(run)"))
+    passes = [(notebook, 0, len(cells) - 1)]  # Run All, then a cell at a time
+    for name, holding, line, printed in (
+        ("data", DATA_STEPS, IMAGE_STEP, "edited data steps"),
+        ("model", MODEL, MODEL_INPUT, "edited model"),
+    ):
+        worked = copy.deepcopy(edited)
+        cell = in_view(worked, holding)
+        assert line in cell.source
+        cell.source = cell.source.replace(line, f"    print({printed!r})\n" + line)
+        path = notebook.with_name(f"{name}.ipynb")
+        nbformat.write(worked, path)
+        passes.append((path, cells.index(in_view(edited, holding)), training))
     again = notebook.with_name("edited.ipynb")
     nbformat.write(edited_again(edited), again)
+    passes.append((again, 0, len(cells) - 1))
     mounts, log = as_kaggle_mounts(tmp_path, preset(BACKBONE))
     proxy = [sys.executable, str(PROJECT / "tests" / "fake_data_proxy.py"), str(mounts), str(log)]
-    driver = [sys.executable, str(PROJECT / "tests" / "run_all_twice.py")]
-    done = offline(*proxy, *driver, notebook.name, again.name, cwd=notebook.parent)
+    driver = [sys.executable, str(PROJECT / "tests" / "in_one_kernel.py")]
+    plan = [str(part) for one in passes for part in (one[0].name, *one[1:])]
+    done = offline(*proxy, *driver, *plan, cwd=notebook.parent)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
     owner, model, framework, variation, version = BACKBONES[BACKBONE].handle.split("/")
     asked = {"OwnerSlug": owner, "ModelSlug": model, "Framework": framework}
@@ -179,11 +212,13 @@ def test_the_notebook_runs_alone_offline_writes_a_submission_and_reruns_edited_c
     assert ids(working / "submission.csv") == ids(sample)  # row for row
     assert PICTURES <= {path.name for path in working.iterdir()}
     executed = nbformat.read(notebook, as_version=4)
-    outputs = [output for cell in executed.cells for output in cell.get("outputs", [])]
     assert not errors(notebook) and not errors(again)
-    pictures = [output for output in outputs if "image/png" in output.get("data", {})]
-    assert len(pictures) == 5  # batch, learning rate, curves, confusion matrix, predictions
-    text = "".join(output.get("text", "") for output in outputs)
+    # A batch is shown before the first cell that calls fit, the learning curves after it.
+    fits = next(i for i, c in enumerate(executed.cells) if ".fit(" in c.source)
+    assert sum(map(pictures, executed.cells[:fits])) >= 2  # the batch, before and in the model
+    assert pictures(executed.cells[training]) >= 1  # the curves
+    assert sum(map(pictures, executed.cells)) == 6  # and learning rate, confusion, predictions
+    text = "".join(map(said_by, executed.cells))
     assert "problems: none, ready to train" in text and "Epoch 2/2" in text
     (summary,) = [cell for cell in executed.cells if "built.summary()" in cell.source]
     layers = "".join(output.get("data", {}).get("text/plain", "") for output in summary.outputs)
@@ -207,16 +242,21 @@ def test_the_notebook_runs_alone_offline_writes_a_submission_and_reruns_edited_c
         assert sum(name in said.split(" | ") for name in DIGITS) >= 3, said
     runtime = notebook.parent / PACKAGE / "runtime"
     assert (runtime / "stages" / "fitting.py").is_file()  # it wrote its code
-    assert WIDER_HEAD in (runtime / "learning" / "model.py").read_text()  # the model cell's
+    assert not (runtime / "learning" / "model.py").exists()  # the model cell is the module
 
     assert "edited" not in text
+    # A cell at a time: the training run used the data cell's edit, then the model cell's.
+    data_pass = nbformat.read(notebook.with_name("data.ipynb"), as_version=4).cells
+    assert "edited data steps" in said_by(data_pass[training])
+    assert "edited model" not in said_by(data_pass[training])
+    model_pass = nbformat.read(notebook.with_name("model.ipynb"), as_version=4).cells
+    assert "edited model" in said_by(model_pass[training])
+    # Run All again, with the data steps, the model and the loop edited.
     cells = nbformat.read(again, as_version=4).cells
-    for call in ("= train.train(run", "show(evaluate(run", "= predict.predict(run"):
+    for call in ("history = train(run", "show(evaluate(run", "written = predict(run"):
         (cell,) = [c for c in cells if call in c.source]
-        said = "".join(output.get("text", "") for output in cell.outputs)
-        assert "edited data steps" in said and "edited model" in said, call
-    (training,) = [c for c in cells if "= train.train(run" in c.source]
-    said = "".join(output.get("text", "") for output in training.outputs)
+        assert "edited data steps" in said_by(cell) and "edited model" in said_by(cell), call
+    said = said_by(cells[training])
     assert "edited loop: epoch 3" in said and "Epoch 3/3" in said  # its callback, fit resumed
 
 
@@ -228,13 +268,8 @@ def edited_again(notebook):
     (settings,) = [c for c in edited.cells if c.source.startswith("# The settings")]
     assert "    epochs=2," in settings.source
     settings.source = settings.source.replace("    epochs=2,", "    epochs=3,")
-    (data,) = [
-        c for c in edited.cells if c.source.startswith(f"%%writefile {PACKAGE}/{DATA_STEPS}")
-    ]
-    (model,) = [c for c in edited.cells if "def build_model(" in c.source]
-    (loop,) = [
-        c for c in edited.cells if c.source.startswith(f"%%writefile {PACKAGE}/{TRAINING_LOOP}")
-    ]
+    data, model = in_view(edited, DATA_STEPS), in_view(edited, MODEL)
+    loop = in_view(edited, TRAINING_LOOP)
     assert IMAGE_STEP in data.source and MODEL_INPUT in model.source and CALLBACKS in loop.source
     data.source = data.source.replace(IMAGE_STEP, '    print("edited data steps")\n' + IMAGE_STEP)
     model.source = model.source.replace(MODEL_INPUT, '    print("edited model")\n' + MODEL_INPUT)
@@ -243,12 +278,9 @@ def edited_again(notebook):
 
 
 def modules_written(notebook) -> list[str]:
-    """What the notebook's cells write, as paths under the package: in view and hidden."""
-    return sorted(
-        cell.source.splitlines()[0].removeprefix(f"%%writefile {PACKAGE}/")
-        for cell in notebook.cells
-        if cell.source.startswith("%%writefile ")
-    )
+    """What the notebook's folded cells write, as paths under the package."""
+    written = re.compile(rf"^write_module\('{PACKAGE}/([^']+)'", re.MULTILINE)
+    return sorted(path for cell in notebook.cells for path in written.findall(cell.source))
 
 
 @pytest.mark.slow
@@ -325,12 +357,17 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
     cfg = Config(epochs=3, batch_size=64, weights="/kaggle/input/effnet/b0.h5")
     folder = kernel.write_kernel(cfg, "tpu", "alice", str(tmp_path))
     metadata, notebook = read(folder)
-    shown = [c for c in notebook.cells if not c.metadata.get("_kg_hide-input")]
-    hidden = [c for c in notebook.cells if c.metadata.get("jupyter", {}).get("source_hidden")]
-    (install,) = [c for c in notebook.cells if c.metadata.get("_kg_hide-input") and c not in hidden]
-    assert "tensorflow-cpu" in install.source and "keras-hub" in install.source  # folded on Kaggle
-    after_the_runtime = notebook.cells.index(install) > max(map(notebook.cells.index, hidden))
-    assert after_the_runtime  # it reads the backbones' registry the hidden cells write
+    shown = [c for c in notebook.cells if not folded(c)]
+    hidden = [c for c in notebook.cells if folded(c)]
+    # Folded in Jupyter, on Kaggle and in Colab: five cells at most, each saying what it does.
+    assert 1 < len(hidden) <= 5 and all(c.cell_type == "code" for c in hidden)
+    assert all(c.source.startswith("#@title ") for c in hidden)
+    assert all(c.metadata["cellView"] == "form" and c.metadata["_kg_hide-input"] for c in hidden)
+    assert not [c for c in shown if c.source.startswith("%%writefile")]
+    *runtime, install = hidden
+    assert "tensorflow-cpu" in install.source and "keras-hub" in install.source
+    assert install.source.startswith("#@title Install what this machine lacks")
+    assert all("write_module(" in c.source for c in runtime)  # before: it reads the registry
     assert shown[0].cell_type == "markdown" and shown[0].source.startswith("# ")
     assert "An EfficientNet-B0 image classifier" in shown[0].source
     settings, config_cell = shown[1].source, shown[2].source
@@ -353,37 +390,39 @@ def test_the_notebook_reads_top_to_bottom_with_every_given_value_in_its_config_c
         "## Settings",
         "## Accelerator check",
         "## The project's code",
+        "## The run",
         "## Data steps",
         "## Datasets",
-        "## Model and recipe",
-        "## Training loop",
-        "## Accelerator",
-        "## Doctor",
+        "## A training batch",
+        "## Model",
         "## The model's layers",
-        "## Data preview",
+        "## Recipe",
+        "## Doctor",
+        "## What the model trains on",
+        "## Training loop",
         "## Training",
         "## Evaluation",
         "## Prediction",
     ]
-    code = {c.source.splitlines()[0]: c.source for c in shown if c.cell_type == "code"}
-    in_view = {  # modules a competitor reads and edits, each written by its cell
+    code = [c.source for c in shown if c.cell_type == "code"]
+    for module, holding in {  # modules a competitor reads and edits, each a cell in view
         "data/steps.py": "def image(",
-        "data/pipeline.py": ".batch(",
+        "data/pipeline.py": "def for_training(",
         "learning/model.py": "def build_model(",
+        "learning/recipe.py": "def compile_model(",
         "stages/train.py": "model.fit(",
-    }
-    for path, holding in in_view.items():
-        assert holding in code[f"%%writefile {PACKAGE}/runtime/{path}"], path
-    assert [s for s in code.values() if "history = train.train(run)" in s]
-    assert [s for s in code.values() if "preview.augmented_batch(run)" in s]
-    assert [s for s in code.values() if "if doctor(run):" in s]
+    }.items():  # the module's code as it is, to the byte, its imports absolute
+        assert (PROJECT / PACKAGE / "runtime" / module).read_text() in code, module
+        assert holding in (PROJECT / PACKAGE / "runtime" / module).read_text()
+    assert not [source for source in code if re.search(r"^from \.", source, re.MULTILINE)]
+    assert [s for s in code if "history = train(run)" in s]
+    assert [s for s in code if "preview.augmented_batch(run)" in s]
+    assert [s for s in code if "if doctor(run):" in s]
     (summary,) = [c for c in shown if "built.summary()" in c.source]
     assert summary.metadata["jupyter"]["outputs_hidden"]  # the layers, one click away
-    (folders, *modules) = [c.source.splitlines()[0] for c in hidden]
-    assert folders == "import os"  # the package's folders, for the cells that write its modules
-    assert all(module.startswith(f"%%writefile {PACKAGE}/") for module in modules)
-    assert not [path for path in modules if "tools/" in path or "__main__" in path]
-    assert all(c.metadata["jupyter"]["source_hidden"] for c in hidden)
+    modules = modules_written(notebook)
+    assert modules and not [path for path in modules if "tools/" in path or "__main__" in path]
+    assert not {"runtime/data/steps.py", "runtime/learning/model.py"} & set(modules)
     assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
     # Attached weights come from a dataset: it is attached, as the user's own.
     assert metadata["dataset_sources"] == ["alice/effnet"]
@@ -430,13 +469,24 @@ NEVER = ["stages/ablate.py", "stages/blend.py", "stages/stack.py", "stages/score
 TRAINING = [
     "stages/train.py", "stages/fitting.py", "stages/training_checks.py", "stages/doctor.py",
     "stages/preview.py", "stages/evaluate.py", "stages/out_of_fold.py",
-    "outputs/checkpoints.py", "outputs/plots.py", "learning/plan.py",
+    "outputs/checkpoints.py", "outputs/plots.py", "learning/plan.py", "learning/recipe.py",
 ]  # fmt: skip
 
 
 def carried(tmp_path: Path, name: str, cfg: Config, inference: bool = False) -> list[str]:
     folder = kernel.write_kernel(cfg, "", "alice", str(tmp_path / name), inference=inference)
-    return modules_written(read(folder)[1])
+    return carried_by(read(folder)[1])
+
+
+def carried_by(notebook) -> list[str]:
+    """The package's modules the notebook carries, as paths under it: those its folded cells
+    write, and those that are cells in view."""
+    shown = [cell.source for cell in notebook.cells if not folded(cell)]
+    package = PROJECT / PACKAGE
+    in_view = [p for p in package.rglob("*.py") if p.stat().st_size and p.read_text() in shown]
+    return sorted(
+        [*modules_written(notebook), *(p.relative_to(package).as_posix() for p in in_view)]
+    )
 
 
 def test_a_notebook_carries_the_modules_its_settings_use_and_no_other(tmp_path, monkeypatch):
@@ -471,11 +521,11 @@ def test_a_blends_notebook_carries_what_the_backbone_of_each_of_its_runs_reaches
     runs = [{**run, "weight": 0.5, "cv": 0.9} for run in runs]
     blend = {"metric": "macro_f1", "blend_cv": 0.9, "runs": runs}
     run = start(Config(), on_accelerator=False, read=False)
-    cells = notebooks.cells(run, "gpu", None, inference=True, blend=blend)
-    written = {cell.path.removeprefix(f"{PACKAGE}/runtime/") for cell in cells}
-    assert {"learning/attention.py", "learning/small_cnn.py", "stages/blend.py"} <= written
-    alone = notebooks.cells(run, "gpu", None, inference=True)
-    assert not {cell.path for cell in alone} & {f"{PACKAGE}/runtime/learning/attention.py"}
+    carrying = "\n".join(c.source for c in notebooks.cells(run, "gpu", None, True, blend=blend))
+    for path in ("learning/attention.py", "learning/small_cnn.py", "stages/blend.py"):
+        assert f"write_module('{PACKAGE}/runtime/{path}'" in carrying, path
+    alone = "\n".join(cell.source for cell in notebooks.cells(run, "gpu", None, inference=True))
+    assert f"'{PACKAGE}/runtime/learning/attention.py'" not in alone
 
 
 def test_the_title_names_the_classes_when_they_are_known(tmp_path):
@@ -575,10 +625,8 @@ def test_every_setting_the_settings_cell_offers_works_when_set_there(tmp_path, i
     (notebook.DATA_PLACES) is the notebook's own: another kind of data is another notebook."""
     folder = kernel.write_kernel(Config(), "tpu", "alice", str(tmp_path), inference=inference)
     _, notebook = read(folder)
-    written = {f"{PACKAGE}/{path}" for path in modules_written(notebook)}
-    cells = [
-        c.source for c in notebook.cells if c.cell_type == "code" and "%%writefile" not in c.source
-    ]
+    written = {f"{PACKAGE}/{path}" for path in carried_by(notebook)}
+    cells = [c.source for c in notebook.cells if c.cell_type == "code" and not folded(c)]
     reading = kernel.as_it_reads(start(Config(), on_accelerator=False, read=False), inference)
     kind = "inference" if inference else "training"
     offered = notebooks.settings(kind, reading.data)
@@ -603,8 +651,8 @@ def test_the_accelerator_check_runs_before_anything_is_installed_written_or_trai
     (check,) = [index for index, source in enumerate(code) if "raise SystemExit(" in source]
     assert check <= 1  # after the settings cell, which it reads
     install = [index for index, source in enumerate(code) if "pip" in source]
-    written = [index for index, source in enumerate(code) if source.startswith("%%writefile")]
-    trains = [index for index, source in enumerate(code) if "train.train(" in source]
+    written = [index for index, source in enumerate(code) if "write_module(" in source]
+    trains = [index for index, source in enumerate(code) if "train(run)" in source]
     assert install and written and trains
     assert check < min(install + written + trains)
     signs = [*backend.TPU_ENV, *backend.TPU_DEVICE_FILES, *backend.GPU_DEVICE_FILES]

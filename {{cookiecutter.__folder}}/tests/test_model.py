@@ -17,7 +17,7 @@ from conftest import OFFLINE, PROJECT
 from {{ cookiecutter.package }}.runtime.backbone_choices import BACKBONES
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.learning import backbones, model
+from {{ cookiecutter.package }}.runtime.learning import backbones, model, recipe
 from {{ cookiecutter.package }}.runtime.platform import versions
 from {{ cookiecutter.package }}.runtime.stages import preflight, training_checks
 from {{ cookiecutter.package }}.runtime.stages.run import start
@@ -65,7 +65,7 @@ def test_every_backbone_builds_a_classifier_of_uint8_images_that_trains_a_step(b
     inner = next(layer for layer in net.layers if isinstance(layer, keras.Model))
     before = [np.array(weight) for weight in inner.trainable_weights]
     # Eager: one step needs no compiled graph (a batch of None fails eagerly as in one).
-    net.compile(optimizer=keras.optimizers.SGD(0.1), loss=model.loss(cfg), run_eagerly=True)
+    net.compile(optimizer=keras.optimizers.SGD(0.1), loss=recipe.loss(cfg), run_eagerly=True)
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always")
         assert np.isfinite(net.train_on_batch(images, np.array([0, 1, 2, 3])))
@@ -190,12 +190,12 @@ def test_a_local_weights_file_is_loaded_into_the_small_cnn(tmp_path):
 
 def test_learning_rate_warms_up_to_a_peak_scaled_by_replicas_then_decays():
     cfg = Config(learning_rate=1e-3, epochs=10, warmup_epochs=2)
-    schedule = model.learning_rate_schedule(cfg, replicas=8, steps_per_epoch=100)
+    schedule = recipe.learning_rate_schedule(cfg, replicas=8, steps_per_epoch=100)
     rate = [float(schedule(step)) for step in (0, 100, 200, 600, 1000)]
     assert rate[0] == pytest.approx(8e-4)
     assert rate[0] < rate[1] < rate[2] == pytest.approx(8e-3)
     assert rate[2] > rate[3] > rate[4] == pytest.approx(8e-5)
-    flat = model.learning_rate_schedule(dataclasses.replace(cfg, warmup_epochs=0), 1, 100)
+    flat = recipe.learning_rate_schedule(dataclasses.replace(cfg, warmup_epochs=0), 1, 100)
     assert float(flat(0)) == pytest.approx(1e-3)
 
 

@@ -1,4 +1,4 @@
-"""The recipe (model.py) wired as it says: mixed labels that match the mixed pixels, the
+"""The recipe (model.py, recipe.py) wired as it says: mixed labels that match the mixed pixels, the
 weights' average warmed up, validated beside the raw weights, the better kept, saved and
 resumed, weight decay on kernels only, label smoothing as its formula, and `ablate` showing
 what each part buys."""
@@ -16,7 +16,7 @@ from scipy import stats
 
 from {{ cookiecutter.package }}.runtime.config import Config
 from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.learning import averaging, backbones, mixing, model
+from {{ cookiecutter.package }}.runtime.learning import averaging, backbones, mixing, model, recipe
 from {{ cookiecutter.package }}.runtime.learning.mixing import MixUpOrCutMix, partners
 from {{ cookiecutter.package }}.runtime.outputs import checkpoints, trained_run
 from {{ cookiecutter.package }}.runtime.outputs.plots import label_title
@@ -42,14 +42,14 @@ def mixed(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
     return keras.ops.convert_to_numpy(images), keras.ops.convert_to_numpy(rows)
 
 
-def recipe(**changes) -> Config:
+def mixing_off(**changes) -> Config:
     off = {"mixup": 0.0, "cutmix": 0.0, "mix_probability": 1.0, "rand_augment": 0.0}
     return Config(num_classes=CLASSES, image_size=32, **{**off, **changes})
 
 
 def test_cutmix_labels_are_the_share_of_pixels_each_image_gave():
     keras.utils.set_random_seed(1)
-    images, labels = mixed(recipe(cutmix=1.0))
+    images, labels = mixed(mixing_off(cutmix=1.0))
     np.testing.assert_allclose(labels.sum(axis=1), 1.0, atol=1e-6)
     pasted = 0
     for k in range(CLASSES):
@@ -63,7 +63,7 @@ def test_cutmix_labels_are_the_share_of_pixels_each_image_gave():
 
 def test_mixup_blends_images_and_labels_by_the_same_weight():
     keras.utils.set_random_seed(2)
-    images, labels = mixed(recipe(mixup=0.4))
+    images, labels = mixed(mixing_off(mixup=0.4))
     np.testing.assert_allclose(labels.sum(axis=1), 1.0, atol=1e-6)
     levels = 20.0 * np.arange(1, CLASSES + 1)
     expected = labels @ levels  # each pixel: the classes' grey levels, weighed as the labels
@@ -72,7 +72,7 @@ def test_mixup_blends_images_and_labels_by_the_same_weight():
 
 
 def test_a_mix_probability_of_zero_leaves_every_batch_as_it_was():
-    images, labels = mixed(recipe(mixup=0.4, cutmix=1.0, mix_probability=0.0))
+    images, labels = mixed(mixing_off(mixup=0.4, cutmix=1.0, mix_probability=0.0))
     np.testing.assert_array_equal(labels, np.eye(CLASSES))
     assert (images[:, 0, 0, 0] == 20 * np.arange(1, CLASSES + 1)).all()
 
@@ -80,7 +80,7 @@ def test_a_mix_probability_of_zero_leaves_every_batch_as_it_was():
 def test_the_loss_and_the_metric_see_the_labels_mixed_as_the_images_were():
     """The training step's loss is the cross-entropy of the mixed rows; validation's, which
     runs the model without training, of the labels as they are."""
-    cfg = recipe(mixup=0.4, label_smoothing=0.0)
+    cfg = mixing_off(mixup=0.4, label_smoothing=0.0)
     mixing = model.model_augmentations(cfg)[0]
     images = np.repeat(np.arange(CLASSES, dtype=np.uint8), 4 * 4 * 3).reshape(CLASSES, 4, 4, 3)
     probabilities = np.full((CLASSES, CLASSES), 0.5 / (CLASSES - 1), np.float32)
@@ -90,13 +90,13 @@ def test_the_loss_and_the_metric_see_the_labels_mixed_as_the_images_were():
     mixing(images, training=True)
     rows = keras.ops.convert_to_numpy(mixing.mixed_labels(np.eye(CLASSES, dtype=np.float32)))
     assert (rows.max(axis=1) < 0.999).any(), "MixUp blended no image"
-    loss = keras.ops.convert_to_numpy(model.loss(cfg, mixing=mixing)(classes, probabilities))
+    loss = keras.ops.convert_to_numpy(recipe.loss(cfg, mixing=mixing)(classes, probabilities))
     np.testing.assert_allclose(loss, -(rows * np.log(probabilities)).sum(axis=1), rtol=1e-5)
-    accuracy = model.accuracy(cfg, mixing)
+    accuracy = recipe.accuracy(cfg, mixing)
     accuracy.update_state(classes, probabilities)
     assert float(accuracy.result()) == pytest.approx((rows.argmax(axis=1) == classes).mean())
     mixing(images, training=False)
-    loss = keras.ops.convert_to_numpy(model.loss(cfg, mixing=mixing)(classes, probabilities))
+    loss = keras.ops.convert_to_numpy(recipe.loss(cfg, mixing=mixing)(classes, probabilities))
     np.testing.assert_allclose(loss, -np.log(0.5), rtol=1e-5)
 
 
@@ -151,13 +151,13 @@ def test_label_smoothing_changes_the_loss_as_its_formula_says(multi_label):
     if multi_label:
         target = rows * 0.8 + 0.5 * 0.2
         expected = -(target * np.log(p) + (1 - target) * np.log(1 - p)).mean()
-        got = float(np.mean(model.loss(cfg)(rows, probabilities)))
+        got = float(np.mean(recipe.loss(cfg)(rows, probabilities)))
     else:
         target = rows * 0.8 + 0.2 / 4
         expected = -(target * np.log(p)).sum(axis=1).mean()
-        per_image = model.loss(cfg)(np.array([0, 1]), probabilities)  # validation's numbers
+        per_image = recipe.loss(cfg)(np.array([0, 1]), probabilities)  # validation's numbers
         got = float(np.mean(per_image))
-        np.testing.assert_allclose(model.loss(cfg)(rows, probabilities), per_image, rtol=1e-6)
+        np.testing.assert_allclose(recipe.loss(cfg)(rows, probabilities), per_image, rtol=1e-6)
     assert got == pytest.approx(expected, rel=1e-5)
 
 
@@ -166,7 +166,7 @@ def test_weight_decay_shrinks_kernels_and_leaves_norms_and_biases_alone(demo_cfg
         demo_cfg, weight_decay=0.5, ema=0.0, learning_rate=0.1, warmup_epochs=0
     )
     net = model.build_model(cfg, backbones.load(cfg))
-    model.compile_model(net, cfg, 1, 10)
+    recipe.compile_model(net, cfg, 1, 10)
     before = [np.asarray(v) for v in net.trainable_variables]
     # Zero gradients: Adam moves nothing, so all that changes is the decay.
     net.optimizer.apply_gradients([(keras.ops.zeros_like(v), v) for v in net.trainable_variables])
@@ -184,7 +184,7 @@ def test_the_pretrained_backbone_learns_at_its_share_of_the_heads_learning_rate(
         demo_cfg, backbone_learning_rate=0.1, weight_decay=0.0, ema=0.0, warmup_epochs=0
     )
     net = model.build_model(cfg, backbones.load(cfg))
-    model.compile_model(net, cfg, 1, 10)
+    recipe.compile_model(net, cfg, 1, 10)
     backbone = {id(v) for v in net.get_layer("small_cnn").trainable_variables}
     before = [np.asarray(v) for v in net.trainable_variables]
     # Adam's first step moves each weight by the learning rate, whatever its gradient's size.
@@ -202,7 +202,7 @@ def test_the_weights_average_warms_up_so_a_short_run_is_not_the_untrained_networ
     """Keras' average moves by 1 - ema a step from the first step's weights: after 80 steps at
     0.99 it still holds 0.45 of them. Ours follows min(ema, (1 + step) / (10 + step))."""
     variable = keras.Variable(np.zeros(3, "float32"))
-    optimizer = model.AdamW(learning_rate=0.1, weight_decay=0.0, use_ema=True, ema_momentum=0.99)
+    optimizer = recipe.AdamW(learning_rate=0.1, weight_decay=0.0, use_ema=True, ema_momentum=0.99)
     average, plain = None, None
     for step in range(80):
         optimizer.apply([np.ones(3, "float32")], [variable])
@@ -219,7 +219,7 @@ def test_the_weights_average_warms_up_so_a_short_run_is_not_the_untrained_networ
 
 def test_keep_leaves_the_average_in_the_weights():
     net = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
-    net.compile(model.AdamW(learning_rate=0.1, use_ema=True, ema_momentum=0.9), "mse")
+    net.compile(recipe.AdamW(learning_rate=0.1, use_ema=True, ema_momentum=0.9), "mse")
     net.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=3, verbose=0)
     average = [np.asarray(v) for v in net.optimizer._model_variables_moving_average]
     for variable in net.trainable_variables:  # as a resumed run that fit nothing holds them
@@ -255,7 +255,7 @@ def test_the_weights_average_is_validated_saved_and_resumed_exactly(demo_cfg, mo
     ), "the average is the raw weights: nothing was averaged"
 
     net = model.build_model(cfg, backbones.load(cfg))
-    model.compile_model(net, cfg, 1, cfg.steps_per_epoch)
+    recipe.compile_model(net, cfg, 1, cfg.steps_per_epoch)
     places = start(cfg, on_accelerator=False, read=False).places
     assert checkpoints.resume(net, cfg, places)[0] == 1
     for name, kept in (("raw", net.trainable_variables),
@@ -284,7 +284,7 @@ def test_the_weights_average_is_validated_saved_and_resumed_exactly(demo_cfg, mo
     trained = model.build_model(cfg, backbones.load(cfg))
     trained.load_weights(trained_run.trained_weights(places))
     last = model.build_model(cfg, backbones.load(cfg))
-    model.compile_model(last, cfg, 1, cfg.steps_per_epoch)
+    recipe.compile_model(last, cfg, 1, cfg.steps_per_epoch)
     checkpoints.resume(last, cfg, places)  # epoch 2's checkpoint: raw weights and their average
     averages = last.optimizer._model_variables_moving_average
     for saved, weights in zip(trained.trainable_variables, averages, strict=True):
@@ -373,18 +373,18 @@ def test_class_balance_weighs_a_rare_class_up_and_keeps_the_average_image_at_one
     times a negative's, and the average image still weighs 1 (the learning rate keeps its
     meaning); a mixed row weighs as its mix; off, the loss is the plain smoothed one."""
     cfg = Config(num_classes=2, class_balance=1.0, label_smoothing=0.0)
-    weights = model.class_weights(cfg, [0.9, 0.1])
+    weights = recipe.class_weights(cfg, [0.9, 0.1])
     assert np.allclose(weights, [1 / 1.8, 5.0]) and np.isclose(
         0.9 * weights[0] + 0.1 * weights[1], 1
     )
     probabilities = np.array([[0.7, 0.3], [0.7, 0.3], [0.7, 0.3]], np.float32)
     rows = np.array([[1, 0], [0, 1], [0.5, 0.5]], np.float32)
     plain = -np.log([0.7, 0.3, 0.3**0.5 * 0.7**0.5])  # the mixed row's cross-entropy
-    weighed = keras.ops.convert_to_numpy(model.loss(cfg, [0.9, 0.1])(rows, probabilities))
+    weighed = keras.ops.convert_to_numpy(recipe.loss(cfg, [0.9, 0.1])(rows, probabilities))
     assert np.allclose(weighed, plain * [1 / 1.8, 5.0, (1 / 1.8 + 5) / 2], rtol=1e-5)
     off = dataclasses.replace(cfg, class_balance=0.0)
     assert np.allclose(
-        keras.ops.convert_to_numpy(model.loss(off, [0.9, 0.1])(rows, probabilities)), plain
+        keras.ops.convert_to_numpy(recipe.loss(off, [0.9, 0.1])(rows, probabilities)), plain
     )
     with pytest.raises(UserError, match="--class-balance = 1.0: must be 0 for several labels"):
         Config(multi_label=True, class_balance=1.0)

@@ -125,16 +125,16 @@ def test_the_training_step_compiles_with_xla_on_one_device(demo_cfg):
     import keras
 
     from {{ cookiecutter.package }}.runtime.data import pipeline, records
-    from {{ cookiecutter.package }}.runtime.learning import backbones, model
+    from {{ cookiecutter.package }}.runtime.learning import backbones, model, recipe
     from {{ cookiecutter.package }}.runtime.stages.run import start
 
     cfg = dataclasses.replace(demo_cfg, mixup=0.2, cutmix=1.0, mix_probability=1.0)
     run = start(cfg, on_accelerator=False)  # its data read
     files = records.find(run.places.in_data(cfg.train_files), "train_files")
     net = model.build_model(cfg, backbones.load(cfg))
-    model.compile_model(net, cfg, 1, 2, steps_per_execution=2, jit_compile=True)
-    recipe = model.host_augmentations(cfg)
-    batches = pipeline.for_training(run.data, files, cfg, 32, augmentations=recipe)
+    recipe.compile_model(net, cfg, 1, 2, steps_per_execution=2, jit_compile=True)
+    host = pipeline.host_augmentations(cfg)
+    batches = pipeline.for_training(run.data, files, cfg, 32, augmentations=host)
     history = net.fit(batches, steps_per_epoch=2, verbose=0)
     assert net.jit_compile is True and history.history["loss"][0] > 0
     assert keras.backend.backend() == "tensorflow"

@@ -122,7 +122,7 @@ def run_install_cell(cfg: Config, monkeypatch, wheels: str = "") -> list[list[st
     run = start(cfg, on_accelerator=False, read=False)
     cells = notebook.cells(run, "gpu", None, wheels=wheels)
     (config_cell,) = [cell for cell in cells if cell.source.startswith("# The settings")]
-    (install,) = [cell for cell in cells if cell.folded == notebook.ON_KAGGLE_HIDDEN]
+    (install,) = [cell for cell in cells if cell.folded == notebook.FOLDED]
     ran: list[list[str]] = []
     monkeypatch.setattr(subprocess, "check_call", ran.append)
     names: dict = {}

@@ -339,7 +339,7 @@ def ours(files: list[str], run: Run, batch: int, image_dtype="uint8", as_records
     """The training pipeline as `train` builds it, with the recipe's host augmentations;
     `as_records`: reading the shards it is given as records, as given (those bench writes)."""
     from ..runtime.data import pipeline, records
-    from ..runtime.learning.model import host_augmentations
+    from ..runtime.data.pipeline import host_augmentations
 
     if as_records:
         shards = records.Records(run.cfg, run.places, None)
@@ -468,13 +468,13 @@ def backbone_for(cfg: Config, precision: str):
 
 
 def our_model(cfg: Config, device, planned: plan.Plan, steps: int, backbone=None):
-    """model.py's model, compiled as train compiles it for `steps` steps."""
-    from ..runtime.learning import model
+    """model.py's model, compiled as train compiles it (recipe.py) for `steps` steps."""
+    from ..runtime.learning import model, recipe
 
     backbone = backbone or backbone_for(cfg, planned.precision)
     net = model.build_model(cfg, backbone, device.image_dtype)
     each = planned.steps_per_execution
-    model.compile_model(net, cfg, device.replicas, steps, steps_per_execution=each)
+    recipe.compile_model(net, cfg, device.replicas, steps, steps_per_execution=each)
     return net
 
 

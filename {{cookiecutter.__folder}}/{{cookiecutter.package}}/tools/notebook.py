@@ -2,17 +2,19 @@
 
 The cells a competitor reads and edits are notebook_cells.py, a Python file in jupytext's percent
 format (its docstring says how its cells are marked), in its order, top to bottom as Martin
-Gorner's "Getting started with 100+ flowers on TPU": the accelerator checked first, before
-anything is installed or written; the settings; the install cell; the modules a competitor edits,
-in view, each written where the package reads it (the data steps, the datasets, the model and its
-recipe, the training loop; an inference notebook's prediction loop); then the checks, a look at
-the data, training, evaluation and the submission. This module adds what depends on the run: the
-title, which says what the notebook installs and when it needs the internet; the settings (the
-config cell, with the fields tuned most and every value the notebook was made with, grouped by
-Config's sections, and above it a table of every other field with its default, folded away); and
-the hidden cells that write the rest of the runtime beside the notebook, so it needs no code
-dataset. The install cell installs only what the machine lacks (on Kaggle's images, for the
-backbones they build, nothing). The tools that make the notebook stay out of it.
+Gorner's "Getting started with 100+ flowers on TPU": the settings; the accelerator checked
+first, before anything is installed or written; the folded cells; the run, built once; the
+modules a competitor edits, in view as plain cells (the data steps, the datasets, the model and
+its recipe, the training loop; an inference notebook's prediction loop), each followed by what
+shows it working (a batch, the model's layers, the curves); evaluation and the submission.
+This module adds what depends on the run: the title, which says what the notebook installs and
+when it needs the internet; the settings (the config cell, with the fields tuned most and every
+value the notebook was made with, grouped by Config's sections, and above it a table of every
+other field with its default, folded away); and the folded cells that write the rest of the
+runtime beside the notebook, so it needs no code dataset, folded in Jupyter, on Kaggle and in
+Colab (`#@title` first, `cellView: form`). The install cell installs only what the machine lacks
+(on Kaggle's images, for the backbones they build, nothing). The tools that make the notebook
+stay out of it.
 """
 
 from __future__ import annotations
@@ -42,14 +44,8 @@ VISIBLE_CELLS = Path(__file__).with_name("notebook_cells.py")
 IMAGE = PACKAGE.parent / "platforms" / "kaggle-gpu.txt"  # what Kaggle's image carries
 # A percent-format cell's first line: `# %%`, a title, `[markdown]`.
 HEADER = re.compile(r"^# %%(?: (\w+))?(?: \[(markdown)\])?$", re.MULTILINE)
-# A visible cell that holds a module of the package, named by the IPython magic that writes it.
-FILE_CELL = re.compile(r"^# %%writefile (?P<path>\S+)", re.MULTILINE)
-# The script's stand-in for the notebook's %%writefile cells.
-WRITE_MODULE = """from pathlib import Path
-
-
-def write_module(path, source):
-    Path(path).write_text(source)"""
+# A cell in view that holds a module of the package: `# module PATH`.
+FILE_CELL = re.compile(r"^# module (?P<path>\S+)", re.MULTILINE)
 # The script's stand-in for the notebook's one-line errors (UserError._render_traceback_).
 ONE_LINE_ERRORS = """import sys
 
@@ -65,22 +61,56 @@ def one_line_errors(kind, error, traceback, python_hook=sys.excepthook):
 
 
 sys.excepthook = one_line_errors"""
-# The first hidden cell: the package's folders, and a module the notebook does not carry (the
-# settings reached it after the notebook was written) said in one line with the fix.
-PACKAGE_FOLDERS = """import os
+# The first folded cell, before it writes its modules: the package's folders; the modules whose
+# code is a cell in view, imported as the notebook's own names; and a module the notebook does
+# not carry (the settings reached it after the notebook was written) said in one line, with
+# the fix.
+SETUP = """import importlib.util
+import os
 import sys
+import types
 
-for folder in FOLDERS:
+IN_VIEW = @IN_VIEW@  # the modules whose code is a cell in view
+for folder in @FOLDERS@:
     os.makedirs(folder, exist_ok=True)
+
+
+def write_module(path, source):
+    with open(path, "w") as file:
+        file.write(source)
+
+
+class InView(types.ModuleType):
+    \"\"\"A module of the package whose code is a cell in view: its names are the notebook's, as
+    the cell last defined them, so every stage runs what the cells hold now.\"\"\"
+
+    def __getattr__(self, name):
+        names = vars(sys.modules["__main__"])
+        if name not in names:
+            raise AttributeError(f"{self.__name__}.{name}: run the cell that defines it")
+        return names[name]
+
+
+class CellsFirst:
+    \"\"\"Imports the modules in view as InView, before any file of that name.\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        return importlib.util.spec_from_loader(name, self) if name in IN_VIEW else None
+
+    def create_module(self, spec):
+        return InView(spec.name)
+
+    def exec_module(self, module):
+        pass
 
 
 class NotCarried:
     \"\"\"Finds a module of the package that this notebook does not carry, to say so.\"\"\"
 
     def find_spec(self, name, path=None, target=None):
-        if not name.startswith("PACKAGE."):
+        if not name.startswith("@PACKAGE@."):
             return None
-        from PACKAGE.runtime.errors import UserError
+        from @PACKAGE@.runtime.errors import UserError
 
         raise UserError(
             f"this notebook carries the modules its settings used when it was written, and "
@@ -89,25 +119,36 @@ class NotCarried:
         )
 
 
-sys.meta_path.append(NotCarried())  # after Python's own finders: only what they miss"""
+# Once each, however often the cell runs: the modules in view first, NotCarried after
+# Python's own finders (only what they miss).
+finders = [f for f in sys.meta_path if type(f).__name__ not in ("CellsFirst", "NotCarried")]
+sys.meta_path[:] = [CellsFirst(), *finders, NotCarried()]"""
+# The folded cells that write the runtime, by the package's rooms ("": its top modules).
+FOLDED_ROOMS = {
+    "settings, errors and the platform": ("", "platform"),
+    "reading the data": ("data",),
+    "the model's parts and what a run writes": ("learning", "outputs"),
+    "the stages, from the checks to the submission": ("stages",),
+}
 # Where the data is: another folder of the same kind is read the same way, another kind of data
 # (images for records) is another notebook, which `kernel` writes; the rest of what the settings
 # cell offers may be set there, and what it reaches is carried.
 DATA_PLACES = ("data_dir", *FILE_FIELDS, "test_csv")
-# How a cell is folded, as its metadata says it to Jupyter and to Kaggle.
-HIDDEN = {"jupyter": {"source_hidden": True}, "_kg_hide-input": True, "_kg_hide-output": True}
-ON_KAGGLE_HIDDEN = {"_kg_hide-input": True}  # Kaggle reads it only; what installs stays in view
+# How a cell is folded, as its metadata says it to Jupyter, Colab (with `#@title` first) and
+# Kaggle; the runtime's cells fold their output too (the install cell says what it installs).
+FOLDED = {"jupyter": {"source_hidden": True}, "cellView": "form", "_kg_hide-input": True}
+HIDDEN = {**FOLDED, "_kg_hide-output": True}
 OUTPUT_FOLDED = {"jupyter": {"outputs_hidden": True}, "collapsed": True, "_kg_hide-output": True}
 WHERE = {"tpu": "a TPU v5e-8", "gpu": "two T4 GPUs", "cpu": "the CPU"}
 
 
 @dataclasses.dataclass(frozen=True)
 class Cell:
-    kind: str  # "markdown", "code" or "module" (a file of the package, written by the cell)
+    kind: str  # "markdown", "code" or "module" (a module of the package, as a cell in view)
     source: str
-    path: str = ""  # for "module": where the cell writes it
-    # In view, or folded: HIDDEN (the runtime), ON_KAGGLE_HIDDEN (the install cell's code),
-    # OUTPUT_FOLDED (its source in view, its output one click away).
+    path: str = ""  # for "module": its path under the package's parent
+    # In view, or folded: HIDDEN (the runtime), FOLDED (the install cell), OUTPUT_FOLDED (its
+    # source in view, its output one click away).
     folded: dict | None = None
 
 
@@ -142,13 +183,14 @@ def cells(
         elif name == "runtime":
             made.append(Cell("runtime", ""))  # the hidden cells, once the others are known
         elif name == "install":
-            made.append(dataclasses.replace(cell, folded=ON_KAGGLE_HIDDEN))
+            source = cell.source.replace("# @title", "#@title", 1)  # as Colab spells it
+            made.append(Cell("code", source, folded=FOLDED))
         elif name == "summary":
             made += [] if inference else [dataclasses.replace(cell, folded=OUTPUT_FOLDED)]
         elif name not in IN_NOTEBOOKS:
             raise ValueError(f"{VISIBLE_CELLS.name}: a cell titled {name!r}; see its docstring")
         elif notebook in IN_NOTEBOOKS[name]:
-            named = FILE_CELL.match(cell.source)  # `# %%writefile PATH`: that module, in view
+            named = FILE_CELL.match(cell.source)  # `# module PATH`: that module, in view
             if named:
                 cell = Cell("module", (PACKAGE.parent / named["path"]).read_text(), named["path"])
             made.append(cell)
@@ -190,18 +232,35 @@ def visible_cells() -> list[tuple[str, Cell]]:
 
 
 def runtime_cells(modules: list[str], shown: set[str]) -> list[Cell]:
-    """The hidden cells: the package's folders (%%writefile makes none), then each module
-    carried (paths under the package's folder) that no cell in view holds."""
+    """The folded cells that write each module carried (paths under the package's folder) that
+    no cell in view holds, by FOLDED_ROOMS; the first sets the package up (SETUP)."""
     folders = sorted({str(Path(path).parent) for path in modules})
-    source = PACKAGE_FOLDERS.replace("FOLDERS", repr(folders)).replace("PACKAGE", PACKAGE.name)
-    return [
-        Cell("code", source, folded=HIDDEN),
-        *[
-            Cell("module", (PACKAGE.parent / path).read_text(), path, folded=HIDDEN)
-            for path in modules
-            if path not in shown
-        ],
-    ]
+    in_view = sorted(path.removesuffix(".py").replace("/", ".") for path in shown if path)
+    setup = SETUP.replace("@FOLDERS@", repr(folders)).replace("@PACKAGE@", PACKAGE.name)
+    setup = setup.replace("@IN_VIEW@", repr(in_view))
+    rooms = {
+        title: [path for path in modules if path not in shown and room(path) in held]
+        for title, held in FOLDED_ROOMS.items()
+    }
+    rooms = {title: paths for title, paths in rooms.items() if paths}
+    made = []
+    for number, (title_, paths) in enumerate(rooms.items(), 1):
+        head = f"#@title The project's code, {number} of {len(rooms)}: {title_}"
+        writes = [f"write_module({path!r}, {string_literal(source(path))})" for path in paths]
+        body = [setup] if number == 1 else []
+        made.append(Cell("code", "\n\n".join([head, *body, *writes]), folded=HIDDEN))
+    made[0] = dataclasses.replace(made[0], source=made[0].source.replace("\n\n", "\n", 1))
+    return made
+
+
+def room(path: str) -> str:
+    """The room of the package a module's path is in ("": the package's and runtime's own)."""
+    parts = path.split("/")
+    return parts[2] if len(parts) > 3 else ""
+
+
+def source(path: str) -> str:
+    return (PACKAGE.parent / path).read_text()
 
 
 def of(kind: str):
@@ -462,9 +521,8 @@ def as_notebook(cells: list[Cell]) -> nbformat.NotebookNode:
         if cell.kind == "markdown":
             made.append(nbformat.v4.new_markdown_cell(cell.source, id=f"cell-{index}"))
             continue
-        source = f"%%writefile {cell.path}\n{cell.source}" if cell.kind == "module" else cell.source
         folded = dict(cell.folded or {})
-        made.append(nbformat.v4.new_code_cell(source, metadata=folded, id=f"cell-{index}"))
+        made.append(nbformat.v4.new_code_cell(cell.source, metadata=folded, id=f"cell-{index}"))
     notebook = nbformat.v4.new_notebook(cells=made)
     notebook.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -475,17 +533,19 @@ def as_notebook(cells: list[Cell]) -> nbformat.NotebookNode:
 
 
 def as_script(cells: list[Cell]) -> str:
-    """The same steps as one Python file: markdown as comments, each module as a string."""
-    parts = [f"# {PROJECT}.py: the notebook {PROJECT}.ipynb as one script.", WRITE_MODULE]
-    last_module = max(i for i, cell in enumerate(cells) if cell.kind == "module")
+    """The same steps as one Python file: markdown as comments, a module in view as its code
+    (its `from __future__` import first in the file, where Python takes it)."""
+    future = "from __future__ import annotations"
+    parts = [f"# {PROJECT}.py: the notebook {PROJECT}.ipynb as one script.", future]
+    last_runtime = max(i for i, cell in enumerate(cells) if cell.folded == HIDDEN)
     for index, cell in enumerate(cells):
         if cell.kind == "markdown":
             parts.append("\n".join(f"# {line}".rstrip() for line in cell.source.splitlines()))
-        elif cell.kind == "code":
-            parts.append(cell.source)
+        elif cell.kind == "module":
+            parts.append(cell.source.replace(future + "\n", "").strip())
         else:
-            parts.append(f"write_module({cell.path!r}, {string_literal(cell.source)})")
-        if index == last_module:
+            parts.append(cell.source)
+        if index == last_runtime:
             parts.append(ONE_LINE_ERRORS.format(package=PACKAGE.name))
     return "\n\n".join(parts) + "\n"
 

@@ -4,25 +4,28 @@ this file as text and makes the notebook from it; here it is code that ruff lint
 
 notebook.py puts the notebook's title first, and more by a cell's title (the word after `# %%`):
 - `settings`: the settings table and the config cell; this file's stand-in: Config's defaults.
-- `runtime`: the hidden cells that write the package's runtime beside the notebook.
-- `install`: the cell that installs what the machine lacks (after the runtime: it reads
-  the backbones' registry), its code folded away on Kaggle.
+- `runtime`: the folded cells that write the package's runtime beside the notebook, and the
+  one that installs what the machine lacks.
 - `summary`: a cell of the training notebook whose output is folded (the model's layers).
 - `training`: a cell of the training notebook only; `inference`: of every inference notebook
   (`kernel --inference`), `single` of the one that predicts with one run, `blend` of the one
   that blends several (`kernel --inference --blend blend.json`), `stack` of the one that
   stacks them (`--blend stack.json`); `predict`: of the training notebook and the one-run
   inference notebook. The rest are in every notebook.
-And a cell whose first line is `# %%writefile PATH` (IPython's magic, as jupytext writes it)
-is, in the notebook, a cell in view holding that module of the package, which it writes where
-the package reads it: the data steps, the datasets, the model and its recipe, the training
-loop, the prediction loop. The cells that use them load them again first (importlib.reload),
-so an edit takes effect when the notebook runs again, with no kernel restart.
+And a cell whose first line is `# module PATH` is, in the notebook, that module of the package
+as a cell in view (the data steps, the datasets, the model and its recipe, the training loop,
+the prediction loop): plain code run in the notebook's namespace, whose names are that
+module's for the whole run (notebook.py's IN_VIEW), so a cell edited and run again is what
+the cells below it use, with no restart and no Run All.
 
 Nothing imports it: importing it would run every notebook's cells, one after the other.
 """
 
 # %% settings
+# What the cells in view define, in the notebook's namespace (here, for the linter).
+from {{ cookiecutter.package }}.runtime.learning.model import build_model
+from {{ cookiecutter.package }}.runtime.stages.train import folds, train
+
 CONFIG = {}
 ACCELERATOR = ""
 BACKBONES_BUILT = [CONFIG.get("backbone", "small-cnn")]
@@ -60,24 +63,22 @@ print(f"accelerator: this machine shows {'the CPU alone' if has == 'cpu' else 'a
 # %% [markdown]
 # ## The project's code
 #
-# Each hidden cell writes one module of `{{ cookiecutter.package }}` that this notebook's run uses (open
-# one to read it); the data steps, the datasets and the model are in view below, with the
-# training loop in a training notebook and the prediction loop in one that predicts with one
-# trained run. The install cell installs only what this machine lacks, before anything
-# imports it, and says what it installs: on Colab's TPU runtime, which has no TensorFlow and
-# no keras-hub, `tensorflow-cpu` for the input pipeline and keras-hub; and where the image's
-# keras-hub cannot build a backbone this notebook uses, the newest keras-hub that builds it
-# and runs on the image's Keras (never upgraded: its TensorFlow and JAX are built for it).
-# On Kaggle's images (keras-hub 0.26 on Keras 3.13) every backbone but Swin-T builds, so
-# nothing is installed there; Swin-T needs Keras 3.15, and no keras-hub for Keras 3.13 can
-# train it, so this cell stops, naming the backbones the image trains. An install needs the
-# internet on, or the wheels `kaggle wheels` pushed as a dataset, attached (`WHEELS`): then
-# it installs from them, offline.
+# The folded cells write the modules of `{{ cookiecutter.package }}` this notebook's run uses beside it (open one to
+# read them), then install what this machine lacks, saying what: on Colab's TPU runtime, which
+# has no TensorFlow and no keras-hub, `tensorflow-cpu` for the input pipeline and keras-hub;
+# where the image's keras-hub cannot build a backbone this notebook uses, the newest keras-hub
+# that builds it and runs on the image's Keras (never upgraded: its TensorFlow and JAX are
+# built for it). On Kaggle's images (keras-hub 0.26 on Keras 3.13) every backbone but Swin-T
+# builds, so nothing is installed there. An install needs the internet on, or the wheels
+# `kaggle wheels` pushed as a dataset, attached (`WHEELS`): then it installs from them,
+# offline. The cells in view below are the recipe: run one again after an edit, and the cells
+# below it, and the run uses the edit.
 
 # %% runtime
-# In the notebook, the hidden cells here write the package's runtime beside it.
+# In the notebook, the folded cells here write the package's runtime beside it.
 
 # %% install
+# @title Install what this machine lacks (on Kaggle's images: nothing)
 import importlib.util
 import subprocess
 import sys
@@ -130,13 +131,28 @@ for backbone in BACKBONES_BUILT:
     importlib.invalidate_caches()
 
 # %% [markdown]
-# ## Data steps
+# ## The run
 #
-# How one record becomes an image and a label, for training, validation and test alike. This
-# cell writes the module the datasets read: edit it, then run the notebook from the top.
+# Before anything imports Keras: the accelerator decides the Keras backend (JAX on Kaggle's TPU
+# image, whose TensorFlow is CPU-only). The run is built once, here, and every cell below
+# takes it: its settings, where it reads and writes, the accelerator, and its data as read.
 
 # %%
-# %%writefile {{ cookiecutter.package }}/runtime/data/steps.py
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.platform import accelerator
+from {{ cookiecutter.package }}.runtime.stages.run import start
+
+# Every value of CONFIG given here; a trained run's model where trained_dir names one.
+run = start(Config(**CONFIG), dict.fromkeys(CONFIG, "notebook"), trained=True)
+accelerator.require(run.accelerator, ACCELERATOR)
+
+# %% [markdown]
+# ## Data steps
+#
+# How one record becomes an image and a label, for training, validation and test alike.
+
+# %%
+# module {{ cookiecutter.package }}/runtime/data/steps.py
 
 # %% [markdown]
 # ## Datasets
@@ -146,86 +162,28 @@ for backbone in BACKBONES_BUILT:
 # order, its id beside it.
 
 # %%
-# %%writefile {{ cookiecutter.package }}/runtime/data/pipeline.py
+# module {{ cookiecutter.package }}/runtime/data/pipeline.py
 
 # %% training [markdown]
-# ## Model and recipe
+# ## A training batch
 #
-# A pretrained backbone and a head, the augmentations, the loss, the optimizer and the
-# learning-rate schedule: what you edit in this cell is what trains, previews and predicts.
+# Images and their labels as the datasets above make them, the host's augmentations applied.
 
-# %% inference [markdown]
+# %% training
+from {{ cookiecutter.package }}.runtime.outputs.plots import show
+from {{ cookiecutter.package }}.runtime.stages import preview
+
+show(preview.augmented_batch(run, through_model=False))
+
+# %% training [markdown]
 # ## Model
 #
-# The model a trained run is rebuilt with: its backbone, image size and classes come from
-# the run's `model.json`, its weights from `model.weights.h5`. Edit it as the training
-# notebook's model cell was edited, or the trained weights will not fit.
-
-# %%
-# %%writefile {{ cookiecutter.package }}/runtime/learning/model.py
-
-# %% training [markdown]
-# ## Training loop
-#
-# For each fold: its datasets, the model built in the accelerator's scope and compiled,
-# `fit` with its callbacks, then the fold's out-of-fold predictions (`valid.csv`). A
-# checkpoint after every epoch: run the notebook again after an interruption and it resumes
-# from the last finished epoch.
+# A pretrained backbone and a head, and the augmentations the model runs while it trains
+# (MixUp or CutMix, the crop and the flip): what you edit in this cell is what trains,
+# previews and predicts.
 
 # %% training
-# %%writefile {{ cookiecutter.package }}/runtime/stages/train.py
-
-# %% single [markdown]
-# ## Prediction loop
-#
-# For each trained fold model: the test dataset, the model rebuilt in the accelerator's scope
-# with the run's weights, and its probabilities (with `tta`, averaged with those of the
-# flipped images); then their average, written as `submission.csv` in the sample
-# submission's columns and order. Every test id and every model's weights are checked before
-# the first model loads.
-
-# %% single
-# %%writefile {{ cookiecutter.package }}/runtime/stages/predict.py
-
-# %% [markdown]
-# ## Accelerator
-#
-# First, before anything imports Keras: the accelerator decides the Keras backend (JAX on
-# Kaggle's TPU image, whose TensorFlow is CPU-only). Then the modules the cells above wrote
-# load, as they are now.
-
-# %%
-import importlib
-
-from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.runtime.platform import accelerator
-from {{ cookiecutter.package }}.runtime.stages.run import start
-
-# The run, built once: its settings (every value of CONFIG given here), where it reads and
-# writes, the accelerator, a trained run's model where trained_dir names one, and its data.
-run = start(Config(**CONFIG), dict.fromkeys(CONFIG, "notebook"), trained=True)
-accelerator.require(run.accelerator, ACCELERATOR)
-
-from {{ cookiecutter.package }}.runtime.data import pipeline, steps
-from {{ cookiecutter.package }}.runtime.learning import model
-
-# A module loads once a session: run the notebook again and every command reads the modules
-# as the cells above write them now, not as they were first imported.
-for module in (steps, pipeline, model):
-    importlib.reload(module)
-
-# %% training [markdown]
-# ## Doctor
-#
-# Everything a run depends on, checked before any training. The cells after it check again, in
-# a moment: each split is read once a session.
-
-# %% training
-from {{ cookiecutter.package }}.runtime.errors import UserError
-from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
-
-if doctor(run):
-    raise UserError("fix the problems above, then run the notebook again")
+# module {{ cookiecutter.package }}/runtime/learning/model.py
 
 # %% training [markdown]
 # ## The model's layers
@@ -236,23 +194,52 @@ if doctor(run):
 from {{ cookiecutter.package }}.runtime.learning import backbones
 
 with run.accelerator.scope():
-    built = model.build_model(run.cfg, backbones.load(run.cfg), run.accelerator.image_dtype)
+    built = build_model(run.cfg, backbones.load(run.cfg), run.accelerator.image_dtype)
 built.summary()
 del built  # train builds its own
 
 # %% training [markdown]
-# ## Data preview
+# ## Recipe
 #
-# A training batch as the model's layers pass it on (after RandAugment on the host, where
-# asked for; then in the model MixUp or CutMix, with the labels they mix, where the run mixes,
-# and the crop and flip the image size calls for), and the learning rate over the whole run.
+# The learning-rate schedule, the loss, the metric and the optimizer, and `compile_model`,
+# which puts them together: what you edit in this cell is what trains.
 
 # %% training
-from {{ cookiecutter.package }}.runtime.outputs.plots import show
-from {{ cookiecutter.package }}.runtime.stages import preview
+# module {{ cookiecutter.package }}/runtime/learning/recipe.py
 
+# %% training [markdown]
+# ## Doctor
+#
+# Everything a run depends on, checked before any training.
+
+# %% training
+from {{ cookiecutter.package }}.runtime.errors import UserError
+from {{ cookiecutter.package }}.runtime.stages.doctor import doctor
+
+if doctor(run):
+    raise UserError("fix the problems above, then run the cells from the settings again")
+
+# %% training [markdown]
+# ## What the model trains on
+#
+# A training batch as the model's layers pass it on (after the host's augmentations; then in
+# the model MixUp or CutMix, with the labels they mix, where the run mixes, and the crop and
+# flip the image size calls for), and the learning rate over the whole run.
+
+# %% training
 show(preview.augmented_batch(run))
 show(preview.learning_rate(run))
+
+# %% training [markdown]
+# ## Training loop
+#
+# For each fold: its datasets, the model built in the accelerator's scope and compiled,
+# `fit` with its callbacks, then the fold's out-of-fold predictions (`valid.csv`). A
+# checkpoint after every epoch: run the cells again after an interruption and it resumes
+# from the last finished epoch.
+
+# %% training
+# module {{ cookiecutter.package }}/runtime/stages/train.py
 
 # %% training [markdown]
 # ## Training
@@ -261,15 +248,24 @@ show(preview.learning_rate(run))
 # empty) and the others train; records that carry no folds (Kaggle's own) train on their train
 # files and validate on their val files, unless `fold` asks for one, which pools them into
 # `folds` folds first. `fold="all"`: each fold in turn, then the out-of-fold score; each fold's
-# run has its own folder and curves.
+# run has its own folder and learning curves (the loss and the metric per epoch).
 
 # %% training
-from {{ cookiecutter.package }}.runtime.stages import folds, train
-
-importlib.reload(train)  # as its cell wrote it
-history = train.train(run)
+history = train(run)
 for fold in folds.runs(run):
     show(fold.places.output / "curves.png")
+
+# %% single [markdown]
+# ## Prediction loop
+#
+# For each trained fold model: the test dataset, the model rebuilt in the accelerator's scope
+# with the run's weights (model.py, folded above, as the training notebook built it), and its
+# probabilities (with `tta`, averaged with those of the flipped or turned images); then their
+# average, written as `submission.csv` in the sample submission's columns and order. Every
+# test id and every model's weights are checked before the first model loads.
+
+# %% single
+# module {{ cookiecutter.package }}/runtime/stages/predict.py
 
 # %% training [markdown]
 # ## Evaluation
@@ -314,11 +310,11 @@ if run.cfg.fold == "all":
 # %% predict
 import pandas as pd
 
-from {{ cookiecutter.package }}.runtime.stages import predict
+# The prediction loop: its cell's, where it is in view.
+from {{ cookiecutter.package }}.runtime.stages.predict import predict
 
-importlib.reload(predict)  # as its cell wrote it: in view in the inference notebook, else hidden
-submission = predict.predict(run)
-pd.read_csv(submission).head()
+written = predict(run)
+pd.read_csv(written).head()
 
 # %% training [markdown]
 # ## Pseudo-labels
@@ -348,8 +344,8 @@ import pandas as pd
 
 from {{ cookiecutter.package }}.runtime.stages.blend import predict_blend
 
-submission = predict_blend(run, BLEND)
-pd.read_csv(submission).head()
+written = predict_blend(run, BLEND)
+pd.read_csv(written).head()
 
 # %% stack [markdown]
 # ## Prediction, stacked
@@ -367,5 +363,5 @@ import pandas as pd
 
 from {{ cookiecutter.package }}.runtime.stages.stack import predict_stack
 
-submission = predict_stack(run, STACK)
-pd.read_csv(submission).head()
+written = predict_stack(run, STACK)
+pd.read_csv(written).head()

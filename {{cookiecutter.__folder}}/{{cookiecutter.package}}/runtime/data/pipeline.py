@@ -3,7 +3,7 @@ to the batches the model takes, as tf.data builds them. The notebook shows this 
 datasets cell, and every command reads it: what you change here is what trains and predicts.
 
 - Training: one pass after another, shuffled; each image decoded (steps.py), batched with a
-  static shape, then the recipe's host augmentations (model.py's) on each batch; prefetched.
+  static shape, then the host's augmentations on each batch; prefetched.
 - Validation and test: every example once, in one fixed order, its id beside it; the last
   batch filled with blank rows of weight 0.
 
@@ -17,13 +17,25 @@ Keras on TensorFlow and on JAX.
 from __future__ import annotations
 
 import tensorflow as tf
+from keras import layers
 
-from ..config import Config
-from ..errors import UserError, named
-from . import steps
-from .kinds import Data
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.data import steps
+from {{ cookiecutter.package }}.runtime.data.kinds import Data
+from {{ cookiecutter.package }}.runtime.errors import UserError, named
 
 AUTO = tf.data.AUTOTUNE
+
+
+def host_augmentations(cfg):
+    """Run in order on each training batch on the host, {"images": 0..255, "labels": one row
+    per image}; Keras' own layers, which tf.data runs under any backend."""
+    augmentations = []
+    if cfg.rand_augment:  # two random ops per image (rotate, shear, colour...)
+        augmentations.append(
+            layers.RandAugment(value_range=(0, 255), factor=cfg.rand_augment, seed=cfg.seed)
+        )
+    return augmentations
 
 
 def for_training(
@@ -32,7 +44,7 @@ def for_training(
     corrections=None, pseudo=None,
 ) -> tf.data.Dataset:  # fmt: skip
     """Endless shuffled (image, label) batches of `files`, read by the data's training reader,
-    each pass serving every example once. `augmentations` (model.host_augmentations) run on
+    each pass serving every example once. `augmentations` (host_augmentations) run on
     each batch, in order; with any, the labels are rows (one-hot, or mixed). With `metadata`
     (metadata.Features), each image comes as {"image", "metadata"}: its table row joined by id.
 

@@ -7,7 +7,7 @@ grayscale decode, another crop, a feature of their own records).
 
 import tensorflow as tf
 
-from ..config import targets
+from {{ cookiecutter.package }}.runtime.config import targets
 
 
 def parse(cfg, labeled: bool, with_ids: bool = False):

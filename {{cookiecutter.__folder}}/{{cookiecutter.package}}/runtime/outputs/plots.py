@@ -109,8 +109,9 @@ def label_title(label: np.ndarray, names: Names, shares: bool = False) -> str:
 
 
 def augmented_batch(
-    images: np.ndarray, labels: np.ndarray, path: Path, names: Names = None, shares: bool = False
-) -> Path:
+    images: np.ndarray, labels: np.ndarray, path: Path, names: Names = None, shares: bool = False,
+    title: str = "An augmented training batch",
+) -> Path:  # fmt: skip
     """A grid of training images as the model sees them (mixed, cropped, flipped), titled
     with their class names (`names[n]` for class n) or numbers. `labels` holds one class per
     image, or one multi-hot row per image: then the title lists every class set; with
@@ -119,7 +120,7 @@ def augmented_batch(
     for axes, label in zip(cells, labels, strict=True):
         # Long names, or several of them, would run into the next image's title.
         axes.set_title(textwrap.fill(label_title(label, names, shares), 24), fontsize=10)
-    figure.suptitle("An augmented training batch")
+    figure.suptitle(title)
     return save(figure, path)
 
 

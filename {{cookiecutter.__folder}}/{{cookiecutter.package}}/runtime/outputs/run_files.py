@@ -17,8 +17,8 @@ RUN_FILES = {
     "model.json", "model.weights.h5", "history.json", "curves.png", "valid.csv", "folds.csv",
     *FITTED.values(), "oof.csv", "submission.csv", "test_probabilities.csv",
     "test_probabilities.json", "confusion.png", "predictions.png", "values.png",
-    "augmented_batch.png", "learning_rate.png", "ablate.json", "ablate.png", "label_audit.csv",
-    "label_audit.png", "likely_wrong.csv", "pseudo_labels.csv", ".run.lock",
+    "augmented_batch.png", "training_batch.png", "learning_rate.png", "ablate.json", "ablate.png",
+    "label_audit.csv", "label_audit.png", "likely_wrong.csv", "pseudo_labels.csv", ".run.lock",
 }  # fmt: skip
 CHECKPOINTS = "checkpoints"  # the folder of a run's checkpoints (checkpoints.py)
 # Folders a run fills itself: its checkpoints, the backbone's architecture beside its weights,

@@ -15,7 +15,7 @@ from .. import config, scoring
 from ..config import Config, class_names, given_values, targets, validating_fold
 from ..data import pipeline
 from ..errors import named
-from ..learning import averaging, cuts, model
+from ..learning import averaging, cuts, recipe
 from ..learning.plan import Plan
 from ..learning.predictions import predict_probabilities
 from ..outputs import fitted, plots
@@ -150,7 +150,7 @@ def balanced(cfg: Config, manifest: dict | None) -> list[float] | None:
     if shares is None:
         print(f"{named('class_balance')}: the data does not count its classes; off")
         return None
-    weights = model.class_weights(cfg, shares)
+    weights = recipe.class_weights(cfg, shares)
     names = class_names(cfg) or [str(number) for number in range(cfg.num_classes)]
     listed = ", ".join(f"{name} {weight:.2f}" for name, weight in zip(names, weights, strict=True))
     print(f"class balance {cfg.class_balance}: each class's loss weighs {listed}")

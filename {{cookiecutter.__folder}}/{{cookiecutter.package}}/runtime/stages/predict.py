@@ -8,15 +8,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import Config, class_names
-from ..data import pipeline
-from ..data.tables import by_answer
-from ..errors import UserError, named
-from ..learning.predictions import predict_probabilities
-from ..outputs import submission, trained_run
-from ..platform.files import write_json
-from . import preflight
-from .run import Run, started
+from {{ cookiecutter.package }}.runtime.config import Config, class_names
+from {{ cookiecutter.package }}.runtime.data import pipeline
+from {{ cookiecutter.package }}.runtime.data.tables import by_answer
+from {{ cookiecutter.package }}.runtime.errors import UserError, named
+from {{ cookiecutter.package }}.runtime.learning.predictions import predict_probabilities
+from {{ cookiecutter.package }}.runtime.outputs import submission, trained_run
+from {{ cookiecutter.package }}.runtime.platform.files import write_json
+from {{ cookiecutter.package }}.runtime.stages import preflight
+from {{ cookiecutter.package }}.runtime.stages.run import Run, started
 
 # A test image that does not decode, by where the test images are: what stopped, what to do.
 UNDECODABLE = {
@@ -54,7 +54,8 @@ def predict(run: Run | Config) -> Path:
     # training folds encoded them, checked for every id before the first model loads.
     tables = [None] * len(runs)
     if data.uses_metadata:
-        from ..data import metadata  # here: a notebook whose run has none carries none
+        # Here: a notebook whose run has no metadata carries none.
+        from {{ cookiecutter.package }}.runtime.data import metadata
 
         specs = [trained_run.metadata_spec(fold.places, data) for fold in runs]
         tables = metadata.for_test(cfg, run.places, data, specs, test.ids)

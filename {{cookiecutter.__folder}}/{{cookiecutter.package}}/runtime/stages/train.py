@@ -1,5 +1,5 @@
 """Training, fold by fold: for each fold its datasets (pipeline.py), the model built in the
-accelerator's scope and compiled (model.py), `fit` with its callbacks, then the fold's
+accelerator's scope (model.py) and compiled (recipe.py), `fit` with its callbacks, then the fold's
 out-of-fold predictions. The notebook shows this module as its training loop's cell, and
 `train` on the command line runs it: what you change here is what trains.
 
@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import keras
 
-from ..config import Config
-from ..data import pipeline
-from ..learning import model as recipe  # model.py: the notebook's model cell
-from ..learning.predictions import progress_verbosity
-from ..outputs import checkpoints
-from . import fitting, folds, out_of_fold
-from .run import Run, started
+from {{ cookiecutter.package }}.runtime.config import Config
+from {{ cookiecutter.package }}.runtime.data import pipeline
+from {{ cookiecutter.package }}.runtime.learning.model import build_model  # the model cell's
+from {{ cookiecutter.package }}.runtime.learning.predictions import progress_verbosity
+from {{ cookiecutter.package }}.runtime.learning.recipe import compile_model  # the recipe cell's
+from {{ cookiecutter.package }}.runtime.outputs import checkpoints
+from {{ cookiecutter.package }}.runtime.stages import fitting, folds, out_of_fold
+from {{ cookiecutter.package }}.runtime.stages.run import Run, started
 
 
 def train(run: Run | Config) -> dict:
@@ -51,7 +52,7 @@ def train_fold(run: Run) -> dict:
 
     training = pipeline.for_training(
         run.data, ready.train_files, cfg, plan.global_batch, accelerator.image_dtype,
-        ready.skipped, recipe.host_augmentations(cfg), ready.table, ready.corrections,
+        ready.skipped, pipeline.host_augmentations(cfg), ready.table, ready.corrections,
         ready.pseudo,
     )  # fmt: skip
     pipeline.check_static(training, "train_files")  # XLA compiles only static shapes
@@ -59,11 +60,11 @@ def train_fold(run: Run) -> dict:
 
     with accelerator.scope():
         keras.mixed_precision.set_global_policy(plan.precision)  # read by each layer made
-        model = recipe.build_model(
+        model = build_model(
             cfg, ready.backbone, accelerator.image_dtype, *ready.metadata_width, **ready.values
         )
         print(f"model: {model.name}, {model.count_params():,} parameters")
-        recipe.compile_model(
+        compile_model(
             model, cfg, accelerator.replicas, plan.steps_per_epoch,
             class_shares=ready.class_shares, steps_per_execution=plan.steps_per_execution,
             **ready.values,

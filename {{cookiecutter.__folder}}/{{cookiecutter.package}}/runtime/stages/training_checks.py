@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..data import pipeline, scan
 from ..errors import UserError, named
-from ..learning import backbones, model, plan
+from ..learning import backbones, plan
 from ..outputs import checkpoints
 from ..platform import versions
 from .preflight import Check, Preflight, Result, train_runs
@@ -116,7 +116,7 @@ def batch(p: Preflight) -> Result | None:
     """Built, not read: its shapes are known at once. XLA compiles only static shapes."""
     if p.plan is None:
         return None
-    augmentations = model.host_augmentations(p.cfg)  # looked up now: the model cell's edit too
+    augmentations = pipeline.host_augmentations(p.cfg)  # looked up now: the cell's edit too
     training = pipeline.for_training(
         p.run.data, p.train.value.files, p.cfg, p.plan.value.global_batch,
         p.run.accelerator.image_dtype, augmentations=augmentations,
