@@ -657,3 +657,35 @@ def test_the_accelerator_check_runs_before_anything_is_installed_written_or_trai
     assert check < min(install + written + trains)
     signs = [*backend.TPU_ENV, *backend.TPU_DEVICE_FILES, *backend.GPU_DEVICE_FILES]
     assert all(f'"{sign}"' in code[check] for sign in signs)
+
+
+def test_a_module_in_view_is_the_notebooks_own_and_one_not_carried_is_named(tmp_path):
+    """The folded cells, run alone: a module whose code is a cell in view imports as the
+    notebook's names (before its cell runs, one it lacks is named with what to run); a module
+    the notebook does not carry imports, and used (the settings reach it after the notebook was
+    written) is refused in one line that says to write the notebook again."""
+    folder = kernel.write_kernel(Config(), "cpu", "alice", str(tmp_path / "kernel"))
+    runtime = [c.source for c in read(folder)[1].cells if folded(c) and "write_module(" in c.source]
+    trial = f"""
+from {PACKAGE}.runtime.learning import model
+def build_model():
+    return "the cell's"
+print(model.build_model())
+del build_model
+try:
+    model.build_model
+except AttributeError as error:
+    print(error)
+from {PACKAGE}.runtime.data import tfds_sets
+tfds_sets.read
+"""
+    script = tmp_path / "run" / "folded.py"
+    script.parent.mkdir()
+    script.write_text("\n\n".join([*runtime, trial]))
+    done = offline(sys.executable, script.name, cwd=script.parent)
+    assert done.stdout.splitlines()[-2:] == [
+        "the cell's",
+        f"{PACKAGE}.runtime.learning.model.build_model: run the cell that defines it",
+    ]
+    assert f"not {PACKAGE}.runtime.data.tfds_sets, which the settings reach now" in done.stderr
+    assert "write the notebook again with `kernel`" in done.stderr

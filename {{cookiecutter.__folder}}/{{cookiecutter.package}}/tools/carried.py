@@ -1,15 +1,18 @@
-"""What a notebook carries: the modules its cells import, followed through the package's own
+"""What a notebook carries: the modules its cells use, followed through the package's own
 imports, and no other.
 
-One rule, read from the code: every import of a module of the package is followed, at the top
-of a module or inside a function, except one that stands under an `if` whose test reads the
-run's settings and data as read and nothing else (`cfg`, `data`, `run`, and the kinds of data
-`trains_from` and `tests_from`: `if cfg.multi_label:`, `if data.uses_metadata:`, config.py's
+One rule, read from the code: a module of the package imported as a module (`from ..data import
+metadata`) is followed where its name is used in code the notebook's run reaches; a name
+imported from a module (`from .config import Config`) is followed always, as are the modules a
+package's name imports reach. Code the run does not reach stands under an `if` whose test reads
+the run's settings and data as read and nothing else (`cfg`, `data`, `run`, and the kinds of
+data `trains_from` and `tests_from`: `if cfg.multi_label:`, `if data.uses_metadata:`, config.py's
 functions of a config) and is false for the notebook's run, or after such an `if` that returns
-where it holds (`if not cfg.pseudo_labels: return`): the feature that import reaches is off in
-this run. A test that reads anything else (a local value, an argument) cannot be told here, and
-its imports are followed. A cell whose every statement is such a false `if` does nothing in
-this run, and the notebook leaves it out.
+where it holds (`if not cfg.pseudo_labels: return`): the feature it reaches is off in this run.
+A test that reads anything else (a local value, an argument) cannot be told here, and what it
+guards is followed. A module the notebook does not carry imports there as a stand-in that says
+so when it is used (notebook.py's SETUP). A cell whose every statement is such a false `if`
+does nothing in this run, and the notebook leaves it out.
 """
 
 from __future__ import annotations
@@ -59,15 +62,23 @@ def path_of(name: str) -> str | None:
 
 
 def imported(source: str, module: str, tests: dict) -> list[str]:
-    """The dotted names `source` (the module `module`, "" for a cell) imports where it runs
-    with the names tests read (`tests_of`); `from X import Y` gives X and X.Y (Y may be a
-    module)."""
+    """The dotted names `source` (the module `module`, "" for a cell) imports and uses where it
+    runs with the names tests read (`tests_of`); `from X import Y` gives X, and X.Y where Y is
+    a module used there."""
+    body = ast.parse(source).body
+    used = {
+        name.id
+        for expression, gates, local in reached(body)
+        if not fails(gates, tests)
+        for name in ast.walk(expression)
+        if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and name.id not in local
+    }
     names = []
-    for node, gates in imports(ast.parse(source).body):
-        if any(holds(test, tests) is (not wanted) for test, wanted in gates):
+    for node, gates in imports(body):
+        if fails(gates, tests):
             continue  # under a test that fails for this config: a feature left off
         if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
+            names += [alias.name for alias in node.names if alias.name.split(".")[0] in used]
             continue
         base = module if path_of(module) and path_of(module).endswith("__init__.py") else ""
         base = base or module.rpartition(".")[0]
@@ -76,25 +87,65 @@ def imported(source: str, module: str, tests: dict) -> list[str]:
             base = ".".join(part for part in (base, node.module) if part)
         else:
             base = node.module or ""
-        names += [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        for alias in node.names:
+            dotted = f"{base}.{alias.name}"
+            if path_of(dotted) is None:  # a name of the module: bound when it is imported
+                names.append(base)
+            elif (alias.asname or alias.name) in used:
+                names += [base, dotted]
     return names
 
 
+def fails(gates: tuple, tests: dict) -> bool:
+    return any(holds(test, tests) is (not wanted) for test, wanted in gates)
+
+
 def imports(body: list[ast.stmt], tests: tuple = ()):
-    """Every import in these statements, with the `if` tests it stands under: (test, True) in
-    an `if`'s body; (test, False) in its `else`, and after an `if` that returns (a guard
-    clause: `if not cfg.pseudo_labels: return ...`)."""
-    for node in body:
+    """Every import in these statements, with the `if` tests it stands under (`reached`)."""
+    for node, gates, _ in statements(body, tests):
         if isinstance(node, ast.Import | ast.ImportFrom):
-            yield node, tests
-        elif isinstance(node, ast.If):
-            yield from imports(node.body, (*tests, (node.test, True)))
-            yield from imports(node.orelse, (*tests, (node.test, False)))
+            yield node, gates
+
+
+def reached(body: list[ast.stmt]):
+    """Every expression these statements run, with the `if` tests it stands under and the names
+    its function binds; not the annotations, which run nowhere (`from __future__ import
+    annotations`)."""
+    for node, gates, local in statements(body):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            children = [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]
+        elif isinstance(node, ast.AnnAssign):
+            children = [node.value]
+        else:  # its expressions, and a `with`'s items; not the statements it holds
+            children = list(ast.iter_child_nodes(node))
+        children += [child.type for child in getattr(node, "handlers", []) if child.type]
+        kinds = ast.stmt | ast.excepthandler | ast.arguments
+        yield from ((c, gates, local) for c in children if c and not isinstance(c, kinds))
+
+
+def statements(body: list[ast.stmt], tests: tuple = (), local: frozenset = frozenset()):
+    """Every statement in these, with the `if` tests it stands under: (test, True) in an `if`'s
+    body; (test, False) in its `else`, and after an `if` that returns (a guard clause: `if not
+    cfg.pseudo_labels: return ...`); and the names its function binds (a local `images` is
+    not the module)."""
+    for node in body:
+        yield node, tests, local
+        if isinstance(node, ast.If):
+            yield from statements(node.body, (*tests, (node.test, True)), local)
+            yield from statements(node.orelse, (*tests, (node.test, False)), local)
             if not node.orelse and isinstance(node.body[-1], ast.Return | ast.Raise):
                 tests = (*tests, (node.test, False))  # what follows runs where it failed
-        else:
-            for block in blocks(node):
-                yield from imports(block, tests)
+            continue
+        inner = local
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner = local | {arg.arg for arg in ast.walk(node.args) if isinstance(arg, ast.arg)}
+            inner |= {
+                name.id
+                for name in ast.walk(node)
+                if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)
+            }
+        for block in blocks(node):
+            yield from statements(block, tests, inner)
 
 
 def blocks(node: ast.stmt):

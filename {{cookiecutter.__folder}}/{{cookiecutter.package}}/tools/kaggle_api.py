@@ -27,6 +27,7 @@ from ..runtime.outputs import blend_record
 from ..runtime.outputs.run_files import refuse_others
 from ..runtime.outputs.run_record import read_record, run_records
 from ..runtime.platform.files import BLEND, FETCHED_FROM, MANIFEST, STACK, output_folder, write_json
+from ..runtime.stages.out_of_fold import read_predictions, scored
 from ..runtime.stages.run import Run, started
 from . import notebook, wheels
 
@@ -292,8 +293,6 @@ def cv_of_run(run: Run) -> str:
     if not tables:
         return NO_CV
     import pandas as pd  # and scikit-learn: not for every command
-
-    from ..runtime.stages.out_of_fold import read_predictions, scored
 
     path = next(iter(run_records(folder)), None)
     recorded = read_record(path) if path else {}

@@ -61,68 +61,71 @@ def one_line_errors(kind, error, traceback, python_hook=sys.excepthook):
 
 
 sys.excepthook = one_line_errors"""
-# The first folded cell, before it writes its modules: the package's folders; the modules whose
-# code is a cell in view, imported as the notebook's own names; and a module the notebook does
-# not carry (the settings reached it after the notebook was written) said in one line, with
-# the fix.
+# The first folded cell, before it writes its modules: the modules whose code is a cell in view,
+# imported as the notebook's own names; and a module the notebook does not carry imported as a
+# stand-in that, used (the settings reached it after the notebook was written), says the fix.
 SETUP = """import importlib.util
 import os
 import sys
 import types
 
 IN_VIEW = @IN_VIEW@  # the modules whose code is a cell in view
-for folder in @FOLDERS@:
-    os.makedirs(folder, exist_ok=True)
 
 
 def write_module(path, source):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as file:
         file.write(source)
 
 
 class InView(types.ModuleType):
-    \"\"\"A module of the package whose code is a cell in view: its names are the notebook's, as
-    the cell last defined them, so every stage runs what the cells hold now.\"\"\"
+    \"\"\"A module whose code is a cell in view: its names are the notebook's, as the cell last
+    defined them, so every stage runs what the cells hold now.\"\"\"
 
     def __getattr__(self, name):
-        names = vars(sys.modules["__main__"])
-        if name not in names:
+        if name not in vars(sys.modules["__main__"]):
             raise AttributeError(f"{self.__name__}.{name}: run the cell that defines it")
-        return names[name]
+        return vars(sys.modules["__main__"])[name]
 
 
-class CellsFirst:
-    \"\"\"Imports the modules in view as InView, before any file of that name.\"\"\"
+class NotCarried(types.ModuleType):
+    \"\"\"A module of the package this notebook does not carry (its settings did not use it when
+    it was written): used now, a setting changed since, it says what to do.\"\"\"
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # what Python's import machinery looks for
+            raise AttributeError(name)
+        from @PACKAGE@.runtime.errors import UserError
+
+        raise UserError(
+            f"this notebook carries the modules its settings used when it was written, and "
+            f"not {self.__name__}, which the settings reach now: write the notebook again with "
+            f"`kernel` and these settings (or set back the one changed since)"
+        )
+
+
+class Finder:
+    \"\"\"Imports the modules in view as InView, and those this notebook does not carry as
+    NotCarried: where Python's own finders find no file of the package's.\"\"\"
 
     def find_spec(self, name, path=None, target=None):
-        return importlib.util.spec_from_loader(name, self) if name in IN_VIEW else None
+        if name in IN_VIEW:
+            return importlib.util.spec_from_loader(name, self)
+        if not name.startswith("@PACKAGE@.") or any(
+            finder.find_spec(name, path) for finder in sys.meta_path if finder is not self
+        ):
+            return None
+        return importlib.util.spec_from_loader(name, self)
 
     def create_module(self, spec):
-        return InView(spec.name)
+        return (InView if spec.name in IN_VIEW else NotCarried)(spec.name)
 
     def exec_module(self, module):
         pass
 
 
-class NotCarried:
-    \"\"\"Finds a module of the package that this notebook does not carry, to say so.\"\"\"
-
-    def find_spec(self, name, path=None, target=None):
-        if not name.startswith("@PACKAGE@."):
-            return None
-        from @PACKAGE@.runtime.errors import UserError
-
-        raise UserError(
-            f"this notebook carries the modules its settings used when it was written, and "
-            f"not {name}, which the settings reach now: write the notebook again with "
-            f"`kernel` and these settings (or set back the one changed since)"
-        )
-
-
-# Once each, however often the cell runs: the modules in view first, NotCarried after
-# Python's own finders (only what they miss).
-finders = [f for f in sys.meta_path if type(f).__name__ not in ("CellsFirst", "NotCarried")]
-sys.meta_path[:] = [CellsFirst(), *finders, NotCarried()]"""
+# First, before any file of a module in view; once, however often the cell runs.
+sys.meta_path[:] = [Finder()] + [f for f in sys.meta_path if type(f).__name__ != "Finder"]"""
 # The folded cells that write the runtime, by the package's rooms ("": its top modules).
 FOLDED_ROOMS = {
     "settings, errors and the platform": ("", "platform"),
@@ -234,10 +237,8 @@ def visible_cells() -> list[tuple[str, Cell]]:
 def runtime_cells(modules: list[str], shown: set[str]) -> list[Cell]:
     """The folded cells that write each module carried (paths under the package's folder) that
     no cell in view holds, by FOLDED_ROOMS; the first sets the package up (SETUP)."""
-    folders = sorted({str(Path(path).parent) for path in modules})
     in_view = sorted(path.removesuffix(".py").replace("/", ".") for path in shown if path)
-    setup = SETUP.replace("@FOLDERS@", repr(folders)).replace("@PACKAGE@", PACKAGE.name)
-    setup = setup.replace("@IN_VIEW@", repr(in_view))
+    setup = SETUP.replace("@IN_VIEW@", repr(in_view)).replace("@PACKAGE@", PACKAGE.name)
     rooms = {
         title: [path for path in modules if path not in shown and room(path) in held]
         for title, held in FOLDED_ROOMS.items()

@@ -8,18 +8,15 @@ import numpy as np
 
 from .. import scoring
 from ..scoring import METRICS
+from . import grades, thresholds
 
 
 def fitter(cfg):
     """The module that fits this run's cuts (`chosen`) and answers with them (`applied`), or
     None where the most probable class answers."""
     if cfg.multi_label:
-        from . import thresholds  # each only where the config asks: a notebook carries it then
-
         return thresholds
     if METRICS[cfg.metric].graded:
-        from . import grades
-
         return grades
     return None
 

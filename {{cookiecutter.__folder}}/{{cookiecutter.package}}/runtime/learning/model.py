@@ -20,6 +20,7 @@ import keras
 from keras import layers
 
 from {{ cookiecutter.package }}.runtime.config import crop_area, flips, targets
+from {{ cookiecutter.package }}.runtime.learning import mixing
 from {{ cookiecutter.package }}.runtime.learning.augment import CropAndFlip
 
 
@@ -30,11 +31,8 @@ def model_augmentations(cfg):
     (auto) what the image size calls for, and the flip."""
     steps = []
     if (cfg.mixup or cfg.cutmix) and cfg.mix_probability:
-        # Only where a run mixes: a notebook whose run does not carries no mixing.py.
-        from {{ cookiecutter.package }}.runtime.learning.mixing import MixUpOrCutMix
-
         steps.append(
-            MixUpOrCutMix(cfg.mixup, cfg.cutmix, cfg.mix_probability, cfg.seed, name="mix")
+            mixing.MixUpOrCutMix(cfg.mixup, cfg.cutmix, cfg.mix_probability, cfg.seed, name="mix")
         )
     steps.append(CropAndFlip(crop_area(cfg), flips(cfg), cfg.seed, cfg.turns, name="crop_and_flip"))
     return steps

@@ -127,7 +127,7 @@ class AdamW(keras.optimizers.AdamW):
             self.ema_momentum = target
 
 
-def mixing(model):
+def mixing_layer(model):
     """The model's mixing layer (one with `mixed_labels`, as preview finds it too), whose
     labels the loss mixes alike, or None."""
     return next((layer for layer in model.layers if hasattr(layer, "mixed_labels")), None)
@@ -154,7 +154,7 @@ def compile_model(
     optimizer.exclude_from_weight_decay(
         var_list=[v for v in model.trainable_variables if len(v.shape) < 2]
     )
-    mixer = mixing(model)  # the loss and the metric mix the labels as it mixed the images
+    mixer = mixing_layer(model)  # the loss and the metric mix the labels as it mixed the images
     model.compile(
         optimizer=optimizer,
         loss=loss(cfg, class_shares, mixer, standardized),

@@ -25,6 +25,7 @@ import numpy as np
 from ..config import LABEL_FILES, Config, fields_with
 from ..errors import UserError, first_line, named
 from ..learning import backbones, plan
+from ..platform import processes
 from ..platform.files import NO_ROOM, disk_full, is_url, place, write_json, written_whole
 from ..platform.paths import Places
 from .run_files import CHECKPOINTS
@@ -200,8 +201,6 @@ def resume(net: keras.Model, cfg: Config, places: Places) -> tuple[int, dict]:
     where = places.output / CHECKPOINTS
     saved = (read_state(where) if cfg.resume else {}) or {"epoch": 0, "history": {}}
     if cfg.num_processes > 1:
-        from ..platform import processes  # only a run of several processes carries it
-
         processes.check_same_start(saved["epoch"], where)
     if not saved["epoch"]:
         return 0, {}

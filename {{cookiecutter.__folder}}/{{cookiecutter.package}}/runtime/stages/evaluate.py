@@ -13,7 +13,7 @@ from sklearn.metrics import classification_report
 
 from .. import scoring
 from ..config import Config, class_names, targets
-from ..data import pipeline
+from ..data import metadata, pipeline
 from ..learning import cuts
 from ..learning.predictions import predict_probabilities
 from ..outputs import plots, trained_run
@@ -71,8 +71,6 @@ def validate(run: Run) -> Validated:
     checked = preflight.ready(run, "evaluate")
     table = None  # images alone; or the table beside each, as the trained run encoded it
     if data.uses_metadata:
-        from ..data import metadata  # here: a notebook whose run has none carries none
-
         spec = trained_run.metadata_spec(run.places, data)
         table = metadata.for_validation(cfg, run.places, data, spec)
     files, batch = checked.valid.value.files, accelerator.global_batch(cfg.batch_size)

@@ -13,9 +13,9 @@ import numpy as np
 
 from .. import config, scoring
 from ..config import Config, class_names, given_values, targets, validating_fold
-from ..data import pipeline
+from ..data import images, metadata, pipeline
 from ..errors import named
-from ..learning import averaging, cuts, recipe
+from ..learning import averaging, cuts, recipe, regression
 from ..learning.plan import Plan
 from ..learning.predictions import predict_probabilities
 from ..outputs import fitted, plots
@@ -61,8 +61,6 @@ def ready(run: Run) -> Ready:
     if data.pooled:  # records pooled into folds: how
         print(data.train.describe())
     if data.trains_from == "images" and writes:
-        from ..data import images  # here: a notebook of records carries none
-
         images.save_folds(cfg, run.places)  # a resumed run, OOF and predict read the same folds
     plan, train = checked.plan.value, checked.train.value
     print(f"global batch: {plan.global_batch}, training records: {train.records}")
@@ -111,8 +109,6 @@ def metadata_table(run: Run, checked: preflight.Preflight):
     None for images alone, and an earlier run's encoding removed."""
     output, writes, data = run.places.output, run.accelerator.writes_files, run.data
     if data.uses_metadata:
-        from ..data import metadata  # here: a notebook whose run has none carries none
-
         table = metadata.for_training(run.cfg, run.places, data)
         if table and writes:
             write_json(output / FITTED["metadata"], table.spec)
@@ -131,8 +127,6 @@ def standardization(run: Run, train) -> dict:
     the run (regression.py); for classes and shares none, and an earlier run's removed."""
     output, writes = run.places.output, run.accelerator.writes_files
     if targets(run.cfg) == "values":
-        from ..learning import regression  # here: a notebook of classes carries none
-
         standardized = regression.fitted(run.cfg, train.labels)
         if writes:
             fitted.save(output, fitted.STANDARDIZED, standardized)

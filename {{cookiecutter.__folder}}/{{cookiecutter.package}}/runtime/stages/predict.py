@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config, class_names
-from {{ cookiecutter.package }}.runtime.data import pipeline
+from {{ cookiecutter.package }}.runtime.data import metadata, pipeline
 from {{ cookiecutter.package }}.runtime.data.tables import by_answer
 from {{ cookiecutter.package }}.runtime.errors import UserError, named
 from {{ cookiecutter.package }}.runtime.learning.predictions import predict_probabilities
@@ -54,9 +54,6 @@ def predict(run: Run | Config) -> Path:
     # training folds encoded them, checked for every id before the first model loads.
     tables = [None] * len(runs)
     if data.uses_metadata:
-        # Here: a notebook whose run has no metadata carries none.
-        from {{ cookiecutter.package }}.runtime.data import metadata
-
         specs = [trained_run.metadata_spec(fold.places, data) for fold in runs]
         tables = metadata.for_test(cfg, run.places, data, specs, test.ids)
     answer_of = dict(zip(test.ids, answers, strict=True)) if answers else None

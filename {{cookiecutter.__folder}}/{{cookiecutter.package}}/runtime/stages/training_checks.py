@@ -1,20 +1,15 @@
 """The checks only a training run needs, besides preflight.py's. train, preview and doctor pass
 them to preflight.check; a notebook that only predicts carries none of them. A feature's module
-is imported where the check finds it on: a notebook whose run leaves it off carries none."""
+is used only where the check finds it on: a notebook whose run leaves it off carries none."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..data import pipeline, scan
+from ..data import corrections, metadata, pipeline, pseudo_labels, scan
 from ..errors import UserError, named
 from ..learning import backbones, plan
 from ..outputs import checkpoints
 from ..platform import versions
 from .preflight import Check, Preflight, Result, train_runs
-
-if TYPE_CHECKING:  # what the checks of features a run may leave off find
-    from ..data import corrections, pseudo_labels
 
 
 def table(p: Preflight) -> Result | None:
@@ -24,8 +19,6 @@ def table(p: Preflight) -> Result | None:
         return None  # the data did not read: said already
     if not data.uses_metadata:
         return Result("")
-    from ..data import metadata
-
     read = metadata.found(cfg, p.run.places, data)
     if read is None:
         return Result("")
@@ -39,8 +32,6 @@ def label_corrections(p: Preflight) -> Result[corrections.Corrections | None] | 
     cfg = p.cfg
     if not (cfg.drop_ids or cfg.relabel):
         return Result("", None)
-    from ..data import corrections
-
     train = p.train.value if p.train else None
     if train is None:
         return None  # no training files, or their problem is said already
@@ -60,8 +51,6 @@ def pseudo(p: Preflight) -> Result[pseudo_labels.PseudoLabels | None] | None:
     cfg, data, places = p.cfg, p.run.data, p.run.places
     if not cfg.pseudo_labels:
         return Result("", None)
-    from ..data import pseudo_labels
-
     if p.manifest is None:
         return None  # the data's problem is said already
     if not cfg.test_files and data.tests_from != "images":
@@ -74,8 +63,6 @@ def pseudo(p: Preflight) -> Result[pseudo_labels.PseudoLabels | None] | None:
     test = data.test.split("test_files", False)
     made, line = pseudo_labels.read(cfg, places, test.ids, test.files, alongside)
     if data.uses_metadata and made:  # each test image trained on joins its test table's row
-        from ..data import metadata
-
         read = metadata.found(cfg, places, data)
         if read is not None:
             spec = metadata.fitted(read.table, read.columns)
