@@ -15,7 +15,7 @@ notebook.py puts the notebook's title first, and more by a cell's title (the wor
 And a cell whose first line is `# module PATH` is, in the notebook, that module of the package
 as a cell in view (the data steps, the datasets, the model and its recipe, the training loop,
 the prediction loop): plain code run in the notebook's namespace, whose names are that
-module's for the whole run (notebook.py's IN_VIEW), so a cell edited and run again is what
+module's for the whole run (notebook.py's SETUP), so a cell edited and run again is what
 the cells below it use, with no restart and no Run All.
 
 Nothing imports it: importing it would run every notebook's cells, one after the other.
