@@ -8,6 +8,7 @@ import dataclasses
 import fcntl
 import json
 import os
+import platform
 import select
 import shutil
 import signal
@@ -38,7 +39,9 @@ os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {QUICK_COMPILES}".
 
 
 def pytest_report_header(config):
-    return "versions: " + versions.line(TESTED_WITH)
+    return f"versions: python {platform.python_version()}, " + ", ".join(
+        map(versions.of, TESTED_WITH)
+    )
 
 
 def made_once(tmp_path_factory, name: str, make) -> Path:

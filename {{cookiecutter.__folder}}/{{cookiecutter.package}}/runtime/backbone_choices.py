@@ -1,8 +1,5 @@
-"""The backbones one can choose, and what the code knows of each: one entry a backbone.
-
-Plain data and the standard library only: `--help` imports it through config.py and loads no
-TensorFlow. The template's cookiecutter.json offers the same names; its tests check they agree.
-"""
+"""The backbones one can choose, and what the code knows of each: one entry a backbone. Plain
+data only: `--help` imports it through config.py and loads no TensorFlow."""
 
 from __future__ import annotations
 
@@ -15,9 +12,8 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(frozen=True)
 class Attention:
-    """A transformer's attention as learning/attention.py picks its kernel: each head's width,
-    the tokens beside the patches, whether one learned query pools them (SigLIP's head), and
-    for windowed attention (Swin) its window's tokens."""
+    """A transformer's attention, as learning/attention.py picks its kernel; `probe`: one learned
+    query pools the tokens (SigLIP's head)."""
 
     head_dim: int
     extra_tokens: int = 0

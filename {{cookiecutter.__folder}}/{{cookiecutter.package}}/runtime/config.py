@@ -1,9 +1,8 @@
 """Every knob of the project, in one dataclass of plain values.
 
-In a notebook: `Config(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`.
-Each field is a flag of the same name with dashes (`batch_size` is `--batch-size`). Where each
-value came from (a flag, the notebook, a preset, the data's manifest) is kept beside a config,
-as a run's `sources` (stages/run.py): what the data says fills only the fields nobody gave.
+In a notebook: `Config(epochs=3)`. From a shell: `python -m {{ cookiecutter.package }} train --epochs 3`
+(each field a flag, `batch_size` is `--batch-size`). Where each value came from is kept beside
+it, as a run's `sources` (stages/run.py): the data fills only the fields nobody gave.
 """
 
 from __future__ import annotations
@@ -39,29 +38,22 @@ class Switch:
 
 
 def targets(cfg) -> str:
-    """What each image's truth is, as the run's metric scores it: "classes", "values" to
-    regress or "shares" of the classes (Metric.targets)."""
+    """Each image's truth as the metric scores it: "classes", "values" or "shares" of classes."""
     return METRICS[cfg.metric].targets if cfg.metric in METRICS else "classes"
 
 
 def knob(default, help, tuned=False, section="", checkpoint="recorded", rare=False):
-    """A field of Config, with its flag's help. The notebook's config cell shows `tuned` ones;
-    --help leaves `rare` ones to --help-all; a `section` title starts a section; `checkpoint`
-    says what a checkpoint does with the field (checkpoints.py's rules)."""
+    """A field of Config and its flag's help: the notebook's config cell shows `tuned` ones,
+    --help leaves `rare` ones to --help-all, `checkpoint` is checkpoints.py's rule for it."""
     if checkpoint not in ("where", "recorded", "trained", "data", "model"):
         raise ValueError(f"knob: checkpoint {checkpoint!r} is none of checkpoints.py's rules")
-    metadata = {
-        "help": help, "tuned": tuned, "section": section, "checkpoint": checkpoint, "rare": rare
-    }  # fmt: skip
-    if isinstance(default, list):  # a mutable default: each Config gets its own copy
-        return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
-    return dataclasses.field(default=default, metadata=metadata)
+    metadata = {"help": help, "tuned": tuned, "section": section, "checkpoint": checkpoint}
+    return dataclasses.field(default=default, metadata={**metadata, "rare": rare})
 
 
 @dataclasses.dataclass
 class Config:
     # fmt: off
-    # Defaults are looked up in data_dir; a path you give is used as given.
     competition: str = knob(COMPETITION, "Kaggle competition slug",
                             section="The competition and its files")
     data_dir: str = knob("", "data folder, gs:// bucket or tfds:NAME; empty: $DATA_DIR, Kaggle's "
@@ -86,8 +78,6 @@ class Config:
                          checkpoint="where")
     metadata_columns: str = knob("auto", "columns beside each image; '': none", tuned=True,
                                  checkpoint="model")
-    # Several images, one answer (views of a side, tiles of a slide, series of a study): each
-    # image's prediction gathered to the id the sample asks for, out of fold too.
     answer_columns: str = knob("", "several images per answer: the tables' columns naming an "
                                "image's answer, joined by _ (patient_id,laterality); empty: the "
                                "sample's id column, where the test table has it", rare=True)
@@ -133,18 +123,14 @@ class Config:
     # or their out-of-fold predictions cannot be blended.
     fold_seed: int = knob(42, "seed of the folds the training images are split into; --seed "
                           "leaves them", checkpoint="data", rare=True)
-    # Corrections to the training labels (data/corrections.py), such as audit's rows kept.
     drop_ids: str = knob("", "CSV of ids: training images left out (audit's rows kept)",
                          checkpoint="data", rare=True)
     relabel: str = knob("", "CSV of id,label: training labels replaced", checkpoint="data",
                         rare=True)
-    # Test images trained on with the soft labels `pseudo` writes (data/pseudo_labels.py).
     pseudo_labels: str = knob("", "CSV of test ids and soft labels (`pseudo`'s), added to "
                               "training", checkpoint="data", rare=True)
     pseudo_weight: float = knob(1.0, "a pseudo-labeled image's weight in the loss (a training "
                                 "image's is 1)", checkpoint="data", rare=True)
-    # Where orientation means nothing (tiles, cells, satellite, microscopes), eight views are
-    # what the winners average; photos have an up, and only their mirror image looks alike.
     tta: str = knob("none", "predict: the views averaged: none; flip (the mirror image, photos); "
                     "eight (every flip and quarter turn: tiles, cells, satellite)", tuned=True)
     bad_records: str = knob("fail", "training images that do not decode: fail, or skip them",
@@ -171,7 +157,6 @@ class Config:
     flip: Switch = knob(AUTO, "random horizontal flips while training; auto: from "  # noqa: RUF009
                         f"{FLIP_FROM_SIZE} px (photos), none below", tuned=True,
                         section="The recipe")
-    # Quarter turns and upside-down flips too, for images with no up (tiles, cells, satellite).
     turns: bool = knob(False, "all eight orientations (tiles, cells)", tuned=True)
     crop_area: float = knob(0.0, "smallest area random crops keep; 1: none; 0: auto (none below "
                             f"{CROP_FROM_SIZE} px, else {CROP_AREA})", tuned=True)
@@ -217,7 +202,6 @@ class Config:
 
 
 def knobs() -> list[dataclasses.Field]:
-    """The fields a user sets: every field of Config."""
     return list(dataclasses.fields(Config))
 
 
@@ -225,17 +209,13 @@ FIELDS = {field.name: field for field in knobs()}
 
 
 def default(field: dataclasses.Field):
-    """A field's default, a fresh one where it is a list."""
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    return field.default
+    return field.default  # every field's is a plain value (knob)
 
 
 @functools.cache
 def types() -> dict[str, type]:
-    """Each field's type as a class (`list` for list[str]), from the annotations' text."""
-    hints = typing.get_type_hints(Config)
-    return {name: typing.get_origin(hint) or hint for name, hint in hints.items()}
+    """Each field's type as a class, from the annotations' text."""
+    return typing.get_type_hints(Config)
 
 
 def sections() -> dict[str, list[dataclasses.Field]]:
@@ -248,22 +228,18 @@ def sections() -> dict[str, list[dataclasses.Field]]:
 
 
 # Where each value came from, by field (a run's `sources`): "flag", "notebook", "preset NAME",
-# or "manifest" for one the data filled in (`filled`). A field not listed holds its default, or
-# was set in a notebook after the config was made; only defaults are filled in from the data.
+# or "manifest" (`filled`). A field not listed holds its default, or was set in a notebook later.
 Sources = dict[str, str]
 
 
 def notebook_sources(cfg: Config) -> Sources:
     """Where the values of a config made in a notebook came from: each that is not a default."""
-    return {
-        field.name: "notebook" for field in knobs() if getattr(cfg, field.name) != default(field)
-    }
+    return {name: "notebook" for name in FIELDS if given(cfg, {}, name)}
 
 
 def given(cfg: Config, sources: Sources, name: str, typed: bool = False) -> str:
-    """Where the user gave this field ("flag", "notebook" or "preset NAME"), or "" for a
-    default or what the data said. With `typed`, only a flag or the notebook counts: a path
-    typed where the user runs, while a preset's, as the defaults, lie in the data folder."""
+    """Where the user gave this field ("flag", "notebook", "preset NAME"), or "". With `typed`,
+    only a flag or the notebook: a preset's paths, as the defaults, lie in the data folder."""
     where = sources.get(name)
     if where is None:  # set after the config was made (`cfg.epochs = 3` in a later cell)
         where = "notebook" if getattr(cfg, name) != default(FIELDS[name]) else ""
@@ -277,7 +253,6 @@ def given_fields(cfg: Config, sources: Sources, typed: bool = False) -> frozense
 
 
 def came_from(cfg: Config, sources: Sources, name: str) -> str:
-    """Where a field's value came from, as a message says it: its flag, or Config.name."""
     where = given(cfg, sources, name)
     if where == "flag":
         return flag(name)
@@ -287,9 +262,8 @@ def came_from(cfg: Config, sources: Sources, name: str) -> str:
 def filled(
     cfg: Config, sources: Sources, values: dict, where: str = "the data"
 ) -> tuple[Config, Sources]:
-    """The config with what the data says for the fields the user did not give, and where its
-    values came from. Class names the user gave must be the data's, in its order: another would
-    rename a class silently."""
+    """The config with what the data says for the fields the user did not give, and sources.
+    Class names the user gave must be the data's, in its order: else a class is renamed."""
     theirs = names_in(values["class_names"]) if values.get("class_names") else []
     gave = given(cfg, sources, "class_names")
     if theirs and gave and names_in(cfg.class_names) != theirs:
@@ -310,50 +284,39 @@ def filled(
 
 def given_values(cfg: Config, sources: Sources) -> str:
     """Each value that is not a default, and where it came from."""
-    shown = [
-        f"  {field.name} = {getattr(cfg, field.name)!r} ({sources[field.name]})"
-        for field in knobs()
-        if field.name in sources
-    ]
-    return "values (flag, notebook, preset, manifest; the rest are defaults):\n" + "\n".join(shown)
+    listed = [name for name in FIELDS if name in sources]
+    shown = "\n".join(f"  {name} = {getattr(cfg, name)!r} ({sources[name]})" for name in listed)
+    return "values (flag, notebook, preset, manifest; the rest are defaults):\n" + shown
 
 
 # Fields that name files: a value the user typed is used as given, others in the data folder.
-FILE_FIELDS = (
-    "train_files", "valid_files", "test_files", "sample_submission", "train_csv", "train_images",
-    "test_images",
-)  # fmt: skip
+FILE_FIELDS = ("train_files", "valid_files", "test_files", "sample_submission", "train_csv",
+               "train_images", "test_images")  # fmt: skip
 
 
 def fields_with(*kinds: str) -> tuple[str, ...]:
-    """The fields whose `checkpoint` rule (knob) is one of these (checkpoints.py's rules)."""
     return tuple(field.name for field in knobs() if field.metadata["checkpoint"] in kinds)
 
 
+# Files of labels a training run reads beside the data: the audit's and pseudo's.
+LABEL_FILES = ("drop_ids", "relabel", "pseudo_labels")
 # What only training reads (the recipe, its schedule, its data), and what only prediction reads:
 # the command line offers each where it is read; the inference notebook shows neither training's.
 TRAINING_ONLY = (
-    *[field.name for field in sections()["The recipe"]],
-    "dropout", "epochs", "steps_per_epoch", "learning_rate", "warmup_epochs", "bad_records",
-    "shuffle_buffer", "steps_per_execution", "resume", "seed", "drop_ids", "relabel",
-    "pseudo_labels", "pseudo_weight",
+    *[field.name for field in sections()["The recipe"]], *LABEL_FILES, "pseudo_weight", "dropout",
+    "epochs", "steps_per_epoch", "learning_rate", "warmup_epochs", "bad_records", "shuffle_buffer",
+    "steps_per_execution", "resume", "seed",
 )  # fmt: skip
 TRAINING_DATA = ("train_files", "valid_files", "train_csv", "train_images", "group_column")
-# Files of labels a training run reads beside the data: the audit's and pseudo's.
-LABEL_FILES = ("drop_ids", "relabel", "pseudo_labels")
 PREDICTION_ONLY = ("tta", "submission", "test_files", "test_images", "sample_submission")
 
 # Fields that name features of the records, and columns of the submission: each its own.
 FEATURE_FIELDS = ("image_key", "label_key", "id_key")
 COLUMN_FIELDS = ("id_column", "label_column")
 # What a value of each type may be (a whole number is a number too), as messages say it.
-KINDS = {
-    int: (int,), float: (int, float), str: (str,), bool: (bool,), list: (list,), Switch: (bool, str)
-}  # fmt: skip
-KIND_NAMES = {
-    int: "a whole number", float: "a number", str: "text", bool: "True or False", list: "a list",
-    Switch: f"True, False or {AUTO!r}",
-}  # fmt: skip
+KINDS = {int: (int,), float: (int, float), str: (str,), bool: (bool,), Switch: (bool, str)}
+KIND_NAMES = {int: "a whole number", float: "a number", str: "text", bool: "True or False",
+              Switch: f"True, False or {AUTO!r}"}  # fmt: skip
 
 
 def problems(cfg: Config) -> list[str]:
@@ -369,13 +332,9 @@ def problems(cfg: Config) -> list[str]:
     ]
     if wrong_type:
         return wrong_type  # the checks below compare values of the right type
-    not_finite = [
-        f"{named(name)} = {value!r}: must be a finite number"
-        for name, value in values.items()
-        if kinds[name] is float and not math.isfinite(value)
-    ]
-    if not_finite:
-        return not_finite
+    floats = [name for name in FIELDS if kinds[name] is float]
+    if not_finite := [name for name in floats if not math.isfinite(values[name])]:
+        return [f"{named(name)} = {values[name]!r}: must be a finite number" for name in not_finite]
     chosen = METRICS.get(cfg.metric)
     rule, why, nearest = size_rule(cfg.backbone, cfg.image_size)
     checks = [
@@ -448,11 +407,8 @@ def problems(cfg: Config) -> list[str]:
     ]  # fmt: skip
     checks += [(name, getattr(cfg, name), "the name of a feature") for name in FEATURE_FIELDS]
     checks += [(name, getattr(cfg, name), "the name of a column") for name in COLUMN_FIELDS]
-    wrong = [
-        f"{named(name)} = {getattr(cfg, name)!r}: must be {want}"
-        for name, ok, want in checks
-        if not ok
-    ]
+    failed = [(name, want) for name, ok, want in checks if not ok]
+    wrong = [f"{named(name)} = {getattr(cfg, name)!r}: must be {want}" for name, want in failed]
     wrong += [
         f"{named(name)} = {value!r}: starts or ends with a space; remove it"
         for name, value in values.items()
@@ -480,8 +436,7 @@ def weighs_each_target(cfg: Config) -> bool:
 
 
 def crop_area(cfg: Config) -> float:
-    """The smallest area random crops keep: Config.crop_area, or for 0 (auto) CROP_AREA, and 1.0
-    (no crops) below CROP_FROM_SIZE px."""
+    """Config.crop_area, or for 0 (auto) CROP_AREA, and 1.0 (no crops) below CROP_FROM_SIZE."""
     return cfg.crop_area or (CROP_AREA if cfg.image_size >= CROP_FROM_SIZE else 1.0)
 
 
@@ -491,8 +446,7 @@ def flips(cfg: Config) -> bool:
 
 
 def validating_fold(cfg: Config) -> int:
-    """The fold that validates; with every fold in turn (`all`), fold 0 is checked first, and
-    with none asked (""), data in folds validates on fold 0."""
+    """The fold that validates: with `all`, fold 0 is checked first; with none, fold 0 too."""
     return int(cfg.fold) if cfg.fold.isdigit() else 0
 
 

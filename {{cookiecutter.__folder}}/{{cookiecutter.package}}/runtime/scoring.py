@@ -1,7 +1,5 @@
-"""The competition metric, on predictions (`score`'s command, stages/score.py, scores files).
-
-METRICS names each metric once, with all the code knows of it. Config's --metric, the template's
-answer and the notebook read it here, so it imports nothing of the package but errors.py."""
+"""The competition metric, on predictions. METRICS names each metric once, with all the code
+knows of it; Config and the template's answer read it, so it imports only errors.py."""
 
 from __future__ import annotations
 
@@ -119,8 +117,7 @@ def weighted_r2(truth, values, weights: str = "", **_) -> float:
 
 
 def kl_divergence(truth, probabilities, **_) -> float:
-    """HMS' KL divergence of the predicted probabilities from the true shares, summed over
-    the classes and averaged over the images, each row scaled to sum to 1."""
+    """HMS' KL divergence from the true shares, summed over classes, each row scaled to 1."""
     truth = np.asarray(truth, float) / np.sum(truth, axis=1, keepdims=True)
     scaled = np.clip(probabilities / np.sum(probabilities, axis=1, keepdims=True), CLIP, 1 - CLIP)
     held = np.where(truth > 0, truth, 1.0)  # log(1) = 0 where the share is 0
@@ -131,35 +128,26 @@ METRICS: dict[str, Metric] = {
     "macro_f1": Metric(macro_f1, "labels", "sklearn.metrics.f1_score(average='macro')"),
     "accuracy": Metric(accuracy, "labels", "sklearn.metrics.accuracy_score"),
     "roc_auc": Metric(roc_auc, "probabilities", "sklearn.metrics.roc_auc_score, per class"),
-    "samples_f1": Metric(
-        samples_f1, "labels", "sklearn.metrics.f1_score(average='samples')", several=True),
-    "pauc": Metric(
-        pauc, "probabilities", "ISIC 2024's pAUC: the ROC curve's area above min_tpr",
-        single_label=True, classes=(2, 2)),
-    "log_loss": Metric(
-        log_loss, "probabilities", "sklearn.metrics.log_loss, clipped as Kaggle clips",
-        lower_is_better=True, single_label=True),
-    "qwk": Metric(
-        qwk, "labels", "sklearn.metrics.cohen_kappa_score(weights='quadratic')",
-        single_label=True, graded=True),
-    "map_at_k": Metric(
-        map_at_k, "probabilities", "Kaggle's MAP@k (ml_metrics' apk), one true class each",
-        single_label=True, classes=(3, 0), ranked=True),
-    "rmse": Metric(
-        rmse, "values", "sklearn.metrics.root_mean_squared_error over every value",
-        lower_is_better=True, single_label=True, classes=(1, 0), targets="values"),
-    "mae": Metric(
-        mae, "values", "sklearn.metrics.mean_absolute_error over every value",
-        lower_is_better=True, single_label=True, classes=(1, 0), targets="values"),
-    "r2": Metric(
-        r2, "values", "sklearn.metrics.r2_score, each target's averaged", single_label=True,
-        classes=(1, 0), targets="values"),
-    "weighted_r2": Metric(
-        weighted_r2, "values", "CSIRO Image2Biomass' globally weighted R²", single_label=True,
-        classes=(1, 0), targets="values"),
-    "kl_divergence": Metric(
-        kl_divergence, "probabilities", "HMS' KL divergence (kaggle-kl-div), rows scaled",
-        lower_is_better=True, single_label=True, targets="shares"),
+    "samples_f1": Metric(samples_f1, "labels", "sklearn.metrics.f1_score(average='samples')",
+                         several=True),
+    "pauc": Metric(pauc, "probabilities", "ISIC 2024's pAUC: the ROC curve's area above min_tpr",
+                   single_label=True, classes=(2, 2)),
+    "log_loss": Metric(log_loss, "probabilities", "sklearn.metrics.log_loss, clipped as Kaggle's",
+                       lower_is_better=True, single_label=True),
+    "qwk": Metric(qwk, "labels", "sklearn.metrics.cohen_kappa_score(weights='quadratic')",
+                  single_label=True, graded=True),
+    "map_at_k": Metric(map_at_k, "probabilities", "MAP@k (ml_metrics' apk), one true class each",
+                       single_label=True, classes=(3, 0), ranked=True),
+    "rmse": Metric(rmse, "values", "sklearn.metrics.root_mean_squared_error over every value",
+                   lower_is_better=True, single_label=True, classes=(1, 0), targets="values"),
+    "mae": Metric(mae, "values", "sklearn.metrics.mean_absolute_error over every value",
+                  lower_is_better=True, single_label=True, classes=(1, 0), targets="values"),
+    "r2": Metric(r2, "values", "sklearn.metrics.r2_score, each target's averaged",
+                 single_label=True, classes=(1, 0), targets="values"),
+    "weighted_r2": Metric(weighted_r2, "values", "CSIRO Image2Biomass' globally weighted R²",
+                          single_label=True, classes=(1, 0), targets="values"),
+    "kl_divergence": Metric(kl_divergence, "probabilities", "HMS' kaggle-kl-div, rows scaled",
+                            lower_is_better=True, single_label=True, targets="shares"),
 }  # fmt: skip
 
 
@@ -176,8 +164,7 @@ def score(truth, probabilities, metric: str, **options) -> float:
 
 
 def of_run(cfg, truth, probabilities, predicted=None) -> float:
-    """The run's metric with its options: of `predicted`, the answers as written, where given
-    and the metric scores answers; else of the probabilities."""
+    """The run's metric: of the answers as written (`predicted`) where it scores labels."""
     options = {"min_tpr": cfg.pauc_min_tpr, "k": cfg.map_k, "num_classes": cfg.num_classes}
     options["weights"] = cfg.target_weights
     if predicted is not None and METRICS[cfg.metric].reads == "labels":
@@ -186,7 +173,6 @@ def of_run(cfg, truth, probabilities, predicted=None) -> float:
 
 
 def scores_classes(metric: str, classes: int) -> bool:
-    """Whether `metric` scores a competition of this many classes."""
     least, most = METRICS[metric].classes
     return least <= classes and (not most or classes <= most)
 
@@ -209,8 +195,7 @@ def best(values, metric: str) -> int:
 
 
 def metric_named(metric: str, multi_label: bool) -> str:
-    """The metric as the final lines name it; with several labels per image, accuracy is an
-    exact match, far below the per-label accuracy Keras shows each epoch."""
+    """The metric as the final lines name it (multi-label accuracy: far below Keras' per label)."""
     if multi_label and metric == "accuracy":
         return "accuracy (exact match: all of an image's labels right; each epoch's is per label)"
     return f"{metric} (lower is better)" if METRICS[metric].lower_is_better else metric
@@ -232,18 +217,14 @@ def as_rows(labels: np.ndarray, width: int | None) -> np.ndarray:
 
 def label_rows(labels, num_classes: int) -> np.ndarray:
     """Labels as valid.csv and oof.csv write them (space-separated class numbers) as rows."""
-    return np.array(
-        [[str(n) in value.split() for n in range(num_classes)] for value in labels], int
-    )
+    return np.array([[str(n) in text.split() for n in range(num_classes)] for text in labels], int)
 
 
 def mean_roc_auc(truth: np.ndarray, probabilities: np.ndarray) -> float:
     """ROC AUC per class, averaged over the classes the truth holds both ways."""
     from sklearn.metrics import roc_auc_score
 
-    scored = [
-        roc_auc_score(truth[:, column], probabilities[:, column])
-        for column in range(truth.shape[1])
-        if 0 < truth[:, column].sum() < len(truth)
-    ]
+    positives = truth.sum(axis=0)
+    both = np.flatnonzero((positives > 0) & (positives < len(truth)))
+    scored = [roc_auc_score(truth[:, column], probabilities[:, column]) for column in both]
     return float(np.mean(scored)) if scored else float("nan")

@@ -1,5 +1,4 @@
-"""What submission.csv holds besides the id, one class per shape, and SHAPES, which
-`--submission` chooses from by name: a new shape is a class here and its entry in SHAPES.
+"""What submission.csv holds besides the id: a class per shape, named in SHAPES (--submission).
 Nothing here loads NumPy or pandas until it writes, so the command line's `--help` stays quick."""
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ class Shape:
         )
 
 
-@dataclasses.dataclass
 class Labels(Shape):
     """One column of each image's most probable class (multi-label: every class at or above its
     threshold, separated by spaces), by name, or by number where the sample numbers them."""
@@ -78,7 +76,6 @@ class Labels(Shape):
         return [np.flatnonzero(row) for row in above]
 
 
-@dataclasses.dataclass
 class Probabilities(Shape):
     """A column per class holding its probability, matched by class name or number, in any order."""
 
@@ -101,7 +98,6 @@ class Probabilities(Shape):
         return pd.DataFrame(probabilities, columns=self.columns)
 
 
-@dataclasses.dataclass
 class Values(Probabilities):
     """A column per target holding each image's value (one target: the sample's one column)."""
 
@@ -163,8 +159,7 @@ class Positive(Shape):
 # Config.submission's choices besides auto (submission.py's `shape_of` picks for auto).
 SHAPES: dict[str, type[Shape]] = {
     "labels": Labels, "probabilities": Probabilities, "top": TopLabels, "positive": Positive,
-    "values": Values,
-}  # fmt: skip
+    "values": Values}  # fmt: skip
 
 
 def numbers_of(num_classes: int) -> list[str]:
@@ -177,9 +172,8 @@ def probability_columns(names, num_classes: int) -> list[str]:
 
 
 def class_columns(columns: list[str], num_classes: int, names, where: str) -> list[str]:
-    """The sample's probability columns in class order, matched by class name or number (0, 1,
-    ...). Others are refused: matched by position, one class's probability would be written
-    under another's name, and nothing would show it before the leaderboard."""
+    """The sample's probability columns in class order, matched by class name or number. Others
+    are refused: matched by position, a class's probability could go under another's name."""
     numbers = numbers_of(num_classes)
     for wanted in (names or [], numbers):
         if wanted and len(columns) == len(wanted) and set(columns) == set(wanted):

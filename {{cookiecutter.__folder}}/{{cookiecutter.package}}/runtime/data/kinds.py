@@ -1,6 +1,5 @@
-"""What a run's data is, as read where its command started (source.read): the kinds of data it
-trains and tests on, what the data says of itself, and the readers that serve its examples.
-Nothing here loads TensorFlow: a notebook's tools and a command's --help read these types."""
+"""What a run's data is, as source.read found it: its kinds, what it says of itself, and the
+readers of its examples. No TensorFlow here: a notebook's tools and --help read these types."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass
 class Split:
-    """One split as checked: its files (for a TFDS set, the one split string), its size, its
-    ids in record order (where its records carry them), and what doctor says of it."""
+    """One split as checked: files (a TFDS set: the split string), records, ids, doctor's line."""
 
     files: list[str]
     records: int
@@ -31,9 +29,7 @@ class Split:
 
 
 class Reader(Protocol):
-    """What each kind of data serves: records.Records, images.CompetitionImages and
-    tfds_sets.TfdsSet, each made with the settings and places it reads. Each subclasses this,
-    and serves as written here what it does not define itself."""
+    """What records.Records, images.CompetitionImages and tfds_sets.TfdsSet serve (defaults)."""
 
     kind: str  # "records", "images" or "tfds"
     cfg: Config
@@ -56,7 +52,6 @@ class Reader(Protocol):
         """Every example once, in one fixed order, and how many there are."""
 
     def carries_ids(self, files: list[str]) -> bool:
-        """Whether the examples carry ids."""
         return True
 
     def encoded(self, image: tf.Tensor) -> tf.Tensor:
@@ -64,14 +59,11 @@ class Reader(Protocol):
         return image
 
     def scanned(self, files: list[str], labeled: bool, ids=None) -> list[Shard] | None:
-        """Every image decoded, each that does not named (None: nothing to decode, as in a
-        TFDS set, whose images TFDS checked when it prepared it); a test image by its id as
-        `ids` spell them (the sample's), where the files are images."""
+        """Every image decoded, each that fails named (a test one by `ids`); None: TFDS's."""
         return None
 
     def folds_and_classes(self, how: str = "") -> str:
-        """What describe says of the data's folds (`how` they were made), which validates, and
-        its classes, the first five named."""
+        """Its folds (`how` made), which validates, and its classes, the first five named."""
         folds, classes = self.manifest["folds"], self.manifest["classes"] or []
         held_out = f", fold {self.cfg.fold or 0} validates" if folds > 1 else ""
         shown = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
@@ -92,11 +84,9 @@ class Data:
     metadata_columns: str = ""  # Config.metadata_columns, as the run reads it
 
     def reads(self, kind: str) -> bool:
-        """Whether the run reads data of this kind, for training or test."""
         return kind in (self.trains_from, self.tests_from)
 
     def reader(self, field: str) -> Reader:
-        """The reader of a split, by the file field that names it."""
         return self.test if field == "test_files" else self.train
 
     @property
@@ -106,10 +96,8 @@ class Data:
 
     @property
     def uses_metadata(self) -> bool:
-        """Whether a table of metadata joins each image: columns named, or "auto" where the
-        data holds some (images with their CSV may; a TFDS set has none)."""
+        """Whether a table of metadata joins each image: columns named, or "auto" and some."""
         if not self.metadata_columns.strip():
             return False
-        if self.metadata_columns != AUTO or self.trains_from == "images":
-            return True
-        return bool(((self.manifest or {}).get("metadata") or {}).get("columns"))
+        in_manifest = ((self.manifest or {}).get("metadata") or {}).get("columns")
+        return self.metadata_columns != AUTO or self.trains_from == "images" or bool(in_manifest)

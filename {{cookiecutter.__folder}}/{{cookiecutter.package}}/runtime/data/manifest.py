@@ -16,9 +16,8 @@ from ..scoring import METRICS
 def with_manifest(
     cfg: Config, sources: Sources, places: Places
 ) -> tuple[Config, Sources, dict | None]:
-    """The config with what the data folder's manifest says for every field the user did not
-    give, where its values came from, and the manifest (None without one). `--fold all` is
-    checked as fold 0."""
+    """The config with what the data folder's manifest says for every field not given, their
+    sources, and the manifest (None without one). `--fold all` is checked as fold 0."""
     import tensorflow as tf  # for gs://; `read_manifest` alone needs none (kernel's title)
 
     path = places.in_data(MANIFEST)
@@ -66,8 +65,7 @@ def split_patterns(manifest: dict, held_out: int) -> dict[str, str]:
 
 
 def read_manifest(data: bytes, where: str) -> dict:
-    """The manifest `records` wrote, checked field by field for what the commands read of it:
-    a hand-edited one is refused with the field at fault, never half used."""
+    """`records`' manifest, checked field by field: a hand-edited one is refused, not half used."""
     fix = "write the records again with `records`, or restore the manifest it wrote"
     try:
         manifest = json.loads(data)
@@ -151,21 +149,18 @@ def skipped_tests(manifest: dict | None) -> dict[str, str]:
 
 
 def check_count(cfg: Config, places: Places, field: str, count: int, manifest: dict | None) -> None:
-    """A split the records' manifest counts must hold every record of it: a shard gone or
-    cut short would train or predict on fewer without a word."""
+    """A split must hold the records its manifest counts: a shard gone would go unnoticed."""
     if not manifest:
         return
     fold = validating_fold(cfg)
     if getattr(cfg, field) != split_patterns(manifest, fold)[field]:
         return  # the user's own pattern: the manifest counts none of it
     folds, per_fold, held_out = manifest["folds"], manifest["train"]["per_fold"], str(fold)
+    training = [held["records"] for key, held in per_fold.items() if folds == 1 or key != held_out]
     counted = {
-        "train_files": sum(
-            held["records"] for fold, held in per_fold.items() if folds == 1 or fold != held_out
-        ),
-        "valid_files": per_fold.get(held_out, {}).get("records", 0),
+        "train_files": sum(training), "valid_files": per_fold.get(held_out, {}).get("records", 0),
         "test_files": manifest["test"]["records"],
-    }
+    }  # fmt: skip
     if counted[field] != count:
         raise UserError(
             f"{places.file(field)} ({named(field)}) holds {count} records where the records' "

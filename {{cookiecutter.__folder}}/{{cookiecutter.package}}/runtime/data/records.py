@@ -1,19 +1,15 @@
-"""TFRecord files in a folder, /kaggle/input or a gs:// bucket, found, counted, checked and read:
-Records, the reader source.py opens for them.
+"""TFRecord files (a folder, /kaggle/input, a gs:// bucket) found, counted, checked and read.
 
-Records that carry no folds (Kaggle's own shards, any --train-files/--valid-files) are pooled
-where a run asks for a fold: the train and val files split into Config.folds folds, drawn with
-Config.fold_seed, as the strongest public k-fold notebooks on TFRecords do. By file where there
-are at least two files a fold: each fold reads whole files, as fast as any split, the files
-dealt largest first so that the folds hold about as many records. Else by record, stratified by
-class where each record holds one. The split depends on nothing but the files, their records
-and the seed, so every command holds the same folds."""
+Records with no folds (Kaggle's shards) are pooled where a run asks for one, as the best public
+k-fold notebooks do: the train and val files split by file where there are two a fold or more,
+else by record (stratified by class), depending on the files and Config.fold_seed alone."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 import warnings
+from itertools import compress
 
 import numpy as np
 import tensorflow as tf
@@ -21,20 +17,18 @@ import tensorflow as tf
 from ..config import Config, targets, validating_fold
 from ..errors import UserError, named
 from ..platform.files import MANIFEST, reaching
-from ..platform.paths import Places
+from ..platform.paths import Places, instead_in
 from . import scan, steps
 from .kinds import Reader, Split
 from .manifest import check_count, skipped_tests
 from .scan import COUNT_IN_NAME
 
 AUTO = tf.data.AUTOTUNE
-# What the pipeline parses each feature as.
 KINDS = {"bytes": "bytes_list", "int64": "int64_list", "float": "float_list"}
 
 
 def find(pattern: str, field: str, also: str = "") -> list[str]:
-    """Every file matching the pattern (or comma-separated patterns), sorted; an error naming
-    the field when there is none, and `also`, the pattern in the data folder looked in too."""
+    """Every file the (comma-separated) patterns match, sorted; else an error (`also`: tried)."""
     with reaching(pattern):
         files = sorted({path for part in pattern.split(",") for path in tf.io.gfile.glob(part)})
     if "://" not in pattern:  # a bucket has no folders, and asking costs a request per file
@@ -95,11 +89,10 @@ def check(path: str, wanted: dict[str, tuple[str, str]]) -> None:
 def find_checked(cfg: Config, places: Places, field: str, labeled: bool) -> list[str]:
     """A split's files, after checking its first shard's image and label (or id) features."""
     pattern = places.file(field)
-    # Read as given (the places kept a path the user typed where they run): the data folder is
-    # the other place it could mean. Defaults come back joined to the data folder, or absolute.
+    # A path the user typed is read where they run, else in the data folder (defaults: there).
     as_given = pattern == getattr(cfg, field)
     try:
-        files = find(pattern, field, places.in_data_folder(pattern) if as_given else "")
+        files = find(pattern, field, instead_in(places.data, pattern) if as_given else "")
     except UserError as error:  # where the data folder holds the training CSV, not its images
         csv, images = places.file("train_csv"), places.file("train_images")
         if not labeled or "://" in csv or not os.path.isfile(csv) or os.path.isdir(images):
@@ -118,16 +111,14 @@ pooled_splits: dict[tuple, Pooled] = {}  # split once a session while unchanged
 
 
 def pooled(cfg: Config, places: Places) -> Pooled:
-    """The train and val files of records that carry no folds, split into Config.folds folds,
-    where the run asks for a fold."""
+    """The train and val files of records that carry no folds, split into Config.folds folds."""
     train = find_checked(cfg, places, "train_files", True)
     valid = find_checked(cfg, places, "valid_files", True) if cfg.valid_files else []
     one_class = targets(cfg) == "classes" and not cfg.multi_label  # else not stratified
     key = (tuple(train), tuple(valid), cfg.folds, cfg.fold_seed, cfg.label_key, one_class)
     if key not in pooled_splits:
-        files = [*train, *[path for path in valid if path not in train]]
         pooled_splits[key] = pool_folds(
-            train, valid, [count([path]) for path in files],
+            train, valid, [count([path]) for path in dict.fromkeys([*train, *valid])],
             lambda files: class_numbers(files, cfg.label_key) if one_class else None,
             cfg.folds, cfg.fold_seed,
         )  # fmt: skip
@@ -155,9 +146,7 @@ class Pooled:
 
     def kept(self, fold: int, validating: bool) -> list[np.ndarray] | None:
         """Which records of each of `files_of`'s files are on that side; None: all of them."""
-        if self.by_file:
-            return None
-        return [(folds == fold) == validating for folds in self.by_record]
+        return None if self.by_file else [(folds == fold) == validating for folds in self.by_record]
 
     def keep(self, fold: int, validating: bool):
         """kept as a predicate tf.data can run: (file, the record's number in it) -> bool."""
@@ -175,7 +164,6 @@ class Pooled:
         return int(sum(mask.sum() for mask in kept))
 
     def describe(self) -> str:
-        """What the split is, as a run's first lines say it."""
         where = f"({self.from_train} train, {len(self.files) - self.from_train} val)"
         if self.by_file:
             held = [self.by_file.count(fold) for fold in range(self.folds)]
@@ -196,8 +184,7 @@ def spread(counts: list[int]) -> str:
 def pool_folds(
     train: list[str], valid: list[str], counts: list[int], labels, folds: int, seed: int
 ) -> Pooled:
-    """The files of both splits pooled into `folds` folds; `labels(files)` reads each file's
-    records' class numbers (None where a record holds other than one), where split by record."""
+    """The files of both splits pooled into `folds` folds; `labels(files)`: class_numbers."""
     files = [*train, *[path for path in valid if path not in train]]
     if sum(counts) < folds:
         raise UserError(
@@ -215,8 +202,7 @@ def pool_folds(
 
 
 def dealt(counts: list[int], folds: int, seed: int) -> list[int]:
-    """A fold per file: shuffled by `seed`, then dealt largest first, back and forth over the
-    folds, so that each holds about as many files and as many records."""
+    """A fold per file, shuffled, then dealt largest first back and forth: even files, records."""
     order = np.random.default_rng(seed).permutation(len(counts))
     order = sorted(order, key=lambda index: -counts[index])  # stable: the shuffle breaks ties
     turns = [*range(folds), *reversed(range(folds))]
@@ -255,9 +241,7 @@ def class_numbers(files: list[str], label_key: str) -> np.ndarray | None:
 def kept_records(
     files: list[str], cfg: Config, skipped: frozenset[str], every_nth: bool, pooled_keep=None
 ):
-    """A function from a file to the records this process reads of it: not a skipped one, with
-    `pooled_keep` (Pooled.keep) one of its fold's, and with `every_nth`, only
-    every num_processes-th record, numbered over all the files in order."""
+    """A file's records this process reads: not `skipped`, the fold's, maybe every N-th of all."""
     processes, process = cfg.num_processes, cfg.process_id
     if every_nth:  # each file's first record's number over all the files
         starts = np.cumsum([0] + [count([path]) for path in files[:-1]])
@@ -284,22 +268,17 @@ def kept_records(
 
 
 def of_records(shards: list[scan.Shard], name: str, kept: list | None) -> list:
-    """What the shards read of each record ("ids", "labels"), less those `kept` leaves out
-    (each shard's records; None: all). A shard that read none of a record's, none."""
+    """What the shards read of each record ("ids", "labels"), those `kept` keeps (None: all);
+    none of a shard that read none of a record's."""
     if kept is None:
         return [item for shard in shards for item in getattr(shard, name)]
-    return [
-        item
-        for shard, keep in zip(shards, kept, strict=True)
-        if len(getattr(shard, name)) == len(keep)
-        for item, wanted in zip(getattr(shard, name), keep, strict=True)
-        if wanted
-    ]
+    read = [(getattr(shard, name), keep) for shard, keep in zip(shards, kept, strict=True)]
+    whole = [compress(items, keep) for items, keep in read if len(items) == len(keep)]
+    return [item for items in whole for item in items]
 
 
 class Records(Reader):
-    """TFRecord shards, with the manifest `records` writes beside them where there is one, and
-    `pool`, their files split into folds where they carry none and the run asks for a fold."""
+    """TFRecord shards, with `records`' manifest where there is one, or `pool`, their folds."""
 
     kind = "records"
 
@@ -307,8 +286,7 @@ class Records(Reader):
         self.cfg, self.places, self.manifest, self.pool = cfg, places, manifest, pool
 
     def describe(self) -> str:
-        """What doctor and train say of the records: their manifest's folds and classes, or how
-        the pooled files are split; "" for records read as given."""
+        """Their manifest's folds and classes, or how the pooled files are split; "": neither."""
         cfg, manifest = self.cfg, self.manifest
         if self.pool:
             held_out = "all in turn" if cfg.fold == "all" else f"fold {cfg.fold} validates"
@@ -324,9 +302,8 @@ class Records(Reader):
         return "\n".join([heading, *balance])
 
     def split(self, field: str, labeled: bool) -> Split:
-        """Every record's label (or id) read, shard by shard; the first shard's features
-        checked by name and kind first, so a wrong key is named before anything is read. With
-        the files pooled into folds, the records of the fold's side."""
+        """Every record's label (or id) read, after the first shard's features are checked so
+        that a wrong key is named before anything is read; of pooled files, the fold's side."""
         cfg, pool = self.cfg, self.pool if labeled else None
         fold, validating = validating_fold(cfg), field == "valid_files"
         if pool:
@@ -336,16 +313,14 @@ class Records(Reader):
         shards = scan.check_split(files, cfg, field, labeled)
         count = pool.records(fold, validating) if kept else sum(shard.records for shard in shards)
         check_count(cfg, self.places, field, count, self.manifest)
-        ids = of_records(shards, "ids", kept)
         where = f"fold {fold} of {pool.folds}" if pool else self.places.file(field)
         said = f"{len(files)} files, {count} records ({where})"
         skipped = {} if labeled else skipped_tests(self.manifest)
-        labels = of_records(shards, "labels", kept)
+        ids, labels = of_records(shards, "ids", kept), of_records(shards, "labels", kept)
         return Split(files, count, ids, said, skipped=skipped, labels=labels)
 
     def training(self, files: list[str], skipped: frozenset[str] = frozenset(), with_ids=False):
-        """One pass over this process's share (its own files, or every N-th record) as parsed
-        examples, files shuffled, less `skipped` ("<file>#<record number>"), with ids if asked."""
+        """A shuffled pass over this process's files (or every N-th record), less `skipped`."""
         cfg, pool = self.cfg, self.pool
         processes, process = cfg.num_processes, cfg.process_id
         by_file = len(files) % processes == 0
@@ -359,19 +334,16 @@ class Records(Reader):
         return serialized.map(steps.parse(cfg, True, with_ids), num_parallel_calls=AUTO)
 
     def in_order(self, files: list[str], labeled: bool, with_ids: bool = False):
-        """Every record once, parsed, in order, and their count, which a short shard fails.
-        With the files pooled into folds by record, labelled records are those the fold
-        validates on."""
+        """Every record once, in order, and their count (a short shard fails); pooled: a fold's."""
         pool = self.pool if labeled else None
         if pool and not pool.by_file:
             fold = validating_fold(self.cfg)
             read = kept_records(files, self.cfg, frozenset(), False, pool.keep(fold, True))
             total = pool.records(fold, True)
-            names = tf.data.Dataset.from_tensor_slices(files)
-            serialized = names.interleave(read, min(len(files), 16), num_parallel_calls=AUTO)
         else:
-            total = count(files)
-            serialized = tf.data.TFRecordDataset(files, num_parallel_reads=min(len(files), 16))
+            read, total = tf.data.TFRecordDataset, count(files)
+        names = tf.data.Dataset.from_tensor_slices(files)
+        serialized = names.interleave(read, min(len(files), 16), num_parallel_calls=AUTO)
         serialized = serialized.apply(tf.data.experimental.assert_cardinality(total))
         parse = steps.parse(self.cfg, labeled, with_ids)
         return serialized.map(parse, num_parallel_calls=AUTO), total

@@ -21,15 +21,14 @@ COUNT_IN_NAME = re.compile(r"-(\d+)\.tfrec$")
 
 SHOWN = 5  # shards named in one error; doctor --scan lists them all
 WHOLE_FILE = -1  # a problem of the file, not of one record
-# The fields a check reads: a split is not read again while they and its files stay the same.
+# A split is not read again while the fields a check reads and its files stay the same.
 READS = ("image_key", "label_key", "id_key", "num_classes", "multi_label", "image_size", "metric")
 checked: dict[tuple, list] = {}
 
 
 @dataclasses.dataclass
 class Shard:
-    """What one shard holds: its record count, its problems (how many records each, and the
-    first), notes that need no fix, its records' ids, and their values or shares."""
+    """A shard's records, problems (records each, the first), notes, ids, values or shares."""
 
     path: str
     records: int = 0
@@ -48,15 +47,14 @@ class Shard:
             self.bad.add(index)
 
     def describe(self) -> str:
-        found = "; ".join(
-            what
-            if self.first[what] == WHOLE_FILE
-            else f"{count} of {self.records} records {what} (first: record {self.first[what]}"
-            + (f", id {self.first_ids[what]}" if what in self.first_ids else "")
-            + ")"
-            for what, count in self.problems.items()
-        )
-        return f"{self.path}: {found}"
+        def said(what: str, count: int) -> str:
+            if self.first[what] == WHOLE_FILE:
+                return what
+            by_id = f", id {self.first_ids[what]}" if what in self.first_ids else ""
+            first = f"first: record {self.first[what]}{by_id}"
+            return f"{count} of {self.records} records {what} ({first})"
+
+        return f"{self.path}: " + "; ".join(said(*problem) for problem in self.problems.items())
 
 
 def scan_shard(path: str, cfg: Config, labeled: bool, decode: bool = False) -> Shard:
@@ -92,8 +90,7 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
     key = features.get(cfg.id_key)  # optional in a labeled record: kept where given
     if labeled:
         label = features.get(cfg.label_key)
-        what = label_problem(label, cfg)
-        if what:
+        if what := label_problem(label, cfg):
             shard.problem(what, index)
         elif targets(cfg) != "classes":
             shard.labels.append(list(label.float_list.value))
@@ -114,10 +111,8 @@ def check_record(shard: Shard, index: int, raw: bytes, cfg: Config, labeled: boo
 
 
 def label_problem(label, cfg: Config) -> str:
-    """What is wrong with a record's label (a tf.train.Feature, or None), as a shard's problem
-    says it ("": nothing): the one check of labels, before a run trains on any. A class number
-    in 0..num_classes-1; with Config.multi_label a row of num_classes 0s and 1s; values or
-    shares (Config.metric's targets), num_classes floats."""
+    """What is wrong with a record's label (a tf.train.Feature, or None; "": nothing), the one
+    check of labels: a class number, a multi-hot row, or num_classes values or shares."""
     floats, key, multi_hot = targets(cfg) != "classes", cfg.label_key, cfg.multi_label
     row = [] if label is None else (label.float_list if floats else label.int64_list).value
     if not row:
@@ -177,8 +172,7 @@ def check_split(files: list[str], cfg: Config, field: str, labeled: bool) -> lis
     if key not in checked:
         checked[key] = scan_split(files, cfg, labeled)
     shards = checked[key]
-    bad = [shard for shard in shards if shard.problems]
-    if bad:
+    if bad := [shard for shard in shards if shard.problems]:
         listed = "\n".join(f"  {shard.describe()}" for shard in bad[:SHOWN])
         more = f"\n  and {len(bad) - SHOWN} more shards" if len(bad) > SHOWN else ""
         raise UserError(

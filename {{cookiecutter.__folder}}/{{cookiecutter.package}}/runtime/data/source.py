@@ -1,9 +1,7 @@
-"""Where a run's examples come from: TFRecord files (a folder, Kaggle's input, a gs:// bucket),
-a competition's own images and CSV (images.py), or a TensorFlow Datasets set (`--data-dir
-tfds:NAME`, tfds_sets.py), each served by a Reader as the records' features. `read`, every
+"""Where a run's examples come from: TFRecord files, a competition's own images and CSV
+(images.py), or a TensorFlow Datasets set (`--data-dir tfds:NAME`, tfds_sets.py). `read`, every
 command's first look at its data, picks a reader for training and one for testing and fills in
-the settings the data says (a manifest's, the CSV's classes, the set's splits): the Data a run
-hands down, so that no module after it decides again."""
+what the data says (a manifest's, the CSV's classes, the set's splits), once for the run."""
 
 from __future__ import annotations
 
@@ -22,10 +20,9 @@ from .manifest import with_manifest
 
 
 def read(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources, Places, Data]:
-    """The data the run reads: the config with what the data says for the fields the user did
-    not give, where its values came from, the places found again where the data filled in a
-    file field, and the Data. A kind's module is imported only where the run reads that kind
-    (tools/carried.py reads these tests with the notebook's own `trains_from`, `tests_from`)."""
+    """The config with what the data says for the fields not given, their sources, the places
+    found again, and the Data. A kind's module is imported only where the run reads that kind
+    (tools/carried.py reads these tests)."""
     typed = given_fields(cfg, sources, typed=True)
     trains_from = chosen(cfg, places, typed)
     if trains_from != "records" and validating_fold(cfg) >= cfg.folds:  # records: their manifest's
@@ -43,8 +40,7 @@ def read(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources
         cfg, sources, manifest = with_manifest(cfg, sources, places)
     places = paths.find(cfg, sources)  # the data may have named the files of each split
     tests_from = "images" if reads_test_images(places, typed) else trains_from
-    # Kaggle's own shards: folds asked of files of none. Not where none are here (a code
-    # competition's rerun mounts only the test set beside the trained run's folds).
+    # Folds asked of records with none; not where none are here (a code competition's rerun).
     pooling = trains_from == "records" and manifest is None and cfg.fold and cfg.folds > 1
     pool = records.pooled(cfg, places) if pooling and records_there(places, "train_files") else None
     if trains_from == "tfds":
@@ -63,9 +59,7 @@ def read(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources
 
 
 def chosen(cfg: Config, places: Places, typed: frozenset[str]) -> str:
-    """Which source the training split reads, looked at on disk: a competition's images and
-    CSV given by a flag, or in a data folder of no records, are read as files. `typed`: the
-    file fields the user typed where they run."""
+    """Which source trains: images and CSV given (`typed`), or with no records, as files."""
     if places.data.startswith("tfds:"):
         return "tfds"
     if {"train_csv", "train_images"} & typed:
@@ -74,19 +68,17 @@ def chosen(cfg: Config, places: Places, typed: frozenset[str]) -> str:
         return "records"
     csv, images = places.file("train_csv"), places.file("train_images")
     on_disk = "://" not in csv and os.path.isfile(csv) and os.path.isdir(images)
-    if not on_disk or os.path.exists(places.in_data(MANIFEST)):
-        return "records"
-    return "records" if records_there(places, "train_files") else "images"
+    if on_disk and not os.path.exists(places.in_data(MANIFEST)):
+        return "records" if records_there(places, "train_files") else "images"
+    return "records"
 
 
 def records_there(places: Places, field: str) -> bool:
-    """Whether the records' pattern of a split matches any file (a bucket's too)."""
     return any(tf.io.gfile.glob(part) for part in places.file(field).split(","))
 
 
 def reads_test_images(places: Places, typed: frozenset[str]) -> bool:
-    """Whether the test set is read as image files, whatever trains: test images given by a
-    flag, or in a test folder with no test records beside it (a code competition's rerun)."""
+    """Whether test images are read as files: given, or with no test records (a rerun's)."""
     if "test_images" in typed:
         return True
     if "test_files" in typed or places.data.startswith("tfds:"):

@@ -9,8 +9,8 @@ import pandas as pd
 
 
 def read_csv(source: str | bytes, where: str = "") -> pd.DataFrame:
-    """A CSV file (its path, or its bytes, read from `where`) as text. Raises what pandas raises,
-    and a ValueError for a line not UTF-8 or an empty file: each caller names the file."""
+    """A CSV file (a path, or bytes read from `where`) as text. Raises pandas' errors and a
+    ValueError (not UTF-8, empty): each caller names the file."""
     table = read_text(source)
     spaced = table.map(lambda value: value != value.strip())
     renamed = [column for column in table.columns if column != column.strip()]
@@ -56,8 +56,8 @@ def read_text(source: str | bytes) -> pd.DataFrame:
 
 
 def by_answer(values, answers: list[str], how: str) -> tuple:
-    """Each answer's row of `values` (an array, a row per image): the mean, max or first of its
-    images' rows (Config.aggregate), and the answers, in the order first met."""
+    """Each answer's row of `values` (a row per image) by `how` (mean, max, first), and the
+    answers, in the order first met."""
     frame = pd.DataFrame(values).groupby(pd.Series(answers), sort=False).agg(how)
     rows = frame.to_numpy(values.dtype)
     return rows[:, 0] if values.ndim == 1 else rows, frame.index.tolist()
@@ -74,7 +74,7 @@ def stem(key: str) -> str:
 
 
 def spellings(key: str) -> tuple[str, str, str, str]:
-    """How a table may spell an image's id: as it is, without its file's extension, by its
-    file name alone, and that without its extension (sub/t0.jpg: sub/t0, t0.jpg, t0)."""
+    """An id as a table may spell it: as is, without its extension, by its file name alone, and
+    that without its extension (sub/t0.jpg: sub/t0, t0.jpg, t0)."""
     name = key.rsplit("/", 1)[-1]
     return key, stem(key), name, stem(name)

@@ -1,14 +1,7 @@
-"""Training augmentation in the model, on the accelerator: a random crop resized back to full
-size and a random horizontal flip (with Config.turns, any of the eight orientations), per
-image (mixing.py mixes a share of the batches first, where a run asks for MixUp or CutMix).
-
-The host only decodes (the slow part of the input pipeline), so a TPU is not left waiting
-on the CPU. Crop, resize and flip are one batched operation: each image's bilinear resize of
-its crop window is two small matrix products (rows, then columns; a flip reverses the column
-matrix), which XLA compiles well on every backend and TPUs run on their matrix units, with no
-per-image gathers. The windows are drawn as tf.image.sample_distorted_bounding_box draws them.
-Only `fit` trains, so validation and prediction see the images as they are.
-"""
+"""Training augmentation in the model, on the accelerator (the host only decodes): per image a
+random crop resized back to full size and a flip (with Config.turns, any of eight orientations).
+Each is one batched bilinear resize: two small matrix products (rows, then columns; a flip
+reverses the column matrix), which XLA compiles well and TPUs run on their matrix units."""
 
 from __future__ import annotations
 
@@ -20,10 +13,8 @@ ATTEMPTS = 16  # windows drawn per image; the first that fits is kept, else the 
 
 
 def crop_windows(batch: int, crop_area: float, seed) -> tuple:
-    """Per image (top, left, height, width) as fractions of the side, drawn as TensorFlow's
-    sample_distorted_bounding_box draws them: an aspect ratio of 3:4 to 4:3, then a height
-    between the one that keeps crop_area and the largest that fits, a uniformly placed
-    window; the whole image when no drawn ratio fits."""
+    """Per image (top, left, height, width) as fractions of the side, drawn as
+    tf.image.sample_distorted_bounding_box draws them; the whole image where no ratio fits."""
     shape = (batch, ATTEMPTS)
     ratio = keras.random.uniform(shape, *ASPECT_RATIOS, seed=seed)
     lowest = ops.sqrt(crop_area / ratio)
@@ -44,17 +35,15 @@ def resize_matrix(start, length, size: int):
     """(batch, size, size) bilinear weights that resample the window [start, start + length)
     (fractions of the side) to `size` pixels, with tf.image.resize's half-pixel centres."""
     start, length = ops.cast(start, "float32"), ops.cast(length, "float32")
-    out = ops.arange(size, dtype="float32")
-    source = start[:, None] * size + (out[None, :] + 0.5) * length[:, None] - 0.5
+    pixels = ops.arange(size, dtype="float32")
+    source = start[:, None] * size + (pixels[None, :] + 0.5) * length[:, None] - 0.5
     first, last = start[:, None] * size, (start + length)[:, None] * size - 1.0
     source = ops.minimum(ops.maximum(source, first), last)  # as resizing the cropped image
-    pixels = ops.arange(size, dtype="float32")
     return ops.relu(1.0 - ops.abs(source[:, :, None] - pixels[None, None, :]))
 
 
 class CropAndFlip(keras.layers.Layer):
-    """Random crops of crop_area to all of the image, resized back, and random flips; only
-    while training. Images in 0..255 come out as floats in 0..255."""
+    """Random crops of crop_area to all of the image, resized back, and flips, in training."""
 
     def __init__(
         self, crop_area: float, flip: bool, seed: int | None = None, turns: bool = False, **kwargs
@@ -73,8 +62,7 @@ class CropAndFlip(keras.layers.Layer):
         else:
             top = left = ops.zeros((batch,))
             height = width = ops.ones((batch,))
-        rows = resize_matrix(top, height, size)
-        columns = resize_matrix(left, width, size)
+        rows, columns = resize_matrix(top, height, size), resize_matrix(left, width, size)
         if self.flip or self.turns:  # a flipped image reads its columns right to left
             flipped = keras.random.uniform((batch,), seed=self.seed_generator) < 0.5
             columns = ops.where(flipped[:, None, None], ops.flip(columns, axis=1), columns)
@@ -86,12 +74,10 @@ class CropAndFlip(keras.layers.Layer):
         images = ops.einsum("bpw,bowc->bopc", columns, images)
         if not self.turns:
             return images
-        # With both flips, a transpose (rows for columns) makes up the eight orientations: a
-        # quarter turn is a transpose and a flip. Images are square (Config.image_size).
+        # With the flips, a transpose makes all eight orientations (images are square).
         transposed = keras.random.uniform((batch,), seed=self.seed_generator) < 0.5
-        return ops.where(
-            transposed[:, None, None, None], ops.transpose(images, (0, 2, 1, 3)), images
-        )
+        turned = ops.transpose(images, (0, 2, 1, 3))
+        return ops.where(transposed[:, None, None, None], turned, images)
 
     def compute_output_shape(self, input_shape):
         return input_shape

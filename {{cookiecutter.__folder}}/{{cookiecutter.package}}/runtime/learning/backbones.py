@@ -1,8 +1,5 @@
 """The backbone: a keras-hub preset from Kaggle Models (or small_cnn.py's CNN for CPU demos).
-
-A preset folder holds the architecture, the ImageNet weights and the input scaling those weights
-were trained with. The scaling becomes a layer of our model, so the input pipeline hands every
-backbone the same uint8 images."""
+Its input scaling becomes a layer of our model, so the pipeline hands every backbone uint8."""
 
 from __future__ import annotations
 
@@ -24,8 +21,7 @@ from ..platform import kaggle_inputs, versions
 from ..platform.files import written_whole
 from . import efficientnet_padding
 
-# Synchronized batch statistics make N TensorFlow replicas train exactly as one (JAX's
-# DataParallel already computes them over the global batch).
+# N TensorFlow replicas then train as one (JAX's DataParallel works on the global batch).
 SYNC_BATCH_STATISTICS = keras.backend.backend() == "tensorflow"
 
 
@@ -40,9 +36,7 @@ class Backbone:
 
 
 def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> Backbone:
-    """The backbone for cfg.image_size, its variables in `precision` (a dtype policy);
-    `with_weights=False` builds the architecture only (trained weights replace them).
-    Call inside the accelerator's scope."""
+    """The backbone in `precision`, built in the accelerator's scope (no `with_weights`: bare)."""
     if BACKBONES[cfg.backbone].attention:  # a transformer: Keras told its kernel first
         from . import attention  # as small_cnn below: only a notebook of such a backbone carries it
 
@@ -78,8 +72,7 @@ def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> 
 
 
 def changed_arguments(cfg: Config) -> dict:
-    """The keras-hub arguments this project gives the backbone in place of its preset's: a
-    transformer's patch grid for the image size, the stochastic depth, those held."""
+    """The keras-hub arguments in place of the preset's: patch grid, stochastic depth, held."""
     choice = BACKBONES[cfg.backbone]
     resized = (choice.patch_size > 1 or choice.sized_preset) and not choice.fixed_size
     shape = {"image_shape": (cfg.image_size, cfg.image_size, 3)} if resized else {}
@@ -88,10 +81,8 @@ def changed_arguments(cfg: Config) -> dict:
 
 
 def prepared(model: keras.Model) -> keras.Model:
-    """A keras-hub backbone as this project trains it: "same" padding at stride 1
-    (efficientnet_padding.py), synchronized batch statistics, no training of what is unused:
-    DINOv3's mask token stands in for the patches its pretraining masked; no image of a
-    classifier's reaches it, and Keras warns at the first step that it has no gradient."""
+    """The backbone with "same" padding at stride 1, synchronized batch statistics, and DINOv3's
+    mask token frozen: no classifier's image reaches it, and Keras would warn of no gradient."""
     efficientnet_padding.same_at_stride_one(model)
     synchronize_batch_statistics(model)
     for variable in model.weights:
@@ -107,9 +98,8 @@ def synchronize_batch_statistics(model: keras.Model) -> None:
 
 
 def scaling(folder: str) -> tuple:
-    """The (scale, offset) of the preset's image converter, read from its JSON: keras-hub
-    before 0.30 will not construct it without tensorflow-text, which Kaggle's TPU image need
-    not have."""
+    """The preset's image converter's (scale, offset), from its JSON: keras-hub before 0.30
+    builds none without tensorflow-text, which Kaggle's TPU image may lack."""
     config = json.loads(Path(folder, "image_converter.json").read_text())["config"]
     scale, offset = config.get("scale"), config.get("offset")
     if "mean" in config and "variance" in config:  # the older spelling, as keras-hub reads it
@@ -120,8 +110,7 @@ def scaling(folder: str) -> tuple:
 
 
 def preset_folder(cfg: Config) -> tuple[str, str]:
-    """The preset's local folder, and where it came from: Config.weights when it is a folder,
-    else the Kaggle Models handle through kagglehub (downloaded once, or attached on Kaggle)."""
+    """The preset's local folder and its source: Config.weights, or Kaggle Models' handle."""
     if not from_kaggle_models(cfg):
         if not os.path.isfile(os.path.join(cfg.weights, "config.json")):
             raise UserError(
@@ -159,8 +148,7 @@ def save_architecture(cfg: Config, folder: Path) -> None:
 
 @functools.cache  # asked once a session: a notebook's doctor, train and predict each load it
 def downloaded(handle: str) -> str:
-    """The preset's folder: in a Kaggle notebook where Kaggle mounted the attached model;
-    elsewhere kagglehub's cache, downloaded once."""
+    """The preset's folder: where Kaggle mounted the attached model, else kagglehub's cache."""
     import kagglehub
 
     if kaggle_inputs.in_notebook():

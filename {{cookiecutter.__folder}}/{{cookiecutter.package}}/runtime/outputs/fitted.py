@@ -1,8 +1,6 @@
-"""What a run fits and keeps beside its weights for some configs only (platform/files.py's
-FITTED): each class's threshold (multi-label), the cuts between grades (qwk), each target's
-mean and spread (a metric of values). `train` writes them; every command that loads the
-trained run reads them back, checked: a hand-edited file out of range would change every
-answer without a word, so it is refused, naming its fault."""
+"""What a run fits beside its weights (FITTED): class thresholds (multi-label), cuts between
+grades (qwk), each target's mean and spread (values). Read back checked: a hand-edited file out
+of range would change every answer without a word."""
 
 from __future__ import annotations
 
@@ -33,13 +31,8 @@ def forget(folder: Path, *names: str) -> None:
 
 
 def averaged_thresholds(folders: list[Path], num_classes: int, names=None) -> list[float]:
-    """The thresholds beside the trained runs' weights, each file checked, averaged over the
-    folds; 0.5 for every class when no run chose any."""
-    kept = [
-        read_thresholds(path.read_bytes(), str(path), num_classes, names)
-        for path in (folder / THRESHOLDS for folder in folders)
-        if path.is_file()
-    ]
+    """The runs' thresholds, averaged over the folds; 0.5 for every class when no run chose any."""
+    kept = read_each(folders, THRESHOLDS, read_thresholds, num_classes, names)
     if not kept:
         print(f"no thresholds.json beside the trained weights: every class at {DEFAULT_THRESHOLD}")
         return [DEFAULT_THRESHOLD] * num_classes
@@ -47,32 +40,33 @@ def averaged_thresholds(folders: list[Path], num_classes: int, names=None) -> li
 
 
 def averaged_grade_cuts(folders: list[Path], classes: int) -> list[float] | None:
-    """The trained runs' cuts between grades, each file checked, averaged over the folds; None
-    (the most probable grade) unless every run kept cuts."""
-    kept = [
-        read_grade_cuts(path.read_bytes(), str(path), classes)
-        for path in (folder / GRADE_CUTS for folder in folders)
-        if path.is_file()
-    ]
+    """The runs' cuts between grades, averaged; None (the most probable) unless each kept cuts."""
+    kept = read_each(folders, GRADE_CUTS, read_grade_cuts, classes)
     if len(kept) < len(folders):
         print(f"grades: the most probable ({len(kept)} of {len(folders)} trained runs kept cuts)")
         return None
     return np.mean(kept, axis=0).tolist()
 
 
-def read_json(data: bytes, where: str, fix: str):
+def read_each(folders: list[Path], name: str, read, *args) -> list[list[float]]:
+    """Each run's fitted file `name`, where it has one, checked by `read`."""
+    paths = [folder / name for folder in folders if (folder / name).is_file()]
+    return [read(path.read_bytes(), str(path), *args) for path in paths]
+
+
+def read_listed(data: bytes, where: str, key: str, fix: str):
+    """What a fitted file's JSON object holds under `key`; None where it is no object."""
     try:
-        return json.loads(data)
+        held = json.loads(data)
     except (ValueError, RecursionError) as error:  # undecodable bytes are ValueErrors too
         raise UserError(f"{where} is not JSON ({first_line(error)}); {fix}") from None
+    return held.get(key) if isinstance(held, dict) else None
 
 
 def read_thresholds(data: bytes, where: str, num_classes: int, names=None) -> list[float]:
-    """A thresholds.json, checked: one threshold in 0..1 per class. A hand-edited one out of
-    range would predict a class never (above 1) or always (0 or below), without a word."""
+    """A thresholds.json, checked: one threshold in 0..1 per class (above 1: never, 0: always)."""
     fix = "fix the file, or train again: `train` chooses them on the validation records"
-    held = read_json(data, where, fix)
-    cuts = held.get("thresholds") if isinstance(held, dict) else None
+    cuts = read_listed(data, where, "thresholds", fix)
     if not isinstance(cuts, list):
         raise UserError(f'{where} holds no list "thresholds" (one number in 0..1 per class); {fix}')
     if len(cuts) != num_classes:
@@ -93,8 +87,7 @@ def read_thresholds(data: bytes, where: str, num_classes: int, names=None) -> li
 def read_grade_cuts(data: bytes, where: str, classes: int) -> list[float]:
     """A grade_cuts.json, checked: K-1 increasing numbers within 0..K-1."""
     fix = "fix the file, or train again: `train` fits them on the validation records"
-    held = read_json(data, where, fix)
-    cuts = held.get("grade_cuts") if isinstance(held, dict) else None
+    cuts = read_listed(data, where, "grade_cuts", fix)
     if not (isinstance(cuts, list) and all(map(is_number, cuts))) or len(cuts) != classes - 1:
         raise UserError(
             f'{where} holds no list "grade_cuts" of {classes - 1} numbers (one between each '
@@ -112,8 +105,7 @@ def is_number(value) -> bool:
 
 
 def standardized(weights: Path) -> dict:
-    """What build_model takes of the trained run of values whose `weights` these are: the
-    mean and spread it standardized each target by."""
+    """build_model's `standardized`: each target's mean and spread, beside the run's `weights`."""
     path = weights.with_name(STANDARDIZED)
     try:
         kept = json.loads(path.read_text())

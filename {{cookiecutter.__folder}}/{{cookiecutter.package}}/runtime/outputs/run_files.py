@@ -1,8 +1,6 @@
-"""What a run's output folder may hold: the files `train`, `predict`, `evaluate`, `preview`
-and `ablate` write there, the runs they write below it (a fold's, an ablation's variant, a
-blend's), and a notebook's output that `kaggle output` fetched. A folder holding anything else
-is the user's or another command's (records, demo-data, a competition's files), and a run
-refuses it rather than write among it."""
+"""What a run's output folder may hold: the files the commands write, the runs below it (a
+fold's, an ablation's variant) and a notebook's fetched output. A folder holding anything else
+is the user's or another command's (records, demo-data), and a run will not write among it."""
 
 from __future__ import annotations
 
@@ -29,11 +27,9 @@ LEFT_BY_BROWSING = {".DS_Store", "Thumbs.db", "desktop.ini", ".ipynb_checkpoints
 
 
 def not_written_by_a_run(folder: Path) -> list[str]:
-    """What `folder` holds that no run writes there, as paths below it (folders a run writes
-    below it, such as fold0/ or ablate/<variant>/, are read the same way)."""
-    if folder == WORKING:  # the notebook's own: the package it writes, the user's cells'
-        return []
-    if not folder.is_dir() or (folder / FETCHED_FROM).is_file():  # a notebook's, every file
+    """What `folder` holds that no run writes, as paths below it (fold0/ and such read alike)."""
+    # The notebook's own (the package it writes, the user's cells'), or its output fetched.
+    if folder == WORKING or not folder.is_dir() or (folder / FETCHED_FROM).is_file():
         return []
     found = []
     for path in sorted(folder.iterdir()):
@@ -48,6 +44,5 @@ def not_written_by_a_run(folder: Path) -> list[str]:
 
 
 def refuse_others(folder: Path, command: str) -> None:
-    """Stop before `command` writes a run into `folder` where it holds something no run
-    wrote: a run's files written among it would change it."""
+    """Stop before `command` writes a run among what `folder` holds that no run wrote."""
     refuse_foreign(named("output_dir"), folder, command, not_written_by_a_run(folder))

@@ -1,6 +1,5 @@
-"""model.json, what a trained run's weights were trained for, as `train` writes it beside
-them: where a run's are (its own, or its folds') and reading one. Plain JSON, no Keras:
-`kaggle submit` scores a run's CV and `blend` reads runs with it."""
+"""model.json, what a trained run's weights were trained for: finding and reading it. Plain
+JSON, no Keras: `kaggle submit` and `blend` read runs with it."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ def run_records(folder: Path) -> list[Path]:
 
 
 def read_record(path: Path) -> dict:
-    """model.json, what the weights beside it were trained for, as `train` writes it: a JSON
-    object, or an error naming the file."""
+    """A model.json as a JSON object, or an error naming the file."""
     fix = "train again, or put back the model.json that train wrote"
     try:
         recorded = json.loads(path.read_bytes())
@@ -34,9 +32,8 @@ def read_record(path: Path) -> dict:
 
 
 def with_trained(cfg: Config, sources: Sources, trained: Path) -> tuple[Config, Sources]:
-    """With Config.trained_dir (another notebook's output, say), the config with the trained
-    run's model and classes (in `trained`) for the fields the user did not give, and where its
-    values came from: the run is all predict needs."""
+    """With Config.trained_dir, the config with the trained run's model and classes for the
+    fields the user did not give, and sources: the run is all predict needs."""
     if not cfg.trained_dir:
         return cfg, sources
     records = run_records(trained)

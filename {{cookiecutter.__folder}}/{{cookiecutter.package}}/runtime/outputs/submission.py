@@ -4,7 +4,6 @@ one row per id in its order, written whole, in one of submission_shapes.py's sha
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +12,7 @@ import tensorflow as tf
 from ..config import Config, Sources, came_from, class_names, given, names_in, targets
 from ..data import tables
 from ..errors import UserError, first_line, named
-from ..platform.files import DICOM_SUFFIXES, IMAGE_SUFFIXES, MANIFEST, reaching, written_whole
+from ..platform.files import MANIFEST, reaching, written_whole
 from ..platform.paths import Places
 from ..scoring import METRICS, as_rows
 from ..submission_shapes import SHAPES, Labels, Shape, TopLabels, probability_columns
@@ -65,22 +64,19 @@ def read_sample(data: bytes, where: str) -> pd.DataFrame:
 def layout(
     cfg: Config, sources: Sources, sample: pd.DataFrame | None, num_classes: int, names, ids=()
 ) -> Shape:
-    """The submission's shape: Config.submission's, or for auto as the sample's columns say
-    (`shape_of`); its id column the user's, else the records' (their manifest's) where the
-    sample has it, else the one holding most of the test `ids` (a sample may put its labels
-    first), else the sample's first."""
+    """The submission's shape (`shape_of`); its id column the user's or the records' where the
+    sample has it, else the one holding most test `ids` (a sample may put its labels first)."""
     if sample is None:
         shape = shape_of(cfg, 1).without_sample(cfg.id_column, cfg.label_column, names, num_classes)
         return with_k(shape, cfg)
     where, present = sample.attrs.get("path", "the sample submission"), list(sample.columns)
-    for field in ("id_column", "label_column"):
-        if not given(cfg, sources, field) or set(names_in(getattr(cfg, field))) <= set(present):
-            continue  # label_column: one per target
-        raise UserError(
-            f"{where} has columns {present}, not {getattr(cfg, field)!r} "
-            f"({came_from(cfg, sources, field)}); give one of its columns, or leave it out to "
-            "follow the sample"
-        )
+    for field in ("id_column", "label_column"):  # label_column: one per target
+        if given(cfg, sources, field) and not set(names_in(getattr(cfg, field))) <= set(present):
+            raise UserError(
+                f"{where} has columns {present}, not {getattr(cfg, field)!r} "
+                f"({came_from(cfg, sources, field)}); give one of its columns, or leave it out to "
+                "follow the sample"
+            )
     id_column = cfg.id_column if cfg.id_column in present else holding(sample, ids)
     rest = [column for column in present if column != id_column]
     shape = shape_of(cfg, len(rest)).of_sample(sample, id_column, rest, names, num_classes)
@@ -132,14 +128,11 @@ def written_from(cfg: Config, shape: Shape, probabilities, cuts) -> tuple:
 
 
 def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str) -> list[str]:
-    """The ids as the sample spells them (t0.jpg or sub/t0.jpg as t0, or the other way round);
-    unchanged when they match already, or when no spelling pairs them up one to one."""
+    """The ids as the sample spells them (sub/t0.jpg as t0), where a spelling pairs them 1:1."""
     if sample is None:
         return ids
     wanted = set(sample[id_column])
     best, matched = ids, sum(key in wanted for key in ids)
-    if matched == len(ids):
-        return ids
     for spell in SPELLINGS:
         by_spelling = {spell(key): key for key in wanted}
         if len(by_spelling) < len(wanted) or len({spell(key) for key in ids}) < len(ids):
@@ -151,22 +144,16 @@ def as_sample_spells(ids: list[str], sample: pd.DataFrame | None, id_column: str
     return best
 
 
-def stem(key: str) -> str:
-    base, extension = os.path.splitext(key)
-    return base if extension.lower() in IMAGE_SUFFIXES | DICOM_SUFFIXES else key
-
-
-# An id without its image extension, and by its file name alone, without its folders.
-SPELLINGS = (stem, lambda key: stem(key.rsplit("/", 1)[-1]))
+# An id without its file's extension, and by its file name alone, without its folders.
+SPELLINGS = (tables.stem, lambda key: tables.stem(key.rsplit("/", 1)[-1]))
 
 
 def check_ids(
     ids: list[str], sample: pd.DataFrame | None, id_column: str, fields=("test_files", "id_key"),
     skipped: dict[str, str] | None = None,
 ) -> None:  # fmt: skip
-    """Every test id once, and (with a sample) exactly the sample's ids as it spells them, before
-    the model runs and before predict writes. `fields`: the Config fields the ids came from;
-    `skipped`: why `records` skipped each unreadable test image, by id."""
+    """Every test id once, and (with a sample) exactly the sample's ids as it spells them.
+    `fields`: the Config fields the ids came from; `skipped`: why `records` skipped each, by id."""
     given_ids = pd.Series(as_sample_spells(ids, sample, id_column), dtype=str)
     repeated = given_ids[given_ids.duplicated()].unique().tolist()
     if repeated:
@@ -204,11 +191,8 @@ def check_ids(
 def answers_of(
     cfg: Config, places: Places, sample: pd.DataFrame | None, id_column: str, ids: list[str]
 ) -> list[str] | None:
-    """Each test image's answer where several images make one (views of a side, tiles of a
-    slide, series of a study): its row's Config.answer_columns in the test images' table
-    (Config.test_csv), joined by _, else its row's value of the sample's id column; None where
-    each image is its own answer. A sample id no image answers is refused, naming it; images
-    answering an id the sample lacks are named, and left out of the submission."""
+    """Each test image's answer where several make one (views of a side): its Config.answer_columns
+    in Config.test_csv joined by _, else its sample id column; None where each is its own."""
     columns = names_in(cfg.answer_columns) if cfg.answer_columns else [id_column]
     if not cfg.test_csv or (sample is None and not cfg.answer_columns):
         return None
@@ -229,10 +213,10 @@ def answers_of(
     by_image = tables.answer_by_id(table, key, columns)
     found = [next((by_image[k] for k in tables.spellings(i) if k in by_image), None) for i in ids]
     if None in found:
-        image = ids[found.index(None)]
         raise UserError(
             f"{where} has no row for {found.count(None)} of the {len(ids)} test images (such "
-            f"as {image!r}); give each its row, with its answer in {', '.join(columns)}"
+            f"as {ids[found.index(None)]!r}); give each its row, with its answer in "
+            + ", ".join(columns)
         )
     if sample is not None:
         lacking = sample[id_column][~sample[id_column].isin(found)].tolist()
@@ -273,8 +257,7 @@ def in_sample_order(
 def probabilities_table(
     cfg: Config, ids: list[str], probabilities, sample: pd.DataFrame | None, shape: Shape
 ) -> pd.DataFrame:
-    """Each class's probability for each id, in submission.csv's rows and id spelling: what the
-    model said before the submission's shape made labels of it (a blend of runs reads these)."""
+    """Each class's probability for each id, in submission.csv's rows (what a blend reads)."""
     columns = probability_columns(class_names(cfg), cfg.num_classes)
     values = pd.DataFrame(probabilities, columns=columns)
     return in_sample_order(ids, values, sample, shape.id_column)

@@ -1,7 +1,5 @@
-"""The trained run `predict` and `evaluate` read: where its weights are, checked against the
-model it was trained for (model.json), and the model rebuilt and loaded with them, on the
-backbone's architecture the run saved beside them. A weights file that cannot be read at all
-is named as damaged, not as another model's."""
+"""The trained run `predict` and `evaluate` read: its weights, checked against the model they
+were trained for (model.json), loaded into the model rebuilt on the architecture saved beside."""
 
 from __future__ import annotations
 
@@ -30,17 +28,13 @@ ARCHITECTURE = "backbone"
 
 
 def trained_weights(places: Places) -> Path:
-    """Where `predict` and `evaluate` find the final weights: in the trained run's folder
-    (Config.trained_dir, else the output folder `train` left them in)."""
+    """The final weights, in the trained run's folder (Config.trained_dir, else the output's)."""
     return places.trained / "model.weights.h5"
 
 
 def differences(recorded: dict, now: dict) -> dict[str, tuple]:
-    return {
-        name: (recorded[name], value)
-        for name, value in now.items()
-        if name in recorded and recorded[name] != value
-    }
+    changed = [name for name, value in now.items() if name in recorded and recorded[name] != value]
+    return {name: (recorded[name], now[name]) for name in changed}
 
 
 def listed(changes: dict[str, tuple]) -> str:
@@ -83,8 +77,7 @@ def check_trained(cfg: Config, places: Places) -> str:
 
 
 def load_trained(cfg: Config, places: Places, data: Data, accelerator: Accelerator):
-    """The trained model, built by model.py's build_model (the notebook's model cell), with
-    its table's inputs where the run joins one to its images; call inside accelerator.scope()."""
+    """The trained model, built by model.py's build_model; call inside accelerator.scope()."""
     from ..learning import model  # the module, as the notebook's cell last wrote it
 
     check_trained(cfg, places)
@@ -96,11 +89,11 @@ def load_trained(cfg: Config, places: Places, data: Data, accelerator: Accelerat
             cfg = dataclasses.replace(cfg, weights=stack.enter_context(on_this_machine(saved)))
         architecture = backbones.load(cfg, precision, with_weights=False)
     keras.mixed_precision.set_global_policy(precision)  # read by each layer as it is made
-    values, width = {}, ()
-    if targets(cfg) == "values":  # each target's mean and spread, saved beside the weights
-        values = fitted.standardized(path)
+    # Each target's mean and spread, saved beside the weights of a run of values.
+    values = fitted.standardized(path) if targets(cfg) == "values" else {}
     # The table's width where the run joins one (nothing for images alone: a model cell of
     # before the metadata is asked no more).
+    width = ()
     if data.uses_metadata:
         from ..data import metadata  # only a run with metadata carries it
 

@@ -1,7 +1,5 @@
-"""Which accelerator trains the model, through which Keras backend, on how many replicas.
-
-`detect(cfg)` finds it, before anything imports Keras (backend.py says why): the backend the
-user chose, else on a TPU TensorFlow's TPUStrategy or Keras on JAX (Kaggle's TPU image has a
+"""Which accelerator trains the model, through which Keras backend, on how many replicas:
+the backend the user chose, else on a TPU TPUStrategy or Keras on JAX (Kaggle's TPU image has a
 CPU-only TensorFlow), MirroredStrategy over several GPUs, else the default strategy. A fallback
 to the CPU where a TPU or GPU seems present warns; `require` makes it a failure."""
 
@@ -59,7 +57,6 @@ class Accelerator:
         return "bfloat16" if (self.kind, self.backend) == ("tpu", "tensorflow") else "uint8"
 
     def global_batch(self, batch_size: int) -> int:
-        """Images per step over every replica, `batch_size` each."""
         return batch_size * self.replicas
 
     def precision(self, requested: str) -> str:
@@ -79,22 +76,17 @@ class Accelerator:
 
 
 def detect(cfg: Config, output: Path) -> Accelerator:
-    """The accelerator this run uses, printed; JAX keeps its compiled programs (compile_cache)
-    in the run's `output` folder."""
+    """The accelerator this run uses, printed; JAX compiles into the run's `output` folder."""
     with startup_logs.held_to_level():  # TensorFlow's and XLA's start-up lines
         found = find(cfg)
     print(describe(found))
-    # Not in a bucket that refuses writes (the preflight says so): TensorFlow's gs:// client,
-    # asked by JAX to make the cache's folder in a missing bucket, asks for it for ever.
-    writable = not unwritable(output, buckets=True)
-    if found.backend == "jax" and cfg.compile_cache and writable:
+    # Not in a bucket that refuses writes: TensorFlow's gs:// client would ask for ever.
+    if found.backend == "jax" and cfg.compile_cache and not unwritable(output, buckets=True):
         import jax
 
         cache = output / COMPILE_CACHE
         jax.config.update("jax_compilation_cache_dir", str(cache))
-        print(
-            f"compile cache: {cache} (each step compiled once, for every fold, evaluate, predict)"
-        )
+        print(f"compile cache: {cache} (each step compiled once: every fold, evaluate, predict)")
     return found
 
 
@@ -126,10 +118,8 @@ def find(cfg: Config) -> Accelerator:
 
         simulated = rehearsal.simulated(chosen or "tensorflow", cfg.simulate_replicas)
         found = Accelerator("cpu", **simulated)
-    elif chosen == "jax":
-        found = on_jax(source)
-    elif chosen == "tensorflow":
-        found = on_tensorflow(source)
+    elif chosen:
+        found = on_jax(source) if chosen == "jax" else on_tensorflow(source)
     else:
         found = automatic()
     return dataclasses.replace(found, processes=cfg.num_processes)
@@ -191,25 +181,23 @@ def tf_tpu(signs: list[str]) -> tuple[Accelerator | None, str]:
         import tensorflow as tf
     except ImportError as error:
         return None, first_line(error)
-    if os.environ.get("TPU_NAME"):
-        target, where = os.environ["TPU_NAME"], f"TPU {os.environ['TPU_NAME']}"
+    name, colab = os.environ.get("TPU_NAME"), os.environ.get("COLAB_TPU_ADDR")
+    if name:
+        target, where = name, f"TPU {name}"
     elif os.environ.get("KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS"):
         target, where = None, "TPU pod endpoints"  # the resolver reads them itself
-    elif os.environ.get("COLAB_TPU_ADDR"):
-        target = "grpc://" + os.environ["COLAB_TPU_ADDR"]
-        where = f"legacy Colab TPU at {target}"
+    elif colab:
+        target, where = f"grpc://{colab}", f"legacy Colab TPU at grpc://{colab}"
     else:
         target, where = "local", "TPU VM (local)"
     try:
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver.connect(tpu=target)
         strategy = tf.distribute.TPUStrategy(resolver)
-    # A TensorFlow without TPU support raises NotFoundError (an OpError) for `local`,
-    # ValueError for a missing name, others for half-working setups; none may escape.
+    # A TensorFlow without TPU support raises NotFoundError for `local`, others elsewhere.
     except (ValueError, RuntimeError, NotImplementedError, KeyError, tf.errors.OpError) as error:
         return None, first_line(error)
-    how = f"TPUStrategy, {where} ({', '.join(signs)})"
-    found = Accelerator("tpu", "tensorflow", strategy.num_replicas_in_sync, how, strategy=strategy)
-    return found, ""
+    how, replicas = f"TPUStrategy, {where} ({', '.join(signs)})", strategy.num_replicas_in_sync
+    return Accelerator("tpu", "tensorflow", replicas, how, strategy=strategy), ""
 
 
 def jax_accelerator(platform: str | None, how: str) -> tuple[Accelerator | None, str]:
@@ -255,8 +243,7 @@ def on_jax(source: str) -> Accelerator:
         )
     if found.kind != "cpu":
         return found
-    hardware = backend.tpu_signs() + backend.device_files(backend.GPU_DEVICE_FILES)
-    if hardware:
+    if hardware := backend.tpu_signs() + backend.device_files(backend.GPU_DEVICE_FILES):
         warning = (
             f"hardware signs ({', '.join(hardware)}) but JAX sees only the CPU; install the "
             "jax build for it (jax[tpu] or jax[cuda12]) or use the notebook's own jax"
@@ -271,15 +258,13 @@ def tf_devices(how: str, warning: str) -> Accelerator:
     import tensorflow as tf
 
     gpus = tf.config.list_physical_devices("GPU")
-    if len(gpus) > 1:
-        strategy = tf.distribute.MirroredStrategy()
-        how = f"MirroredStrategy over {len(gpus)} GPUs ({tf_gpu_name(tf, gpus[0])})"
+    several = len(gpus) > 1
+    strategy = tf.distribute.MirroredStrategy() if several else tf.distribute.get_strategy()
+    if gpus:
+        how = f"MirroredStrategy over {len(gpus)} GPUs" if several else "default strategy, one GPU"
+        how += f" ({tf_gpu_name(tf, gpus[0])})"
         replicas = strategy.num_replicas_in_sync
         return Accelerator("gpu", "tensorflow", replicas, how, warning, strategy)
-    strategy = tf.distribute.get_strategy()
-    if gpus:
-        how = f"default strategy, one GPU ({tf_gpu_name(tf, gpus[0])})"
-        return Accelerator("gpu", "tensorflow", 1, how, warning, strategy)
     nvidia = backend.device_files(backend.GPU_DEVICE_FILES)
     if nvidia and not warning:
         warning = (

@@ -1,7 +1,5 @@
-"""The Keras backend, chosen before anything loads Keras.
-
-Keras reads $KERAS_BACKEND once, when something first imports keras or tensorflow, so importing
-the package calls `choose()`, which sets it from the hardware signs alone."""
+"""The Keras backend, chosen before anything loads Keras: Keras reads $KERAS_BACKEND once,
+when keras or tensorflow is first imported, so importing the package calls `choose()`."""
 
 from __future__ import annotations
 

@@ -22,10 +22,8 @@ METADATA_TABLE = "metadata.csv"  # `records --test-csv`'s: each image's metadata
 BLEND = "blend.json"  # beside `blend`'s submission: the runs, their weights and CVs
 STACK = "stack.json"  # beside `stack`'s submission: the runs, the metadata columns, the CVs
 FETCHED_FROM = "kaggle-notebook.json"  # beside `kaggle output`'s files: the notebook they are of
-# What a run fits and keeps beside its weights for some configs only: the cuts between grades
-# (qwk), each class's threshold (multi-label), the metadata's encoding, each target's mean and
-# spread (a metric of values). A run that fits none removes an earlier run's, which its
-# weights would not go with.
+# What a run fits and keeps beside its weights for some configs only (fitted.py); a run that
+# fits none removes an earlier run's, which its weights would not go with.
 FITTED = {
     "grades": "grade_cuts.json", "thresholds": "thresholds.json", "metadata": "metadata.json",
     "standardized": "standardized.json",
@@ -34,7 +32,7 @@ FITTED = {
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 DICOM_SUFFIXES = {".dcm", ".dicom"}  # read as DICOM even without its mark; ids may drop them too
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT)  # a full disk, or the user's quota spent
-# Why a folder for files on this machine (demo-data's, kernel's, kaggle output's) is not a bucket.
+# Why a folder for files on this machine (demo-data's, kernel's) is not a bucket.
 BUCKET_OUTPUT = (
     "a bucket: this command writes a folder on this machine; give one here, and copy it up "
     "after (`gcloud storage cp -r FOLDER gs://BUCKET/...`) if a bucket should hold it"
@@ -62,9 +60,16 @@ def place(folder: Path | str) -> Path:
 @contextlib.contextmanager
 def written_whole(path: Path | str):
     """Yield a temporary beside `path` (a bucket's: here) that replaces it if the block finishes."""
-    if is_url(path):
-        with into_bucket(str(path)) as temporary:
-            yield temporary
+    if is_url(path):  # a local temporary named as the object (Keras reads its suffix)
+        with tempfile.TemporaryDirectory(prefix="upload-") as scratch:
+            temporary = Path(scratch) / str(path).rsplit("/", 1)[-1]
+            try:
+                yield temporary
+            except OSError as error:
+                if error.errno not in NO_ROOM:
+                    raise
+                raise disk_full(temporary, bucket=str(path)) from error
+            upload(temporary, str(path))
         return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -78,20 +83,6 @@ def written_whole(path: Path | str):
         raise disk_full(path) from error
     finally:
         temporary.unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
-def into_bucket(url: str):
-    """A local temporary named as the object (Keras reads its suffix), uploaded once it is whole."""
-    with tempfile.TemporaryDirectory(prefix="upload-") as scratch:
-        temporary = Path(scratch) / url.rsplit("/", 1)[-1]
-        try:
-            yield temporary
-        except OSError as error:
-            if error.errno not in NO_ROOM:
-                raise
-            raise disk_full(temporary, bucket=url) from error
-        upload(temporary, url)
 
 
 def upload(local: Path, url: str) -> None:
@@ -147,8 +138,8 @@ def write_json(path: Path | str, value) -> None:
 
 
 def unwritable(folder: Path | str, buckets: bool = False) -> str:
-    """Why files cannot be written in `folder` (or the nearest existing folder above), or "". A
-    bucket, where `buckets`, is tried with a write: nothing less tells what credentials allow."""
+    """Why files cannot be written in `folder` (or the nearest existing folder above), or "";
+    a bucket, where `buckets`, is tried with a write: nothing less tells what credentials allow."""
     if is_url(folder):
         return bucket_unwritable(str(folder)) if buckets else BUCKET_OUTPUT
     existing = Path(folder)
@@ -193,8 +184,7 @@ def refuse_foreign(flag: str, folder: Path, command: str, foreign: list[str]) ->
 
 def output_folder(path: Path | str, flag: str, buckets: bool = False) -> Path:
     """The folder a command writes into, once it is writable (a bucket only where `buckets`)."""
-    reason = unwritable(path, buckets)
-    if reason:
+    if reason := unwritable(path, buckets):
         raise UserError(f"{flag} {path}: {reason}; give a folder to write into")
     return place(path)
 

@@ -1,9 +1,6 @@
-"""What a Kaggle notebook has attached, found where Kaggle mounts it when the notebook runs.
-
-Kaggle mounts each input by kind (/kaggle/input/datasets/OWNER/SLUG), or flat for older notebooks
-(/kaggle/input/SLUG), so an input is named by what it is (`kaggle:datasets/alice/flower-records`).
-Where neither layout holds it, kagglehub asks Kaggle's data proxy (with a time limit), but not in
-a code competition's scoring rerun, where proxy calls have failed reruns (Kaggle/kagglehub#258)."""
+"""What a Kaggle notebook has attached (`kaggle:datasets/alice/flower-records`), found where
+Kaggle mounts it: by kind (/kaggle/input/datasets/OWNER/SLUG), or flat (/kaggle/input/SLUG), else
+through kagglehub's data proxy, but not in a scoring rerun, where it failed (kagglehub#258)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Which run holds a folder, read without taking it: what `predict` and `doctor` check before
-they read or name a folder a `train` may be writing (run_lock.py takes the lock). A bucket's
-lock that its run has not renewed for STALE_SECONDS was left by a run that died."""
+"""Which run holds a folder a `train` may be writing, read without taking it (run_lock.py
+does). A bucket's lock not renewed for STALE_SECONDS was left by a run that died."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ def alive(lock: dict) -> str:
 
 
 def held_by(folder: Path | str) -> str:
-    """The run holding `folder` (run_lock.one_run_at_a_time's lock), as its lock names it; ""
-    when no run does. Takes nothing and makes nothing."""
+    """The run holding `folder`'s lock, as the lock names it ("": none), taking nothing."""
     folder = place(folder)
     if is_url(folder):
         return alive(read_lock(folder / LOCK))

@@ -15,7 +15,7 @@ from ..errors import UserError, named
 from . import kaggle_inputs
 from .files import place
 
-# Kaggle's input and working folders, as module constants so tests can point them elsewhere.
+# Module constants, so that tests can point them elsewhere.
 KAGGLE_INPUT = kaggle_inputs.ROOT
 KAGGLE_WORKING = kaggle_inputs.WORKING
 PLACED = (*FILE_FIELDS, "test_csv", *LABEL_FILES)  # the fields naming a file, pattern or folder
@@ -49,9 +49,6 @@ class Places:
     def in_data(self, pattern: str) -> str:
         return under(self.data, pattern)
 
-    def in_data_folder(self, pattern: str) -> str:
-        return instead_in(self.data, pattern)
-
     def describe(self) -> str:
         """Every place given, one a line, as doctor shows them."""
         lines = ["places:"]
@@ -73,10 +70,8 @@ def find(cfg: Config, sources: Sources) -> Places:
     typed = given_fields(cfg, sources, typed=True)
     for name in PLACED:
         value = getattr(cfg, name)
-        in_data = value and not value.startswith(kaggle_inputs.PREFIX)
-        found[name] = (
-            None if data is None and in_data else value and field_path(cfg, name, data, typed)
-        )
+        lost = data is None and value and not value.startswith(kaggle_inputs.PREFIX)
+        found[name] = None if lost else value and field_path(cfg, name, data, typed)
     working = KAGGLE_WORKING if kaggle_inputs.in_notebook() else "output"
     found["output_dir"] = cfg.output_dir or str(working)
     found["trained_dir"] = cfg.trained_dir or found["output_dir"]
@@ -110,8 +105,7 @@ def local(value: str) -> str:
 
 
 def field_path(cfg: Config, name: str, folder: str, typed: frozenset[str]) -> str:
-    """The path (or pattern) a file field names: a default, a preset's or the manifest's is in the
-    data folder; one the user `typed` is as given, unless it matches nothing here but does there."""
+    """A field's path: in the data folder, or as `typed` unless it matches only there."""
     value = getattr(cfg, name)
     if value.startswith(kaggle_inputs.PREFIX):  # an attached input: found where it is read
         return value
@@ -162,5 +156,4 @@ def at_image_size(cfg: Config, pattern: str, folder: str) -> str:
 
 
 def matches(pattern: str) -> bool:
-    """Whether local comma-separated patterns match any file or folder."""
     return any(glob.glob(part) for part in pattern.split(","))

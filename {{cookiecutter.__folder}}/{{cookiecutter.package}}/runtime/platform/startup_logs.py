@@ -1,7 +1,5 @@
-"""TensorFlow's start-up lines, kept out of sight unless asked for.
-
-What TensorFlow and XLA log through absl while loading comes before absl reads any level, so
-$TF_CPP_MIN_LOG_LEVEL cannot hide it: their stderr is caught and passed on filtered instead."""
+"""TensorFlow's start-up lines, kept out of sight unless asked for: what TensorFlow and XLA log
+while loading comes before absl reads any level, so their stderr is caught and filtered."""
 
 from __future__ import annotations
 
@@ -26,8 +24,7 @@ HARMLESS = re.compile(
 
 @contextlib.contextmanager
 def held_to_level():
-    """Run the block with the native libraries' stderr caught; then write what they wrote, less
-    the absl lines under the level (unset: warnings and above, for good) and HARMLESS ones."""
+    """The block's native stderr caught, then written less what `kept` drops (unset: warnings)."""
     asked = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
     level = int(os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET) or 0)
     if level <= 0:
@@ -37,8 +34,7 @@ def held_to_level():
     python_side.flush()
     with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
         if python_side.fileno() == 2:  # a notebook's or a test's stderr is no file: left as is
-            # Python writes to a copy of the real stderr while fd 2 is caught; kept open, since a
-            # logging handler made meanwhile may hold it.
+            # Python writes to a copy of fd 2 meanwhile, left open: a logging handler may hold it.
             sys.stderr = os.fdopen(os.dup(2), "w", buffering=1, errors="backslashreplace")
     real = os.dup(2)
     with tempfile.TemporaryFile() as caught:
@@ -61,8 +57,7 @@ def kept(native: str, level: int, harmless: re.Pattern | None = None) -> str:
     it up to the next absl line (the rest of its message); so does one `harmless` matches."""
     lines, dropping = [], False
     for line in native.splitlines(keepends=True):
-        found = ABSL_LINE.match(line)
-        if found:
+        if found := ABSL_LINE.match(line):
             dropping = SEVERITY[found.group(1)] < level or bool(harmless and harmless.search(line))
         elif line.startswith(UNINITIALIZED):
             dropping = level >= SEVERITY["W"]

@@ -24,11 +24,6 @@ def of(package: str) -> str:
     return f"{package} absent"
 
 
-def line(packages) -> str:
-    """The packages' versions after python's: "python 3.12.1, keras 3.15.1, ..."."""
-    return ", ".join([f"python {platform.python_version()}", *map(of, packages)])
-
-
 def of_run(backend: str) -> str:
     """What a run's log names first: python, Keras on its backend, keras-hub, kagglehub."""
     keras, hub, kagglehub = of("keras"), of("keras-hub"), of("kagglehub")
@@ -47,8 +42,7 @@ def installed(package: str) -> str:
 
 
 def unbuildable(backbone: str, image: dict[str, str] | None = None) -> str:
-    """Why the installed keras-hub or Keras (or those an `image` carries) cannot build
-    `backbone`, in one clause; empty where they can, or it needs no keras-hub or is not offered."""
+    """Why the installed keras-hub or Keras (or an `image`'s) cannot build `backbone`, or ""."""
     choice = BACKBONES.get(backbone)
     if choice is None or not choice.keras_hub:
         return ""

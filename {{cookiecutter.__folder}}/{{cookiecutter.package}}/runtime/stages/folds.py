@@ -1,8 +1,6 @@
-"""k-fold: which folds a run trains, and the trained fold models `predict` averages
-(out_of_fold.py scores every fold's validation predictions together). With data in folds
-(`records --folds K`, images and a CSV, a TFDS set), or records that carry none pooled into
-folds where a fold is asked (records.py), fold k's run (Run.fold) validates on fold k,
-trains on the others and writes into <output>/fold<k>/, so each fold resumes on its own."""
+"""k-fold: which folds a run trains, and the trained fold models `predict` averages. With data
+in folds (or records pooled into folds, records.py), fold k's run (Run.fold) validates on fold
+k, trains on the others and writes into <output>/fold<k>/, so each fold resumes on its own."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ def runs(run: Run) -> list[Run]:
 
 
 def check_each_fold_validates(run: Run) -> None:
-    """`--fold all` scores each fold's model on the fold it holds out: valid_files given empty (of
-    data in folds; pooled records validate on their share) would leave none scored, no oof.csv."""
+    """`--fold all` with valid_files given empty would score no fold's model: no oof.csv."""
     cfg = run.cfg
     if run.data.pooled or cfg.fold != "all" or cfg.valid_files:
         return
@@ -40,17 +37,14 @@ def check_each_fold_validates(run: Run) -> None:
 
 
 def run_root(folder: Path) -> Path:
-    """The folder a whole run writes in (or was trained in): for a fold's run, the one above
-    its own <folder>/fold<k>, as Run.fold names it; else the folder itself."""
+    """The folder a whole run writes in: for a fold's run (<folder>/fold<k>), the one above."""
     return folder.parent if re.fullmatch(r"fold\d+", folder.name) else folder
 
 
 def trained_runs(run: Run) -> list[Run]:
-    """The runs whose trained weights `predict` averages: every trained fold's, else the run in
-    the output folder itself. A fold model the current folds did not make (fold7/ beside records
-    in 5 folds) is refused. Where the data says nothing of folds (records with no manifest: a code
-    competition's rerun mounts only the test set beside the trained run), Config.trained_dir's
-    run is taken as it was trained; records pooled into folds have Config.folds."""
+    """The runs whose weights `predict` averages: every trained fold's (fold7/ beside 5 folds is
+    refused), else the run itself; where the data says nothing of folds (a code competition's
+    rerun mounts only the test set), Config.trained_dir's as it was trained."""
     data, trained = run.data, run.places.trained
     found = {
         int(match.group(1)): path

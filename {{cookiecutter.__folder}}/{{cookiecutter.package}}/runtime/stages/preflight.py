@@ -1,11 +1,7 @@
-"""Everything a run depends on that can be checked without training, checked before the
-model is built: `doctor` prints every check, the other commands run theirs first and stop on
-any problem, so a run that cannot work fails in seconds, not after an epoch of TPU quota.
-
-CHECKS lists every check once, in doctor's order, with the commands that run it. A check
-takes what the checks before it found (a Preflight) and returns a Result, or raises UserError
-for a problem; it returns None where a check it reads found one (said already).
-"""
+"""Everything a run depends on that can be checked without training, checked before the model
+is built (`doctor` prints every check), so a run that cannot work fails in seconds, not after an
+epoch of TPU quota. A check in CHECKS takes what those before it found (a Preflight), returns a
+Result, raises UserError, or returns None where a check it reads found a problem."""
 
 from __future__ import annotations
 
@@ -60,8 +56,7 @@ class Trained:
 
 @dataclasses.dataclass(slots=True)  # slots: a check that keeps its Result in a field not here fails
 class Preflight:
-    """What the checks found, for the checks after them and for the command: each kept Result
-    (None where its check did not run or found a problem), and every problem they met."""
+    """Each kept Result (None: its check did not run or found a problem), and every problem."""
 
     command: str
     run: Run  # as the command started it: checked, never changed here
@@ -70,8 +65,7 @@ class Preflight:
     train: Result[Split | None] | None = None  # value None: the split's field is empty
     valid: Result[Split | None] | None = None
     test: Result[Split | None] | None = None
-    # The sample submission (None: rows sorted by id), the columns submission.csv will have, and
-    # each test image's answer where several make one (None: each its own).
+    # The sample (None: rows sorted by id), the submission's shape, each image's answer (None).
     sample: Result[tuple[pd.DataFrame | None, submission.Shape, list | None]] | None = None
     corrections: Result[corrections.Corrections] | None = None  # to the training labels
     pseudo: Result[pseudo_labels.PseudoLabels | None] | None = None  # test images trained on
@@ -88,27 +82,23 @@ class Preflight:
 
     @property
     def splits(self) -> dict[str, Split]:
-        """The splits checked that have files, by name."""
         checked = {"train": self.train, "valid": self.valid, "test": self.test}
         return {name: found.value for name, found in checked.items() if found and found.value}
 
     def scanned(self):
-        """Every image of each split checked decoded, a split at a time: its name, what its
-        check found and its shards (None: a TFDS set's, which TFDS checked preparing it)."""
+        """Each checked split's name, Split and shards, every image decoded (None: a TFDS set)."""
         for name, split in self.splits.items():
             field, labeled = SPLITS[name]
             spelled = None
             if not labeled and self.sample:  # a test image by its id as the sample spells it
                 table, shape, _ = self.sample.value
                 spelled = submission.as_sample_spells(split.ids, table, shape.id_column)
-            reader = self.run.data.reader(field)
-            yield name, split, reader.scanned(split.files, labeled, spelled)
+            yield name, split, self.run.data.reader(field).scanned(split.files, labeled, spelled)
 
 
 @dataclasses.dataclass(frozen=True)
 class Check:
-    """One check: the topic its problem is printed under, the commands that run it, and the
-    Preflight field that keeps its Result ("": none reads it, doctor prints its line)."""
+    """A check, the topic of its problem, its commands, and its Preflight field ("": none)."""
 
     does: Callable[[Preflight], Result | None]
     topic: str
@@ -117,8 +107,7 @@ class Check:
 
 
 def check(run: Run, command: str, say=lambda line: None, training: tuple = ()) -> Preflight:
-    """Run every check of `command`, in order, on the run as started; `say` gets what each
-    found. `training`: training_checks.CHECKS, run before those of the trained weights."""
+    """Every check of `command`, in order (`training`'s before the trained weights'), to `say`."""
     checked = Preflight(command, run)
     for one in (*CHECKS[:-1], *training, CHECKS[-1]):
         if command not in one.commands:
@@ -158,17 +147,14 @@ def ready(run: Run, command: str, training: tuple = ()) -> Preflight:
 
 def config_values(p: Preflight) -> Result:
     """Config refuses bad values when it is made; a notebook may change a field after."""
-    wrong = config.problems(p.cfg)
-    if wrong:
+    if wrong := config.problems(p.cfg):
         raise UserError("; ".join(wrong))
     return Result("")
 
 
 def packages(p: Preflight) -> None:
-    """The installed keras-hub and Keras build the backbone: said here, in one line, before
-    anything is built, not by keras-hub's preset loading, which blames the preset's folder."""
-    refused = versions.refusal(p.cfg.backbone)
-    if refused:
+    """Said here, not by keras-hub's preset loading, which blames the preset's folder."""
+    if refused := versions.refusal(p.cfg.backbone):
         raise UserError(refused)
 
 
@@ -176,18 +162,14 @@ def output(p: Preflight) -> Result:
     """The folders the command writes can be written, and no train writes there now."""
     cfg, runs, output = p.cfg, train_runs(p), p.run.places.output
     # train writes into checkpoints/ too: a file of that name would stop it at epoch 1's end.
-    writes = [output]
-    if p.command in ("train", "doctor"):
-        writes = [run.places.output / CHECKPOINTS for run in runs]
-    for folder in writes:
-        reason = unwritable(folder, buckets=True)
-        if reason:
+    training = p.command in ("train", "doctor")
+    for folder in [run.places.output / CHECKPOINTS for run in runs] if training else [output]:
+        if reason := unwritable(folder, buckets=True):
             raise UserError(
                 f"cannot write the output in {folder}: {reason}; set {named('output_dir')} to "
                 "a folder this run can write (in a Kaggle notebook: /kaggle/working)"
             )
-    # The data folder (on this machine: not a URL, not TFDS's) in the output folder of the whole
-    # run (a fold's: the one above its own): its folders would be written among its files.
+    # No local data folder in the whole run's output folder: runs would write among its files.
     root, data = folds.run_root(output if is_url(output) else output.resolve()), p.run.places.data
     local = data and not is_url(root) and not is_url(data) and Path(data).is_dir()
     if local and Path(data).resolve().is_relative_to(root):
@@ -211,8 +193,7 @@ def output(p: Preflight) -> Result:
 
 
 def train_runs(p: Preflight) -> list[Run]:
-    """The runs train makes, each in its own folder: train checks one fold's run at a time,
-    doctor every run of folds.runs (one where the data cannot say: its check says why)."""
+    """The runs train makes: train's own, doctor's every run of folds.runs where it can say."""
     if p.command != "doctor" or p.run.data is None:
         return [p.run]
     try:
@@ -242,8 +223,7 @@ def data_dir(p: Preflight) -> Result[str]:
 
 
 def manifest(p: Preflight) -> Result[dict | None] | None:
-    """What the data says of itself (records' manifest, the CSV's classes, a TFDS set's splits,
-    pooled folds); read again, for its problem, where it did not read as doctor started."""
+    """What the data says of itself; read again for its problem where it did not read at start."""
     if p.data_dir is None:
         return None  # the data folder is missing: said once
     data = p.run.data or with_data(p.run).data
@@ -298,11 +278,9 @@ def trained(p: Preflight) -> Result[Trained] | None:
         shown = runs if runs[0] is not run else train_runs(p)
         described = [trained_run.describe_trained(one.cfg, one.places) for one in shown]
         return Result("trained weights: " + "; ".join(described), Trained(runs))
-    # A trained run a train is writing now (its folder, or for a fold's run the folder above
-    # it, held) is refused: its weights are being replaced, a fold's perhaps from scratch.
+    # A trained run a train is writing now (its folder, or a fold's run's parent) is refused.
     for place in dict.fromkeys([run.places.trained, folds.run_root(run.places.trained)]):
-        holder = held_by(place)
-        if holder:
+        if holder := held_by(place):
             raise UserError(
                 f"{place} is in use by a running train ({holder}): the models in it are being "
                 f"replaced; let it finish, or set {named('trained_dir')} to a finished run"
@@ -315,7 +293,6 @@ def trained(p: Preflight) -> Result[Trained] | None:
             f"writes fold {made[0].cfg.fold}'s; run `train` first or set {named('output_dir')}"
         )
     paths = [trained_run.check_trained(one.cfg, one.places) for one in runs]
-    # predict's and evaluate's: read before the model runs
     cuts, folders = None, [one.places.trained for one in runs]
     if cfg.multi_label:
         cuts = fitted.averaged_thresholds(folders, cfg.num_classes, config.class_names(cfg))
@@ -345,9 +322,8 @@ CHECKS = (
 
 @contextlib.contextmanager
 def bad_images_named(checked: Preflight, stopped: str, fix: str):
-    """An image that does not decode stops the block (fit, predict): the error names the shards
-    (and test ids) at fault, every image decoded now (the preflight decodes none). TensorFlow's
-    decoders raise InvalidArgumentError; a DICOM file's py function, UnknownError."""
+    """An image that does not decode in the block (fit, predict): every image decoded now, the
+    error names the shards and test ids at fault. A DICOM file's py function: UnknownError."""
     try:
         yield
     except (tf.errors.InvalidArgumentError, tf.errors.UnknownError) as error:

@@ -1,8 +1,6 @@
-"""A run: its settings and where each came from, its places, the accelerator it runs on and its
-data as read. `start` builds it once, where a command starts (or at the top of the notebook),
-and the command hands it down, as Hugging Face accelerate's `Accelerator` or Lightning's
-`Trainer` is built once and passed: nothing below looks any of it up again. `run.fold(k)` is
-fold k's run."""
+"""A run: its settings and where each came from, its places, its accelerator and its data.
+`start` builds it once where a command (or the notebook) starts and the command hands it down,
+as accelerate's `Accelerator` is: nothing below looks any of it up again."""
 
 from __future__ import annotations
 
@@ -25,8 +23,8 @@ class Run:
     data: Data | None = None  # None: a command that reads no data, or whose data did not read
 
     def fold(self, k: int) -> Run:
-        """Fold k's run: fold k validates, and the run writes into <output>/fold<k>/ (and,
-        from a trained run elsewhere, reads <trained>/fold<k>/), its data read for that fold."""
+        """Fold k's run: fold k validates, written into <output>/fold<k>/ (read from
+        <trained>/fold<k>/ of a trained run elsewhere)."""
         trained = str(self.places.trained / f"fold{k}") if self.cfg.trained_dir else ""
         out = str(self.places.output / f"fold{k}")
         cfg = dataclasses.replace(self.cfg, fold=str(k), output_dir=out, trained_dir=trained)
@@ -38,8 +36,7 @@ def start(
     cfg: Config, sources: Sources | None = None, accelerator: Accelerator | None = None,
     *, on_accelerator: bool = True, read: bool = True, trained: bool = False,
 ) -> Run:  # fmt: skip
-    """The run of `cfg` (`sources`: where each value came from; by default, each that is not a
-    default was given in the notebook): its places found, then as `started` completes it."""
+    """The run of `cfg` (`sources` by default: each value not a default, from the notebook)."""
     sources = notebook_sources(cfg) if sources is None else sources
     run = Run(cfg, sources, paths.find(cfg, sources), accelerator)
     return started(run, on_accelerator=on_accelerator, read=read, trained=trained)
@@ -48,9 +45,8 @@ def start(
 def started(
     run: Run | Config, *, on_accelerator: bool = True, read: bool = True, trained: bool = False
 ) -> Run:
-    """The run a command's function was given, with what it needs and lacks: the accelerator
-    (`on_accelerator`); with `trained` (predict), the trained run's model and classes for the
-    fields not given; its data (`read`). For a config (a test's, a cell's), `start`'s run."""
+    """The run (or a config's) with what it lacks: its accelerator, with `trained` (predict) the
+    trained run's model and classes for the fields not given, and its data (`read`)."""
     if not isinstance(run, Run):
         return start(run, on_accelerator=on_accelerator, read=read, trained=trained)
     if on_accelerator and run.accelerator is None:
@@ -64,8 +60,7 @@ def started(
 
 
 def with_data(run: Run) -> Run:
-    """The run with its data read (source.read): the config with what the data says for the
-    fields not given, the places found again where it named a split's files."""
+    """The run with its data read (source.read), and its config and places as the data says."""
     from ..data import source  # TensorFlow: a command that reads no data (`bench train`) needs none
 
     cfg, sources, places, data = source.read(run.cfg, run.sources, run.places)
