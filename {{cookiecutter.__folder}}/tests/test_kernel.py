@@ -614,7 +614,7 @@ def trials(field, value) -> list:
         return [True, False]
     if kind in (int, float):
         return [kind(0), kind(1), kind(2), value * 2 + 1]
-    return [[], ["x"]] if kind is list else ["", "x", value]
+    return ["", "x", value]
 
 
 @pytest.mark.parametrize("inference", [False, True], ids=["training", "inference"])

@@ -163,19 +163,17 @@ def add_flags(parser: argparse.ArgumentParser, fields, shown, every: bool = Fals
 
 
 HELP_ALL = "--help-all"  # --help, with the rarely set fields (Config's `rare`) too
-METAVARS = {int: "N", float: "X", str: "VALUE", list: "NAME"}  # short: one line a flag
+METAVARS = {int: "N", float: "X", str: "VALUE"}  # short: one line a flag
 
 
 def add_flag(group, field: dataclasses.Field, shown: bool) -> None:
     kind = config.types()[field.name]
     value, about = config.default(field), field.metadata["help"]
     # The help says what an empty value or an unset one means; otherwise, the default.
-    about += "" if value in ("", []) or "default:" in about else f" (default: {value})"
+    about += "" if value == "" or "default:" in about else f" (default: {value})"
     about = about if shown else argparse.SUPPRESS
     if kind in (bool, config.Switch):  # a switch left unset stays "auto"
         how = {"action": argparse.BooleanOptionalAction}
-    elif kind is list:  # a list[str] field takes words: --names a b c
-        how = {"nargs": "*", "metavar": METAVARS[list]}
     else:
         how = {"type": kind, "metavar": METAVARS[kind]}
     group.add_argument(config.flag(field.name), default=argparse.SUPPRESS, help=about, **how)

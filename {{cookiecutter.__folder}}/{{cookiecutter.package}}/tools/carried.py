@@ -67,11 +67,10 @@ def imported(source: str, module: str, tests: dict) -> list[str]:
     a module used there."""
     body = ast.parse(source).body
     used = {
-        name.id
+        name
         for expression, gates, local in reached(body)
-        if not fails(gates, tests)
-        for name in ast.walk(expression)
-        if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and name.id not in local
+        for name, tested in loaded(expression, gates)
+        if name not in local and not fails(tested, tests)
     }
     names = []
     for node, gates in imports(body):
@@ -94,6 +93,20 @@ def imported(source: str, module: str, tests: dict) -> list[str]:
             elif (alias.asname or alias.name) in used:
                 names += [base, dotted]
     return names
+
+
+def loaded(node: ast.AST, gates: tuple):
+    """The names an expression reads, each with the tests it stands under: an `a if test else
+    b` gates `a` and `b` as an `if` does."""
+    if isinstance(node, ast.IfExp):
+        yield from loaded(node.test, gates)
+        yield from loaded(node.body, (*gates, (node.test, True)))
+        yield from loaded(node.orelse, (*gates, (node.test, False)))
+        return
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        yield node.id, gates
+    for child in ast.iter_child_nodes(node):
+        yield from loaded(child, gates)
 
 
 def fails(gates: tuple, tests: dict) -> bool:

@@ -109,13 +109,12 @@ class Finder:
     NotCarried: where Python's own finders find no file of the package's.\"\"\"
 
     def find_spec(self, name, path=None, target=None):
-        if name in IN_VIEW:
-            return importlib.util.spec_from_loader(name, self)
-        if not name.startswith("@PACKAGE@.") or any(
-            finder.find_spec(name, path) for finder in sys.meta_path if finder is not self
+        others = (finder for finder in sys.meta_path if finder is not self)
+        if name in IN_VIEW or (
+            name.startswith("@PACKAGE@.") and not any(f.find_spec(name, path) for f in others)
         ):
-            return None
-        return importlib.util.spec_from_loader(name, self)
+            return importlib.util.spec_from_loader(name, self)
+        return None
 
     def create_module(self, spec):
         return (InView if spec.name in IN_VIEW else NotCarried)(spec.name)

@@ -101,34 +101,31 @@ for backbone in BACKBONES_BUILT:
     hub = versions.keras_hub_for(backbone, keras) if keras else ""
     if not hub:
         raise UserError(f"{lacking}; this image trains {', '.join(versions.buildable())}")
+    # --no-deps: keras-hub's tensorflow-text would pull a full TensorFlow, which fights JAX
+    # for the TPU (jax-ml/jax#29989), and its newest releases a newer Keras.
+    wanted = ["--no-deps", f"keras-hub=={hub}"]
     if WHEELS:  # pip reaches no index in a code competition's rerun: the wheels attached
         wheels = paths.local(WHEELS)
         print(f"{lacking}: installing keras-hub {hub} from the wheels in {wheels} ({WHEELS})")
-        offline = ["--no-index", "--find-links", wheels, "--no-deps", f"keras-hub=={hub}"]
-        try:
-            subprocess.check_call([*pip, *offline])
-        except subprocess.CalledProcessError:
-            raise UserError(
-                f"{lacking}, and pip found no keras-hub {hub} it could install in {wheels} "
-                f"({WHEELS}): push it with `kaggle wheels`, write the notebook again with "
-                "`kernel` and push that"
-            ) from None
-        importlib.invalidate_caches()  # what imports keras_hub next finds it
-        continue
-    # --no-deps: keras-hub's tensorflow-text would pull a full TensorFlow, which fights JAX
-    # for the TPU (jax-ml/jax#29989), and its newest releases a newer Keras.
-    print(f"{lacking}: installing keras-hub {hub} without its dependencies")
+        wanted = ["--no-index", "--find-links", wheels, *wanted]
+        fix = (
+            f"pip found no keras-hub {hub} it could install in {wheels} ({WHEELS}): push it "
+            "with `kaggle wheels`, write the notebook again with `kernel` and push that"
+        )
+    else:
+        print(f"{lacking}: installing keras-hub {hub} without its dependencies")
+        fix = (
+            f"pip could not install keras-hub {hub}: turn the internet on (Settings > "
+            "Internet) and run the notebook from the top"
+        )
     had_one = bool(versions.installed("keras-hub"))
     try:
-        subprocess.check_call([*pip, "--no-deps", f"keras-hub=={hub}"])
-        if not had_one:  # what keras-hub needs that Colab's TPU runtime lacks
+        subprocess.check_call([*pip, *wanted])
+        if not had_one and not WHEELS:  # what keras-hub needs that Colab's TPU runtime lacks
             subprocess.check_call([*pip, "kagglehub", "regex", "rich", "tokenizers"])
     except subprocess.CalledProcessError:
-        raise UserError(
-            f"{lacking}, and pip could not install keras-hub {hub}: turn the internet on "
-            "(Settings > Internet) and run the notebook from the top"
-        ) from None
-    importlib.invalidate_caches()
+        raise UserError(f"{lacking}, and {fix}") from None
+    importlib.invalidate_caches()  # what imports keras_hub next finds it
 
 # %% [markdown]
 # ## The run

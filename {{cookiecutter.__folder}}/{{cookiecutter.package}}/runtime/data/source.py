@@ -14,7 +14,7 @@ from ..errors import UserError, named
 from ..platform import paths
 from ..platform.files import MANIFEST
 from ..platform.paths import Places
-from . import records
+from . import images, records, tfds_sets
 from .kinds import Data
 from .manifest import with_manifest
 
@@ -29,12 +29,8 @@ def read(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources
         folds = f"{named('folds')} is {cfg.folds}"
         raise UserError(f"{named('fold')} {cfg.fold}: {folds}; pick 0 to {cfg.folds - 1}")
     if trains_from == "tfds":
-        from . import tfds_sets
-
         cfg, sources, manifest = tfds_sets.with_splits(cfg, sources, places)
     elif trains_from == "images":
-        from . import images
-
         cfg, sources, manifest = images.with_table(cfg, sources, places)
     else:
         cfg, sources, manifest = with_manifest(cfg, sources, places)
@@ -51,8 +47,6 @@ def read(cfg: Config, sources: Sources, places: Places) -> tuple[Config, Sources
         train = records.Records(cfg, places, manifest, pool)
     test = train
     if tests_from != trains_from:  # a code competition's rerun: its test folder, read as files
-        from . import images
-
         test = images.CompetitionImages(cfg, places, manifest, trains_from)
     data = Data(trains_from, tests_from, manifest, train, test, pool, cfg.metadata_columns)
     return cfg, sources, places, data

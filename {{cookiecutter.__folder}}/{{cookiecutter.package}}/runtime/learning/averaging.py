@@ -1,15 +1,8 @@
-"""The weights' moving average (Config.ema): warmed up with the step count (model.py's AdamW),
-validated beside the raw weights at the end of every epoch, and kept only where it scores better.
-
-Keras' `use_ema` starts the average at the first step's weights and moves it by 1 - ema a step: at
-0.99, after 80 steps it still holds 0.45 of the untrained network, and a short run's submission
-scored a fraction of what the raw weights had learned. So the momentum grows with the step count,
-as TensorFlow's ExponentialMovingAverage(num_updates) and timm's model EMA warm up:
-min(ema, (1 + step) / (10 + step)), which averages about the last tenth of the steps until it
-reaches `ema`. Each epoch scores both on the validation records with the competition's metric, and
-says both; the run keeps (saves, predicts with) the average, by a rule fixed before it started
-(Config.ema above 0), not by which scored better: a score picked on the validation records would
-overstate the CV it reports on them."""
+"""The weights' moving average (Config.ema), warmed up with the step count (recipe.py's AdamW
+says why). Each epoch scores it and the raw weights on the validation records with the
+competition's metric, and says both; the run keeps (saves, predicts with) the average, by a rule
+fixed before it started (Config.ema above 0), not by which scored better: a score picked on the
+validation records would overstate the CV it reports on them."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from ..config import Config
 from ..errors import UserError, briefly, first_line, named
 from ..platform import kaggle_inputs, versions
 from ..platform.files import written_whole
-from . import efficientnet_padding
+from . import attention, efficientnet_padding, small_cnn
 
 # N TensorFlow replicas then train as one (JAX's DataParallel works on the global batch).
 SYNC_BATCH_STATISTICS = keras.backend.backend() == "tensorflow"
@@ -38,12 +38,8 @@ class Backbone:
 def load(cfg: Config, precision: str = "float32", with_weights: bool = True) -> Backbone:
     """The backbone in `precision`, built in the accelerator's scope (no `with_weights`: bare)."""
     if BACKBONES[cfg.backbone].attention:  # a transformer: Keras told its kernel first
-        from . import attention  # as small_cnn below: only a notebook of such a backbone carries it
-
         attention.prepare(cfg.backbone, cfg.image_size, precision)  # read as layers are made
     if not BACKBONES[cfg.backbone].handle:  # no preset: the demos' small CNN, in its own module
-        from . import small_cnn
-
         model, source = small_cnn.load(cfg, with_weights)
         synchronize_batch_statistics(model)
         return Backbone(model, small_cnn.SCALE, 0.0, source)

@@ -12,6 +12,7 @@ import tensorflow as tf
 from ..config import Config, Sources, came_from, class_names, given, names_in, targets
 from ..data import tables
 from ..errors import UserError, first_line, named
+from ..learning import grades
 from ..platform.files import MANIFEST, reaching, written_whole
 from ..platform.paths import Places
 from ..scoring import METRICS, as_rows
@@ -119,11 +120,14 @@ def with_k(shape: Shape, cfg: Config) -> Shape:
 def written_from(cfg: Config, shape: Shape, probabilities, cuts) -> tuple:
     """The probabilities and thresholds `shape` writes from: where qwk's cuts were fitted between
     grades, each image's grade as a one-hot row (grades.py), so that labels hold the grade."""
-    if METRICS[cfg.metric].graded and not cfg.multi_label:
-        from ..learning import grades  # only a run of grades carries it
-
-        if cuts is not None and type(shape) is Labels:
-            return as_rows(grades.applied(probabilities, cuts), probabilities.shape[1]), None
+    # One test, cfg's first: a notebook whose metric is not graded carries no grades.py.
+    if (
+        METRICS[cfg.metric].graded
+        and not cfg.multi_label
+        and cuts is not None
+        and (type(shape) is Labels)
+    ):
+        return as_rows(grades.applied(probabilities, cuts), probabilities.shape[1]), None
     return probabilities, cuts
 
 

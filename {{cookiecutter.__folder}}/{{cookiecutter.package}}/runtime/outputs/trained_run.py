@@ -11,9 +11,10 @@ import keras
 
 from ..backbone_choices import uses_preset
 from ..config import Config, fields_with, targets
+from ..data import metadata
 from ..data.kinds import Data
 from ..errors import UserError, first_line, named
-from ..learning import backbones
+from ..learning import backbones, model
 from ..platform.accelerator import Accelerator
 from ..platform.files import is_url, on_this_machine, place
 from ..platform.paths import Places
@@ -78,8 +79,6 @@ def check_trained(cfg: Config, places: Places) -> str:
 
 def load_trained(cfg: Config, places: Places, data: Data, accelerator: Accelerator):
     """The trained model, built by model.py's build_model; call inside accelerator.scope()."""
-    from ..learning import model  # the module, as the notebook's cell last wrote it
-
     check_trained(cfg, places)
     path = trained_weights(places)
     precision = accelerator.precision(cfg.precision)
@@ -95,8 +94,6 @@ def load_trained(cfg: Config, places: Places, data: Data, accelerator: Accelerat
     # before the metadata is asked no more).
     width = ()
     if data.uses_metadata:
-        from ..data import metadata  # only a run with metadata carries it
-
         spec = metadata_spec(places, data)
         width = (metadata.width(spec),) if spec else ()
     net = model.build_model(cfg, architecture, accelerator.image_dtype, *width, **values)
@@ -115,8 +112,6 @@ def metadata_spec(places: Places, data: Data) -> dict | None:
     """The metadata encoding the trained run saved beside its weights (None: images alone)."""
     if not data.uses_metadata:
         return None
-    from ..data import metadata  # only a run with metadata carries it
-
     return metadata.saved(trained_weights(places).with_name(metadata.SPEC))
 
 

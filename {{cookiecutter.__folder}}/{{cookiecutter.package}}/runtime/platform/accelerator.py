@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import UserError, first_line, named
-from . import backend, startup_logs, versions
+from . import backend, processes, rehearsal, startup_logs, versions
 from .files import unwritable
 
 COMPILE_CACHE = "jax-cache"  # under the output folder: the programs JAX compiled
@@ -110,12 +110,8 @@ def find(cfg: Config) -> Accelerator:
                 f"(keras-team/keras#20585); set {named('backend')} jax"
             )
         chosen = "jax"
-        from . import processes  # as rehearsal below: only a notebook that uses it carries it
-
         processes.join(cfg)
     if cfg.simulate_replicas:  # a TPU-8 run rehearsed on the CPU
-        from . import rehearsal
-
         simulated = rehearsal.simulated(chosen or "tensorflow", cfg.simulate_replicas)
         found = Accelerator("cpu", **simulated)
     elif chosen:

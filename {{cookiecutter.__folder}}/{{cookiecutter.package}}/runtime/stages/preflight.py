@@ -20,7 +20,7 @@ from ..data.records import Split
 from ..errors import UserError, first_line, named
 from ..outputs import fitted, submission, trained_run
 from ..outputs.run_files import CHECKPOINTS, refuse_others
-from ..platform import versions
+from ..platform import processes, versions
 from ..platform.files import is_url, unwritable
 from ..platform.lock_holder import held_by
 from ..scoring import METRICS
@@ -132,8 +132,6 @@ def ready(run: Run, command: str, training: tuple = ()) -> Preflight:
     """The checks `command` needs (`training`: as `check`), or one error listing every problem."""
     state = check(run, command, training=training)
     if run.cfg.num_processes > 1:  # one process that stops alone leaves the others waiting
-        from ..platform import processes  # here: a notebook of one process carries none
-
         processes.stop_together(state.problems)
     if len(state.problems) == 1:
         raise UserError(state.problems[0])
