@@ -6,7 +6,7 @@ device: what a competitor would get from PyTorch instead.
 
 PROJECT is a rendered project (its package is imported). Ours: `bench train`'s CACHED
 variant (model.py's model and compile_model, one cached batch fed as arrays, the precision
-and attention train would use on this device), through tools/bench.py. timm's: its
+and attention train would use on this device), through tools/bench_train.py. timm's: its
 model of the same architecture (BACKBONES below), AdamW, bfloat16 autocast, channels_last,
 the batch resident on the device, eager and under torch.compile. Each prints images a second;
 the last lines are ours over each of timm's. Needs torch and timm where it runs (the project
@@ -101,7 +101,7 @@ def ours(project: Path, backbone: str, size: int, batch: int, steps: int) -> tup
     package = next(path.parent.name for path in project.glob("*/__main__.py"))
     sys.path.insert(0, str(project))
     config = importlib.import_module(f"{package}.runtime.config")
-    bench = importlib.import_module(f"{package}.tools.bench")
+    bench = importlib.import_module(f"{package}.tools.bench_train")
     cfg = config.Config(
         backbone=backbone,
         image_size=size,

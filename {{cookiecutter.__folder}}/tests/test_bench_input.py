@@ -7,7 +7,8 @@ import re
 import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.tools.bench import command, input_rates, photo_like
+from {{ cookiecutter.package }}.tools.bench import command
+from {{ cookiecutter.package }}.tools.bench_input import input_rates, photo_like
 
 VARIANTS = ("DN", "DA", "OURS", "B1")
 FILE_VARIANTS = ("DN", "OURS", "DN-REC", "OURS-REC")  # on image files

@@ -11,7 +11,8 @@ import pytest
 
 from {{ cookiecutter.package }}.__main__ import main
 from {{ cookiecutter.package }}.runtime.config import Config
-from {{ cookiecutter.package }}.tools.bench import STEP_RATIOS, STEP_VARIANTS, step_seconds
+from {{ cookiecutter.package }}.tools.bench import STEP_VARIANTS
+from {{ cookiecutter.package }}.tools.bench_train import STEP_RATIOS, step_seconds
 
 PACKAGE = "{{ cookiecutter.package }}"
 

@@ -187,7 +187,7 @@ def calls(doc: Doc):
     """(where, the dotted name in the package, its arguments) of each call a doc shows: in a
     code block, of a name it imports from the package (`from PACKAGE.x import f`, then `f(...)`
     or, for a module, `f.g(...)`), comments included; inline, a call qualified from the
-    package's top (`tools.bench.step_seconds(cfg, variants)`)."""
+    package's top (`tools.bench_train.step_seconds(cfg, variants)`)."""
     for at, block in doc.blocks():
         imported = {}
         for line in re.finditer(rf"^from ({PACKAGE}[\w.]*) import ([\w, ]+)$", block, re.MULTILINE):
