@@ -49,6 +49,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..runtime.config import Config, given_fields, notebook_sources, targets
 from ..runtime.data import dicom
+from ..runtime.data.competition_files import classes_held, refuse_missing, test_rows, training_rows
 from ..runtime.errors import UserError, whole_number
 from ..runtime.platform import files
 from ..runtime.platform.files import IMAGE_SUFFIXES, MANIFEST, METADATA_TABLE
@@ -125,7 +126,6 @@ def write_records(
     starts over. `slice_column`: the CSV's column naming the slice each series is centred on.
     `given`: the fields the user gave (the CSV's columns are found where they did not); by
     default, those of `cfg` that are not defaults."""
-    from ..runtime.data.competition_files import refuse_missing, test_rows, training_rows
     from ..runtime.data.metadata import metadata_tables
 
     output = files.output_folder(output, "records --output-dir", buckets=True)
@@ -353,7 +353,6 @@ def resumable(output: Path, key: str, command: str) -> dict[str, dict]:
 def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Decoding) -> dict:
     """One planned shard, written whole: its file (None when every image was skipped), its
     record count and what the manifest needs of it."""
-    from ..runtime.data.competition_files import classes_held
     from .shards import write_shard
 
     split, stem = name.split("/")
