@@ -18,6 +18,7 @@ does nothing in this run, and the notebook leaves it out.
 from __future__ import annotations
 
 import ast
+import functools
 import types
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def modules(run: Run, sources: list[str], offered=frozenset()) -> list[str]:
     return sorted(found)
 
 
+@functools.cache
 def path_of(name: str) -> str | None:
     """A dotted name of the package as its file's path under the package's parent, or None
     where it names no module (a function imported from one)."""
@@ -65,15 +67,11 @@ def imported(source: str, module: str, tests: dict) -> list[str]:
     """The dotted names `source` (the module `module`, "" for a cell) imports and uses where it
     runs with the names tests read (`tests_of`); `from X import Y` gives X, and X.Y where Y is
     a module used there."""
-    body = ast.parse(source).body
-    used = {
-        name
-        for expression, gates, local in reached(body)
-        for name, tested in loaded(expression, gates)
-        if name not in local and not fails(tested, tests)
-    }
+    imported_here, uses = parsed(source)
+    failing = {gates: fails(gates, tests) for gates in {gates for _, gates in uses}}
+    used = {name for name, gates in uses if not failing[gates]}
     names = []
-    for node, gates in imports(body):
+    for node, gates in imported_here:
         if fails(gates, tests):
             continue  # under a test that fails for this config: a feature left off
         if isinstance(node, ast.Import):
@@ -93,6 +91,20 @@ def imported(source: str, module: str, tests: dict) -> list[str]:
             elif (alias.asname or alias.name) in used:
                 names += [base, dotted]
     return names
+
+
+@functools.cache
+def parsed(source: str) -> tuple[list, frozenset[tuple[str, tuple]]]:
+    """A module's imports, and the names it reads (not its functions' locals), each with the
+    tests it stands under: parsed once, however many runs are followed through it."""
+    body = ast.parse(source).body
+    uses = frozenset(
+        (name, tested)
+        for expression, gates, local in reached(body)
+        for name, tested in loaded(expression, gates)
+        if name not in local
+    )
+    return list(imports(body)), uses
 
 
 def loaded(node: ast.AST, gates: tuple):
@@ -197,10 +209,15 @@ def holds(test: ast.expr, namespace: dict) -> bool | None:
     cfg = namespace["cfg"]
     cfg.read.clear()
     try:
-        held = bool(eval(compile(ast.Expression(test), "<test>", "eval"), dict(namespace)))
+        held = bool(eval(compiled(test), dict(namespace)))
     except Exception:  # noqa: BLE001 (a name only the running code has): the import is followed
         return None
     return None if cfg.read & cfg.offered else held
+
+
+@functools.cache
+def compiled(test: ast.expr):
+    return compile(ast.Expression(test), "<test>", "eval")
 
 
 def does_nothing(source: str, run: Run) -> bool:
