@@ -3,9 +3,8 @@
 COMMANDS holds every command: a new one is an entry there and its module, which owns its options
 (`arguments(parser)`), the Config fields it reads (`CONFIG_FIELDS`; every field where it has none)
 and its run (`command(args, run)`: the run `start` built here from the flags, which the command
-completes). Only the module of the command asked for is imported, so `--help` answers at once and
-a command never needs another's packages; TensorFlow loads where a module uses it.
-"""
+completes). Only the module of the command asked for is imported, so `--help` answers at once and a
+command never needs another's packages; TensorFlow loads where a module uses it."""
 
 from __future__ import annotations
 
@@ -106,9 +105,7 @@ READ_ONLY_BY = {
 }
 
 
-def parser(
-    only: str | None = None, own: bool = True, every: bool = False
-) -> argparse.ArgumentParser:
+def parser(only: str | None = None, own: bool = True, every: bool = False) -> Parser:
     """Every command with its options; with `only`, the others without theirs; without `own`,
     the Config flags alone; with `every`, the rarely set in --help too (--help-all)."""
     root = Parser(
@@ -182,8 +179,7 @@ def add_flag(group, field: dataclasses.Field, shown: bool) -> None:
 def from_flags(args: argparse.Namespace) -> tuple[config.Config, config.Sources]:
     """The command's config, and where each value came from: a flag, or the preset named."""
     flags = {name: value for name, value in vars(args).items() if name in FIELD_NAMES}
-    name = getattr(args, "preset", None)
-    if name:
+    if name := getattr(args, "preset", None):
         return demo.from_preset(name, flags, "flag")
     return config.Config(**flags), dict.fromkeys(flags, "flag")
 

@@ -22,16 +22,13 @@ EFFICIENTNET = {
 }  # fmt: skip
 EFFICIENTNET_V2_S = {
     **EFFICIENTNET,
-    "stackwise_kernel_sizes": [3, 3, 3, 3, 3, 3],
-    "stackwise_num_repeats": [2, 4, 4, 6, 9, 15],
+    "stackwise_kernel_sizes": [3, 3, 3, 3, 3, 3], "stackwise_num_repeats": [2, 4, 4, 6, 9, 15],
     "stackwise_input_filters": [24, 24, 48, 64, 128, 160],
     "stackwise_output_filters": [24, 48, 64, 128, 160, 272],
-    "stackwise_expansion_ratios": [1, 4, 4, 4, 6, 6],
-    "stackwise_strides": [1, 2, 2, 2, 1, 2],
+    "stackwise_expansion_ratios": [1, 4, 4, 4, 6, 6], "stackwise_strides": [1, 2, 2, 2, 1, 2],
     "stackwise_squeeze_and_excite_ratios": [0, 0, 0, 0.25, 0.25, 0.25],
     "stackwise_block_types": ["fused"] * 3 + ["unfused"] * 3,
-    "stackwise_force_input_filters": [0] * 6,
-    "stackwise_nores_option": [False] * 6,
+    "stackwise_force_input_filters": [0] * 6, "stackwise_nores_option": [False] * 6,
     "width_coefficient": 1.0, "depth_coefficient": 1.0, "activation": "silu", "num_features": 1792,
 }  # fmt: skip
 RESNET_VD_50 = {
@@ -72,9 +69,8 @@ HGNETV2_B4 = {
         [48, 48, 128, 1, 6, 3], [128, 96, 512, 1, 6, 3], [512, 192, 1024, 3, 6, 5],
         [1024, 384, 2048, 1, 6, 5],
     ],
-    "apply_downsample": [False, True, True, True],
+    "apply_downsample": [False, True, True, True], "image_shape": [224, 224, 3],
     "use_lightweight_conv_block": [False, False, True, True],
-    "image_shape": [224, 224, 3],
 }  # fmt: skip
 
 

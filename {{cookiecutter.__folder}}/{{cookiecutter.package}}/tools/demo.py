@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..runtime.config import Config, Sources
 from ..runtime.errors import whole_number
 from ..runtime.platform.files import output_folder, refuse_foreign, written_whole
-
-if TYPE_CHECKING:
-    import numpy as np
 
 # Named sets of overrides; explicit flags still win. `demo` trains on `demo-data`'s output.
 PRESETS = {
@@ -55,27 +51,12 @@ def from_preset(
 # What demo-data writes, and nothing else: these files, and in these folders files of these
 # endings (a shard is written under .partial, a CSV under .tmp-<name>, until whole).
 OWN_FILES = {"sample_submission.csv", "solution.csv", "images/train.csv"}
-OWN_FOLDERS = {
-    "train": (".tfrec", ".partial"), "val": (".tfrec", ".partial"),
-    "test": (".tfrec", ".partial"), "images/train": (".jpg",), "images/test": (".jpg",),
-}  # fmt: skip
-
-
-def jpeg_images(size: int) -> tuple[list[bytes], np.ndarray]:
-    """The 1797 8x8 digits, scaled up to size x size RGB JPEGs, and their labels."""
-    import tensorflow as tf  # `demo-data --help` needs none of these
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    pixels = tf.constant(digits.images[..., None] * (255 / 16), tf.float32)
-    images = tf.saturate_cast(tf.image.resize(pixels, [size, size]), tf.uint8)
-    images = tf.image.grayscale_to_rgb(images)
-    return [tf.io.encode_jpeg(image, quality=95).numpy() for image in images], digits.target
+OWN_FOLDERS = {**dict.fromkeys(("train", "val", "test"), (".tfrec", ".partial")),
+               "images/train": (".jpg",), "images/test": (".jpg",)}  # fmt: skip
 
 
 def not_written_by_demo(folder: Path) -> list[str]:
-    """What `folder` holds that demo-data never writes there (its own earlier output is
-    written again, the same)."""
+    """What `folder` holds that demo-data never writes there (its own output it writes again)."""
     found = []
     for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
         name, within = path.relative_to(folder).as_posix(), path.parent.relative_to(folder)
@@ -93,14 +74,21 @@ def write_csv(path: Path, rows: list[tuple]) -> None:
 
 def write_competition(output: Path | str, size: int = 64, seed: int = 0) -> dict[str, int]:
     """Write the demo competition under `output`; returns the record count per split."""
-    import numpy as np
+    import numpy as np  # `demo-data --help` needs none of these
+    import tensorflow as tf
+    from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    from .shards import write_shards  # TensorFlow, as above
+    from .shards import write_shards
 
     output = output_folder(output, "demo-data --output-dir")
     refuse_foreign("demo-data --output-dir", output, "demo-data", not_written_by_demo(output))
-    jpegs, labels = jpeg_images(size)
+    digits = load_digits()  # 1797 8x8 digits, scaled up to size x size RGB JPEGs
+    pixels = tf.constant(digits.images[..., None] * (255 / 16), tf.float32)
+    images = tf.saturate_cast(tf.image.resize(pixels, [size, size]), tf.uint8)
+    images = tf.image.grayscale_to_rgb(images)
+    jpegs = [tf.io.encode_jpeg(image, quality=95).numpy() for image in images]
+    labels = digits.target
     rng = np.random.default_rng(seed)
     # Random hex ids, like Kaggle's: sorting by id shuffles rows, so order bugs show.
     ids = [f"{number:08x}" for number in rng.choice(2**32, size=len(labels), replace=False)]

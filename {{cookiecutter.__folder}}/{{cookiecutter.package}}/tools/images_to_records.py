@@ -1,13 +1,11 @@
 """`records`: a competition's images and CSV become sharded TFRecords with folds, and a
-manifest. It writes
-    <output>/train/fold0-00-<records>.tfrec ...  image (JPEG; DICOM: PNG), class, id, fold: one
-                                                 fold a file
-    <output>/test/00-<records>.tfrec ...         image, id (the file's path under --test-images,
-                                                 extension included: t0.jpg, sub/t0.jpg)
-    <output>/manifest.json                       shards, records per fold and class, class
-                                                 names, the CSV columns used, multi_label,
-                                                 image sizes, skipped files, the images stored
-                                                 reduced, how DICOM was decoded, the command
+manifest. It writes into --output-dir
+    train/fold0-00-<records>.tfrec ...  image (JPEG; DICOM: PNG), class, id, fold; a file a fold
+    test/00-<records>.tfrec ...         image, id (the file's path under --test-images, extension
+                                        included: t0.jpg, sub/t0.jpg)
+    manifest.json                       shards, records per fold and class, class names, the CSV
+                                        columns used, multi_label, image sizes, skipped files, the
+                                        images stored reduced, how DICOM was decoded, the command
 
 Ids stay as the competition spells them; competition_files.py finds the id and label columns
 (docs/data.md). A multi-label record's "class" is a multi-hot row, and one of values or shares
@@ -24,10 +22,7 @@ loader reads the manifest, so `train --data-dir <output>` needs no other file fl
 
 --output-dir is a folder of records' own: it must not hold, or sit inside, an input, nor hold a
 file records does not write. `--force` removes only the files an earlier run names (its
-manifest's or progress file's shards, and those two files), never a folder, never a guess.
-pandas, scikit-learn and TensorFlow (shards.py) are imported in the functions that use them:
-`records --help` needs none of them.
-"""
+manifest's or progress file's shards, and those two files), never a folder, never a guess."""
 
 from __future__ import annotations
 
@@ -63,18 +58,16 @@ SHARD_BYTES = 150 * 2**20  # Kaggle's advice for TPUs: shards of 100 to 200 MB
 # the same command keeps those shards. Gone once the manifest is written.
 PROGRESS = "records-progress.json"
 SKIPPED_SHOWN = 5  # skipped files named on screen; the manifest lists every one
-# What records writes in --output-dir, and nothing else: the shards (and the .partial each is written
-# under) in train/ and test/, the manifest and progress file (and the .tmp- each is written
-# under), and the lock of the run writing them.
-OWN_TOP = {
-    ".run.lock",
-    *(start + name for start in ("", ".tmp-") for name in (MANIFEST, PROGRESS, METADATA_TABLE)),
-}
+# What records writes in --output-dir, and nothing else: in train/ and test/ the shards (each
+# under .partial until whole); beside them the manifest, the progress file and the metadata table
+# (each under .tmp- until whole), and the lock of the run writing them.
+OWN_SPLITS = ("train", "test")
+OWN_SUFFIXES = (".tfrec", ".partial")
+OWN_TOP = {".run.lock", *(start + name for start in ("", ".tmp-")
+                          for name in (MANIFEST, PROGRESS, METADATA_TABLE))}  # fmt: skip
 # How messages name the inputs of the metadata (metadata.metadata_tables).
 FLAGS = {"test_csv": "records --test-csv", "metadata": "records --metadata-columns",
          "test_images": "records --test-images"}  # fmt: skip
-OWN_SPLITS = ("train", "test")
-OWN_SUFFIXES = (".tfrec", ".partial")
 
 
 ORIENTATION = 0x0112  # the EXIF tag cameras set instead of rotating the pixels
@@ -108,8 +101,7 @@ class Prepared:
     original: tuple = ()  # (width, height) of an image stored reduced
 
 
-# The Config fields `records` reads: the CSV's columns and the folds.
-CONFIG_FIELDS = (
+CONFIG_FIELDS = (  # the CSV's columns and the folds
     "id_column", "label_column", "multi_label", "keep_label_spellings", "folds", "fold_seed",
     "metric", "sample_submission",
 )  # fmt: skip
@@ -200,11 +192,8 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
     foreign = []  # what records never writes there
     for path in sorted(output.iterdir()) if output.is_dir() else []:
         if path.name in OWN_SPLITS and path.is_dir():
-            foreign += [
-                inner
-                for inner in sorted(path.iterdir())
-                if not (inner.is_file() and inner.suffix in OWN_SUFFIXES)
-            ]
+            foreign += [inner for inner in sorted(path.iterdir())
+                        if not (inner.is_file() and inner.suffix in OWN_SUFFIXES)]  # fmt: skip
         elif not (path.name in OWN_TOP and path.is_file()):
             foreign.append(path)
     names = [str(path.relative_to(output)) for path in foreign]
@@ -218,9 +207,8 @@ def overlap(one: Path, other: Path) -> bool:
 
 
 def removed_for_force(output: Path) -> None:
-    """Remove what an earlier run of records named as its own in `output` (the shards its
-    manifest or progress file lists, the shards half-written, and those two files), naming
-    each; refuse, removing nothing, when --output-dir holds shards no earlier run names."""
+    """--force: remove what an earlier run named as its own, and the shards half-written, naming
+    each; refuse, removing nothing, where --output-dir holds shards no earlier run names."""
     named = []
     for written in (MANIFEST, PROGRESS):
         path = output / written
@@ -253,12 +241,10 @@ def removed_for_force(output: Path) -> None:
         )
     for path in known:
         path.unlink()
-    names = [str(path.relative_to(output)) for path in known]
-    if names:
-        shown = ", ".join(names[:SKIPPED_SHOWN]) + (
-            f", ... ({len(names)} in all)" if len(names) > SKIPPED_SHOWN else ""
-        )
-        print(f"--force: removed what records wrote in {output} before: {shown}")
+    if known:
+        shown = ", ".join(str(path.relative_to(output)) for path in known[:SKIPPED_SHOWN])
+        more = f", ... ({len(known)} in all)" if len(known) > SKIPPED_SHOWN else ""
+        print(f"--force: removed what records wrote in {output} before: {shown}{more}")
 
 
 def write_plan(
@@ -325,8 +311,7 @@ def resumable(output: Path, key: str, command: str) -> dict[str, dict]:
             "empty folder, or add --force to write them again"
         )
     if not progress.exists():
-        held = sorted(output.glob("*/*.tfrec"))
-        if held:
+        if held := sorted(output.glob("*/*.tfrec")):
             raise UserError(
                 f"records --output-dir {output} already holds records this command did not start "
                 f"({held[0]}, ...); give an empty folder"
@@ -386,8 +371,7 @@ def write_planned(pool, output: Path, name: str, part: list[dict], decoding: Dec
 
 
 def example(row: dict, image: Prepared) -> bytes:
-    """The record: the features the loader reads by default (image, class, id) and the fold.
-    A multi-label record's class is its multi-hot row."""
+    """The record: the features the loader reads by default (image, class, id) and the fold."""
     from .shards import serialized
 
     values = {"image": image.encoded, "id": str(row["id"])}
@@ -402,11 +386,10 @@ def prepare(path: str, decoding: Decoding = AS_THEY_ARE, at: str = "") -> Prepar
     """The bytes to store for the image at `path`, a DICOM file or series folder (`at`: the
     slice its CSV row names), resized to resize x resize if asked.
 
-    JPEG bytes pass through unchanged when they already decode upright as RGB or grayscale
-    (the loader decodes grayscale as RGB); PNG and other formats, CMYK, alpha, EXIF-rotated,
-    reduced and resized photos are re-encoded as JPEG; DICOM as PNG, whose grey levels are
-    the window's exactly, each slice its own channel (JPEG's colour would blend them).
-    """
+    JPEG bytes pass through unchanged when they already decode upright as RGB or grayscale (the
+    loader decodes grayscale as RGB); PNG and other formats, CMYK, alpha, EXIF-rotated, reduced and
+    resized photos are re-encoded as JPEG; DICOM as PNG, whose grey levels are the window's exactly,
+    each slice its own channel (JPEG's colour would blend them)."""
     try:
         if os.path.isdir(path) or dicom.is_dicom(Path(path)):
             pixels = dicom.pixels(path, decoding.window, decoding.slices, decoding.frames, at)
@@ -464,8 +447,7 @@ def summary(shards: list[dict]) -> dict:
 
 
 def per_fold(shards: list[dict]) -> dict:
-    """Records written per fold, and per class within each the records holding it: what the
-    folds really hold."""
+    """Records per fold, and within each the records holding each class: what the folds hold."""
     folds = collections.defaultdict(collections.Counter)
     for shard in shards:
         if "fold" in shard and shard["records"]:
@@ -489,31 +471,25 @@ def size_range(sizes: list) -> dict:
 
 def arguments(parser) -> None:
     parser.add_argument("--images", required=True, help="folder of training images")
-    parser.add_argument(
-        "--csv", required=True, help="one row per training image: id and label columns"
-    )
+    csv = "one row per training image: id and label columns"
+    parser.add_argument("--csv", required=True, help=csv)
     parser.add_argument(  # --output: its name before
         "--output-dir", "--output", dest="output", required=True,
         help="folder to write (empty, or an interrupted run's)",
     )  # fmt: skip
-    parser.add_argument(
-        "--group-column", default="", help="keep each group in one fold (e.g. patient)"
-    )
+    group = "keep each group in one fold (e.g. patient)"
+    parser.add_argument("--group-column", default="", help=group)
     parser.add_argument(
         "--resize", type=whole_number("records --resize", 32, zero="as they are"), default=0,
         help="store N x N images (default: as they are)",
     )  # fmt: skip
     parser.add_argument("--test-images", default="", help="folder of test images (ids: file names)")
-    parser.add_argument(
-        "--force", action="store_true", help="write the records again over what --output-dir holds"
-    )
-    parser.add_argument(
-        "--test-csv", default="", help="the test images' table of metadata (ids and columns)"
-    )
-    parser.add_argument(
-        "--metadata-columns", default="auto",
-        help="columns kept beside each image; auto: those both tables hold; '': none",
-    )  # fmt: skip
+    force = "write the records again over what --output-dir holds"
+    parser.add_argument("--force", action="store_true", help=force)
+    test_csv = "the test images' table of metadata (ids and columns)"
+    parser.add_argument("--test-csv", default="", help=test_csv)
+    columns = "columns kept beside each image; auto: those both tables hold; '': none"
+    parser.add_argument("--metadata-columns", default="auto", help=columns)
     parser.add_argument(
         "--max-image-pixels", type=whole_number("records --max-image-pixels", 1, zero="no limit"),
         default=0, metavar="N",
@@ -537,10 +513,7 @@ def arguments(parser) -> None:
 
 
 def command(args, run) -> int:
-    decoding = Decoding(
-        resize=args.resize, max_pixels=args.max_image_pixels, window=args.window,
-        slices=args.slices, frames=args.frames,
-    )  # fmt: skip
+    decoding = Decoding(args.resize, args.max_image_pixels, args.window, args.slices, args.frames)
     made = write_records(
         run.cfg, args.images, args.csv, args.output, args.group_column, decoding,
         args.test_images, command=" ".join(["python -m {{ cookiecutter.package }}", *sys.argv[1:]]),

@@ -1,11 +1,8 @@
 """`kaggle ACTION`: Kaggle's own client (the kaggle package) for the steps around a run, and
 signing in with it: an authenticated client, and the username `kernel` writes into a notebook's id.
 
-ACTIONS, at the end, says what each action does, as `kaggle --help` lists them.
-
 Every refusal a user can fix (no credentials, the rules not accepted, a kernel not pushed yet, a
-notebook whose run is not complete) ends in one line that says what to do, and a non-zero exit.
-"""
+notebook whose run is not complete) ends in one line that says what to do, and a non-zero exit."""
 
 from __future__ import annotations
 
@@ -124,8 +121,7 @@ def username() -> str:
     if configured.get("username"):
         return configured["username"]
     with contextlib.suppress(OSError, ValueError):
-        logged_in = json.loads(LOGIN_FILE.expanduser().read_text()).get("username")
-        if logged_in:
+        if logged_in := json.loads(LOGIN_FILE.expanduser().read_text()).get("username"):
             return logged_in
     from kagglesdk import get_access_token_from_env
 
@@ -137,9 +133,8 @@ def username() -> str:
     try:
         return client().get_config_value("username") or ""
     except (requests.ConnectionError, requests.Timeout) as error:
-        raise unreachable(
-            error, "asking whose API token this is (or pass --kaggle-user)"
-        ) from error
+        doing = "asking whose API token this is (or pass --kaggle-user)"
+        raise unreachable(error, doing) from error
 
 
 def refusal(error: Exception, cfg: Config, doing: str) -> UserError:
@@ -185,10 +180,9 @@ def metadata_id(path: Path) -> str:
 
 
 def latest_run(api, kernel_dir: str) -> tuple[str, int | None, str, str]:
-    """The notebook's id, its latest version number (GetKernel, which `kaggle kernels pull`
-    reads; the client lists no older ones), and the state of its latest run with why it
-    failed. The version comes first: a version pushed in between then shows as a run not
-    complete, never the other way round."""
+    """The notebook's id, its latest version (GetKernel, as `kaggle kernels pull` reads it), and
+    its latest run's state and failure. The version is read first: a version pushed in between
+    shows as a run not complete, never the other way round."""
     import requests
     from kagglesdk.kernels.types.kernels_api_service import ApiGetKernelRequest
 
@@ -266,8 +260,7 @@ def output(api, run: Run, kernel_dir: str) -> None:
 
 
 def blend_of(folder: Path) -> dict | None:
-    """The blend.json or stack.json in `folder` (the one `blend` or `stack` wrote, or the
-    copy beside its notebook); None without either."""
+    """The blend.json or stack.json in `folder` (or the copy beside its notebook), else None."""
     for name in (BLEND, STACK):
         if (folder / name).is_file():
             return blend_record.read(folder / name)
@@ -279,10 +272,10 @@ SCORED_AS = ("metric", "num_classes", "multi_label", "pauc_min_tpr", "map_k", "t
 
 
 def cv_of_run(run: Run) -> str:
-    """The CV of the output folder's run as a description carries it ("cv macro_f1 0.8123",
-    or "cv: none" without validation predictions), scored with the metric and classes the
-    run recorded in its model.json: a run trained with other flags, or fetched from a
-    notebook with `kaggle output`, scores as it trained. A blend's or a stack's folder: its CV."""
+    """The CV of the output folder's run as a description carries it ("cv macro_f1 0.8123", or
+    "cv: none" without validation predictions), scored with the metric and classes its model.json
+    recorded: a run trained with other flags, or fetched with `kaggle output`, scores as it
+    trained. A blend's or a stack's folder: its CV."""
     cfg, folder = run.cfg, run.places.output
     if blend := blend_of(folder):
         return blend_record.cv(blend)
@@ -313,8 +306,7 @@ def cv_of_run(run: Run) -> str:
 
 
 def described(run: Run, message: str, kernel_dir: str = "") -> str:
-    """The description: the message, then the CV of what is submitted (a blend's notebook's
-    blend, else the output folder's run)."""
+    """The message, then the CV of what is submitted: a blend notebook's blend, else the run."""
     cfg = run.cfg
     blend = blend_of(Path(kernel_dir)) if kernel_dir else None
     if not blend:
@@ -325,8 +317,7 @@ def described(run: Run, message: str, kernel_dir: str = "") -> str:
 
 
 def submit(api, run: Run, message: str, kernel_dir: str | None) -> None:
-    """--kernel-dir's notebook, else the inference notebook `kernel --inference` wrote, else
-    the output's submission.csv."""
+    """--kernel-dir's notebook, else `kernel --inference`'s, else the output's submission.csv."""
     if kernel_dir:
         return submit_notebook(api, run, message, kernel_dir, "--kernel-dir")
     if (Path(INFERENCE_DIR) / KERNEL_METADATA).is_file():
@@ -489,8 +480,7 @@ def pushed_folder(api, folder: Path, ref: str, what: str):
 
 
 def push_wheels(api, needed: dict[str, str], slug: str) -> None:
-    """The wheels of `needed` (wheels.lacked's) downloaded into wheels/ and pushed as the
-    user's private dataset, new or a new version."""
+    """The wheels of `needed` (wheels.lacked's) downloaded into wheels/ and pushed as a dataset."""
     folder = Path(wheels.FOLDER)
     wheels.ours(folder, (DATASET_METADATA,))  # refused before anything is downloaded
     ref = dataset_ref(api, folder, slug, "wheels")
@@ -538,8 +528,7 @@ def raise_on_a_failed_upload(api) -> None:
 def act(
     action: str, run: Run | Config, kernel_dir: str | None = None, message: str = "", slug: str = ""
 ) -> int:
-    """`submit` sends a notebook when given `kernel_dir` (see `submit`); the other actions
-    take the training notebook's folder by default."""
+    """`submit` sends `kernel_dir`'s notebook where given; the others default to kernel/."""
     run = started(run, on_accelerator=False, read=False)
     cfg, folder, needed = run.cfg, kernel_dir or KERNEL_DIR, {}
     if action in ("push", "status", "output") and (Path(folder) / KERNEL_METADATA).is_file():
@@ -610,10 +599,8 @@ def arguments(parser) -> None:
         f"--inference` writes {INFERENCE_DIR}; submit sends this notebook, by default "
         f"{INFERENCE_DIR} when it is there, else the output's submission.csv as a file",
     )
-    parser.add_argument(
-        "--message", default="",
-        help="submit: the submission's description, to which the output's CV is added",
-    )  # fmt: skip
+    message = "submit: the submission's description, to which the output's CV is added"
+    parser.add_argument("--message", default="", help=message)
     parser.add_argument(
         "--slug", default="",
         help="dataset, wheels: its slug (default: the one pushed before, else "

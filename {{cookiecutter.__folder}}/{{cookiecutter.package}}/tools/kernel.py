@@ -1,12 +1,11 @@
 """`kernel`: the project as one Kaggle notebook, the same as one script, and the
 kernel-metadata.json that `kaggle kernels push` reads.
 
-The notebook (notebook.py) carries the package's runtime: hidden cells write each module next
-to it, and the cells a competitor reads and edits (notebook_cells.py) run the steps in order.
-So what runs on Kaggle is exactly what the tests run, with no code dataset to attach (its
-install cell installs only what the machine lacks: on Kaggle's images, nothing); this module
-says what Kaggle attaches and runs it on.
-"""
+The notebook (notebook.py) carries the package's runtime: hidden cells write each module next to it,
+and the cells a competitor reads and edits (notebook_cells.py) run the steps in order. So what runs
+on Kaggle is exactly what the tests run, with no code dataset to attach (its install cell installs
+only what the machine lacks: on Kaggle's images, nothing); this module says what Kaggle attaches and
+runs it on."""
 
 from __future__ import annotations
 
@@ -48,10 +47,8 @@ def write_kernel(
     run: Run | Config, accelerator: str = "", user: str = "", output: str = "", datasets=(),
     inference: bool = False, trained_kernel: str = "", blend: str = "", slug_: str = "",
 ) -> Path:  # fmt: skip
-    """Write the notebook, the script and kernel-metadata.json into `output`; returns it.
-    `datasets` are Kaggle datasets (owner/slug) to attach beside the competition; `slug_`
-    the notebook's slug on Kaggle (default: the project's), one per run to blend;
-    `inference`, `trained_kernel` and `blend` as their flags say (`arguments`)."""
+    """Write the notebook, the script and kernel-metadata.json into `output`; returns it. The
+    other arguments are the flags (`arguments`): `datasets` --dataset's, `slug_` --slug's."""
     inference = inference or bool(blend)
     given = started(run, on_accelerator=False, read=False)  # as the user ran it
     cfg, sources = given.cfg, given.sources
@@ -169,8 +166,7 @@ def as_it_reads(run: Run, inference: bool) -> Run:
 
 
 def check_ref(ref: str, flag: str, kind: str = "notebook") -> None:
-    """A notebook's or a dataset's OWNER/SLUG that Kaggle could never have is refused here, not
-    by Kaggle after a push."""
+    """An OWNER/SLUG Kaggle could never have, refused here rather than by Kaggle after a push."""
     owner, _, name = ref.partition("/")
     address, example, shortest = {
         "notebook": ("code", "alice/flower-classification; a slug of 5 characters or more", 5),
@@ -197,8 +193,7 @@ def check_user(user: str) -> None:
 
 
 def check_not_another_kernel(folder: Path, kernel: str) -> None:
-    """A folder holding another kernel is refused: its kernel-metadata.json names which
-    notebook `kaggle push` replaces on Kaggle."""
+    """A folder holding another kernel is refused: `kaggle push` would replace that notebook."""
     held = folder / KERNEL_METADATA
     if not held.is_file():
         return
@@ -271,9 +266,8 @@ def warn_of_local_paths(cfg: Config) -> None:
 
 
 def names_known(run: Run) -> list[str] | None:
-    """The class names for the title: the config's, else those of the records' manifest in a
-    local data folder, read by the manifest's own reader, which needs no TensorFlow: writing a
-    notebook loads none. The notebook itself reads them where it runs."""
+    """The class names for the title: the config's, else a local data folder's manifest's, read
+    by the manifest's own reader, which needs no TensorFlow: writing a notebook loads none."""
     if run.cfg.class_names:
         return class_names(run.cfg)
     try:
@@ -343,9 +337,8 @@ def dataset_sources(cfg: Config, user: str, datasets) -> list[str]:
     attached = list(datasets)
     for field in knobs():
         value = getattr(cfg, field.name)
-        ref = input_named(value, "datasets")
-        if ref:
-            attached += [] if ref in attached else [ref]
+        if (ref := input_named(value, "datasets")) and ref not in attached:
+            attached.append(ref)
         if not isinstance(value, str) or not value.startswith(f"{kaggle_inputs.ROOT}/"):
             continue
         name = Path(value).relative_to(kaggle_inputs.ROOT).parts[0]
@@ -359,8 +352,7 @@ def dataset_sources(cfg: Config, user: str, datasets) -> list[str]:
 
 
 def input_named(value, kind: str) -> str:
-    """The Kaggle input (OWNER/SLUG) of `kind` (datasets, notebooks) that a Config value names
-    as kaggle:KIND/OWNER/SLUG/...; "" for any other value."""
+    """OWNER/SLUG of a Config value kaggle:KIND/OWNER/SLUG/... of this `kind`; "" for others."""
     mounted = f"{kaggle_inputs.PREFIX}{kind}/"
     if not (isinstance(value, str) and value.startswith(mounted)):
         return ""
@@ -394,17 +386,15 @@ def arguments(parser) -> None:
         help="what Kaggle runs it on: TPU v5e-8, T4 x2 GPUs, or the CPU (default: tpu; with "
         "--inference, gpu: code competitions rerun without TPUs)",
     )  # fmt: skip
-    parser.add_argument(
-        "--kaggle-user", default="", help="owner of the kernel (default: the kaggle config's)"
-    )
+    user = "owner of the kernel (default: the kaggle config's)"
+    parser.add_argument("--kaggle-user", default="", help=user)
     parser.add_argument(
         "--dataset", action="append", default=[], metavar="OWNER/SLUG",
         help="a Kaggle dataset to attach (repeatable)",
     )  # fmt: skip
-    parser.add_argument(  # --output: its name before; kaggle's actions call it --kernel-dir
-        "--kernel-dir", "--output", dest="output", default="",
-        help="folder to write (default: kernel, or kernel-inference)",
-    )  # fmt: skip
+    folder = "folder to write (default: kernel, or kernel-inference)"
+    # --output: its name before; kaggle's actions call it --kernel-dir
+    parser.add_argument("--kernel-dir", "--output", dest="output", default="", help=folder)
 
 
 def command(args, run: Run) -> int:

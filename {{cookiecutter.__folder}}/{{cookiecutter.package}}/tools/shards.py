@@ -1,8 +1,7 @@
-"""Writing TFRecord shards, the one way every writer here does it: a shard is written under
-a .partial name and renamed when whole, to a Kaggle-style name ending in its record count
-("fold0-00-1204.tfrec"), which records.count reads without opening the file. A killed run
-leaves no shard that looks whole.
-"""
+"""Writing TFRecord shards, the one way every writer here does it: a shard is written under a
+.partial name and renamed when whole, to a Kaggle-style name ending in its record count
+("fold0-00-1204.tfrec"), which records.count reads without opening the file. A killed run leaves no
+shard that looks whole."""
 
 from __future__ import annotations
 

@@ -6,10 +6,9 @@ where the internet is off and pip can reach no index).
 What the image carries is platforms/kaggle-gpu.txt (notebook.image_packages; Kaggle's TPU image
 carries the same Keras and keras-hub). What it lacks is a keras-hub that builds the backbone and
 runs on the image's Keras (versions.keras_hub_for): never a Keras, whose TensorFlow and JAX the
-image built for its own. The wheels are those of the image's Python and platform, downloaded
-here with pip, into wheels/ beside where the command runs (as kernel/ is), with a
-requirements.txt that says what they are.
-"""
+image built for its own. The wheels are those of the image's Python and platform, downloaded here
+with pip, into wheels/ beside where the command runs (as kernel/ is), with a requirements.txt that
+says what they are."""
 
 from __future__ import annotations
 
@@ -32,9 +31,8 @@ SCRATCH = ".download-"  # a download under way, inside the folder: ours, removed
 
 
 def lacked(backbones: list[str]) -> dict[str, str]:
-    """What Kaggle's image lacks to build `backbones`, as pip's requirements
-    ("keras-hub==0.29.1"), each with why; empty where it builds them all. A backbone that no
-    keras-hub builds on the image's Keras is refused in one line."""
+    """What Kaggle's image lacks to build `backbones`, as pip's requirements ("keras-hub==0.29.1")
+    with why; empty where it builds them all. One no keras-hub builds there is refused."""
     image = notebook.image_packages()
     needed = {}
     for name in backbones:
@@ -59,9 +57,8 @@ def wheel_of(requirement: str, folder: Path) -> Path | None:
 def listed(folder: Path) -> list[str]:
     """The requirements a folder `kaggle wheels` wrote holds wheels of; [] for any other."""
     path = folder / REQUIREMENTS
-    if not path.is_file():
-        return []
-    return [line.strip() for line in path.read_text().splitlines() if "==" in line]
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return [line.strip() for line in lines if "==" in line]
 
 
 def holds(needed: list[str], folder: Path = Path(FOLDER)) -> bool:

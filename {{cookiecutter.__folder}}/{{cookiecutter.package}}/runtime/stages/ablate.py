@@ -7,9 +7,8 @@ first, the same checkpoints, so a killed `ablate` started again resumes where it
 prints and plots, for each variant, the validation score (mean and spread over the runs),
 its difference from the default's, and the images a second it trained at.
 
-Give it the epochs you will train for: the parts that regularise (mixing, smoothing, decay)
-need epochs to pay off, and a shorter run is biased against them.
-"""
+Give it the epochs you will train for: the parts that regularise (mixing, smoothing, decay) need
+epochs to pay off, and a shorter run is biased against them."""
 
 from __future__ import annotations
 
@@ -26,23 +25,18 @@ from ..outputs.run_files import refuse_others
 from ..platform.files import place, write_json
 from .run import Run, start, started
 
-# Each part of the recipe (model.py and Config's section "The recipe"): the values that
-# switch it off, and those that switch it on where the config has it off.
+# Each part of the recipe (model.py and Config's section "The recipe"): its Config field, the
+# value that switches it off, and the one that switches it on where the config has it off.
 PARTS = {
-    "crop": ({"crop_area": 1.0}, {"crop_area": CROP_AREA}),
-    "flip": ({"flip": False}, {"flip": True}),
-    "mixup": ({"mixup": 0.0}, {"mixup": 0.2}),
-    "cutmix": ({"cutmix": 0.0}, {"cutmix": 1.0}),
-    "label_smoothing": ({"label_smoothing": 0.0}, {"label_smoothing": 0.1}),
-    "class_balance": ({"class_balance": 0.0}, {"class_balance": 0.5}),
-    "weight_decay": ({"weight_decay": 0.0}, {"weight_decay": 0.05}),
-    "ema": ({"ema": 0.0}, {"ema": 0.99}),
-    "stochastic_depth": ({"stochastic_depth": 0.0}, {"stochastic_depth": 0.1}),
-    "rand_augment": ({"rand_augment": 0.0}, {"rand_augment": 0.5}),
-    "backbone_learning_rate": ({"backbone_learning_rate": 1.0}, {"backbone_learning_rate": 0.1}),
+    "crop": ("crop_area", 1.0, CROP_AREA), "flip": ("flip", False, True),
+    "mixup": ("mixup", 0.0, 0.2), "cutmix": ("cutmix", 0.0, 1.0),
+    "label_smoothing": ("label_smoothing", 0.0, 0.1), "class_balance": ("class_balance", 0.0, 0.5),
+    "weight_decay": ("weight_decay", 0.0, 0.05), "ema": ("ema", 0.0, 0.99),
+    "stochastic_depth": ("stochastic_depth", 0.0, 0.1), "rand_augment": ("rand_augment", 0.0, 0.5),
+    "backbone_learning_rate": ("backbone_learning_rate", 1.0, 0.1),
     # Not the recipe but what the head reads: the table beside each image (metadata.py).
-    "metadata": ({"metadata_columns": ""}, {"metadata_columns": "auto"}),
-}
+    "metadata": ("metadata_columns", "", "auto"),
+}  # fmt: skip
 INPUTS = {"metadata"}  # parts "recipe off" leaves as they are
 RUNS = 2
 
@@ -50,14 +44,12 @@ RUNS = 2
 def variants(run: Run, parts: list[str] | None = None) -> dict[str, dict]:
     """The variants to train, by name: the default, each part on switched off ("no mixup"), each
     part off switched on ("+ rand_augment"), and every part off ("recipe off", where two or more
-    are on); with `parts`, only those, in "recipe off" too. A part that cannot act is left out:
-    mixing with Config.mix_probability 0, stochastic depth in a backbone without it, a backbone
-    learning rate without pretrained weights, metadata where the data has none."""
+    are on); with `parts`, only those, in "recipe off" too. A part that cannot act (`acts`: no
+    stochastic depth in the backbone, say) is left out."""
     from ..data import metadata  # TensorFlow: `ablate --help` loads none
 
     cfg = run.cfg
-    unknown = sorted(set(parts or []) - set(PARTS))
-    if unknown:
+    if unknown := sorted(set(parts or []) - set(PARTS)):
         raise UserError(
             f"ablate --parts {','.join(unknown)}: no such part; pick from " + ",".join(PARTS)
         )
@@ -69,16 +61,16 @@ def variants(run: Run, parts: list[str] | None = None) -> dict[str, dict]:
     }  # fmt: skip
     decided = {"crop_area": crop_area(cfg), "flip": flips(cfg)}  # auto values, as the run has them
     chosen, everything_off, switched_off = {"default": {}}, {}, 0
-    for part, (off, on) in PARTS.items():
+    for part, (field, off, on) in PARTS.items():
         if not acts.get(part, True) or (parts and part not in parts):
             continue
-        if any(decided.get(name, getattr(cfg, name)) != value for name, value in off.items()):
-            chosen[f"no {part}"] = off
+        if decided.get(field, getattr(cfg, field)) != off:
+            chosen[f"no {part}"] = {field: off}
             if part not in INPUTS:
-                everything_off.update(off)
+                everything_off[field] = off
                 switched_off += 1
         else:
-            chosen[f"+ {part}"] = on
+            chosen[f"+ {part}"] = {field: on}
     if switched_off > 1:
         chosen["recipe off"] = everything_off
     return chosen
@@ -113,11 +105,10 @@ def ablate(run: Run | Config, runs: int = RUNS, parts: list[str] | None = None) 
             scores.append(history[f"final_valid_{cfg.metric}"])
             speeds.append(images_per_second(variant, history, in_folds))
         rows.append(row(name, changes, scores, speeds, rows[0]["scores"] if rows else scores))
+    print(table(rows, cfg, runs, in_folds))
     if writes:
         write_json(root / "ablate.json", rows)
         picture(rows, cfg.metric, root / "ablate.png")
-    print(table(rows, cfg, runs, in_folds))
-    if writes:
         print(f"table: {root / 'ablate.json'}\npicture: {root / 'ablate.png'}")
     return rows
 

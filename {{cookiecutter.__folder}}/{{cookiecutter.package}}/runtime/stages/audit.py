@@ -3,19 +3,17 @@ predictions (or a blend's), most suspicious first.
 
 Confident learning (Northcutt et al., 2021, as cleanlab computes it): each class's threshold is the
 average probability the models give it on the images labeled with it, and every image is ranked by
-its given label's probability as a share of that threshold, lowest first. On Fashion-MNIST with 5%
-of its labels changed (docs/commands.md; two runs), this ranking put 87% and 85% of the changed
-labels among its first rows, the given label's probability alone 85% and 86%, and suspects first
-(below) 71% and 72%. An image is a suspect where another class clears its own threshold and the
-given label's class is not the likeliest of those that do (the confident joint's off-diagonal):
-their count estimates how many labels are wrong. The out-of-fold probabilities come from models that
-never trained on the image, so an image cannot vouch for its own label.
+its given label's probability as a share of that threshold, lowest first (on Fashion-MNIST with 5%
+of its labels changed, 87% and 85% of them came first; suspects first: 71%, 72%; docs/commands.md).
+An image is a suspect where another class clears its own threshold and the given label's class is
+not the likeliest of those that do (the confident joint's off-diagonal): their count estimates how
+many labels are wrong. The out-of-fold probabilities come from models that never trained on the
+image, so an image cannot vouch for its own label.
 
 Writes label_audit.csv (every training image: id, fold, the given label and the models', both
-probabilities, the threshold, whether it is a suspect), likely_wrong.csv (its first rows, as many
-as it counts suspects) and label_audit.png into the run's folder. The rows a competitor keeps
-become `train --drop-ids FILE` or `--relabel FILE`; the records stay as they are.
-"""
+probabilities, the threshold, whether it is a suspect), likely_wrong.csv (its first rows, as many as
+it counts suspects) and label_audit.png into the run's folder. The rows a competitor keeps become
+`train --drop-ids FILE` or `--relabel FILE`; the records stay as they are."""
 
 from __future__ import annotations
 
@@ -40,9 +38,7 @@ CONFIG_FIELDS = ("data_dir", "train_files", "valid_files", "train_csv", "train_i
                  "label_column")  # fmt: skip
 FROM_RUN = ("image_size", "num_classes", "class_names", "multi_label", "metric")  # as trained
 AUDIT = "label_audit.csv"
-# Its first rows, as many as it counts suspects (none: the header alone): the file --drop-ids
-# and --relabel take, in a notebook as in a shell.
-LIKELY_WRONG = "likely_wrong.csv"
+LIKELY_WRONG = "likely_wrong.csv"  # its first rows, as many as it counts suspects
 PICTURE = "label_audit.png"
 PICTURED = 16  # suspects in the picture
 LISTED = 5  # suspects printed

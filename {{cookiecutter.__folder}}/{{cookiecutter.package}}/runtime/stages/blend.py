@@ -8,8 +8,7 @@ out-of-fold rows (learning/blending.py), never on a leaderboard, and the blend's
 on rows its weights never saw.
 
 Writes blend.json (the runs, weights and CVs: what `kernel --inference --blend` reads),
-submission.csv and test_probabilities.csv; `predict_blend` repeats it in the inference notebook.
-"""
+submission.csv and test_probabilities.csv; `predict_blend` repeats it in the inference notebook."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ soft label. On Fashion-MNIST (docs/commands.md) every image lifted held-out accu
 measured; only those at 0.9 or above, the images the models already get right, did not. The next
 run's fold k trains on fold k's rows alone: they come from a model that never saw fold k's labels,
 so the fold's validation score stays honest (data/pseudo_labels.py). Writes pseudo_labels.csv (the
-test id, the fold, each class's probability) into the run's folder.
-"""
+test id, the fold, each class's probability) into the run's folder."""
 
 from __future__ import annotations
 
@@ -50,21 +49,19 @@ def fold_tables(folder: Path) -> dict[str, pd.DataFrame]:
 
 def blended_tables(folder: Path) -> dict[str, pd.DataFrame]:
     """A blend's runs' test probabilities by fold, weighed as the blend weighed the runs."""
-    runs = blend_record.read(folder / BLEND)["runs"]
-    read = [(run["weight"], fold_tables(place(run["folder"]))) for run in runs if run["weight"]]
-    folds = [set(tables) for _, tables in read]
-    if any(found != folds[0] for found in folds):  # one run predicted before the folds' were kept
+    weighed = [run for run in blend_record.read(folder / BLEND)["runs"] if run["weight"]]
+    weights = [run["weight"] for run in weighed]
+    read = [fold_tables(place(run["folder"])) for run in weighed]
+    if any(set(tables) != set(read[0]) for tables in read):  # one predicted before folds' were kept
         raise UserError(
             f"pseudo: the runs of {folder} were predicted with and without each fold's "
             "probabilities; run `predict` on each run again"
         )
-    weights = [weight for weight, _ in read]
     blended = {}
-    for fold, first in read[0][1].items():
-        rows = [tables[fold].iloc[:, 1:].to_numpy(float) for _, tables in read]
-        table = first.copy()
-        table[table.columns[1:]] = blending.blended(rows, weights) / sum(weights)
-        blended[fold] = table
+    for fold, first in read[0].items():
+        rows = [tables[fold].iloc[:, 1:].to_numpy(float) for tables in read]
+        blended[fold] = first.copy()
+        blended[fold][first.columns[1:]] = blending.blended(rows, weights) / sum(weights)
     return blended
 
 

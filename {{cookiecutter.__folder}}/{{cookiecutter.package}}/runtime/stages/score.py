@@ -18,7 +18,6 @@ from ..outputs.run_record import read_record, run_records
 from ..scoring import METRICS
 from .run import Run
 
-# The Config fields `score` reads.
 CONFIG_FIELDS = ("competition", "data_dir", "output_dir", "sample_submission", "id_column",
                  "label_column", "metric", "num_classes", "pauc_min_tpr", "map_k",
                  "target_weights")  # fmt: skip
@@ -38,8 +37,7 @@ def read_table(path: str, *columns: str) -> pd.DataFrame:
         raise UserError(f"{path} is a folder; give the CSV file") from None
     except (ValueError, pd.errors.ParserError) as error:  # not UTF-8, empty, not a CSV
         raise UserError(f"{path}: {error}; give the CSV file") from None
-    missing = [column for column in columns if column not in table.columns]
-    if missing:
+    if missing := [column for column in columns if column not in table.columns]:
         raise UserError(
             f"{path} has no column {missing[0]!r} (it has {list(table.columns)}); check "
             f"{named('id_column')} and {named('label_column')}"
@@ -168,8 +166,7 @@ def numbers_scores(cfg: Config, truth, predicted, submission: str, solution: str
 
 
 def of_answers(several: bool = False) -> list[str]:
-    """The metrics of each image's class (accuracy, macro F1), or with `several` of each
-    image's set of labels (samples F1): of any file of labels."""
+    """The metrics of any file of labels: of each image's class, or (`several`) set of labels."""
     return [name for name, metric in METRICS.items()
             if metric.reads == "labels" and not metric.graded and metric.several == several]  # fmt: skip
 

@@ -9,9 +9,8 @@ the test table's rows.
 
 Its CV is nested, as `blend`'s is: each fold's images are scored by trees fitted on the other folds'
 alone; the score of trees fitted on every image, which flatters them, is printed beside it. Writes
-stack.json (what `kernel --inference --blend` reads), submission.csv and test_probabilities.csv;
-in the inference notebook, `predict_stack` predicts with each run afresh and fits the trees again.
-"""
+stack.json (what `kernel --inference --blend` reads), submission.csv and test_probabilities.csv; in
+the inference notebook, `predict_stack` predicts with each run afresh and fits the trees again."""
 
 from __future__ import annotations
 
