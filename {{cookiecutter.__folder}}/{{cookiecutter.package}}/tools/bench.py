@@ -1,10 +1,7 @@
 """`bench input|train|compile`: what the input pipeline, a training step and JAX's compilation
-cache cost on this machine, each against what it could be (docs/speed.md shows what each mode
-prints). A mode times its variants in one process, taking turns (a noisy neighbour slows every
-one alike), and prints their medians and ratios. Each mode is a module of its own, imported only
-when it runs (bench_input.py; bench_train.py, compile's too: TensorFlow and Keras load there), so
-`--help` needs neither, and `bench train` runs where Keras runs on JAX alone.
-"""
+cache cost here, against what they could be (docs/speed.md), the variants taking turns in one
+process (a noisy neighbour slows each alike). Each mode's module is imported as it runs, so
+`--help` loads no TensorFlow or Keras, and `bench train` runs where Keras runs on JAX alone."""
 
 from __future__ import annotations
 

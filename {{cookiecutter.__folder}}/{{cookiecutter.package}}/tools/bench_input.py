@@ -1,12 +1,8 @@
-"""`bench input`, over the training records (or photo-like JPEGs it writes, --synthetic): DN
-decodes only, on every core, what this machine can do at all; DA adds the host's part of ours (a
-resize, only for images not at size); OURS is the training pipeline as `train` builds it, with
-the host's augmentations; B1 the textbook Kaggle pipeline (decode, float32 / 255, reshape,
-flip, in order). On image files, DN and OURS over the files and over records written from them
-(DN-REC, OURS-REC). The first batch of a pass, which fills the buffers, is not timed. The model
-mixes (mixing.py), crops and flips (augment.py), so the host decodes and batches, and OURS should
-come close to DN with any of those on; switch RandAugment on (`--rand-augment 0.5`) to see what a
-host augmentation costs.
+"""`bench input`, over the training records (or photo-like JPEGs it writes, --synthetic), or
+image files and records written from them (-REC): DN decodes only, on every core; DA adds the
+host's resize; OURS is `train`'s pipeline with the host's augmentations; B1 the textbook Kaggle
+pipeline (decode, float32 / 255, reshape, flip). docs/speed.md says what each ratio tells. The
+first batch of a pass, which fills the buffers, is not timed.
 """
 
 from __future__ import annotations

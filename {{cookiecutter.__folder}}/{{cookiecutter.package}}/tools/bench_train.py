@@ -1,13 +1,9 @@
 """`bench train`, with the batch, precision and steps per execution `train` would use: OURS is
-train's step on its input pipeline; CACHED the same compiled model fed one cached batch (as
-arrays, not through tf.data: all but OURS run without TensorFlow); UNMIXED that with MixUp and
-CutMix off; BARE the keras-hub backbone under a plain head (pooling, dense); STOCK that as
-keras-hub ships it, padding before every depthwise convolution (efficientnet_padding.py makes it
-"same" at stride 1); APPS keras.applications' network of the same architecture. A device call
-that compiles, the first, or starts OURS' input pipeline, is not timed.
-
-`bench compile`: two folds' first training steps, each fold a new model as `train --fold all`
-builds it, in a process with JAX's compilation cache (Config.compile_cache) off, then with it on.
+train's step on its input pipeline; CACHED the same model fed one cached batch (as arrays: all
+but OURS run without TensorFlow); UNMIXED that without MixUp and CutMix; BARE the backbone under
+a plain head; STOCK that as keras-hub ships it (efficientnet_padding.py); APPS
+keras.applications' network. A call that compiles or starts OURS' pipeline is not timed.
+`bench compile`: two folds' first training steps, JAX's compilation cache off, then on.
 """
 
 from __future__ import annotations

@@ -1,18 +1,14 @@
 """What a notebook carries: the modules its cells use, followed through the package's own
 imports, and no other.
 
-One rule, read from the code: a module of the package imported as a module (`from ..data import
-metadata`) is followed where its name is used in code the notebook's run reaches; a name
-imported from a module (`from .config import Config`) is followed always, as are the modules a
-package's name imports reach. Code the run does not reach stands under an `if` whose test reads
-the run's settings and data as read and nothing else (`cfg`, `data`, `run`, and the kinds of
-data `trains_from` and `tests_from`: `if cfg.multi_label:`, `if data.uses_metadata:`, config.py's
-functions of a config) and is false for the notebook's run, or after such an `if` that returns
-where it holds (`if not cfg.pseudo_labels: return`): the feature it reaches is off in this run.
-A test that reads anything else (a local value, an argument) cannot be told here, and what it
-guards is followed. A module the notebook does not carry imports there as a stand-in that says
-so when it is used (notebook.py's SETUP). A cell whose every statement is such a false `if`
-does nothing in this run, and the notebook leaves it out.
+One rule, read from the code: a module imported as a module (`from ..data import metadata`) is
+followed where its name is used in code the notebook's run reaches; a name imported from a
+module (`from .config import Config`), always. Code the run does not reach stands under an `if`
+(or after one that returns) whose test reads only the run's settings and data (`cfg`, `data`,
+`run`, `trains_from`, `tests_from`, config.py's functions: `if data.uses_metadata:`) and is false
+for this run. A test that reads anything else cannot be told here: what it guards is followed.
+A module not carried imports as a stand-in that says so when used (notebook.py's SETUP). A cell
+whose every statement is such a false `if` does nothing, and the notebook leaves it out.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """The project as one notebook for a competitor to read, edit and run, and as one script.
 
-The cells a competitor reads and edits are notebook_cells.py, a Python file in jupytext's percent
-format (its docstring says how its cells are marked), in its order, top to bottom as Martin
-Gorner's "Getting started with 100+ flowers on TPU": the settings; the accelerator checked
-first, before anything is installed or written; the folded cells; the run, built once; the
-modules a competitor edits, in view as plain cells (the data steps, the datasets, the model and
-its recipe, the training loop; an inference notebook's prediction loop), each followed by what
-shows it working (a batch, the model's layers, the curves); evaluation and the submission.
-This module adds what depends on the run: the title, which says what the notebook installs and
-when it needs the internet; the settings (the config cell, with the fields tuned most and every
-value the notebook was made with, grouped by Config's sections, and above it a table of every
-other field with its default, folded away); and the folded cells that write the rest of the
-runtime beside the notebook, so it needs no code dataset, folded in Jupyter, on Kaggle and in
-Colab (`#@title` first, `cellView: form`). The install cell installs only what the machine lacks
-(on Kaggle's images, for the backbones they build, nothing). The tools that make the notebook
-stay out of it.
+The cells a competitor reads and edits are notebook_cells.py (jupytext's percent format; its
+docstring says how cells are marked), in its order, top to bottom as Gorner's "Getting started
+with 100+ flowers on TPU". This module adds what depends on the run: the title (what the
+notebook installs, and when it needs the internet); the settings (the config cell: the fields
+tuned most and every value given, by Config's sections, with a folded table of the rest); and
+the folded cells that write the rest of the runtime beside the notebook, so it needs no code
+dataset (folded in Jupyter, on Kaggle and in Colab: `#@title` first, `cellView: form`).
 """
 
 from __future__ import annotations

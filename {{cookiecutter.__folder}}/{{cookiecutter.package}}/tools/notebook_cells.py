@@ -4,19 +4,17 @@ this file as text and makes the notebook from it; here it is code that ruff lint
 
 notebook.py puts the notebook's title first, and more by a cell's title (the word after `# %%`):
 - `settings`: the settings table and the config cell; this file's stand-in: Config's defaults.
-- `runtime`: the folded cells that write the package's runtime beside the notebook, and the
-  one that installs what the machine lacks.
+- `runtime`: the folded cells that write the package's runtime; `install`: the folded cell
+  that installs what the machine lacks.
 - `summary`: a cell of the training notebook whose output is folded (the model's layers).
 - `training`: a cell of the training notebook only; `inference`: of every inference notebook
   (`kernel --inference`), `single` of the one that predicts with one run, `blend` of the one
   that blends several (`kernel --inference --blend blend.json`), `stack` of the one that
   stacks them (`--blend stack.json`); `predict`: of the training notebook and the one-run
   inference notebook. The rest are in every notebook.
-And a cell whose first line is `# module PATH` is, in the notebook, that module of the package
-as a cell in view (the data steps, the datasets, the model and its recipe, the training loop,
-the prediction loop): plain code run in the notebook's namespace, whose names are that
-module's for the whole run (notebook.py's SETUP), so a cell edited and run again is what
-the cells below it use, with no restart and no Run All.
+A cell `# module PATH` is that module as a cell in view, run in the notebook's namespace, whose
+names are the module's for the whole run (notebook.py's SETUP): a cell edited and run again is
+what the cells below it use, with no restart and no Run All.
 
 Nothing imports it: importing it would run every notebook's cells, one after the other.
 """
@@ -63,16 +61,12 @@ print(f"accelerator: this machine shows {'the CPU alone' if has == 'cpu' else 'a
 # %% [markdown]
 # ## The project's code
 #
-# The folded cells write the modules of `{{ cookiecutter.package }}` this notebook's run uses beside it (open one to
-# read them), then install what this machine lacks, saying what: on Colab's TPU runtime, which
-# has no TensorFlow and no keras-hub, `tensorflow-cpu` for the input pipeline and keras-hub;
-# where the image's keras-hub cannot build a backbone this notebook uses, the newest keras-hub
-# that builds it and runs on the image's Keras (never upgraded: its TensorFlow and JAX are
-# built for it). On Kaggle's images (keras-hub 0.26 on Keras 3.13) every backbone but Swin-T
-# builds, so nothing is installed there. An install needs the internet on, or the wheels
-# `kaggle wheels` pushed as a dataset, attached (`WHEELS`): then it installs from them,
-# offline. The cells in view below are the recipe: run one again after an edit, and the cells
-# below it, and the run uses the edit.
+# The folded cells write the modules of `{{ cookiecutter.package }}` this run uses beside the notebook (open one
+# to read them), then install what this machine lacks, saying what: on Colab's TPU runtime
+# `tensorflow-cpu` and keras-hub; where the image's keras-hub cannot build a backbone used here,
+# the newest that builds it on the image's Keras. On Kaggle's images nothing is installed. An
+# install needs the internet on, or the wheels `kaggle wheels` pushed, attached (`WHEELS`). The
+# cells in view are the recipe: run one again after an edit, and the cells below it.
 
 # %% runtime
 # In the notebook, the folded cells here write the package's runtime beside it.
