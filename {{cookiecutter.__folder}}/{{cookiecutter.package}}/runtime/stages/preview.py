@@ -1,5 +1,5 @@
 """Look before training: a training batch as the model receives it, and the learning rate
-over the run, both as train makes them (model.py and recipe.py: the notebook's model and recipe cells)."""
+over the run, both as train makes them (model.py, recipe.py: the notebook's cells)."""
 
 from __future__ import annotations
 
