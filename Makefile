@@ -50,7 +50,7 @@ test-platforms: venv ## the rendered project's model, notebook and code-competit
 	$(BIN)/python tests/platforms.py $(PLATFORMS)
 
 test-quick: venv ## the edit loop's tests (a minute or two): rendering, answers, lint, the rendered project's quick tests
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -n 2 -m "not slow"
 
 lint: venv ## ruff on the template's own code
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
