@@ -261,7 +261,7 @@ def test_a_screening_competition_answers_each_side_from_its_views(tmp_path, caps
     answers = ["--answer-columns", "patient_id,laterality"]
     assert main(["train", *run, "--fold", "all", *answers]) == 0
     printed = capsys.readouterr().out
-    assert "validation: 28 images, 14 answers (mean of each)" in printed
+    assert "validation: 28 images, 14 answers (mean of 2 per answer)" in printed
     assert re.search(r"out-of-fold roc_auc: [01]\.\d{4} \(28 answers, ", printed)
     oof = pd.read_csv(tmp_path / "out" / "oof.csv", dtype=str)
     sides = {f"p{patient:02d}_{side}" for patient in range(14) for side in "LR"}
@@ -272,7 +272,7 @@ def test_a_screening_competition_answers_each_side_from_its_views(tmp_path, caps
     for how, flags in (("mean", answers), ("max", ["--aggregate", "max"])):
         assert main(["predict", *run, *tested, *flags]) == 0
         said = capsys.readouterr().out
-        assert f"16 images, 8 answers ({how} of each)" in said
+        assert f"16 images, 8 answers ({how} of 2 per answer)" in said
         written[how] = pd.read_csv(tmp_path / "out" / "submission.csv", dtype={"cancer": float})
         assert written[how]["prediction_id"].tolist() == order  # a row per side, in order
         assert written[how]["cancer"].between(0, 1).all()

@@ -18,6 +18,7 @@ import pytest
 import tensorflow as tf
 from builders import write_csv
 from PIL import Image
+from test_code_competition import NAME, rerun_of
 from test_competitions import readme_commands
 
 from {{ cookiecutter.package }}.__main__ import main
@@ -417,6 +418,52 @@ def test_a_series_competition_trained_as_2_5d_is_rerun_on_its_test_series_read_a
     said = capsys.readouterr().err
     assert "test_images/r1: does not decode as an image (id r1): " in said, said
     assert "Traceback" not in said
+
+
+@pytest.mark.slow
+def test_kaggles_rerun_of_a_series_competition_reads_its_hidden_series_as_trained(tmp_path):
+    """A code competition of series trained as 2.5D (`--slices 3`, from the competition's own
+    files), then its inference notebook as Kaggle's scoring rerun runs it: offline, read-only,
+    the hidden test series in place and the training files gone. It reads each test series as
+    files, decoded into the slices the model trained on, and writes every id of the sample."""
+    slug, root = "series-of-slices", tmp_path / "input"
+    data = root / "competitions" / slug
+    rows = [(f"s{number}", "ab"[number % 2]) for number in range(8)]
+    for number, (name, _) in enumerate(rows):
+        series(data / "train_images" / name, 6, seed=number)
+    write_csv(data / "train.csv", ["id", "label"], rows)
+    (data / "test_images").mkdir()
+    write_csv(data / "sample_submission.csv", ["id", "label"], [])
+    flags = [*QUICK.split(), "--window", "500,3000"]  # a series' three slices, as records
+    trained = tmp_path / "working"
+    train = ["train", *flags, "--data-dir", str(data), "--output-dir", str(trained)]
+    assert main([*train, "--fold", "all", "--folds", "2"]) == 0
+    shutil.copytree(trained, root / "notebooks" / "alice" / NAME)
+    shutil.rmtree(data / "train_images")  # the rerun needs neither the images nor the labels
+    (data / "train.csv").unlink()
+    order = [f"h{number}" for number in (3, 0, 4, 1, 2)]
+    for number, name in enumerate(sorted(order)):
+        series(data / "test_images" / name, 5 + number % 2, seed=20 + number)
+    write_csv(data / "sample_submission.csv", ["id", "label"], [(key, "a") for key in order])
+    folder = tmp_path / "kernel"
+    kernel = ["kernel", "--inference", "--competition", slug, *flags, "--accelerator", "cpu"]
+    kernel += ["--kaggle-user", "alice"]
+    assert main([*kernel, "--output", str(folder), "--output-dir", str(tmp_path / "rerun")]) == 0
+    mounts = {"proxy": False, "rerun": True, "competitions": {slug: f"competitions/{slug}"}}
+    mounts["notebooks"] = {f"alice/{NAME}": f"notebooks/alice/{NAME}"}
+    rerun_of(folder, tmp_path, root, mounts)
+    written = pd.read_csv(tmp_path / "rerun" / "submission.csv", dtype=str)
+    assert written["id"].tolist() == order  # every series once, in the sample's order
+    assert set(written["label"]) <= {"a", "b"}
+    # The command line's predict on the same files: the same probabilities, the same slices.
+    predict = ["predict", *flags, "--data-dir", str(data), "--trained-dir", str(trained)]
+    assert main([*predict, "--output-dir", str(tmp_path / "command-line")]) == 0
+    tables = [
+        pd.read_csv(tmp_path / folder / "test_probabilities.csv", dtype={"id": str})
+        for folder in ("rerun", "command-line")
+    ]
+    assert tables[0]["id"].tolist() == tables[1]["id"].tolist() == order
+    np.testing.assert_allclose(tables[0].iloc[:, 1:], tables[1].iloc[:, 1:], atol=1e-5)
 
 
 def test_a_dicom_competition_is_read_from_its_files_as_a_notebook_reads_it(

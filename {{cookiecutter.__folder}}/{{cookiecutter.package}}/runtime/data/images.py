@@ -184,7 +184,8 @@ def with_table(cfg: Config, sources: Sources, places: Places) -> tuple[Config, S
     manifest."""
     made = table(cfg, places, given_fields(cfg, sources))
     read = made.found
-    values = {key: read[key] for key in ("num_classes", "multi_label", "id_column", "label_column")}
+    fields = ("num_classes", "multi_label", "id_column", "label_column", "series_depth")
+    values = {key: read[key] for key in fields}
     values["class_names"] = ",".join(read["classes"] or [])
     if cfg.folds == 1:
         values["valid_files"] = ""
@@ -237,11 +238,7 @@ class CompetitionImages(Reader):
         if labeled:
             rows = split_rows(cfg, places, field)
         else:
-            depth = (
-                table(cfg, places).found["series_depth"]
-                if self.trains_from == "images"
-                else self.series_depth
-            )
+            depth = cfg.series_depth or self.series_depth  # the CSV's, the trained run's
             rows = competition_files.test_rows(places.file(folder), depth, named(folder))
         paths = rows["path"].tolist()
         if any(read_as_dicom(path) for path in paths):  # the window before any header is read

@@ -63,6 +63,13 @@ def by_answer(values, answers: list[str], how: str) -> tuple:
     return rows[:, 0] if values.ndim == 1 else rows, frame.index.tolist()
 
 
+def gathering(answers: list[str], how: str) -> str:
+    """What gathering does, said first: "16 images, 8 answers (mean of 2 per answer)"."""
+    counts = pd.Series(answers).value_counts()
+    each = " to ".join(dict.fromkeys(map(str, (counts.min(), counts.max()))))
+    return f"{len(answers):,} images, {len(counts):,} answers ({how} of {each} per answer)"
+
+
 def answer_by_id(table: pd.DataFrame, key: str, columns: list[str]) -> dict[str, str]:
     """Each row's answer by its id (column `key`): its `columns`' values joined by _."""
     return dict(zip(table[key], table[columns].agg("_".join, axis=1), strict=True))

@@ -80,7 +80,7 @@ def gathered(run: Run, probabilities, labels, keys: list[str]):
     grain = [answers.get(key, key) for key in keys]
     probabilities, _ = tables.by_answer(probabilities, grain, run.cfg.aggregate)
     labels, keys = tables.by_answer(labels, grain, "first")
-    print(f"validation: {len(grain)} images, {len(keys)} answers ({run.cfg.aggregate} of each)")
+    print(f"validation: {tables.gathering(grain, run.cfg.aggregate)}")
     return probabilities, labels, keys
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from {{ cookiecutter.package }}.runtime.config import Config, class_names
 from {{ cookiecutter.package }}.runtime.data import metadata, pipeline
-from {{ cookiecutter.package }}.runtime.data.tables import by_answer
+from {{ cookiecutter.package }}.runtime.data.tables import by_answer, gathering
 from {{ cookiecutter.package }}.runtime.errors import UserError, named
 from {{ cookiecutter.package }}.runtime.learning.predictions import predict_probabilities
 from {{ cookiecutter.package }}.runtime.outputs import submission, trained_run
@@ -43,9 +43,8 @@ def predict(run: Run | Config) -> Path:
         "any, is kept)"
     )
     fix += "; a submission needs every id"
-    gathering = f": {len(answers):,} images, {len(set(answers)):,} answers" if answers else ""
-    gathering += f" ({cfg.aggregate} of each)" if answers else ""
-    print(f"predicting {test.said} with {len(runs)} trained models{gathering}")
+    gathered = f": {gathering(answers, cfg.aggregate)}" if answers else ""
+    print(f"predicting {test.said} with {len(runs)} trained models{gathered}")
     names = class_names(cfg)
     if shape.numbering(names):  # which number is which, said
         print(shape.numbering(names))
