@@ -1,15 +1,9 @@
-"""A competition's own image files and CSV as a data source, beside records and TFDS:
-train_images/ and train.csv to train and validate, test_images/ to predict, read straight
-from where Kaggle mounts them.
-
-The CSV's columns and id spellings are found as `records` finds them (competition_files.py); folds
-are made at run time (stratified, or grouped by Config.group_column; drawn with Config.fold_seed,
-not the training's seed, so runs of other seeds hold the same folds) and saved as folds.csv in the
-run's output folder, so a resumed run, the out-of-fold score and the fold models predict averages
-all agree on them. Every file is checked (there, and an image by its first bytes) before the first
-step; an image that does not decode is named by its path. Records stay the faster path for big data:
-a JPEG file is read whole here, and a record's image is read with its neighbours.
-"""
+"""A competition's own image files and CSV as a data source, beside records and TFDS, read
+straight from where Kaggle mounts them. Folds are made at run time (grouped by
+Config.group_column, drawn with Config.fold_seed, not the training's seed) and saved as folds.csv
+in the run's output, so a resumed run, the out-of-fold score and predict agree on them. Every file
+is checked before the first step. Records stay the faster path for big data: a JPEG file is read
+whole here, a record with its neighbours."""
 
 from __future__ import annotations
 
