@@ -296,3 +296,11 @@ def test_a_screening_competition_answers_each_side_from_its_views(tmp_path, caps
     )
     kept = pd.read_csv(tmp_path / "out" / "submission.csv", dtype=str)
     assert kept["prediction_id"].tolist() == order[1:]
+    # Labels are gathered alike: each side's label is that of its views' mean probabilities.
+    assert main(["predict", *run, *tested, "--submission", "labels"]) == 0
+    labels = pd.read_csv(tmp_path / "out" / "submission.csv", dtype=str)
+    gathered = pd.read_csv(
+        tmp_path / "out" / "test_probabilities.csv", dtype={"prediction_id": str}
+    )
+    assert labels["prediction_id"].tolist() == gathered["prediction_id"].tolist() == order[1:]
+    assert labels["cancer"].tolist() == [str(n) for n in gathered.iloc[:, 1:].to_numpy().argmax(1)]
