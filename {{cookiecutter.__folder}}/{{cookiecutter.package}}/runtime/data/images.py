@@ -207,10 +207,9 @@ class CompetitionImages(Reader):
     def __init__(self, cfg: Config, places: Places, manifest: dict | None, trains_from: str):
         self.cfg, self.places, self.manifest, self.trains_from = cfg, places, manifest, trains_from
         # A test set read as files beside records (a code competition's rerun) is decoded as
-        # `records` stored the training images: its series as deep, as many slices or frames.
+        # `records` stored the training images: as many slices or frames.
         stored = (manifest or {}).get("dicom") or {} if trains_from == "records" else {}
         self.slices, self.frames = stored.get("slices", 3), stored.get("frames", "middle")
-        self.series_depth = stored.get("series_depth", 0)
 
     def describe(self) -> str:
         places, manifest = self.places, self.manifest
@@ -232,7 +231,7 @@ class CompetitionImages(Reader):
         if labeled:
             rows = split_rows(cfg, places, field)
         else:
-            depth = cfg.series_depth or self.series_depth  # the CSV's, the trained run's
+            depth = cfg.series_depth  # the CSV's, the records', or the trained run's
             rows = competition_files.test_rows(places.file(folder), depth, named(folder))
         paths = rows["path"].tolist()
         if any(read_as_dicom(path) for path in paths):  # the window before any header is read

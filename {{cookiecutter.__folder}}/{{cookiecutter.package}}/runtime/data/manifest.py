@@ -37,8 +37,9 @@ def with_manifest(
         "multi_label": bool(manifest.get("multi_label")),
         "id_column": manifest["id_column"], "label_column": manifest["label_column"],
     }  # fmt: skip
-    if manifest.get("dicom"):  # the window its DICOM images were stored in: a test set read
-        found["window"] = manifest["dicom"]["window"]  # as files (a rerun's) is windowed alike
+    if manifest.get("dicom"):  # how its DICOM images were stored: a test set read as files (a
+        found["window"] = manifest["dicom"]["window"]  # rerun's) is read alike
+        found["series_depth"] = manifest["dicom"].get("series_depth", 0)
     kind = manifest.get("targets") or "classes"
     if kind != "classes" and not given(cfg, sources, "metric"):  # values or shares: its metric
         found["metric"] = manifest["metric"]
