@@ -101,10 +101,9 @@ class Prepared:
     original: tuple = ()  # (width, height) of an image stored reduced
 
 
-CONFIG_FIELDS = (  # the CSV's columns and the folds
-    "id_column", "label_column", "multi_label", "keep_label_spellings", "folds", "fold_seed",
-    "metric", "sample_submission",
-)  # fmt: skip
+# The CSV's columns and the folds.
+CONFIG_FIELDS = ("id_column", "label_column", "multi_label", "keep_label_spellings", "folds",
+                 "fold_seed", "metric", "sample_submission")  # fmt: skip
 
 
 def write_records(
@@ -113,11 +112,10 @@ def write_records(
     force: bool = False, test_csv: str = "", metadata_columns: str = "auto",
     slice_column: str = "", given: frozenset[str] | None = None,
 ) -> dict:  # fmt: skip
-    """Write the records and the manifest into `output`; returns the manifest. `command` is recorded
-    in the manifest as what made it. An interrupted run of the same inputs is resumed; `force`
-    starts over. `slice_column`: the CSV's column naming the slice each series is centred on.
-    `given`: the fields the user gave (the CSV's columns are found where they did not); by
-    default, those of `cfg` that are not defaults."""
+    """Write the records and the manifest (`command`: what made them) into `output`; returns the
+    manifest. `slice_column`: the CSV's column naming the slice each series is centred on; `given`:
+    the fields the user gave (the CSV's columns are found where they did not), by default `cfg`'s
+    that are not defaults."""
     from ..runtime.data.metadata import metadata_tables
 
     output = files.output_folder(output, "records --output-dir", buckets=True)
@@ -181,8 +179,8 @@ def check_folders(output: Path, images: str, csv: str, test_images: str) -> None
             suggestion = f", such as {elsewhere}" if clear else ""
             raise UserError(
                 f"records --output-dir {output} and {flag} {path} overlap: records writes, and "
-                f"with --force removes, what --output-dir holds; give an --output-dir apart from the "
-                f"inputs{suggestion}"
+                "with --force removes, what --output-dir holds; give an --output-dir apart from "
+                f"the inputs{suggestion}"
             )
     if test_images and Path(images).resolve().is_relative_to(Path(test_images).resolve()):
         raise UserError(

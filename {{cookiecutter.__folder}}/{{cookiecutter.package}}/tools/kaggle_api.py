@@ -93,14 +93,19 @@ def check_key_file(path: Path) -> None:
         f"create a new API token on kaggle.com (Settings > API) and save it as {path}, or "
         "remove the file and sign in another way"
     )
-    try:
-        held = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as error:
-        raise UserError(f"{path} is not readable JSON ({first_line(error)}); {fix}") from None
+    held = json_file(path, fix)
     if not isinstance(held, dict) or not all(
         isinstance(held.get(field), str) and held[field] for field in ("username", "key")
     ):
         raise UserError(f'{path} holds no "username" and "key"; {fix}')
+
+
+def json_file(path: Path, fix: str):
+    """A JSON file a hand may have changed, or the line that says it is not JSON and `fix`."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as error:  # bad bytes are ValueErrors too
+        raise UserError(f"{path} is not readable JSON ({first_line(error)}); {fix}") from None
 
 
 def unreachable(error: Exception, doing: str) -> UserError:
@@ -169,10 +174,7 @@ def metadata_id(path: Path) -> str:
     """The OWNER/SLUG id in a kernel's or a dataset's metadata file, which the Kaggle client
     pushes by: `kernel` or `kaggle dataset` wrote it, and a hand may have changed it."""
     fix = "write it again (`kernel`, or `kaggle dataset`), or fix it by hand"
-    try:
-        held = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as error:  # bad bytes are ValueErrors too
-        raise UserError(f"{path} is not readable JSON ({first_line(error)}); {fix}") from None
+    held = json_file(path, fix)
     found = held.get("id") if isinstance(held, dict) else None
     if not isinstance(found, str) or found.count("/") != 1:
         raise UserError(f'{path}: "id" is {found!r}, not OWNER/SLUG; {fix}')
@@ -272,10 +274,8 @@ SCORED_AS = ("metric", "num_classes", "multi_label", "pauc_min_tpr", "map_k", "t
 
 
 def cv_of_run(run: Run) -> str:
-    """The CV of the output folder's run as a description carries it ("cv macro_f1 0.8123", or
-    "cv: none" without validation predictions), scored with the metric and classes its model.json
-    recorded: a run trained with other flags, or fetched with `kaggle output`, scores as it
-    trained. A blend's or a stack's folder: its CV."""
+    """The output folder's CV as a description carries it ("cv macro_f1 0.8123", or "cv: none"),
+    scored as its model.json recorded (a run fetched with `kaggle output` scores as it trained)."""
     cfg, folder = run.cfg, run.places.output
     if blend := blend_of(folder):
         return blend_record.cv(blend)
@@ -494,10 +494,8 @@ def push_wheels(api, needed: dict[str, str], slug: str) -> None:
     print("`kernel` attaches it to the notebooks, which install from it with the internet off")
 
 
-# What the client raises for a file it could not upload, from kaggle 2.2.5 on: documented on
-# its dataset and model methods, which then create nothing. Older clients (Colab's and
-# Kaggle's GPU image carry 2.0.2) printed "Upload unsuccessful", left the file out and
-# created the dataset without it.
+# What kaggle 2.2.5 on raises for a file it could not upload, then creating nothing (documented);
+# older clients (Colab's and Kaggle's GPU image carry 2.0.2) printed it and left the file out.
 UPLOAD_FAILED = "Upload unsuccessful: "
 RAISES_ON_A_FAILED_UPLOAD = (2, 2, 5)
 
@@ -573,17 +571,13 @@ ACTIONS = {
     "push": "the kernel folder to Kaggle, where it runs",
     "status": "of a pushed notebook's latest run, with its version (--kernel-dir: which)",
     "output": "of the pushed notebook (submission.csv, the log) into the output folder",
-    "submit": (
-        f"the inference notebook (--kernel-dir, else {INFERENCE_DIR}/), else the output's "
-        "submission.csv, with the output's CV in the description"
-    ),
+    "submit": f"the inference notebook (--kernel-dir, else {INFERENCE_DIR}/), else the output's "
+              "submission.csv, with the output's CV in the description",
     "submissions": "the competition's submissions: scores beside the CV each was sent with",
     "dataset": "the records folder (--data-dir) as a private Kaggle dataset, new or a new version",
-    "wheels": (
-        "what the backbone (--backbone) needs beyond Kaggle's image, as a private dataset of "
-        "wheels that `kernel` attaches (nothing where the image has it all)"
-    ),
-}
+    "wheels": "what the backbone (--backbone) needs beyond Kaggle's image, as a private dataset "
+              "of wheels that `kernel` attaches (nothing where the image has it all)",
+}  # fmt: skip
 
 
 def arguments(parser) -> None:
@@ -594,11 +588,10 @@ def arguments(parser) -> None:
         f"  {action:<{width}}{help}" for action, help in ACTIONS.items()
     )
     parser.add_argument(
-        "--kernel-dir",
-        help=f"the notebook's folder: `kernel` writes {KERNEL_DIR} (the default), `kernel "
-        f"--inference` writes {INFERENCE_DIR}; submit sends this notebook, by default "
+        "--kernel-dir", help=f"the notebook's folder: `kernel` writes {KERNEL_DIR} (the default), "
+        f"`kernel --inference` writes {INFERENCE_DIR}; submit sends this notebook, by default "
         f"{INFERENCE_DIR} when it is there, else the output's submission.csv as a file",
-    )
+    )  # fmt: skip
     message = "submit: the submission's description, to which the output's CV is added"
     parser.add_argument("--message", default="", help=message)
     parser.add_argument(

@@ -88,8 +88,7 @@ def write_kernel(
     read = [input_named(getattr(cfg, field.name), "notebooks") for field in knobs()]
     kernels = trained if inference else read
     described = metadata(cfg, accelerator, user, sources, kernels, slug_, inference)
-    if online:
-        described["enable_internet"] = True
+    described["enable_internet"] |= online  # pip's index, for the keras-hub to install
     check_not_another_kernel(folder, described["id"])
     warn_of_local_paths(cfg)
     wheels_input = f"{kaggle_inputs.PREFIX}datasets/{wheels_ref}" if wheels_ref else ""
@@ -132,9 +131,8 @@ def blended_runs(blend: dict, path: str) -> tuple[dict, list[str]]:
          **{key: run[key] for key in keys if key in run}}
         for run in weighed
     ]  # fmt: skip
-    kept = (
-        "metric", "classes", "options", "thresholds", "blend_cv", "stack_cv", "metadata_columns",
-    )  # fmt: skip
+    kept = ("metric", "classes", "options", "thresholds", "blend_cv", "stack_cv",
+            "metadata_columns")  # fmt: skip
     described = {**{key: blend[key] for key in kept if key in blend}, "runs": runs}
     return described, list(dict.fromkeys(run["notebook"] for run in weighed))
 
@@ -235,17 +233,16 @@ def keras_hub_installed(backbones: list[str], inference: bool) -> tuple[str, boo
 
 
 def warn_of_local_paths(cfg: Config) -> None:
-    """Of folders written into the notebook that exist on this machine only: right for running
-    the notebook here, wrong on Kaggle, where data is under /kaggle/input and output goes to
-    /kaggle/working (the competition takes submission.csv from there)."""
+    """Of folders written into the notebook that exist here only: on Kaggle, data is under
+    /kaggle/input and output goes to /kaggle/working, where Kaggle takes submission.csv from."""
     lines, data = [], cfg.data_dir
     kaggle = (f"{kaggle_inputs.ROOT}/", "tfds:", kaggle_inputs.PREFIX)
     if data and not (data.startswith(kaggle) or "://" in data):
         lines.append(
             f"{named('data_dir')} {data!r} is a folder on this machine, which a notebook on "
-            f"Kaggle cannot read: leave it out (the notebook reads the competition {cfg.competition} "
-            f"where Kaggle mounts it), give {kaggle_inputs.PREFIX}datasets/OWNER/SLUG, or push your records "
-            "first with `kaggle dataset` so that kernel attaches them"
+            f"Kaggle cannot read: leave it out (the notebook reads the competition "
+            f"{cfg.competition} where Kaggle mounts it), give {kaggle_inputs.PREFIX}datasets/OWNER/"
+            "SLUG, or push your records first with `kaggle dataset` so that kernel attaches them"
         )
     for name in LABEL_FILES:
         value = getattr(cfg, name)
@@ -377,9 +374,8 @@ def arguments(parser) -> None:
         "and blends them, or fits the stack's trees again and stacks them (implies --inference)",
     )  # fmt: skip
     parser.add_argument(
-        "--slug", default="",
-        help="the notebook's slug on Kaggle (default: the project's, with -inference for "
-        "--inference): give each run you will blend a notebook of its own",
+        "--slug", default="", help="the notebook's slug on Kaggle (default: the project's, with "
+        "-inference for --inference): give each run you will blend a notebook of its own",
     )  # fmt: skip
     parser.add_argument(
         "--accelerator", choices=tuple(ACCELERATORS), default="",

@@ -25,11 +25,11 @@ import pandas as pd
 
 from ..config import Config, Sources, class_names, targets
 from ..errors import UserError, first_line
-from ..learning import blending
 from ..outputs import blend_record
 from ..outputs.run_record import read_record, run_records
 from ..platform.files import BLEND, place, written_whole
 from .out_of_fold import read_predictions
+from .pseudo import weighted
 from .run import Run, start, started
 
 # The data the picture's images are read from, as train was given it (its flags, its preset).
@@ -50,14 +50,10 @@ def out_of_fold(folder: Path) -> tuple[pd.DataFrame, dict]:
         runs = blend_record.read(folder / BLEND)["runs"]
         read = [out_of_fold(place(run["folder"])) for run in runs]
         table, record = read[0]
-        probabilities = columns(table, record)
         # Each run's rows in the first run's order: blend checked they hold the same ids.
-        ids = table["id"]
-        rows = [oof.set_index("id").loc[ids, probabilities].to_numpy(float) for oof, _ in read]
+        aligned = [table, *(oof.set_index("id").loc[table["id"]] for oof, _ in read[1:])]
         weights = [run["weight"] for run in runs]
-        table = table.copy()
-        table[probabilities] = blending.blended(rows, weights) / sum(weights)
-        return table, record
+        return weighted(aligned, weights, columns(table, record)), record
     records, path = run_records(folder), folder / "oof.csv"
     if not folder.is_dir() or not records or not path.is_file():
         raise UserError(
@@ -162,8 +158,8 @@ def audit_run(run: Run | Config, folder: str) -> pd.DataFrame:
     if cfg.multi_label or targets(cfg) != "classes":
         what = "several labels per image" if cfg.multi_label else targets(cfg)
         raise UserError(
-            f"audit: {run_folder} was trained with {what}; the audit weighs one given class against "
-            "the others, for runs of one label per image"
+            f"audit: {run_folder} was trained with {what}; the audit weighs one given class "
+            "against the others, for runs of one label per image"
         )
     names = class_names(cfg)
     audit = audited(table, record)

@@ -76,8 +76,8 @@ def read_run(folder: Path, command: str) -> FinishedRun:
         )
     if not test.is_file():
         raise UserError(
-            f"{command}: {folder} has no test_probabilities.csv; run `predict --output-dir {folder}` "
-            "(it writes them beside submission.csv)"
+            f"{command}: {folder} has no test_probabilities.csv; run `predict --output-dir "
+            f"{folder}` (it writes them beside submission.csv)"
         )
     try:
         tables = out_of_fold.read_predictions(oof), out_of_fold.test_probabilities(test)
@@ -109,8 +109,8 @@ def check_alike(runs: list[FinishedRun], output: Path, command: str, fewest: int
     for run in runs:
         if run.folder.resolve() == output.resolve():
             raise UserError(
-                f"{command} --output-dir {output} is the folder of the run {run.folder}: the {command}'s "
-                "submission.csv would replace the run's; give another folder"
+                f"{command} --output-dir {output} is the folder of the run {run.folder}: the "
+                f"{command}'s submission.csv would replace the run's; give another folder"
             )
     for run in runs[1:]:
         pair = f"{first.folder} and {run.folder}"
@@ -135,8 +135,8 @@ def check_alike(runs: list[FinishedRun], output: Path, command: str, fewest: int
         ours, theirs = set(first.oof["id"]), set(run.oof["id"])
         if ours != theirs:
             raise UserError(
-                f"{command}: {pair} were validated on different images ({len(ours - theirs)} ids of "
-                f"{first.folder}'s oof.csv are not in {run.folder}'s, e.g. "
+                f"{command}: {pair} were validated on different images ({len(ours - theirs)} ids "
+                f"of {first.folder}'s oof.csv are not in {run.folder}'s, e.g. "
                 f"{sorted(ours ^ theirs)[:2]}); {command} runs trained on the same data"
             )
         folds = first.oof.set_index("id")["fold"].astype(str)
@@ -252,9 +252,8 @@ def fitted(cfg: Config, runs: list[FinishedRun], weights_by: str = "auto") -> di
 
 
 def described(cfg: Config, runs: list[FinishedRun], cvs: list[float], **more: list) -> dict:
-    """What blend.json and stack.json begin with: the runs' metric, classes and options, and
-    each run: a short name (its folder's, numbered where two share one), where it is, what its
-    inference notebook predicts it with, its CV and `more` (a blend's `weight`), a value a run."""
+    """What blend.json and stack.json begin with: the metric, classes, options, and each run (its
+    folder's name, numbered where two share one; `more`: a blend's `weight`, a value a run)."""
     names, listed = [], []
     tta = [note(run.folder / "test_probabilities.json", "tta", "none") for run in runs]
     for number, run in enumerate(runs):
@@ -319,8 +318,7 @@ def report(blend: dict) -> None:
 
 
 def write_submission(run: Run, blend: dict, tables: list[pd.DataFrame]) -> Path:
-    """submission.csv of the runs' test probabilities blended with the blend's weights, in
-    the sample's shape, and the blend's own test_probabilities.csv beside it."""
+    """submission.csv (and test_probabilities.csv) of the runs' test probabilities, blended."""
     ids = tables[0][tables[0].columns[0]].tolist()
     arrays = [table.iloc[:, 1:].to_numpy(float) for table in tables]
     probabilities = blending.blended(arrays, [run["weight"] for run in blend["runs"]])

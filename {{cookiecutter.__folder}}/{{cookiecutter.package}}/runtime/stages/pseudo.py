@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..errors import UserError, first_line
@@ -57,12 +56,18 @@ def blended_tables(folder: Path) -> dict[str, pd.DataFrame]:
             f"pseudo: the runs of {folder} were predicted with and without each fold's "
             "probabilities; run `predict` on each run again"
         )
-    blended = {}
-    for fold, first in read[0].items():
-        rows = [tables[fold].iloc[:, 1:].to_numpy(float) for tables in read]
-        blended[fold] = first.copy()
-        blended[fold][first.columns[1:]] = blending.blended(rows, weights) / sum(weights)
-    return blended
+    return {
+        fold: weighted([tables[fold] for tables in read], weights, first.columns[1:])
+        for fold, first in read[0].items()
+    }
+
+
+def weighted(tables: list[pd.DataFrame], weights: list[float], columns) -> pd.DataFrame:
+    """The first table, its `columns` the tables' (rows in its order) weighed as a blend weighs."""
+    averaged = tables[0].copy()
+    rows = [table[columns].to_numpy(float) for table in tables]
+    averaged[columns] = blending.blended(rows, weights) / sum(weights)
+    return averaged
 
 
 def pseudo_labels(folder: str, min_confidence: float) -> pd.DataFrame:
@@ -86,10 +91,9 @@ def pseudo_labels(folder: str, min_confidence: float) -> pd.DataFrame:
         )
     written = pd.concat(kept, ignore_index=True)
     classes = written.columns[2 if "fold" in written.columns else 1 :]
-    counts = pd.Series(np.asarray(classes)[written[classes].to_numpy(float).argmax(1)])
-    print("the rows kept by their most probable class:", ", ".join(
-        f"{name} {counts.eq(name).sum()}" for name in classes
-    ))  # fmt: skip
+    most = written[classes].astype(float).idxmax(axis=1).value_counts()
+    print("the rows kept by their most probable class:",
+          ", ".join(f"{name} {most.get(name, 0)}" for name in classes))  # fmt: skip
     path = run / PSEUDO
     with written_whole(path) as temporary:
         written.to_csv(temporary, index=False, float_format="%.5f")

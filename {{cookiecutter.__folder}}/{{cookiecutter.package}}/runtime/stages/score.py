@@ -95,10 +95,8 @@ def check_rows_match(submission: str, sample: str, id_column: str) -> int:
 def score_files(
     submission: str, solution: str, id_column: str, label_column: str, cfg: Config | None = None
 ) -> dict:
-    """Scores of a submission joined to the solution by id, by the metrics its columns allow
-    (scoring.METRICS): of a probability column per class, ROC AUC, and `cfg`'s metric where it
-    reads them with one true class each; of a label column, those of each image's class or set
-    of labels, and `cfg`'s where it reads a binary target's one probability, k labels, or grades."""
+    """Scores of a submission joined to the solution by id, by every metric its columns allow
+    (scoring.METRICS: a probability column per class, or labels), `cfg`'s where they allow it."""
     from sklearn.preprocessing import MultiLabelBinarizer  # a second to load: not for --help
 
     theirs, ours = read_table(solution), read_table(submission, id_column)
@@ -167,8 +165,8 @@ def numbers_scores(cfg: Config, truth, predicted, submission: str, solution: str
 
 def of_answers(several: bool = False) -> list[str]:
     """The metrics of any file of labels: of each image's class, or (`several`) set of labels."""
-    return [name for name, metric in METRICS.items()
-            if metric.reads == "labels" and not metric.graded and metric.several == several]  # fmt: skip
+    return [name for name, metric in METRICS.items() if metric.reads == "labels"
+            and not metric.graded and metric.several == several]  # fmt: skip
 
 
 def binary_scores(cfg: Config, truth: pd.Series, guessed: pd.Series, submission: str) -> dict:

@@ -105,8 +105,8 @@ def report(stack: dict) -> None:
     columns = ", ".join(stack["metadata_columns"])
     with_columns = f" and {columns}" if columns else ""
     print(
-        f"  {'stack':<24} {stack['stack_cv']:.4f}  (trees on the runs' probabilities{with_columns}: "
-        f"each fold scored by trees fitted on the other folds; {stack['stack_cv_in_sample']:.4f} "
+        f"  {'stack':<24} {stack['stack_cv']:.4f}  (trees on the runs' probabilities{with_columns}"
+        f": each fold scored by trees fitted on the other folds; {stack['stack_cv_in_sample']:.4f} "
         "fitted on every image, which flatters it)"
     )
     best = runs[stack["best_run"]]
