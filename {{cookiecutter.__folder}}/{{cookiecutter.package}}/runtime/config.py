@@ -73,9 +73,8 @@ class Config:
                              checkpoint="data")
     window: str = knob("auto", "DICOM images: auto (each file's own), CENTER,WIDTH, or lung, "
                        "bone...", rare=True, checkpoint="trained")
-    series_depth: int = knob(0, "DICOM series: how deep the folders of slices are under the "
-                             "images' folder (0: none); the training CSV's", rare=True,
-                             checkpoint="trained")
+    series_depth: int = knob(0, "DICOM series: the depth of their folders under the images' "
+                             "(0: none); the training CSV's", rare=True, checkpoint="trained")
     # The table beside each image (data/metadata.py), and the columns the model's head joins.
     test_csv: str = knob("", "the test images' table of metadata; empty: none", tuned=True,
                          checkpoint="where")
