@@ -23,7 +23,15 @@ from ..runtime.errors import UserError, briefly, first_line, named
 from ..runtime.outputs import blend_record
 from ..runtime.outputs.run_files import refuse_others
 from ..runtime.outputs.run_record import read_record, run_records
-from ..runtime.platform.files import BLEND, FETCHED_FROM, MANIFEST, STACK, output_folder, write_json
+from ..runtime.platform.files import (
+    BLEND,
+    FETCHED_FROM,
+    MANIFEST,
+    STACK,
+    output_folder,
+    read_json,
+    write_json,
+)
 from ..runtime.stages.out_of_fold import read_predictions, scored
 from ..runtime.stages.run import Run, started
 from . import notebook, wheels
@@ -93,19 +101,11 @@ def check_key_file(path: Path) -> None:
         f"create a new API token on kaggle.com (Settings > API) and save it as {path}, or "
         "remove the file and sign in another way"
     )
-    held = json_file(path, fix)
+    held = read_json(path, fix)
     if not isinstance(held, dict) or not all(
         isinstance(held.get(field), str) and held[field] for field in ("username", "key")
     ):
         raise UserError(f'{path} holds no "username" and "key"; {fix}')
-
-
-def json_file(path: Path, fix: str):
-    """A JSON file a hand may have changed, or the line that says it is not JSON and `fix`."""
-    try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as error:  # bad bytes are ValueErrors too
-        raise UserError(f"{path} is not readable JSON ({first_line(error)}); {fix}") from None
 
 
 def unreachable(error: Exception, doing: str) -> UserError:
@@ -174,7 +174,7 @@ def metadata_id(path: Path) -> str:
     """The OWNER/SLUG id in a kernel's or a dataset's metadata file, which the Kaggle client
     pushes by: `kernel` or `kaggle dataset` wrote it, and a hand may have changed it."""
     fix = "write it again (`kernel`, or `kaggle dataset`), or fix it by hand"
-    held = json_file(path, fix)
+    held = read_json(path, fix)
     found = held.get("id") if isinstance(held, dict) else None
     if not isinstance(found, str) or found.count("/") != 1:
         raise UserError(f'{path}: "id" is {found!r}, not OWNER/SLUG; {fix}')

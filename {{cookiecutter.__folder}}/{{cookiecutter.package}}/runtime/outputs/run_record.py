@@ -3,11 +3,11 @@ JSON, no Keras: `kaggle submit` and `blend` read runs with it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..config import Config, Sources, fields_with, filled
-from ..errors import UserError, first_line, named
+from ..errors import UserError, named
+from ..platform.files import read_json
 
 # What predict takes from the trained run for the fields the user did not give (config.knob's
 # "trained" and "model" fields: checkpoints.py holds the rules).
@@ -22,10 +22,7 @@ def run_records(folder: Path) -> list[Path]:
 def read_record(path: Path) -> dict:
     """A model.json as a JSON object, or an error naming the file."""
     fix = "train again, or put back the model.json that train wrote"
-    try:
-        recorded = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as error:  # bad bytes are ValueErrors too
-        raise UserError(f"{path} is not readable JSON ({first_line(error)}); {fix}") from None
+    recorded = read_json(path, fix)
     if not isinstance(recorded, dict):
         raise UserError(f"{path} holds {type(recorded).__name__}, not an object; {fix}")
     return recorded

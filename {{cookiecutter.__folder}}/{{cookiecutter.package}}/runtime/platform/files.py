@@ -137,6 +137,14 @@ def write_json(path: Path | str, value) -> None:
         temporary.write_text(json.dumps(value, indent=2) + "\n")
 
 
+def read_json(path: Path, fix: str):
+    """A JSON file a hand may have changed, or the line that says it is not JSON and `fix`."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as error:  # bad bytes are ValueErrors too
+        raise UserError(f"{path} is not readable JSON ({first_line(error)}); {fix}") from None
+
+
 def unwritable(folder: Path | str, buckets: bool = False) -> str:
     """Why files cannot be written in `folder` (or the nearest existing folder above), or "";
     a bucket, where `buckets`, is tried with a write: nothing less tells what credentials allow."""
