@@ -27,6 +27,15 @@ def blended(probabilities: list[np.ndarray], weights) -> np.ndarray:
     return sum(weight * table for weight, table in zip(weights, probabilities, strict=True))
 
 
+def weighted(tables: list, weights: list[float], columns):
+    """The first table (a DataFrame), its `columns` the tables' (rows in its order) weighed as
+    `blended` weighs them, scaled back to probabilities."""
+    averaged = tables[0].copy()
+    rows = [table[columns].to_numpy(float) for table in tables]
+    averaged[columns] = blended(rows, weights) / sum(weights)
+    return averaged
+
+
 def hill_climbed(probabilities: list[np.ndarray], score: Scorer, rows=None) -> list[float]:
     """Each run's weight, fitted to maximise `score` on `rows` (a boolean mask; all rows
     without one). Ties keep the runs already in: a run is added only where it scores better."""

@@ -25,11 +25,11 @@ import pandas as pd
 
 from ..config import Config, Sources, class_names, targets
 from ..errors import UserError, first_line
+from ..learning.blending import weighted
 from ..outputs import blend_record
 from ..outputs.run_record import read_record, run_records
 from ..platform.files import BLEND, place, written_whole
 from .out_of_fold import read_predictions
-from .pseudo import weighted
 from .run import Run, start, started
 
 # The data the picture's images are read from, as train was given it (its flags, its preset).

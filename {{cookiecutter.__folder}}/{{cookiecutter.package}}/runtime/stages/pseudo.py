@@ -57,17 +57,9 @@ def blended_tables(folder: Path) -> dict[str, pd.DataFrame]:
             "probabilities; run `predict` on each run again"
         )
     return {
-        fold: weighted([tables[fold] for tables in read], weights, first.columns[1:])
+        fold: blending.weighted([tables[fold] for tables in read], weights, first.columns[1:])
         for fold, first in read[0].items()
     }
-
-
-def weighted(tables: list[pd.DataFrame], weights: list[float], columns) -> pd.DataFrame:
-    """The first table, its `columns` the tables' (rows in its order) weighed as a blend weighs."""
-    averaged = tables[0].copy()
-    rows = [table[columns].to_numpy(float) for table in tables]
-    averaged[columns] = blending.blended(rows, weights) / sum(weights)
-    return averaged
 
 
 def pseudo_labels(folder: str, min_confidence: float) -> pd.DataFrame:
