@@ -200,7 +200,7 @@ def with_table(cfg: Config, sources: Sources, places: Places) -> tuple[Config, S
 class CompetitionImages(Reader):
     """A competition's image files and its training CSV as source.py's readers serve them,
     folds made at run time. `trains_from`: what the run trains on (a test set read as files
-    beside records holds no series of its own)."""
+    beside records is decoded as they were stored)."""
 
     kind = "images"
 

@@ -66,7 +66,8 @@ def by_answer(values, answers: list[str], how: str) -> tuple:
 def gathering(answers: list[str], how: str) -> str:
     """What gathering does, said first: "16 images, 8 answers (mean of 2 per answer)"."""
     counts = pd.Series(answers).value_counts()
-    each = " to ".join(dict.fromkeys(map(str, (counts.min(), counts.max()))))
+    fewest, most = counts.min(), counts.max()
+    each = f"{fewest}" if fewest == most else f"{fewest} to {most}"
     return f"{len(answers):,} images, {len(counts):,} answers ({how} of {each} per answer)"
 
 
